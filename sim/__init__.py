@@ -1,0 +1,4 @@
+"""WarpScope's scheduling model: GPU specs, occupancy, launch geometry, block scheduler.
+
+Pure Python + numpy. Nothing here imports Qt, torch, triton or numba.
+"""

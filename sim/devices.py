@@ -1,0 +1,174 @@
+"""GPU descriptions: everything the occupancy rules and the views need, as frozen data.
+
+Figures live in resources/gpus.json with the source of each; this module only loads them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields, replace
+from functools import lru_cache
+from pathlib import Path
+
+from sim.errors import UserError
+
+_DATA_FILE = Path(__file__).resolve().parent.parent / "resources" / "gpus.json"
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSpec:
+    name: str
+    compute_capability: tuple[int, int]
+    sm_count: int
+    warp_size: int
+    max_threads_per_sm: int
+    max_blocks_per_sm: int
+    max_threads_per_block: int
+    regs_per_sm: int
+    regs_per_block: int
+    reg_alloc_unit: int  # registers are handed to a warp in chunks of this many
+    reg_alloc_sub_partitions: int  # an SM's register file is split into this many quarters
+    max_regs_per_thread: int
+    smem_per_sm_bytes: int
+    smem_per_block_bytes: int  # default per-block limit without opt-in
+    smem_per_block_optin_bytes: int  # per-block limit after cudaFuncSetAttribute opt-in
+    smem_reserved_per_block_bytes: int  # the driver's own per-block reserve (cc >= 8.0)
+    smem_alloc_unit_bytes: int
+    smem_carveout_steps_kib: tuple[int, ...]  # shared-memory sizes the L1/shared split can take
+    l2_bytes: int
+    memory_bytes: int
+    peak_dram_gbps: float
+    clock_mhz: int
+    gpc_count: int
+    sms_per_tpc: int
+    source: str
+    detected: bool = False
+
+    @property
+    def max_warps_per_sm(self) -> int:
+        return self.max_threads_per_sm // self.warp_size
+
+    @property
+    def warp_slots(self) -> int:
+        return self.max_warps_per_sm * self.sm_count
+
+    @property
+    def cc_string(self) -> str:
+        return f"{self.compute_capability[0]}.{self.compute_capability[1]}"
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["compute_capability"] = self.cc_string
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "GpuSpec":
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["compute_capability"] = _parse_cc(values["compute_capability"])
+        values["smem_carveout_steps_kib"] = tuple(values["smem_carveout_steps_kib"])
+        return cls(**values)
+
+
+def _parse_cc(cc) -> tuple[int, int]:
+    if isinstance(cc, str):
+        major, _, minor = cc.partition(".")
+        return int(major), int(minor or 0)
+    return int(cc[0]), int(cc[1])
+
+
+@lru_cache(maxsize=1)
+def _data() -> dict:
+    with open(_DATA_FILE, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def architecture_limits(compute_capability) -> dict:
+    """The per-SM limits that follow from a compute capability alone."""
+    major, minor = _parse_cc(compute_capability)
+    arch = _data()["architectures"].get(f"{major}.{minor}")
+    if arch is None:
+        known = ", ".join(_data()["architectures"])
+        raise UserError(f"compute capability {major}.{minor} is not modelled (known: {known})")
+    limits = dict(_data()["common"])
+    limits.update(arch)
+    limits["smem_carveout_steps_kib"] = tuple(limits["smem_carveout_steps_kib"])
+    return limits
+
+
+@lru_cache(maxsize=None)
+def _presets() -> dict[str, GpuSpec]:
+    specs = {}
+    for entry in _data()["presets"]:
+        values = architecture_limits(entry["compute_capability"])
+        values.update(entry)
+        values["compute_capability"] = _parse_cc(entry["compute_capability"])
+        specs[entry["name"]] = GpuSpec(**values)
+    return specs
+
+
+def _key(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def presets() -> list[str]:
+    """Names of the known GPUs, smallest compute capability first."""
+    return list(_presets())
+
+
+def preset(name: str) -> GpuSpec:
+    """A known GPU by name, matched case- and punctuation-insensitively ("h200", "A100-80GB")."""
+    wanted = _key(name)
+    for spec_name, spec in _presets().items():
+        if _key(spec_name) == wanted:
+            return spec
+    raise UserError(f"unknown GPU {name!r}; choose one of: {', '.join(presets())}")
+
+
+def spec_from_device(
+    *,
+    name: str,
+    compute_capability,
+    sm_count: int,
+    l2_bytes: int,
+    memory_bytes: int,
+    peak_dram_gbps: float,
+    clock_mhz: int,
+    **measured,
+) -> GpuSpec:
+    """A spec for a real device: architecture limits from its compute capability, overridden by
+    whatever the driver reported (field names of GpuSpec)."""
+    values = architecture_limits(compute_capability)
+    values.update(gpc_count=_gpc_guess(name, sm_count), source="read from the device driver")
+    unknown = set(measured) - {f.name for f in fields(GpuSpec)}
+    if unknown:
+        raise TypeError(f"not GpuSpec fields: {sorted(unknown)}")
+    values.update({k: v for k, v in measured.items() if v is not None})
+    return GpuSpec(
+        name=name,
+        compute_capability=_parse_cc(compute_capability),
+        sm_count=int(sm_count),
+        l2_bytes=int(l2_bytes),
+        memory_bytes=int(memory_bytes),
+        peak_dram_gbps=float(peak_dram_gbps),
+        clock_mhz=int(clock_mhz),
+        detected=True,
+        **{k: v for k, v in values.items() if k not in _DEVICE_ARGS},
+    )
+
+
+_DEVICE_ARGS = {"name", "compute_capability", "sm_count", "l2_bytes", "memory_bytes",
+                "peak_dram_gbps", "clock_mhz", "detected"}
+
+
+def _gpc_guess(name: str, sm_count: int) -> int:
+    """GPC count of the matching preset if the name is known, else a typical 8."""
+    for spec in _presets().values():
+        if _key(spec.name) in _key(name) and spec.sm_count == sm_count:
+            return spec.gpc_count
+    return 8
+
+
+def with_sm_count(spec: GpuSpec, sm_count: int) -> GpuSpec:
+    """The same GPU with a different SM count (MIG slices, what-if views)."""
+    return replace(spec, sm_count=int(sm_count))
