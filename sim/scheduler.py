@@ -1,0 +1,316 @@
+"""A small deterministic discrete-event model of the block scheduler.
+
+The grid's blocks wait in a queue. Each SM has `blocks_per_sm` block slots (from the occupancy).
+Whenever slots are free, the next blocks of the grid are placed on them in the order a placement
+policy prefers; each block runs for the time a cost model gives it, then retires and frees its
+slot, until the queue is empty. Events are the times at which slots free up; all slots freed at the
+same instant are refilled together, so a run costs one numpy step per distinct completion time
+(about one per wave for uniform blocks), not one Python step per block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sim.devices import GpuSpec
+from sim.errors import UserError
+from sim.occupancy import Occupancy
+
+MAX_SIMULATED_BLOCKS = 2**21  # ~2M blocks: ~50 MB of trace; beyond that use bigger blocks
+
+
+# ---- cost models: how long a block runs -------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class UniformCost:
+    """Every block takes the same time (optionally with seeded random jitter, +-jitter fraction)."""
+    duration_us: float = 10.0
+    jitter: float = 0.0
+    seed: int = 0
+
+    def durations(self, block_ids: np.ndarray, resident_blocks: int) -> np.ndarray:
+        base = np.full(block_ids.shape, self.duration_us, dtype=float)
+        if self.jitter:
+            # A hash of (seed, block id), so a block's duration does not depend on when it is placed.
+            base *= 1.0 + self.jitter * _unit_noise(block_ids, self.seed)
+        return base
+
+
+def _unit_noise(ids: np.ndarray, seed: int) -> np.ndarray:
+    """Deterministic noise in [-1, 1) per id (splitmix64 finaliser)."""
+    with np.errstate(over="ignore"):
+        z = ids.astype(np.uint64) + np.uint64(seed * 0x9E3779B97F4A7C15 % 2**64)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z ^= z >> np.uint64(31)
+    return (z >> np.uint64(11)).astype(float) / 2.0**52 - 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryBoundCost:
+    """A block moves its bytes at its share of DRAM bandwidth, plus a fixed per-block overhead.
+
+    The share is the peak bandwidth divided by the blocks resident when it starts, so a full GPU
+    streams at the peak and blocks in a thin tail run faster (but the tail still wastes the GPU).
+    """
+    bytes_per_block: float
+    peak_gbps: float
+    overhead_us: float = 1.0
+    last_block_bytes: float | None = None  # the last block may be partial
+    n_blocks: int | None = None
+
+    @classmethod
+    def for_launch(cls, gpu: GpuSpec, elements: int, threads_per_block: int,
+                   bytes_per_element: float = 12.0, overhead_us: float = 1.0) -> "MemoryBoundCost":
+        """Vector add by default: 3 float32 arrays = 12 bytes per element, one element per thread."""
+        n_blocks = -(-elements // threads_per_block)
+        last = elements - (n_blocks - 1) * threads_per_block
+        return cls(bytes_per_block=threads_per_block * bytes_per_element, peak_gbps=gpu.peak_dram_gbps,
+                   overhead_us=overhead_us, last_block_bytes=last * bytes_per_element, n_blocks=n_blocks)
+
+    def durations(self, block_ids: np.ndarray, resident_blocks: int) -> np.ndarray:
+        nbytes = np.full(block_ids.shape, self.bytes_per_block, dtype=float)
+        if self.last_block_bytes is not None and self.n_blocks is not None:
+            nbytes[block_ids == self.n_blocks - 1] = self.last_block_bytes
+        share_bytes_per_us = self.peak_gbps * 1e3 / max(resident_blocks, 1)  # 1 GB/s = 1e3 B/us
+        return self.overhead_us + nbytes / share_bytes_per_us
+
+
+# ---- placement policies: which free slot takes the next block --------------------------------
+
+def _breadth_first(sm_order: list[int], slots_per_sm: int, sm_count: int) -> np.ndarray:
+    """Global slot ids (sm * slots_per_sm + k): one block per SM in `sm_order`, then the next layer."""
+    sms = np.asarray(sm_order)
+    layers = np.arange(slots_per_sm)[:, None]
+    return (sms[None, :] * slots_per_sm + layers).ravel()
+
+
+@dataclass(frozen=True, slots=True)
+class SmOrderPlacement:
+    """SM 0, 1, 2, ... then round again: the textbook picture."""
+    name: str = "SM order"
+
+    def slot_order(self, gpu: GpuSpec, slots_per_sm: int) -> np.ndarray:
+        return _breadth_first(list(range(gpu.sm_count)), slots_per_sm, gpu.sm_count)
+
+
+@dataclass(frozen=True, slots=True)
+class TpcSpreadPlacement:
+    """Consecutive blocks go to the two SMs of a TPC, TPCs taken round-robin across GPCs.
+
+    This is the pattern recorded on the H200 with %smid (shared/reference/h200-facts.md). SM ids
+    are numbered TPC by TPC inside each GPC.
+    """
+    name: str = "TPC/GPC spread"
+
+    def sm_order(self, gpu: GpuSpec) -> list[int]:
+        per_tpc = max(gpu.sms_per_tpc, 1)
+        tpcs = [list(range(s, min(s + per_tpc, gpu.sm_count))) for s in range(0, gpu.sm_count, per_tpc)]
+        gpcs = max(min(gpu.gpc_count, len(tpcs)), 1)
+        per_gpc = np.array_split(np.arange(len(tpcs)), gpcs)  # contiguous TPCs per GPC
+        order = []
+        for r in range(max(len(g) for g in per_gpc)):
+            for g in per_gpc:
+                if r < len(g):
+                    order.extend(tpcs[g[r]])
+        return order
+
+    def slot_order(self, gpu: GpuSpec, slots_per_sm: int) -> np.ndarray:
+        return _breadth_first(self.sm_order(gpu), slots_per_sm, gpu.sm_count)
+
+
+PLACEMENTS = {p.name: p for p in (SmOrderPlacement(), TpcSpreadPlacement())}
+
+
+# ---- the engine ------------------------------------------------------------------------------
+
+class BlockScheduler:
+    """Event engine in SimPy's shape: `peek()` gives the next event time, `step()` processes it,
+    `run(until)` steps until the grid is done (or `until`)."""
+
+    def __init__(self, gpu: GpuSpec, n_blocks: int, blocks_per_sm: int, cost=None, placement=None,
+                 dispatch_interval_us: float = 0.0):
+        if isinstance(n_blocks, bool) or not isinstance(n_blocks, (int, np.integer)) or n_blocks < 1:
+            raise UserError(f"the grid needs at least one block, got {n_blocks!r}")
+        if n_blocks > MAX_SIMULATED_BLOCKS:
+            raise UserError(f"{n_blocks:,} blocks is more than the simulator keeps "
+                            f"({MAX_SIMULATED_BLOCKS:,}); use bigger blocks or fewer elements")
+        if blocks_per_sm < 1:
+            raise UserError("no block of this launch fits on an SM, so nothing can be scheduled")
+        self.gpu, self.n_blocks, self.slots_per_sm = gpu, int(n_blocks), int(blocks_per_sm)
+        self.cost = cost if cost is not None else UniformCost()
+        self.placement = placement if placement is not None else SmOrderPlacement()
+        self.dispatch_interval_us = float(dispatch_interval_us)
+        n_slots = gpu.sm_count * self.slots_per_sm
+        self._preference = self.placement.slot_order(gpu, self.slots_per_sm)
+        self._slot_end = np.full(n_slots, -np.inf)  # when each slot frees up (-inf: never used)
+        self.block_slot = np.full(self.n_blocks, -1, dtype=np.int64)  # global slot id
+        self.block_start_us = np.zeros(self.n_blocks)
+        self.block_end_us = np.zeros(self.n_blocks)
+        self.next_block = 0
+        self.now = 0.0
+        self._started = False
+
+    @property
+    def done(self) -> bool:
+        return self.next_block >= self.n_blocks and self.peek() is None
+
+    def peek(self) -> float | None:
+        """Time of the next event: the start, or the next time a busy slot frees up."""
+        if not self._started:
+            return 0.0
+        busy = self._slot_end[self._slot_end > self.now]
+        return float(busy.min()) if busy.size else None
+
+    def step(self) -> int:
+        """Advance to the next event, retire what ends there, place waiting blocks. Returns how many
+        blocks were placed."""
+        t = self.peek()
+        if t is None:
+            return 0
+        self._started, self.now = True, t
+        if self.next_block >= self.n_blocks:
+            return 0
+        free = self._preference[self._slot_end[self._preference] <= t]
+        take = min(free.size, self.n_blocks - self.next_block)
+        slots = free[:take]
+        ids = np.arange(self.next_block, self.next_block + take)
+        starts = np.maximum(t, ids * self.dispatch_interval_us)
+        resident = int(np.count_nonzero(self._slot_end > t)) + take
+        ends = starts + self.cost.durations(ids, resident)
+        self.block_slot[ids], self.block_start_us[ids], self.block_end_us[ids] = slots, starts, ends
+        self._slot_end[slots] = ends
+        self.next_block += take
+        return take
+
+    def run(self, until: float | None = None) -> None:
+        while (nxt := self.peek()) is not None and (until is None or nxt <= until):
+            self.step()
+            if self.next_block >= self.n_blocks:
+                self.now = float(self.block_end_us.max())
+                break
+
+
+@dataclass(frozen=True)
+class Simulation:
+    gpu: GpuSpec
+    blocks_per_sm: int
+    n_blocks: int
+    block_sm: np.ndarray = field(repr=False)
+    block_slot: np.ndarray = field(repr=False)  # slot within its SM, 0..blocks_per_sm-1
+    block_start_us: np.ndarray = field(repr=False)
+    block_end_us: np.ndarray = field(repr=False)
+    block_wave: np.ndarray = field(repr=False)  # how many blocks ran on that slot before it
+    makespan_us: float
+    waves: int
+    tail_fraction: float  # share of the run with fewer blocks resident than the GPU holds
+    placement: str
+    cost: str
+
+    @property
+    def slots_per_sm(self) -> int:
+        return self.blocks_per_sm
+
+    @property
+    def n_slots(self) -> int:
+        return self.gpu.sm_count * self.blocks_per_sm
+
+    @property
+    def waves_fractional(self) -> float:
+        return self.n_blocks / self.n_slots
+
+    def resident_at(self, t_us: float) -> np.ndarray:
+        """Block id in every (SM, slot) at time t; -1 where the slot is empty."""
+        order, keys, span = self._index
+        slot_ids = np.arange(self.n_slots)
+        pos = np.searchsorted(keys, slot_ids * span + t_us, side="right") - 1
+        pos_ok = np.clip(pos, 0, None)
+        blocks = order[pos_ok]
+        global_slot = self.block_sm[blocks] * self.blocks_per_sm + self.block_slot[blocks]
+        alive = (pos >= 0) & (global_slot == slot_ids) & (self.block_end_us[blocks] > t_us) \
+            & (self.block_start_us[blocks] <= t_us)
+        return np.where(alive, blocks, -1).reshape(self.gpu.sm_count, self.blocks_per_sm)
+
+    @property
+    def _index(self):
+        cached = self.__dict__.get("_index_cache")
+        if cached is None:
+            global_slot = self.block_sm * self.blocks_per_sm + self.block_slot
+            order = np.lexsort((self.block_start_us, global_slot))
+            span = self.makespan_us * 2.0 + 1.0
+            keys = global_slot[order] * span + self.block_start_us[order]
+            cached = (order, keys, span)
+            object.__setattr__(self, "_index_cache", cached)
+        return cached
+
+    def residency_steps(self) -> tuple[np.ndarray, np.ndarray]:
+        """Resident blocks on the whole GPU as a step function: value[i] holds from times[i]."""
+        return _residency_steps(self.block_start_us, self.block_end_us)
+
+    def resident_per_sm(self, times_us) -> np.ndarray:
+        """Blocks resident on each SM at each time: shape (len(times), sm_count)."""
+        return np.stack([(self.resident_at(t) >= 0).sum(axis=1) for t in np.atleast_1d(times_us)])
+
+    def wave_boundaries_us(self) -> np.ndarray:
+        """When each wave's first block started."""
+        return np.array([self.block_start_us[self.block_wave == w].min() for w in range(self.waves)])
+
+    def summary(self) -> dict:
+        return {
+            "gpu": self.gpu.name, "blocks": self.n_blocks, "blocks_per_sm": self.blocks_per_sm,
+            "slots_on_gpu": self.n_slots, "waves": self.waves,
+            "waves_fractional": round(self.waves_fractional, 4),
+            "makespan_us": round(self.makespan_us, 4), "tail_fraction": round(self.tail_fraction, 4),
+            "placement": self.placement, "cost": self.cost,
+        }
+
+    def trace_records(self):
+        """(block, sm, slot, start_us, end_us) per block, in block order."""
+        return list(zip(range(self.n_blocks), self.block_sm.tolist(), self.block_slot.tolist(),
+                        self.block_start_us.tolist(), self.block_end_us.tolist()))
+
+
+def _residency_steps(starts: np.ndarray, ends: np.ndarray):
+    times = np.concatenate([starts, ends])
+    delta = np.concatenate([np.ones_like(starts), -np.ones_like(ends)])
+    order = np.lexsort((delta, times))  # at equal times, retire (-1) before placing (+1)
+    t_sorted, counts = times[order], np.cumsum(delta[order])
+    last = np.r_[t_sorted[1:] != t_sorted[:-1], True]  # keep the count after each instant
+    return t_sorted[last], counts[last].astype(int)
+
+
+def _tail_fraction(starts, ends, n_slots: int, makespan: float) -> float:
+    times, counts = _residency_steps(starts, ends)
+    widths = np.diff(np.r_[times, makespan])
+    below = widths[counts < n_slots].sum()
+    return float(below / makespan) if makespan > 0 else 0.0
+
+
+def simulate(gpu: GpuSpec, n_blocks: int, occ: Occupancy | int, cost=None, placement=None,
+             dispatch_interval_us: float = 0.0) -> Simulation:
+    """Run the whole grid through the scheduler and return its trace and summary."""
+    blocks_per_sm = occ if isinstance(occ, (int, np.integer)) else occ.blocks_per_sm
+    if blocks_per_sm < 1 and not isinstance(occ, (int, np.integer)):
+        raise UserError(f"nothing to schedule: {occ.reason}")
+    engine = BlockScheduler(gpu, n_blocks, blocks_per_sm, cost, placement, dispatch_interval_us)
+    engine.run()
+    slot = engine.block_slot
+    sm, slot_in_sm = slot // engine.slots_per_sm, slot % engine.slots_per_sm
+    # Wave of a block = its position among the blocks that ran on the same slot.
+    order = np.lexsort((engine.block_start_us, slot))
+    first = np.r_[True, slot[order][1:] != slot[order][:-1]]
+    run_start = np.maximum.accumulate(np.where(first, np.arange(order.size), 0))
+    wave = np.empty(order.size, dtype=np.int64)
+    wave[order] = np.arange(order.size) - run_start
+    makespan = float(engine.block_end_us.max())
+    n_slots = gpu.sm_count * engine.slots_per_sm
+    return Simulation(
+        gpu=gpu, blocks_per_sm=engine.slots_per_sm, n_blocks=engine.n_blocks,
+        block_sm=sm, block_slot=slot_in_sm, block_start_us=engine.block_start_us,
+        block_end_us=engine.block_end_us, block_wave=wave, makespan_us=makespan,
+        waves=int(wave.max()) + 1,
+        tail_fraction=_tail_fraction(engine.block_start_us, engine.block_end_us, n_slots, makespan),
+        placement=engine.placement.name, cost=type(engine.cost).__name__,
+    )

@@ -1,0 +1,85 @@
+"""Block traces on disk: which block ran on which SM, when. Simulated and recorded alike.
+
+Format "warpscope-trace/1" (JSON):
+    {"format": "warpscope-trace/1", "source": "simulated" | "recorded", "gpu": "H200",
+     "time_unit": "us", "meta": {...how it was made...},
+     "columns": ["block", "sm", "slot", "start_us", "end_us"],
+     "blocks": [[0, 0, 0, 0.0, 10.0], ...]}
+`slot` is the block slot on its SM for simulated traces and -1 for recorded ones (the hardware does
+not say). Recorded traces have times relative to the earliest block start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sim.errors import UserError
+
+FORMAT = "warpscope-trace/1"
+COLUMNS = ["block", "sm", "slot", "start_us", "end_us"]
+
+
+@dataclass(frozen=True)
+class Trace:
+    source: str
+    gpu: str
+    block: np.ndarray = field(repr=False)
+    sm: np.ndarray = field(repr=False)
+    slot: np.ndarray = field(repr=False)
+    start_us: np.ndarray = field(repr=False)
+    end_us: np.ndarray = field(repr=False)
+    meta: dict = field(default_factory=dict)
+
+    def max_resident_per_sm(self) -> np.ndarray:
+        """Most blocks any one SM held at the same time (per SM)."""
+        best = np.zeros(int(self.sm.max()) + 1, dtype=int)
+        for sm in np.unique(self.sm):
+            mask = self.sm == sm
+            starts, ends = self.start_us[mask], self.end_us[mask]
+            events = np.r_[starts, ends]
+            delta = np.r_[np.ones(starts.size), -np.ones(ends.size)]
+            order = np.lexsort((delta, events))
+            best[sm] = int(np.cumsum(delta[order]).max())
+        return best
+
+
+def write_json_atomic(path, payload: dict) -> None:
+    """Write JSON through a temporary file in the same folder, so nothing half-written is left."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, separators=(",", ":"))
+        os.replace(tmp, path)
+    except OSError as exc:
+        os.unlink(tmp)
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def save_trace(path, *, source: str, gpu: str, records, meta: dict | None = None) -> None:
+    rows = [[int(b), int(sm), int(slot), round(float(s), 4), round(float(e), 4)]
+            for b, sm, slot, s, e in records]
+    write_json_atomic(path, {"format": FORMAT, "source": source, "gpu": gpu, "time_unit": "us",
+                             "meta": meta or {}, "columns": COLUMNS, "blocks": rows})
+
+
+def load_trace(path) -> Trace:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UserError(f"cannot read trace {path}: {exc}") from None
+    if data.get("format") != FORMAT:
+        raise UserError(f"{path} is not a WarpScope trace (format {data.get('format')!r})")
+    rows = np.asarray(data["blocks"], dtype=float).reshape(-1, 5)
+    return Trace(source=data.get("source", "?"), gpu=data.get("gpu", "?"),
+                 block=rows[:, 0].astype(int), sm=rows[:, 1].astype(int), slot=rows[:, 2].astype(int),
+                 start_us=rows[:, 3], end_us=rows[:, 4], meta=data.get("meta", {}))

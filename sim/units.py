@@ -1,0 +1,50 @@
+"""Parsing and printing the numbers users type: counts like 2^20 or 1e6, sizes like 48KiB."""
+
+from __future__ import annotations
+
+import re
+
+from sim.errors import UserError
+
+_SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}
+_BYTES = {"": 1, "b": 1, "k": 1024, "kb": 1000, "kib": 1024, "m": 1024**2, "mb": 1000**2,
+          "mib": 1024**2, "g": 1024**3, "gb": 1000**3, "gib": 1024**3}
+
+
+def parse_count(text, what: str = "count") -> int:
+    """'1000000', '1_000_000', '1e6', '2^20', '2**20', '4M' -> int."""
+    s = str(text).strip().lower().replace("_", "").replace(",", "")
+    try:
+        if m := re.fullmatch(r"(\d+)\s*(\^|\*\*)\s*(\d+)", s):
+            if int(m.group(3)) > 64:
+                raise UserError(f"{what} {text!r} is absurdly large")
+            return int(m.group(1)) ** int(m.group(3))
+        if m := re.fullmatch(r"(-?[\d.]+(?:e\d+)?)\s*([kmg]?)", s):
+            value = float(m.group(1)) * _SUFFIX[m.group(2)]
+            if value != int(value):
+                raise UserError(f"{what} must be a whole number, got {text!r}")
+            return int(value)
+    except (ValueError, OverflowError):
+        pass
+    raise UserError(f"{what} {text!r} is not a number (try 1000000, 1e6, 2^20 or 4M)")
+
+
+def parse_bytes(text, what: str = "size") -> int:
+    """'49152', '48K', '48KiB', '100kb' -> bytes (K/M/G alone are binary)."""
+    s = str(text).strip().lower().replace("_", "").replace(",", "")
+    m = re.fullmatch(r"(-?[\d.]+)\s*([a-z]*)", s)
+    if not m or m.group(2) not in _BYTES:
+        raise UserError(f"{what} {text!r} is not a size in bytes (try 49152, 48K or 48KiB)")
+    value = float(m.group(1)) * _BYTES[m.group(2)]
+    if value != int(value):
+        raise UserError(f"{what} must be a whole number of bytes, got {text!r}")
+    return int(value)
+
+
+def fmt_bytes(n: float) -> str:
+    """Binary units, as the article and the CUDA tools print them: 96 MiB, 44 GiB, 48 KiB."""
+    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= size:
+            value = n / size
+            return f"{value:.0f} {unit}" if value == int(value) or value >= 10 else f"{value:.1f} {unit}"
+    return f"{int(n)} B"

@@ -1,0 +1,123 @@
+"""The block scheduler: capacity is never exceeded, every block runs once, waves are exact."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from sim.devices import preset, presets
+from sim.errors import UserError
+from sim.occupancy import occupancy
+from sim.scheduler import (BlockScheduler, MemoryBoundCost, SmOrderPlacement, TpcSpreadPlacement,
+                           UniformCost, simulate)
+
+
+def _check_invariants(sim, blocks_per_sm):
+    n = sim.n_blocks
+    # Every block ran exactly once, for a positive time, on a real SM and slot.
+    assert sim.block_sm.shape == (n,) and (sim.block_end_us > sim.block_start_us).all()
+    assert ((0 <= sim.block_sm) & (sim.block_sm < sim.gpu.sm_count)).all()
+    assert ((0 <= sim.block_slot) & (sim.block_slot < blocks_per_sm)).all()
+    # No slot ever holds two blocks at once: per slot, each block starts after the previous ended.
+    slot = sim.block_sm * blocks_per_sm + sim.block_slot
+    order = np.lexsort((sim.block_start_us, slot))
+    same = slot[order][1:] == slot[order][:-1]
+    assert (sim.block_start_us[order][1:][same] >= sim.block_end_us[order][:-1][same] - 1e-9).all()
+    # So no SM holds more blocks than the occupancy allows, at any event time.
+    times, counts = sim.residency_steps()
+    assert counts.max() <= sim.gpu.sm_count * blocks_per_sm and counts[-1] == 0
+    for t in np.unique(sim.block_start_us)[:50]:
+        assert (sim.resident_per_sm([t]) <= blocks_per_sm).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(gpu=st.sampled_from(presets()), threads=st.sampled_from([32, 64, 128, 250, 256, 512, 1024]),
+       regs=st.integers(0, 128), n_blocks=st.integers(1, 20_000),
+       placement=st.sampled_from([SmOrderPlacement(), TpcSpreadPlacement()]))
+def test_uniform_waves_are_exact(gpu, threads, regs, n_blocks, placement):
+    spec = preset(gpu)
+    occ = occupancy(spec, threads, regs)
+    assume(occ.can_launch)
+    sim = simulate(spec, n_blocks, occ, UniformCost(10.0), placement)
+    per_wave = spec.sm_count * occ.blocks_per_sm
+    assert sim.waves == math.ceil(n_blocks / per_wave)
+    assert sim.makespan_us == pytest.approx(10.0 * sim.waves)
+    _check_invariants(sim, occ.blocks_per_sm)
+    # Each wave is full except perhaps the last.
+    counts = np.bincount(sim.block_wave)
+    assert (counts[:-1] == per_wave).all()
+
+
+@settings(max_examples=25, deadline=None)
+@given(n_blocks=st.integers(1, 5_000), jitter=st.floats(0.05, 0.9), seed=st.integers(0, 9))
+def test_jittered_blocks_keep_the_invariants(n_blocks, jitter, seed):
+    spec = preset("T4")
+    occ = occupancy(spec, 256)
+    sim = simulate(spec, n_blocks, occ, UniformCost(10.0, jitter, seed))
+    _check_invariants(sim, occ.blocks_per_sm)
+    # Blocks start in grid order: the queue is first come, first served.
+    assert (np.diff(sim.block_start_us) >= 0).all()
+
+
+def test_tail_of_the_article_launch():
+    gpu = preset("L40S")
+    sim = simulate(gpu, 3_907, occupancy(gpu, 256), UniformCost(10.0))
+    # 4 full waves of 852 blocks, then 499: the last 10 us of 50 run below full residency.
+    assert sim.waves == 5 and sim.tail_fraction == pytest.approx(0.2)
+    resident = sim.resident_at(45.0)
+    assert (resident >= 0).sum() == 3_907 - 4 * 852
+    assert (sim.resident_at(5.0) >= 0).sum() == 852
+
+
+def test_full_grid_has_no_tail_and_small_grid_is_all_tail():
+    gpu = preset("H200")
+    occ = occupancy(gpu, 256)  # 8 per SM -> 1056 slots
+    assert simulate(gpu, 2 * 1056, occ).tail_fraction == 0.0
+    assert simulate(gpu, 100, occ).tail_fraction == 1.0
+
+
+def test_memory_bound_full_gpu_streams_at_peak():
+    gpu = preset("H200")
+    elements, threads = 2**26, 256
+    occ = occupancy(gpu, threads)
+    cost = MemoryBoundCost.for_launch(gpu, elements, threads, bytes_per_element=12, overhead_us=0.0)
+    sim = simulate(gpu, elements // threads, occ, cost)
+    ideal_us = elements * 12 / (gpu.peak_dram_gbps * 1e3)
+    assert sim.makespan_us == pytest.approx(ideal_us, rel=0.02)
+    # With a per-block overhead every wave costs that much more.
+    slow = simulate(gpu, elements // threads, occ, MemoryBoundCost.for_launch(
+        gpu, elements, threads, 12, overhead_us=2.0))
+    assert slow.makespan_us == pytest.approx(sim.makespan_us + 2.0 * slow.waves, rel=0.01)
+
+
+def test_placement_orders():
+    gpu = preset("H200")
+    assert SmOrderPlacement().slot_order(gpu, 2)[:3].tolist() == [0, 2, 4]  # SM 0, 1, 2 (slot 0)
+    order = TpcSpreadPlacement().sm_order(gpu)
+    assert sorted(order) == list(range(gpu.sm_count))
+    assert order[:2] == [0, 1]  # a TPC's two SMs together
+    assert order[2] != 2  # then the next GPC, not the neighbouring TPC
+    sim = simulate(gpu, 4, occupancy(gpu, 256), placement=TpcSpreadPlacement())
+    assert sim.block_sm.tolist() == order[:4]
+
+
+def test_engine_steps_like_simpy():
+    gpu = preset("T4")
+    engine = BlockScheduler(gpu, 9, 1, UniformCost(5.0), SmOrderPlacement())
+    assert engine.peek() == 0.0
+    assert engine.step() == 9  # 40 SMs x 1 slot: all 9 placed at t=0
+    assert engine.peek() == 5.0
+    engine.run()
+    assert engine.done and engine.now == 5.0
+
+
+def test_refuses_what_it_cannot_simulate():
+    gpu = preset("H200")
+    with pytest.raises(UserError):
+        simulate(gpu, 0, occupancy(gpu, 256))
+    with pytest.raises(UserError):
+        simulate(gpu, 10, occupancy(gpu, 256, 0, 300_000))
+    with pytest.raises(UserError, match="more than the simulator"):
+        simulate(gpu, 2**22, occupancy(gpu, 256))
