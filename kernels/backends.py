@@ -1,0 +1,133 @@
+"""Which backends can run here, and on what: ``kernels.available()``.
+
+Without a GPU, Triton kernels run in Triton's interpreter (``TRITON_INTERPRET=1``) and Numba
+kernels in numba-cuda's simulator (``NUMBA_ENABLE_CUDASIM=1``). Both libraries read their switch
+once: Triton when a ``@triton.jit`` decorator runs (so before our kernel modules are imported),
+Numba at ``import numba``. :func:`available` therefore turns both on as soon as it sees there is
+no GPU, if it is not too late; if it is too late, it says so in ``reason`` instead of failing later.
+Everything measured on that path is correctness only: ``is_gpu=False``, never a GPU timing.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from dataclasses import dataclass
+
+BACKENDS = ("triton", "numba", "torch")
+TRITON_KERNEL_MODULES = ("kernels.triton_kernels", "kernels.trace")
+
+
+@dataclass(frozen=True, slots=True)
+class Availability:
+    backend: str
+    ok: bool  # can run kernels here at all (on a GPU or on the CPU fallback)
+    is_gpu: bool  # runs on a real GPU, so its timings are GPU timings
+    reason: str  # "" on a GPU; otherwise why not, or which CPU fallback is used
+    version: str = ""
+
+    @property
+    def mode(self) -> str:
+        """Short label for tables: "gpu", "interpreter", "simulator", "cpu" or "unavailable"."""
+        if not self.ok:
+            return "unavailable"
+        if self.is_gpu:
+            return "gpu"
+        return {"triton": "interpreter", "numba": "simulator"}.get(self.backend, "cpu")
+
+
+@functools.lru_cache(maxsize=1)
+def gpu_status() -> tuple[bool, str]:
+    """(has a CUDA GPU that torch can use, reason if not). Imports torch."""
+    try:
+        import torch
+    except ImportError:
+        return False, "torch is not installed"
+    if not torch.cuda.is_available():
+        return False, "no CUDA GPU (torch.cuda.is_available() is False)"
+    return True, ""
+
+
+def _triton_interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
+
+
+def enable_cpu_fallback() -> None:
+    """Route Triton to its interpreter and Numba to its simulator, where it is not too late.
+
+    Call before anything imports numba or our Triton kernel modules (``kernels.available()`` does).
+    A value the user set explicitly is kept.
+    """
+    if "numba" not in sys.modules:
+        os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+    if not any(m in sys.modules for m in TRITON_KERNEL_MODULES):
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+
+
+def _version(module: str) -> str:
+    try:
+        return sys.modules[module].__version__
+    except (KeyError, AttributeError):
+        return ""
+
+
+def _torch(gpu: bool, why: str) -> Availability:
+    if why == "torch is not installed":
+        return Availability("torch", False, False, why)
+    reason = "" if gpu else f"{why}: torch runs on the CPU (correctness only, not GPU timings)"
+    return Availability("torch", True, gpu, reason, _version("torch"))
+
+
+def _triton(gpu: bool, why: str) -> Availability:
+    try:
+        import triton  # noqa: F401
+    except ImportError as exc:
+        return Availability("triton", False, False, f"triton is not installed ({exc})")
+    version = _version("triton")
+    if why == "torch is not installed":
+        return Availability("triton", False, False, "torch is not installed (it owns our tensors)", version)
+    if _triton_interpreting():
+        reason = "TRITON_INTERPRET=1: Triton's interpreter on the CPU (correctness only, not GPU timings)"
+        if not gpu:
+            reason = f"{why}; {reason}"
+        return Availability("triton", True, False, reason, version)
+    if gpu:
+        return Availability("triton", True, True, "", version)
+    return Availability(
+        "triton", False, False,
+        f"{why}, and Triton kernels were defined before its interpreter could be enabled: "
+        "start with TRITON_INTERPRET=1", version)
+
+
+def _numba(gpu: bool, why: str) -> Availability:
+    try:
+        from .compat import numba_cuda
+
+        cuda = numba_cuda()
+        import numba
+    except Exception as exc:  # ImportError, or numba-cuda failing on this numpy
+        return Availability("numba", False, False, f"numba-cuda cannot be imported: {exc}")
+    version = f"numba {numba.__version__}"
+    if numba.config.ENABLE_CUDASIM:
+        reason = "NUMBA_ENABLE_CUDASIM=1: numba-cuda's simulator on the CPU (correctness only, not GPU timings)"
+        if not gpu:
+            reason = f"{why}; {reason}"
+        return Availability("numba", True, False, reason, version)
+    if not cuda.is_available():
+        detail = why or "numba-cuda sees no CUDA driver/GPU"
+        return Availability(
+            "numba", False, False,
+            f"{detail}, and numba was imported before its simulator could be enabled: "
+            "start with NUMBA_ENABLE_CUDASIM=1", version)
+    if not gpu:  # numba sees a GPU but torch does not: our harness allocates with torch
+        return Availability("numba", False, False, f"numba sees a GPU but {why}", version)
+    return Availability("numba", True, True, "", version)
+
+
+def available() -> dict[str, Availability]:
+    """Per backend ("triton", "numba", "torch"): can it run here, on a GPU or not, and why."""
+    gpu, why = gpu_status()
+    if not gpu:
+        enable_cpu_fallback()
+    return {"triton": _triton(gpu, why), "numba": _numba(gpu, why), "torch": _torch(gpu, why)}

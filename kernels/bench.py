@@ -1,0 +1,103 @@
+"""Sweeps: every (kernel, size, block) point measured by the harness, in the caller's thread.
+
+The GUI runs ``sweep`` in a worker thread and passes ``on_progress`` / ``should_cancel``; the CLI
+passes a progress bar. A cancelled sweep returns what it measured, with ``cancelled=True``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import sys
+from typing import Callable, Iterable, Sequence
+
+from sim.errors import UserError
+
+from .device import detect_device, device_summary
+from .harness import backend_status, measure
+from .registry import KernelSpec, get_kernel
+from .timing import BenchResult, Measurement, percent_of
+
+CEILING_KERNEL = "copy_torch"
+CEILING_ELEMENTS = 1 << 27  # 512 MiB per array: far past any L2, long enough to hide launch cost
+
+
+def _points(kernels: Sequence[KernelSpec], sizes: Sequence[int], blocks) -> list[tuple]:
+    points = []
+    for spec in kernels:
+        spec_blocks = list(blocks) if (blocks and spec.block_param) else [None]
+        for n in sizes:
+            for b in spec_blocks:
+                points.append((spec, int(n), b))
+    return points
+
+
+def measure_copy_ceiling(gpu, reps: int = 20, elements: int = CEILING_ELEMENTS) -> float | None:
+    """torch's device-to-device copy at a large size: the bandwidth any kernel can hope for here."""
+    import torch
+
+    if gpu is None:
+        return None
+    free, _ = torch.cuda.mem_get_info()
+    while elements > 1 << 20 and 3 * elements * 4 + 2 * gpu.l2_bytes > free:
+        elements //= 2
+    return measure(get_kernel(CEILING_KERNEL), elements, reps=reps, gpu=gpu,
+                   device_name=gpu.name).bandwidth_gbps
+
+
+def sweep(kernel_names: Iterable[str], sizes: Sequence[int], blocks: Sequence[int] | None = None,
+          flush_l2: bool = True, reps: int = 50,
+          on_progress: Callable[[int, int, str], None] | None = None,
+          should_cancel: Callable[[], bool] | None = None, *, num_warps: int | None = None,
+          allow_cpu: bool = False, measure_ceiling: bool = True, command: str = "") -> BenchResult:
+    """Measure every kernel x size x block. `blocks` applies to kernels with a block parameter
+    (threads per block for Numba, BLOCK_SIZE for Triton); None means each kernel's default.
+    Without a GPU it raises UserError unless `allow_cpu` (then every figure is is_gpu_timing=False)."""
+    kernels = [get_kernel(n) if isinstance(n, str) else n for n in kernel_names]
+    if not kernels or not sizes:
+        raise UserError("nothing to measure: give at least one kernel and one size")
+    for spec in kernels:
+        if not spec.benchable:
+            raise UserError(f"{spec.name} is not a streaming kernel; bench measures bandwidth")
+        status = backend_status(spec)
+        if not status.ok:
+            raise UserError(f"{spec.name}: {status.reason}")
+        if not status.is_gpu and not allow_cpu:
+            raise UserError(f"no GPU to time on ({status.reason}); `check` runs the kernels on the "
+                            "CPU, and --cpu times that path (labelled: not GPU timings)")
+    gpu, why = detect_device()
+    name = gpu.name if gpu is not None else f"CPU ({why})"
+    points = _points(kernels, sizes, blocks)
+    total = len(points) + (1 if measure_ceiling and gpu is not None else 0)
+    done = 0
+    results: list[Measurement] = []
+    cancelled = False
+    ceiling = None
+    if measure_ceiling and gpu is not None:
+        if on_progress:
+            on_progress(done, total, "copy ceiling")
+        ceiling = measure_copy_ceiling(gpu)
+        done += 1
+    for spec, n, b in points:
+        if should_cancel is not None and should_cancel():
+            cancelled = True
+            break
+        label = f"{spec.name} n={n:,}" + (f" block={b}" if b else "")
+        if on_progress:
+            on_progress(done, total, label)
+        results.append(measure(spec, n, b, num_warps, flush_l2=flush_l2, reps=reps, gpu=gpu,
+                               device_name=name))
+        done += 1
+    if on_progress:
+        on_progress(done, total, "cancelled" if cancelled else "done")
+    peak = gpu.peak_dram_gbps if gpu is not None else None
+    results = [dataclasses.replace(m, percent_of_copy=percent_of(m.bandwidth_gbps, ceiling),
+                                   percent_of_peak=percent_of(m.bandwidth_gbps, peak))
+               for m in results]
+    return BenchResult(device=device_summary(gpu), created=now_iso(),
+                       command=command or " ".join(sys.argv), measurements=tuple(results),
+                       copy_ceiling_gbps=ceiling, peak_dram_gbps=peak, cancelled=cancelled)
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,115 @@
+"""Correctness of every registry kernel on whatever runs here: `python main.py check`.
+
+On a GPU at the article's sizes (1, 128, 1024, 1,048,583); on the CPU path the same sizes, capped
+per kernel where the simulator would take minutes (``KernelSpec.cpu_max_elements``). Fresh random
+inputs every time, the output poisoned with NaN, compared with the float64 reference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import numpy as np
+
+from sim.errors import UserError
+
+from .harness import backend_status, bind, compare, first_run, make_arrays, result_of, to_numpy
+from .registry import KERNELS, KernelSpec, get_kernel
+
+ARTICLE_SIZES = (1, 128, 1024, 1_048_583)
+LANE_BLOCKS = (8, 250, 256, 1024)  # the article's hello block, idle lanes, full warps, the maximum
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    kernel: str
+    backend: str
+    elements: int  # threads per block for the lanes kernel, grid programs for the trace
+    status: str  # "OK", "FAIL" or "SKIP"
+    where: str  # "gpu", "interpreter", "simulator", "cpu" or "unavailable"
+    detail: str = ""
+    max_abs_err: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status != "FAIL"
+
+
+def _elementwise(spec: KernelSpec, n: int, on_gpu: bool, where: str) -> CheckResult:
+    try:
+        inputs, out = make_arrays(spec, n, on_gpu)
+        launch = bind(spec, inputs, out, None, None)
+        first_run(spec, launch)
+        ref = spec.reference(*(to_numpy(t) for t in inputs))
+        acc = compare(to_numpy(result_of(launch, out)), ref)
+    except UserError as exc:
+        return CheckResult(spec.name, spec.backend, n, "FAIL", where, str(exc))
+    return CheckResult(spec.name, spec.backend, n, "OK" if acc.ok else "FAIL", where, acc.detail,
+                       acc.max_abs_err)
+
+
+def _lanes(spec: KernelSpec, threads: int, where: str) -> CheckResult:
+    from . import reference
+    from .numba_kernels import warp_lanes
+
+    got, _ = warp_lanes(threads)
+    want = reference.warp_lanes(threads)
+    ok = got.shape == want.shape and bool(np.array_equal(got, want))
+    detail = "" if ok else f"lanes {got.tolist()} != {want.tolist()}"
+    return CheckResult(spec.name, spec.backend, threads, "OK" if ok else "FAIL", where, detail)
+
+
+def _trace(spec: KernelSpec, where: str) -> list[CheckResult]:
+    if where != "gpu":
+        return [CheckResult(spec.name, spec.backend, 0, "SKIP", where,
+                            "needs a GPU: %smid and %globaltimer are read through inline PTX, "
+                            "which the interpreter cannot run")]
+    from .trace import check_trace, record_trace
+
+    trace = record_trace(grid=None, num_warps=4, spin_us=20.0)
+    problems = check_trace(trace)
+    return [CheckResult(spec.name, spec.backend, len(trace.block), "FAIL" if problems else "OK",
+                        where, "; ".join(problems))]
+
+
+def run_checks(kernel_names: Iterable[str] | None = None, sizes: Iterable[int] | None = None,
+               on_result: Callable[[CheckResult], None] | None = None) -> list[CheckResult]:
+    specs = [get_kernel(n) for n in kernel_names] if kernel_names else list(KERNELS)
+    results: list[CheckResult] = []
+
+    def emit(r: CheckResult) -> None:
+        results.append(r)
+        if on_result:
+            on_result(r)
+
+    for spec in specs:
+        status = backend_status(spec)
+        if not status.ok:
+            emit(CheckResult(spec.name, spec.backend, 0, "SKIP", status.mode, status.reason))
+            continue
+        if spec.kind == "trace":
+            for r in _trace(spec, status.mode):
+                emit(r)
+            continue
+        if spec.kind == "lanes":
+            for threads in LANE_BLOCKS:
+                emit(_lanes(spec, threads, status.mode))
+            continue
+        for n in sizes or ARTICLE_SIZES:
+            if not status.is_gpu and n > spec.cpu_max_elements:
+                n = spec.cpu_max_elements  # the simulator would take minutes; say so in the row
+                if any(r.kernel == spec.name and r.elements == n for r in results):
+                    continue
+            emit(_elementwise(spec, n, status.is_gpu, status.mode))
+    return results
+
+
+def format_table(results: list[CheckResult]) -> str:
+    rows = [("kernel", "backend", "size", "result", "on", "max |err|", "detail")]
+    for r in results:
+        err = "" if r.max_abs_err is None else f"{r.max_abs_err:.1e}"
+        rows.append((r.kernel, r.backend, f"{r.elements:,}", r.status, r.where, err, r.detail))
+    widths = [max(len(row[i]) for row in rows) for i in range(6)]
+    return "\n".join(("  ".join(c.ljust(w) for c, w in zip(row[:6], widths)) + "  " + row[6]).rstrip()
+                     for row in rows)

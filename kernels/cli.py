@@ -1,0 +1,190 @@
+"""`check`, `bench` and `trace`: the kernels layer's sub-commands, headless, for GPU servers.
+
+Importing this module is cheap (no torch/triton/numba): each handler imports what it needs.
+User-caused errors raise sim.errors.UserError; main.py prints them on one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+from sim.errors import UserError
+
+_POW = re.compile(r"^(\d+)\s*(?:\^|\*\*)\s*(\d+)$")
+
+
+def parse_size(text: str) -> int:
+    """An element count: 1048576, 1_000_000, 2^20, 2**20 or 1e6."""
+    t = text.strip().replace("_", "")
+    m = _POW.match(t)
+    if m:
+        return int(m.group(1)) ** int(m.group(2))
+    if t.isdigit():
+        return int(t)
+    try:
+        value = float(t)
+    except ValueError:
+        raise UserError(f"not an element count: {text!r} (try 1048576, 2^20 or 1e6)") from None
+    if not value.is_integer():
+        raise UserError(f"element count must be a whole number: {text!r}")
+    return int(value)
+
+
+def parse_int_list(text: str, what: str) -> list[int]:
+    values = [parse_size(t) for t in text.split(",") if t.strip()]
+    if not values:
+        raise UserError(f"no {what} given")
+    return values
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "check", help="run every live kernel against its float64 reference (GPU, or CPU fallback)",
+        description="Runs every registry kernel's correctness check on whatever is available "
+                    "(GPU; else Triton's interpreter and numba-cuda's simulator) and prints a "
+                    "table. Exit status 1 if any check fails.")
+    p.add_argument("--kernel", default=None, metavar="NAME[,NAME]",
+                   help="only these kernels (default: all of them)")
+    p.add_argument("--sizes", default=None, metavar="N[,N]",
+                   help="element counts (default: the article's 1,128,1024,1048583; the CPU path "
+                        "caps each kernel where its simulator would take minutes)")
+    p.set_defaults(handler=cmd_check)
+
+    p = subparsers.add_parser(
+        "bench", help="measure kernel bandwidth over sizes and block sizes (needs a GPU)",
+        description="Times kernels with CUDA events, the L2 flushed before every rep, and writes "
+                    "median/p20/p80 time and GB/s per point, with the copy ceiling and the "
+                    "theoretical peak, to a .json (warpscope-bench/1) or .csv file.")
+    p.add_argument("--kernel", required=True, metavar="NAME[,NAME]",
+                   help="kernels to time: registry names, a group (add, add_relu, copy, square) or all")
+    p.add_argument("--sizes", default="2^20,2^24,2^26", metavar="N[,N]",
+                   help="element counts, e.g. 2^20,2^24 or 1048576 (default: %(default)s)")
+    p.add_argument("--block", default=None, metavar="B[,B]",
+                   help="block sizes to sweep: threads per block for Numba kernels, BLOCK_SIZE for "
+                        "Triton kernels (default: each kernel's own); torch peers ignore it")
+    p.add_argument("--warps", type=int, default=None, metavar="W",
+                   help="Triton num_warps (default: each kernel's own)")
+    p.add_argument("--reps", type=int, default=50, metavar="R",
+                   help="timed repetitions per point; the median is reported (default: %(default)s)")
+    p.add_argument("--no-flush", action="store_true",
+                   help="do NOT evict L2 before each rep: shows the cache trap (inflated GB/s at "
+                        "small sizes)")
+    p.add_argument("--cpu", action="store_true",
+                   help="without a GPU, time the interpreter/simulator anyway (labelled: not GPU timings)")
+    p.add_argument("--out", required=True, metavar="FILE.json|FILE.csv",
+                   help="where to write the results (format by extension, written atomically)")
+    p.set_defaults(handler=cmd_bench)
+
+    p = subparsers.add_parser(
+        "trace", help="record which SM ran each block, and when, on the real GPU",
+        description="Launches a Triton kernel whose programs read %%smid and %%globaltimer through "
+                    "inline PTX while spinning, and saves the block placement as a "
+                    "warpscope-trace/1 JSON file (sim/trace.py) to compare with `simulate`.")
+    p.add_argument("--grid", type=int, default=None, metavar="N",
+                   help="programs (blocks) to launch (default: three full waves at the predicted occupancy)")
+    p.add_argument("--warps", type=int, default=4, metavar="W",
+                   help="warps per block, i.e. 32*W threads (default: %(default)s)")
+    p.add_argument("--spin-us", type=float, default=100.0, metavar="T",
+                   help="how long each block keeps its SM busy, in microseconds (default: %(default)s)")
+    p.add_argument("--out", required=True, metavar="FILE.json", help="where to write the trace")
+    p.set_defaults(handler=cmd_trace)
+
+
+def cmd_check(args) -> int:
+    from .check import format_table, run_checks
+    from .registry import parse_kernel_list
+
+    names = None
+    if args.kernel:
+        names = [k.name for k in parse_kernel_list(args.kernel)] if args.kernel != "all" else None
+    sizes = parse_int_list(args.sizes, "sizes") if args.sizes else None
+    results = run_checks(names, sizes, on_result=lambda r: print(
+        f"  {r.status:4} {r.kernel} n={r.elements:,} ({r.where})", file=sys.stderr, flush=True))
+    print(format_table(results))
+    failed = sum(r.status == "FAIL" for r in results)
+    skipped = sum(r.status == "SKIP" for r in results)
+    print(f"\n{len(results) - failed - skipped} OK, {failed} FAIL, {skipped} SKIP")
+    return 1 if failed else 0
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr: `[#####.....] 5/10 label`."""
+
+    def __init__(self, stream=None, width: int = 30):
+        self.stream = stream or sys.stderr
+        self.width = width
+        self.tty = self.stream.isatty()
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        filled = self.width * done // max(total, 1)
+        line = f"[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} {label}"
+        if self.tty:
+            self.stream.write("\r" + line[:120].ljust(120))
+            if done == total:
+                self.stream.write("\n")
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def cmd_bench(args) -> int:
+    from .bench import sweep
+    from .registry import parse_kernel_list
+    from .results import _kind, save_results
+
+    _kind(args.out)  # reject a bad extension before measuring anything
+    kernels = parse_kernel_list(args.kernel)
+    sizes = parse_int_list(args.sizes, "sizes")
+    blocks = parse_int_list(args.block, "block sizes") if args.block else None
+    if args.reps < 1:
+        raise UserError("--reps must be at least 1")
+    result = sweep(kernels, sizes, blocks, flush_l2=not args.no_flush, reps=args.reps,
+                   on_progress=ProgressBar(), num_warps=args.warps, allow_cpu=args.cpu,
+                   command="warpscope " + " ".join(sys.argv[1:]))
+    save_results(result, args.out)
+    print(format_measurements(result))
+    print(f"wrote {len(result.measurements)} measurements to {args.out}")
+    return 0
+
+
+def format_measurements(result) -> str:
+    rows = [("kernel", "elements", "block", "median ms", "GB/s", "p20-p80 GB/s", "% copy",
+             "% peak", "regs", "occ", "GPU?")]
+    for m in result.measurements:
+        pct = lambda v: "" if v is None else f"{v:.0f}"  # noqa: E731
+        rows.append((m.kernel, f"{m.elements:,}", str(m.block_size or "-"), f"{m.median_ms:.4f}",
+                     f"{m.bandwidth_gbps:,.0f}",
+                     f"{m.bandwidth_p20_gbps:,.0f}-{m.bandwidth_p80_gbps:,.0f}",
+                     pct(m.percent_of_copy), pct(m.percent_of_peak),
+                     "" if m.regs_per_thread is None else str(m.regs_per_thread),
+                     "" if m.occupancy is None else f"{m.occupancy:.0%}",
+                     "yes" if m.is_gpu_timing else "NO"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
+             for r in rows]
+    head = []
+    if result.copy_ceiling_gbps:
+        head.append(f"copy ceiling {result.copy_ceiling_gbps:,.0f} GB/s (torch copy, same run)")
+    if result.peak_dram_gbps:
+        head.append(f"theoretical peak {result.peak_dram_gbps:,.0f} GB/s")
+    if result.measurements:
+        head.append(result.measurements[0].method)
+    return "\n".join(head + lines)
+
+
+def cmd_trace(args) -> int:
+    from .trace import record_trace, save, summarize_trace
+
+    if not str(args.out).lower().endswith(".json"):
+        raise UserError(f"trace file must end in .json, got {args.out!r}")
+    trace = record_trace(args.grid, args.warps, args.spin_us,
+                         command="warpscope " + " ".join(sys.argv[1:]))
+    save(trace, args.out)
+    s = summarize_trace(trace)
+    print(f"{s['blocks']} blocks on {s['sms_used']} SMs in {s['makespan_us']:.1f} us; at most "
+          f"{s['max_resident_per_sm']} resident per SM (predicted {s['predicted_blocks_per_sm']}); "
+          f"first blocks on SMs {s['first_blocks_sm']}")
+    print(f"wrote {args.out}")
+    return 0

@@ -1,0 +1,151 @@
+"""Bench results on disk: JSON (format "warpscope-bench/1") or CSV, chosen by the extension.
+
+JSON: {"format": "warpscope-bench/1", "created": ISO-8601 UTC, "command": str,
+       "device": {GpuSpec fields, or {"name": "CPU (...)"}}, "copy_ceiling_gbps": float|null,
+       "peak_dram_gbps": float|null, "cancelled": bool, "notes": [str],
+       "measurements": [{every Measurement field by name; limited_by as a list}]}
+CSV: "# key=value" lines for the same header fields (device as its name), then one row per
+measurement with Measurement's field names as the header.
+Both are written through a temporary file and renamed, so a failed run leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import os
+
+from sim.errors import UserError
+from sim.trace import write_json_atomic
+
+from .timing import FORMAT, BenchResult, Measurement
+
+FIELDS = [f.name for f in dataclasses.fields(Measurement)]
+_HEADER = ("created", "command", "copy_ceiling_gbps", "peak_dram_gbps", "cancelled")
+
+
+def _kind(path) -> str:
+    ext = os.path.splitext(str(path))[1].lower()
+    if ext not in (".json", ".csv"):
+        raise UserError(f"results file must end in .json or .csv, got {path!r}")
+    return ext[1:]
+
+
+def to_dict(result: BenchResult) -> dict:
+    return {"format": FORMAT, "created": result.created, "command": result.command,
+            "device": result.device, "copy_ceiling_gbps": result.copy_ceiling_gbps,
+            "peak_dram_gbps": result.peak_dram_gbps, "cancelled": result.cancelled,
+            "notes": list(result.notes),
+            "measurements": [dataclasses.asdict(m) | {"limited_by": list(m.limited_by)}
+                             for m in result.measurements]}
+
+
+def _measurement(row: dict) -> Measurement:
+    known = {k: row.get(k) for k in FIELDS if k in row}
+    known["limited_by"] = tuple(known.get("limited_by") or ())
+    try:
+        return Measurement(**known)
+    except TypeError as exc:
+        raise UserError(f"a measurement lacks fields: {exc}") from None
+
+
+def from_dict(data: dict) -> BenchResult:
+    if data.get("format") != FORMAT:
+        raise UserError(f"not a {FORMAT} file (format={data.get('format')!r})")
+    return BenchResult(device=data.get("device") or {}, created=data.get("created", ""),
+                       command=data.get("command", ""),
+                       measurements=tuple(_measurement(m) for m in data.get("measurements", [])),
+                       copy_ceiling_gbps=data.get("copy_ceiling_gbps"),
+                       peak_dram_gbps=data.get("peak_dram_gbps"),
+                       cancelled=bool(data.get("cancelled", False)),
+                       notes=tuple(data.get("notes", ())))
+
+
+def to_csv(result: BenchResult) -> str:
+    buf = io.StringIO()
+    buf.write(f"# format={FORMAT}\n# device={result.device.get('name', '')}\n")
+    for key in _HEADER:
+        buf.write(f"# {key}={getattr(result, key)}\n")
+    writer = csv.DictWriter(buf, fieldnames=FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for m in result.measurements:
+        row = dataclasses.asdict(m)
+        row["limited_by"] = "+".join(m.limited_by)
+        writer.writerow(row)
+    return buf.getvalue()
+
+
+def _parse_cell(field: str, text: str):
+    if text == "":
+        return None
+    if field == "limited_by":
+        return tuple(text.split("+"))
+    if text in ("True", "False"):
+        return text == "True"
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def from_csv(text: str) -> BenchResult:
+    lines = text.splitlines()
+    meta = {}
+    for line in lines:
+        if not line.startswith("#"):
+            break
+        key, _, value = line[1:].strip().partition("=")
+        meta[key] = value
+    if meta.get("format") != FORMAT:
+        raise UserError(f"not a {FORMAT} CSV file")
+    rows = csv.DictReader([ln for ln in lines if not ln.startswith("#")])
+    ms = tuple(_measurement({k: _parse_cell(k, v) for k, v in r.items()}) for r in rows)
+    num = lambda k: float(meta[k]) if meta.get(k) not in (None, "", "None") else None  # noqa: E731
+    return BenchResult(device={"name": meta.get("device", "")}, created=meta.get("created", ""),
+                       command=meta.get("command", ""), measurements=ms,
+                       copy_ceiling_gbps=num("copy_ceiling_gbps"), peak_dram_gbps=num("peak_dram_gbps"),
+                       cancelled=meta.get("cancelled") == "True")
+
+
+def save_results(result: BenchResult, path) -> None:
+    """Write JSON or CSV by extension, atomically (temporary file, then rename)."""
+    if _kind(path) == "json":
+        write_json_atomic(path, to_dict(result))
+        return
+    _write_text_atomic(path, to_csv(result))
+
+
+def _write_text_atomic(path, text: str) -> None:
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".csv")
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        os.unlink(tmp)
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def load_results(path) -> BenchResult:
+    kind = _kind(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if kind == "csv":
+        return from_csv(text)
+    try:
+        return from_dict(json.loads(text))
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path} is not valid JSON: {exc}") from None

@@ -1,0 +1,136 @@
+"""Triton kernels: vector add (the article's and a fast one), fused add+ReLU, copy and square.
+
+Read it like Triton's tutorials: each kernel, then its launcher. The float64 references and the
+bytes-moved formulas live in ``kernels/reference.py`` and the registry table joins them up.
+
+Imported lazily (it imports triton): set ``TRITON_INTERPRET=1`` before the first import to run
+these on the CPU (``kernels.available()`` does that when there is no GPU).
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from .launch import NO_RESOURCES, Launch, Resources, cdiv
+
+
+# --------------------------------------------------------------------------------------------
+# The article's vector add (tutorial 01), kept exactly as the teaching version.
+# --------------------------------------------------------------------------------------------
+@triton.jit
+def add_kernel(
+    x_ptr,  # first input
+    y_ptr,  # second input
+    output_ptr,  # output, same length
+    n_elements,  # length of the vectors
+    BLOCK_SIZE: tl.constexpr,  # elements one program instance handles (a power of two)
+):
+    pid = tl.program_id(axis=0)  # which program instance am I?
+    block_start = pid * BLOCK_SIZE
+    offsets = block_start + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements  # guard for the final instance
+    x = tl.load(x_ptr + offsets, mask=mask)  # global memory to registers
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(output_ptr + offsets, x + y, mask=mask)
+
+
+# --------------------------------------------------------------------------------------------
+# Fast streaming kernels. Three differences from the tutorial, each for a reason:
+#  * a larger tile per program (registry default 4096 elements): each thread keeps several
+#    16-byte loads in flight, which is what saturates HBM (Little's law), and the grid has 4x
+#    fewer programs to schedule;
+#  * 64-bit offsets, so 2^31 elements and more index correctly;
+#  * streaming cache hints: the data is touched once, so loads are evicted first and stores
+#    bypass L2 retention (".cs"), leaving L2 to the next tile instead of dead data.
+# --------------------------------------------------------------------------------------------
+@triton.jit
+def _tile(n_elements, BLOCK_SIZE: tl.constexpr):
+    """This program's offsets (int64) and the mask that guards the last, partial tile."""
+    start = tl.program_id(axis=0).to(tl.int64) * BLOCK_SIZE
+    offsets = start + tl.arange(0, BLOCK_SIZE)
+    return offsets, offsets < n_elements
+
+
+@triton.jit
+def add_fast_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    offsets, mask = _tile(n_elements, BLOCK_SIZE)
+    x = tl.load(x_ptr + offsets, mask=mask, eviction_policy="evict_first")
+    y = tl.load(y_ptr + offsets, mask=mask, eviction_policy="evict_first")
+    tl.store(out_ptr + offsets, x + y, mask=mask, cache_modifier=".cs")
+
+
+@triton.jit
+def add_relu_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    """(x + y).relu() in one pass: read x, read y, write out — 3 trips instead of eager's 5."""
+    offsets, mask = _tile(n_elements, BLOCK_SIZE)
+    x = tl.load(x_ptr + offsets, mask=mask, eviction_policy="evict_first")
+    y = tl.load(y_ptr + offsets, mask=mask, eviction_policy="evict_first")
+    tl.store(out_ptr + offsets, tl.maximum(x + y, 0.0), mask=mask, cache_modifier=".cs")
+
+
+@triton.jit
+def copy_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    offsets, mask = _tile(n_elements, BLOCK_SIZE)
+    x = tl.load(x_ptr + offsets, mask=mask, eviction_policy="evict_first")
+    tl.store(out_ptr + offsets, x, mask=mask, cache_modifier=".cs")
+
+
+@triton.jit
+def square_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    offsets, mask = _tile(n_elements, BLOCK_SIZE)
+    x = tl.load(x_ptr + offsets, mask=mask, eviction_policy="evict_first")
+    tl.store(out_ptr + offsets, x * x, mask=mask, cache_modifier=".cs")
+
+
+# --------------------------------------------------------------------------------------------
+# Launchers: one grid of cdiv(n, BLOCK_SIZE) programs; (inputs..., out, n) as arguments.
+# --------------------------------------------------------------------------------------------
+def check_block(block_size: int, num_warps: int) -> None:
+    """Triton's own limits, as a clear error instead of a compiler traceback."""
+    from sim.errors import UserError
+
+    if block_size < 1 or block_size & (block_size - 1) or block_size > 1 << 17:
+        raise UserError(f"Triton BLOCK_SIZE must be a power of two up to 131072, got {block_size}")
+    if num_warps not in (1, 2, 4, 8, 16, 32):
+        raise UserError(f"num_warps must be 1, 2, 4, 8, 16 or 32, got {num_warps}")
+
+
+def _bind(kernel, tensors: tuple, block_size: int, num_warps: int) -> Launch:
+    check_block(block_size, num_warps)
+    n = tensors[-1].numel()
+    grid = (cdiv(n, block_size),)
+    compiled = []  # the CompiledKernel from the first launch (None under the interpreter)
+
+    def run():
+        ck = kernel[grid](*tensors, n, BLOCK_SIZE=block_size, num_warps=num_warps)
+        if not compiled:
+            compiled.append(ck)
+
+    def resources() -> Resources:
+        ck = compiled[0] if compiled else None
+        if ck is None or not hasattr(ck, "n_regs"):
+            return NO_RESOURCES
+        return Resources(int(ck.n_regs), int(ck.metadata.shared), int(ck.n_spills))
+
+    return Launch(run, grid[0], 32 * num_warps, block_size, num_warps, resources)
+
+
+def bind_add_tutorial(inputs, out, block_size=1024, num_warps=4) -> Launch:
+    return _bind(add_kernel, (*inputs, out), block_size, num_warps)
+
+
+def bind_add(inputs, out, block_size=4096, num_warps=8) -> Launch:
+    return _bind(add_fast_kernel, (*inputs, out), block_size, num_warps)
+
+
+def bind_add_relu(inputs, out, block_size=4096, num_warps=8) -> Launch:
+    return _bind(add_relu_kernel, (*inputs, out), block_size, num_warps)
+
+
+def bind_copy(inputs, out, block_size=4096, num_warps=8) -> Launch:
+    return _bind(copy_kernel, (*inputs, out), block_size, num_warps)
+
+
+def bind_square(inputs, out, block_size=4096, num_warps=8) -> Launch:
+    return _bind(square_kernel, (*inputs, out), block_size, num_warps)
