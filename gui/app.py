@@ -1,0 +1,173 @@
+"""Starting the app: the QApplication, the window, screenshots and headless export."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from sim.errors import UserError
+
+_T0 = time.perf_counter()
+
+
+def ensure_platform(headless: bool) -> None:
+    """Headless work (export, screenshots without a display) uses Qt's offscreen platform."""
+    if headless and not os.environ.get("QT_QPA_PLATFORM"):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    elif not os.environ.get("QT_QPA_PLATFORM") and not os.environ.get("DISPLAY") \
+            and not os.environ.get("WAYLAND_DISPLAY") and sys.platform.startswith("linux"):
+        raise UserError("no display to open a window on (DISPLAY is not set); use "
+                        "`--screenshot FILE.png`, the `export` command, or run under xvfb-run")
+
+
+def make_app():
+    from PySide6.QtWidgets import QApplication
+
+    from gui.settings import APP, ORG
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(sys.argv[:1])
+        app.setOrganizationName(ORG)
+        app.setApplicationName(APP)
+        app.setApplicationDisplayName("WarpScope")
+    from gui.style import apply_dark_theme
+    apply_dark_theme(app)
+    return app
+
+
+def build_inputs(base, gpu=None, elements=None, block=None, regs=None, smem=None):
+    """Apply command-line values to `base` (a LaunchInputs) and check them; UserError if bad."""
+    from gui.model import LaunchInputs, compute_state
+    from sim.devices import preset
+
+    base = base or LaunchInputs()
+    changes = {}
+    if gpu is not None:
+        changes["gpu"] = preset(gpu).name  # UserError with the list of names
+    if elements is not None:
+        changes["elements"] = int(elements)
+    if block is not None:
+        changes["threads_per_block"] = int(block)
+        changes["elements_per_thread"] = 1
+    if regs is not None:
+        changes["regs_per_thread"] = int(regs)
+    if smem is not None:
+        changes["smem_per_block"] = int(smem)
+    if changes.keys() & {"threads_per_block", "regs_per_thread", "smem_per_block"}:
+        changes.setdefault("kernel", "custom")
+        changes["elements_per_thread"] = 1
+    inputs = replace(base, **changes)
+    try:
+        spec = preset(inputs.gpu)
+    except UserError:
+        if gpu is not None:
+            raise
+        inputs = replace(inputs, gpu=LaunchInputs().gpu)  # a device saved from another machine
+        spec = preset(inputs.gpu)
+    state = compute_state(inputs, spec)
+    if state.error:
+        raise UserError(state.error)
+    return inputs
+
+
+def _check_out_path(path: str, suffix: str | None = None) -> Path:
+    p = Path(path)
+    if suffix and p.suffix.lower() != suffix:
+        raise UserError(f"{path}: the screenshot must be a {suffix} file")
+    parent = p.parent if suffix else p
+    if parent.exists() and not parent.is_dir():
+        raise UserError(f"{parent} exists and is not a folder")
+    return p
+
+
+def run_window(gpu=None, elements=None, block=None, regs=None, smem=None,
+               screenshot: str | None = None) -> int:
+    shot = _check_out_path(screenshot, ".png") if screenshot else None
+    ensure_platform(headless=False) if shot is None else ensure_platform(
+        headless=not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")))
+    # validate command-line values before any window appears
+    from gui.model import LaunchInputs
+    build_inputs(LaunchInputs(), gpu, elements, block, regs, smem)
+    app = make_app()
+    from gui.main_window import MainWindow
+
+    if shot is not None:
+        inputs = build_inputs(LaunchInputs(), gpu, elements, block, regs, smem)
+        win = MainWindow(inputs, restore=False, load_kernels=False)
+        try:
+            return _take_screenshot(app, win, shot)
+        finally:
+            win.shutdown()
+            win.deleteLater()
+    win = MainWindow(None, restore=True, load_kernels=True, autoplay=True)
+    if any(v is not None for v in (gpu, elements, block, regs, smem)):
+        inputs = build_inputs(win.model.inputs, gpu, elements, block, regs, smem)
+        win.model.update(**inputs.to_dict())
+    win.show()
+    if os.environ.get("WARPSCOPE_STARTUP_PROBE"):
+        _probe_first_paint(app, win)
+    return int(app.exec())
+
+
+def _probe_first_paint(app, win) -> None:
+    """For benchmarks/gui_startup.py: print when the window has painted, then quit."""
+    from PySide6.QtCore import QTimer
+
+    def check():
+        if win.isVisible() and win.sm_view.frames_drawn > 0:
+            print(f"WARPSCOPE_VISIBLE {time.time():.6f} {time.perf_counter() - _T0:.6f}", flush=True)
+            QTimer.singleShot(0, win.close)
+        else:
+            QTimer.singleShot(5, check)
+    QTimer.singleShot(0, check)
+
+
+def _take_screenshot(app, win, path: Path, time_fraction: float = 0.42) -> int:
+    win.resize(1600, 1000)
+    win.show()
+    for _ in range(5):
+        app.processEvents()
+    win.apply_default_dock_sizes()
+    for _ in range(5):
+        app.processEvents()
+    rec = win.simulate_now()
+    if rec is not None:
+        win.playback.set_time(time_fraction * rec.makespan_us)
+    for _ in range(5):
+        app.processEvents()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not win.grab().save(str(path), "PNG"):
+        raise UserError(f"cannot write {path}")
+    print(f"wrote {path}")
+    return 0
+
+
+def run_export(gpu, elements, block, regs, smem, out: str) -> int:
+    out_dir = _check_out_path(out)
+    ensure_platform(headless=True)
+    from gui.model import LaunchInputs
+    inputs = build_inputs(LaunchInputs(), gpu, elements, block, regs, smem)
+    app = make_app()
+    from gui.main_window import MainWindow
+    win = MainWindow(inputs, restore=False, load_kernels=False)
+    try:
+        win.resize(1600, 1000)
+        win.show()
+        for _ in range(5):
+            app.processEvents()
+        rec = win.simulate_now()
+        if rec is not None:
+            win.playback.set_time(0.42 * rec.makespan_us)
+        app.processEvents()
+        files = win.export_all(out_dir)
+    finally:
+        win.shutdown()
+        win.hide()
+        win.deleteLater()
+    print(f"wrote {len(files)} files to {out_dir}")
+    for f in files:
+        print(f"  {f.name}")
+    return 0

@@ -1,0 +1,70 @@
+"""Command-line entry points of the GUI layer. Cheap to import: no Qt until a command runs.
+
+- `register(subparsers)` adds `export` (headless: every plot as PNG/SVG/CSV, session JSON, a
+  one-page PNG + HTML summary).
+- `run_app(args)` opens the window (main.py calls it when no sub-command is given); with
+  `args.screenshot` it renders the window for that launch to a PNG and exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {v}")
+    return v
+
+
+def _elements(text: str) -> int:
+    t = text.strip().replace("_", "").replace(",", "")
+    try:
+        if "^" in t:
+            b, _, e = t.partition("^")
+            return int(b) ** int(e)
+        if "e" in t.lower():
+            return int(float(t))
+        return int(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected an element count such as 1000000, 1e6 or 2^20, got {text!r}") from None
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "export", help="write every plot (PNG, SVG, CSV), session JSON and a summary, no window",
+        description="Render WarpScope's views for one launch without opening a window and write "
+                    "them to a folder: each plot as PNG, SVG and CSV (the plotted points), "
+                    "session.json (inputs, device, occupancy, simulation summary), and a "
+                    "one-page summary.png and summary.html.")
+    p.add_argument("--gpu", default="H200", help="GPU preset name, e.g. H200, L40S, T4, 'RTX 5090' "
+                                                 "(default: H200)")
+    p.add_argument("--elements", type=_elements, default=1_000_000,
+                   help="elements the kernel processes: 1000000, 1e6 or 2^20 (default: 1,000,000)")
+    p.add_argument("--block", type=_positive_int, default=256,
+                   help="threads per block, 1..1024 (default: 256)")
+    p.add_argument("--regs", type=_positive_int, default=None,
+                   help="registers per thread (default: 0 = not limiting)")
+    p.add_argument("--smem", type=_positive_int, default=None,
+                   help="shared memory per block in bytes, static + dynamic (default: 0)")
+    p.add_argument("--out", required=True, help="folder to write into (created if missing)")
+    p.set_defaults(handler=_export_handler)
+
+
+def _export_handler(args) -> int:
+    from gui.app import run_export
+    return run_export(args.gpu, args.elements, args.block, args.regs, args.smem, args.out)
+
+
+def run_app(args) -> int:
+    """Open the window (or, with args.screenshot, save one and exit). Any of the launch
+    attributes may be missing or None: saved settings or defaults fill in."""
+    from gui.app import run_window
+    get = lambda name: getattr(args, name, None)  # noqa: E731
+    return run_window(gpu=get("gpu"), elements=get("elements"), block=get("block"),
+                      regs=get("regs"), smem=get("smem"), screenshot=get("screenshot"))

@@ -1,0 +1,243 @@
+"""Export: every plot to PNG, SVG and CSV; the session to JSON; a one-page PNG + HTML summary.
+
+SVG: pyqtgraph 0.14's SVGExporter breaks on Qt >= 6.11 (pyqtgraph issue #3495: Qt now closes
+paths with `Z`). We try it and, if it raises or writes nothing parseable, render the same item
+with QSvgGenerator instead, so SVG export works on every Qt.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import json
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QImage, QPainter
+from PySide6.QtWidgets import QWidget
+
+from gui import style
+
+
+@dataclass(frozen=True)
+class ExportItem:
+    """One exportable view: a pyqtgraph PlotItem or a QWidget, plus the points it shows."""
+    name: str
+    target: Any
+    header: list
+    rows: list
+
+
+def _is_plot_item(target) -> bool:
+    import pyqtgraph as pg
+    return isinstance(target, pg.PlotItem)
+
+
+def write_csv(path: Path, header: list, rows: list) -> Path:
+    path = Path(path)
+    tmp = path.with_suffix(path.suffix + ".part")
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        w.writerows(rows)
+    tmp.replace(path)
+    return path
+
+
+def export_png(target, path: Path, width: int = 1400) -> Path:
+    path = Path(path)
+    if _is_plot_item(target):
+        from pyqtgraph.exporters import ImageExporter
+        ex = ImageExporter(target)
+        w = max(int(width), 200)
+        ex.parameters()["width"] = w
+        ex.export(str(path))
+    else:
+        pix = target.grab()
+        if not pix.save(str(path), "PNG"):
+            raise OSError(f"could not write {path}")
+    return path
+
+
+def _svg_ok(path: Path) -> bool:
+    try:
+        root = ET.parse(path).getroot()
+        return root.tag.endswith("svg")
+    except (ET.ParseError, OSError):
+        return False
+
+
+def export_svg(target, path: Path) -> Path:
+    """pyqtgraph's SVG exporter if it works here; otherwise QSvgGenerator."""
+    path = Path(path)
+    if _is_plot_item(target):
+        try:
+            from pyqtgraph.exporters import SVGExporter
+            SVGExporter(target).export(str(path))
+            if _svg_ok(path):
+                return path
+        except Exception:  # noqa: BLE001 - pyqtgraph issue #3495 on Qt >= 6.11, fall back below
+            pass
+    _render_svg(target, path)
+    return path
+
+
+def _render_svg(target, path: Path) -> None:
+    from PySide6.QtSvg import QSvgGenerator
+    gen = QSvgGenerator()
+    gen.setFileName(str(path))
+    if _is_plot_item(target):
+        rect = target.sceneBoundingRect()
+        size = QSize(max(1, int(rect.width())), max(1, int(rect.height())))
+    else:
+        size = target.size()
+    gen.setSize(size)
+    gen.setViewBox(QRect(0, 0, size.width(), size.height()))
+    gen.setTitle(path.stem)
+    gen.setDescription("WarpScope export")
+    p = QPainter(gen)
+    try:
+        if _is_plot_item(target):
+            p.fillRect(QRectF(0, 0, size.width(), size.height()), QColor(style.PLOT_BG))
+            target.scene().render(p, QRectF(0, 0, size.width(), size.height()), rect)
+        else:
+            target.render(p)
+    finally:
+        p.end()
+    if not _svg_ok(path):
+        raise OSError(f"could not write a valid SVG to {path}")
+
+
+def export_item(item: ExportItem, out_dir: Path) -> list[Path]:
+    out_dir = Path(out_dir)
+    base = out_dir / item.name
+    return [export_png(item.target, base.with_suffix(".png")),
+            export_svg(item.target, base.with_suffix(".svg")),
+            write_csv(base.with_suffix(".csv"), item.header, item.rows)]
+
+
+def write_json(path: Path, data: dict) -> Path:
+    path = Path(path)
+    tmp = path.with_suffix(path.suffix + ".part")
+    tmp.write_text(json.dumps(data, indent=2, default=_json_default), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def _json_default(o):
+    import numpy as np
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, tuple):
+        return list(o)
+    if hasattr(o, "to_dict"):
+        return o.to_dict()
+    if hasattr(o, "__dataclass_fields__"):
+        from dataclasses import asdict
+        return asdict(o)
+    return str(o)
+
+
+# -- one-page summary ------------------------------------------------------------------------------
+
+def _png_bytes(image: QImage) -> bytes:
+    ba = QByteArray()
+    buf = QBuffer(ba)
+    buf.open(QIODevice.OpenModeFlag.WriteOnly)
+    image.save(buf, "PNG")
+    buf.close()
+    return bytes(ba.data())
+
+
+def summary_page(title: str, facts: list[tuple[str, str]], panels: list[tuple[str, QImage]],
+                 width: int = 1600) -> QImage:
+    """A single tall image: title, a facts table, then the panels two per row."""
+    margin, gap = 28, 18
+    col_w = (width - 2 * margin - gap) // 2
+    scaled = []
+    for name, img in panels:
+        if img.isNull():
+            continue
+        s = img.scaledToWidth(col_w, Qt.TransformationMode.SmoothTransformation)
+        scaled.append((name, s))
+    fact_rows = (len(facts) + 1) // 2
+    facts_h = fact_rows * 22 + 16
+    y_panels = margin + 46 + facts_h + 10
+    heights = []
+    for i in range(0, len(scaled), 2):
+        heights.append(max(s.height() for _, s in scaled[i:i + 2]) + 26)
+    height = y_panels + sum(h + gap for h in heights) + margin
+    page = QImage(width, height, QImage.Format.Format_RGB32)
+    page.fill(QColor(style.BG))
+    p = QPainter(page)
+    p.setRenderHint(QPainter.RenderHint.Antialiasing)
+    p.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+    f = QFont("DejaVu Sans")
+    f.setPixelSize(26)
+    f.setBold(True)
+    p.setFont(f)
+    p.setPen(QColor(style.FG))
+    p.drawText(margin, margin + 26, title)
+    f.setPixelSize(14)
+    f.setBold(False)
+    p.setFont(f)
+    y0 = margin + 46
+    for i, (k, v) in enumerate(facts):
+        col, row = divmod(i, fact_rows)
+        x = margin + col * (col_w + gap)
+        y = y0 + row * 22
+        if row % 2 == 0:
+            p.fillRect(x, y, col_w, 22, QColor(style.PANEL))
+        p.setPen(QColor(style.MUTED))
+        p.drawText(QRect(x + 8, y, col_w // 2, 22), Qt.AlignmentFlag.AlignVCenter, k)
+        p.setPen(QColor(style.FG))
+        p.drawText(QRect(x + col_w // 2, y, col_w // 2 - 8, 22),
+                   Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, v)
+    y = y_panels
+    for r, i in enumerate(range(0, len(scaled), 2)):
+        for j, (name, img) in enumerate(scaled[i:i + 2]):
+            x = margin + j * (col_w + gap)
+            p.setPen(QColor(style.MUTED))
+            p.drawText(x, y + 16, name)
+            p.drawImage(x, y + 24, img)
+        y += heights[r] + gap
+    p.end()
+    return page
+
+
+def summary_html(title: str, facts: list[tuple[str, str]], panels: list[tuple[str, QImage]],
+                 files: list[str]) -> str:
+    rows = "\n".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in facts)
+    figs = []
+    for name, img in panels:
+        if img.isNull():
+            continue
+        data = base64.b64encode(_png_bytes(img)).decode("ascii")
+        figs.append(f"<figure><img alt='{html.escape(name)}' src='data:image/png;base64,{data}'>"
+                    f"<figcaption>{html.escape(name)}</figcaption></figure>")
+    links = "\n".join(f"<li><a href='{html.escape(f)}'>{html.escape(f)}</a></li>" for f in files)
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<style>
+body {{ background:{style.BG}; color:{style.FG}; font-family: 'DejaVu Sans', sans-serif; margin: 24px; }}
+h1 {{ font-size: 22px; }} th {{ text-align:left; color:{style.MUTED}; font-weight: normal; padding: 3px 16px 3px 6px; }}
+td {{ text-align:right; padding: 3px 6px; }} tr:nth-child(odd) {{ background:{style.PANEL}; }}
+table {{ border-collapse: collapse; margin-bottom: 18px; }}
+.figs {{ display:grid; grid-template-columns: 1fr 1fr; gap: 16px; }}
+figure {{ margin:0; }} img {{ width:100%; border:1px solid #2e3440; }}
+figcaption {{ color:{style.MUTED}; font-size: 13px; }} a {{ color:{style.ACCENT2}; }}
+</style></head><body>
+<h1>{html.escape(title)}</h1>
+<table>{rows}</table>
+<div class="figs">{''.join(figs)}</div>
+<h2>Files</h2><ul>{links}</ul>
+</body></html>
+"""

@@ -1,0 +1,1 @@
+"""Qt views. Each `Qt<Model>` lives in `qt_<model>.py` and subscribes to its model once."""

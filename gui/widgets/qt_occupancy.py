@@ -1,0 +1,191 @@
+"""QtOccupancy: the limiter bars and the Occupancy Calculator's three sweeps, live.
+
+Top: blocks per SM each limiter allows (warps, blocks, registers, shared memory); the binding
+one(s) in the accent colour. Below: active warps per SM against threads per block, registers per
+thread and shared memory per block, with the current launch marked.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
+
+from gui import style
+from gui.model import LaunchState
+from sim.occupancy import LIMITERS, sweep_registers, sweep_smem, sweep_threads
+
+
+def _plot(title: str, xlabel: str, ylabel: str = "active warps / SM") -> pg.PlotWidget:
+    w = pg.PlotWidget()
+    pi = w.getPlotItem()
+    pi.setTitle(f"<span style='color:{style.FG};font-size:10pt'>{title}</span>")
+    pi.setLabel("bottom", xlabel)
+    pi.setLabel("left", ylabel)
+    pi.showGrid(x=True, y=True, alpha=0.18)
+    pi.setMenuEnabled(False)
+    pi.hideButtons()
+    w.setMinimumHeight(150)
+    return w
+
+
+class QtOccupancy(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.setSpacing(4)
+        self.summary = QLabel("")
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        lay.addWidget(self.summary)
+
+        grid = QGridLayout()
+        grid.setSpacing(4)
+        self.bars = _plot("Blocks per SM each limiter allows", "blocks per SM", "")
+        self.bars.setMinimumHeight(150)
+        self.threads_plot = _plot("Active warps vs threads per block", "threads per block")
+        self.regs_plot = _plot("vs registers", "registers per thread", "warps / SM")
+        self.smem_plot = _plot("vs shared memory", "shared memory per block (KiB)", "warps / SM")
+        grid.addWidget(self.bars, 0, 0, 1, 2)
+        grid.addWidget(self.threads_plot, 1, 0, 1, 2)
+        grid.addWidget(self.regs_plot, 2, 0)
+        grid.addWidget(self.smem_plot, 2, 1)
+        lay.addLayout(grid, 1)
+
+        # bar chart items
+        bi = self.bars.getPlotItem()
+        bi.invertY(True)
+        ax = bi.getAxis("left")
+        ax.setTicks([[(i, name) for i, name in enumerate(LIMITERS)]])
+        self._bar_item = pg.BarGraphItem(x0=[0] * 4, y=list(range(4)), height=0.6, width=[0] * 4,
+                                         brushes=[style.ACCENT2] * 4)
+        bi.addItem(self._bar_item)
+        self._bar_texts = []
+        for i in range(4):
+            t = pg.TextItem("", color=style.FG, anchor=(0, 0.5))
+            bi.addItem(t)
+            self._bar_texts.append(t)
+
+        # sweeps
+        self._curves = {}
+        self._markers = {}
+        self._vlines = {}
+        for key, plot in (("threads", self.threads_plot), ("registers", self.regs_plot),
+                          ("smem", self.smem_plot)):
+            pi = plot.getPlotItem()
+            curve = pi.plot([], [], pen=pg.mkPen(style.ACCENT2, width=2),
+                            symbol="o" if key == "threads" else None, symbolSize=4,
+                            symbolBrush=style.ACCENT2, symbolPen=None)
+            vline = pg.InfiniteLine(angle=90, pen=pg.mkPen(style.ACCENT, width=1,
+                                                            style=Qt.PenStyle.DashLine))
+            marker = pg.ScatterPlotItem(size=11, brush=pg.mkBrush(style.ACCENT),
+                                        pen=pg.mkPen("#000000", width=1))
+            pi.addItem(vline)
+            pi.addItem(marker)
+            self._curves[key] = curve
+            self._markers[key] = marker
+            self._vlines[key] = vline
+        self._state: LaunchState | None = None
+        self._sweeps: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    # -- model -> view ------------------------------------------------------------------------
+    def _on_launch_changed(self, state: LaunchState) -> None:
+        self._state = state
+        spec = state.spec
+        occ = state.occ
+        if occ is None:
+            self.summary.setText(f"<span style='color:{style.BAD}'>{state.error}</span>")
+            return
+        inp = state.inputs
+        if occ.can_launch:
+            lim = " and ".join(occ.limited_by)
+            self.summary.setText(
+                f"<b style='font-size:12pt'>{occ.occupancy:.0%}</b> occupancy &nbsp; "
+                f"<b>{occ.blocks_per_sm}</b> blocks/SM × {occ.warps_per_block} warps = "
+                f"<b>{occ.active_warps_per_sm}</b>/{occ.max_warps_per_sm} warp slots &nbsp; "
+                f"limited by <b style='color:{style.ACCENT}'>{lim}</b>")
+        else:
+            self.summary.setText(f"<span style='color:{style.BAD}'><b>0 blocks per SM</b> — "
+                                 f"{occ.reason}</span>")
+        # limiter bars
+        vals, brushes, texts = [], [], []
+        cap = max(spec.max_blocks_per_sm, max((v for v in occ.limits.values() if v is not None),
+                                              default=1))
+        for name in LIMITERS:
+            v = occ.limits.get(name)
+            binding = name in occ.limited_by
+            if v is None:
+                vals.append(cap)
+                brushes.append(pg.mkBrush(QColor(60, 66, 78, 120)))
+                texts.append("no limit")
+            else:
+                vals.append(v)
+                brushes.append(pg.mkBrush(style.ACCENT if binding else style.ACCENT2))
+                texts.append(f"{v}" + ("  ← binding" if binding else ""))
+        self._bar_item.setOpts(width=vals, brushes=brushes)
+        for i, (t, v) in enumerate(zip(texts, vals)):
+            self._bar_texts[i].setText(t)
+            self._bar_texts[i].setPos(min(v, cap) + cap * 0.01, i)
+        self.bars.getPlotItem().setXRange(0, cap * 1.25, padding=0)
+        self.bars.getPlotItem().setYRange(-0.6, 3.6, padding=0)
+
+        # sweeps (cheap: ~550 occupancy evaluations)
+        co = inp.carveout_percent
+        try:
+            xs, ys = sweep_threads(spec, inp.regs_per_thread, inp.smem_per_block, co)
+            self._set_sweep("threads", xs, ys, inp.threads_per_block, occ.active_warps_per_sm)
+            xs, ys = sweep_registers(spec, inp.threads_per_block, inp.smem_per_block, co)
+            self._set_sweep("registers", xs, ys, inp.regs_per_thread, occ.active_warps_per_sm)
+            xs, ys = sweep_smem(spec, inp.threads_per_block, inp.regs_per_thread, co)
+            self._set_sweep("smem", xs / 1024.0, ys, inp.smem_per_block / 1024.0,
+                            occ.active_warps_per_sm, raw_x=xs)
+        except ValueError as exc:
+            self.summary.setText(f"<span style='color:{style.BAD}'>{exc}</span>")
+        for plot in (self.threads_plot, self.regs_plot, self.smem_plot):
+            plot.getPlotItem().setYRange(0, spec.max_warps_per_sm * 1.05, padding=0)
+
+    def _set_sweep(self, key: str, xs, ys, x_now, y_now, raw_x=None) -> None:
+        xs = np.asarray(xs, dtype=float)
+        ys = np.asarray(ys, dtype=float)
+        self._sweeps[key] = (np.asarray(raw_x if raw_x is not None else xs), ys)
+        self._curves[key].setData(xs, ys)
+        self._markers[key].setData([x_now], [y_now])
+        self._vlines[key].setPos(x_now)
+
+    # -- for tests and export -----------------------------------------------------------------
+    def sweep_data(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        return self._sweeps[key]
+
+    def marker(self, key: str) -> tuple[float, float]:
+        x, y = self._markers[key].getData()
+        return float(x[0]), float(y[0])
+
+    def limiter_values(self) -> dict:
+        return dict(self._state.occ.limits) if self._state and self._state.occ else {}
+
+    def export_items(self):
+        from gui.export import ExportItem
+        st = self._state
+        items = []
+        if st is None or st.occ is None:
+            return items
+        occ = st.occ
+        rows = [[name, "" if occ.limits.get(name) is None else occ.limits[name],
+                 int(name in occ.limited_by)] for name in LIMITERS]
+        items.append(ExportItem("occupancy_limiters", self.bars.getPlotItem(),
+                                ["limiter", "blocks_per_sm_allowed", "binding"], rows))
+        for key, plot, xname in (("threads", self.threads_plot, "threads_per_block"),
+                                 ("registers", self.regs_plot, "regs_per_thread"),
+                                 ("smem", self.smem_plot, "smem_per_block_bytes")):
+            if key in self._sweeps:
+                xs, ys = self._sweeps[key]
+                mx, _ = self.marker(key)
+                cur = {"threads": st.inputs.threads_per_block, "registers": st.inputs.regs_per_thread,
+                       "smem": st.inputs.smem_per_block}[key]
+                rows = [[int(x), int(y), int(int(x) == cur)] for x, y in zip(xs, ys)]
+                items.append(ExportItem(f"occupancy_vs_{key}", plot.getPlotItem(),
+                                        [xname, "active_warps_per_sm", "is_current_launch"], rows))
+        return items

@@ -1,0 +1,153 @@
+"""QtPlayback: play / pause / step / speed and a time scrubber over the residency curve."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSlider, QStyle, QToolButton, QVBoxLayout,
+                               QWidget)
+
+from gui import style
+from gui.model import PlaybackModel
+from gui.simrun import SimRecord
+
+SPEEDS = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
+SCRUB_STEPS = 10000
+
+
+class QtPlayback(QWidget):
+    step_requested = Signal(int)  # +1 next event, -1 previous event
+
+    def __init__(self, playback: PlaybackModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.playback = playback
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(8, 2, 8, 4)
+        lay.setSpacing(2)
+        # residency curve: resident warps over time, tail shaded, cursor
+        self.curve_plot = pg.PlotWidget()
+        self.curve_plot.setFixedHeight(78)
+        pi = self.curve_plot.getPlotItem()
+        pi.setMenuEnabled(False)
+        pi.hideButtons()
+        pi.setMouseEnabled(x=False, y=False)
+        pi.hideAxis("bottom")
+        pi.getAxis("left").setWidth(48)
+        self.curve_plot.setToolTip("Resident warps on the whole GPU over time; the dotted line is "
+                                   "all the warps this launch can keep resident; red = the tail.")
+        self.curve = pi.plot([0, 1], [0], stepMode="center", pen=pg.mkPen(style.GOOD, width=1.5),
+                             fillLevel=0, brush=pg.mkBrush(108, 201, 135, 50))
+        self.full_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(style.MUTED, style=Qt.PenStyle.DotLine))
+        pi.addItem(self.full_line)
+        self.tail_region = pg.LinearRegionItem(brush=pg.mkBrush(181, 74, 74, 60), movable=False,
+                                               pen=pg.mkPen(None))
+        pi.addItem(self.tail_region)
+        self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen("#ffffff", width=1.2))
+        pi.addItem(self.cursor)
+        lay.addWidget(self.curve_plot)
+
+        row = QHBoxLayout()
+        row.setSpacing(6)
+        icons = self.style()
+        sp = QStyle.StandardPixmap
+        self._icon_play = icons.standardIcon(sp.SP_MediaPlay)
+        self._icon_pause = icons.standardIcon(sp.SP_MediaPause)
+        self.back = QToolButton()
+        self.back.setIcon(icons.standardIcon(sp.SP_MediaSeekBackward))
+        self.back.setToolTip("Step back to the previous scheduling event (,)")
+        self.play = QToolButton()
+        self.play.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.play.setIcon(self._icon_play)
+        self.play.setText("Play")
+        self.play.setToolTip("Play or pause the animation (Space)")
+        self.play.setMinimumWidth(80)
+        self.fwd = QToolButton()
+        self.fwd.setIcon(icons.standardIcon(sp.SP_MediaSeekForward))
+        self.fwd.setToolTip("Step to the next scheduling event: a block arrives or retires (.)")
+        self.speed = QComboBox()
+        for s in SPEEDS:
+            self.speed.addItem(f"{s:g}×", s)
+        self.speed.setCurrentIndex(SPEEDS.index(1.0))
+        self.speed.setToolTip("Playback speed: at 1× the whole launch plays in about "
+                              f"{playback.base_seconds:g} seconds.")
+        self.scrub = QSlider(Qt.Orientation.Horizontal)
+        self.scrub.setRange(0, SCRUB_STEPS)
+        self.scrub.setToolTip("Drag to any moment of the simulated launch.")
+        self.time_label = QLabel("0 µs")
+        self.time_label.setMinimumWidth(150)
+        self.time_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        for w in (self.back, self.play, self.fwd):
+            row.addWidget(w)
+        row.addWidget(QLabel("speed"))
+        row.addWidget(self.speed)
+        row.addWidget(self.scrub, 1)
+        row.addWidget(self.time_label)
+        lay.addLayout(row)
+
+        self._record: SimRecord | None = None
+        self._scrubbing = False
+        self.play.clicked.connect(self._on_play_clicked)
+        self.back.clicked.connect(lambda: self.step_requested.emit(-1))
+        self.fwd.clicked.connect(lambda: self.step_requested.emit(+1))
+        self.speed.currentIndexChanged.connect(self._on_speed_selected)
+        self.scrub.valueChanged.connect(self._on_scrub)
+        playback.time_changed.connect(self._on_time)
+        playback.playing_changed.connect(self._on_playing)
+        playback.speed_changed.connect(self._on_speed)
+
+    def _on_record(self, record: SimRecord | None) -> None:
+        self._record = record
+        if record is None:
+            self.curve.setData([0, 1], [0])
+            return
+        t = np.append(record.res_times_us, record.makespan_us)
+        self.curve.setData(t, record.res_warps)
+        self.full_line.setPos(record.full_warps)
+        self.tail_region.setRegion((record.tail_start_us, record.makespan_us))
+        pi = self.curve_plot.getPlotItem()
+        pi.setXRange(0, record.makespan_us, padding=0)
+        pi.setYRange(0, record.full_warps * 1.1, padding=0)
+        self._on_time(self.playback.time_us)
+
+    def _on_time(self, t: float) -> None:
+        end = self.playback.end_us
+        self.cursor.setPos(t)
+        self.time_label.setText(f"{t:,.2f} / {end:,.2f} µs")
+        if end > 0 and not self._scrubbing:
+            self.scrub.blockSignals(True)
+            self.scrub.setValue(round(t / end * SCRUB_STEPS))
+            self.scrub.blockSignals(False)
+
+    def _on_playing(self, playing: bool) -> None:
+        self.play.setText("Pause" if playing else "Play")
+        self.play.setIcon(self._icon_pause if playing else self._icon_play)
+
+    def _on_speed(self, speed: float) -> None:
+        idx = self.speed.findData(speed)
+        if idx >= 0:
+            self.speed.blockSignals(True)
+            self.speed.setCurrentIndex(idx)
+            self.speed.blockSignals(False)
+
+    def _on_play_clicked(self) -> None:
+        self.playback.toggle()
+
+    def _on_speed_selected(self, index: int) -> None:
+        self.playback.set_speed(self.speed.itemData(index))
+
+    def _on_scrub(self, v: int) -> None:
+        self._scrubbing = True
+        try:
+            self.playback.set_time(v / SCRUB_STEPS * self.playback.end_us)
+        finally:
+            self._scrubbing = False
+
+    def export_items(self):
+        from gui.export import ExportItem
+        rec = self._record
+        if rec is None:
+            return []
+        rows = [[round(float(t), 4), int(w)] for t, w in zip(rec.res_times_us, rec.res_warps)]
+        return [ExportItem("residency", self.curve_plot.getPlotItem(),
+                           ["time_us", "resident_warps"], rows)]

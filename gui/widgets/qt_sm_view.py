@@ -1,0 +1,388 @@
+"""QtSmView: every SM of the GPU as a tile of warp slots, coloured by the block that holds them.
+
+Drawn as one image: a pixel -> warp-slot index map is built once per layout (resize, new GPU or
+launch); each frame is then a single numpy lookup (state of every warp slot -> colour -> pixels),
+so 170 SMs x 48 warp slots animate well above 30 frames per second.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPen
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+
+from gui import style
+from gui.simrun import SimRecord
+
+TILE_COLS = 8  # warp slots per row inside a tile
+
+# Colour codes per warp slot (index into the LUT built in _build_lut).
+_C_BG, _C_GAP, _C_FREE, _C_NEVER = 0, 1, 2, 3
+_C_BLOCK = 4  # then N_COLORS normal, N_COLORS "partial warp", N_COLORS "just arrived"
+
+
+def _build_lut() -> np.ndarray:
+    n = style.N_COLORS
+    lut = np.zeros((_C_BLOCK + 3 * n, 4), dtype=np.uint8)
+    for code, hexc in ((_C_BG, style.PLOT_BG), (_C_GAP, "#23272f"), (_C_FREE, style.EMPTY_SLOT),
+                       (_C_NEVER, style.NO_SLOT)):
+        r, g, b = style.rgb_of(hexc)
+        lut[code] = (b, g, r, 255)
+    for i, pal in enumerate((style.palette_rgb(0.0), style.palette_rgb(0.55, style.PLOT_BG),
+                             style.palette_rgb(0.45, "#ffffff"))):
+        lut[_C_BLOCK + i * n:_C_BLOCK + (i + 1) * n, 0] = pal[:, 2]
+        lut[_C_BLOCK + i * n:_C_BLOCK + (i + 1) * n, 1] = pal[:, 1]
+        lut[_C_BLOCK + i * n:_C_BLOCK + (i + 1) * n, 2] = pal[:, 0]
+        lut[_C_BLOCK + i * n:_C_BLOCK + (i + 1) * n, 3] = 255
+    return lut.view(np.uint32).reshape(-1)
+
+
+class _Layout:
+    """Where each SM tile and warp cell lands in a W x H image."""
+
+    def __init__(self, width: int, height: int, sm_count: int, warps_per_sm: int) -> None:
+        self.width, self.height = max(1, width), max(1, height)
+        self.sm_count, self.warps = sm_count, warps_per_sm
+        self.cw = min(TILE_COLS, warps_per_sm)
+        self.ch = math.ceil(warps_per_sm / self.cw)
+        best = None
+        for cell in range(40, 0, -1):
+            gap = 1 if cell >= 4 else 0
+            label = 12 if cell >= 5 else 0
+            tile_w = self.cw * cell + (self.cw - 1) * gap
+            tile_h = self.ch * cell + (self.ch - 1) * gap + label
+            tgap = max(4, cell // 2 + 2)
+            cols = max(1, (self.width + tgap) // (tile_w + tgap))
+            cols = min(cols, sm_count)
+            rows = math.ceil(sm_count / cols)
+            if rows * (tile_h + tgap) - tgap <= self.height and cols * (tile_w + tgap) - tgap <= self.width:
+                # prefer a balanced grid for the same cell size
+                best = (cell, gap, label, tile_w, tile_h, tgap, cols, rows)
+                break
+        if best is None:
+            cell, gap, label, tgap = 1, 0, 0, 1
+            tile_w, tile_h = self.cw, self.ch
+            cols = max(1, min(sm_count, (self.width + 1) // (tile_w + 1)))
+            rows = math.ceil(sm_count / cols)
+            best = (cell, gap, label, tile_w, tile_h, tgap, cols, rows)
+        (self.cell, self.gap, self.label, self.tile_w, self.tile_h, self.tgap,
+         self.cols, self.rows) = best
+        # Use the same number of columns but rebalance rows (e.g. 170 -> 14 x 13, not 17 x 10 + 0).
+        self.grid_w = self.cols * (self.tile_w + self.tgap) - self.tgap
+        self.grid_h = self.rows * (self.tile_h + self.tgap) - self.tgap
+        self.x0 = (self.width - self.grid_w) // 2
+        self.y0 = (self.height - self.grid_h) // 2
+        self.index = self._pixel_index()
+
+    def _axis(self, n_tiles: int, origin: int, tile: int, tgap: int, cells: int, length: int,
+              label: int = 0):
+        """Per pixel along one axis: (tile number or -1, cell number or -1)."""
+        p = np.arange(length) - origin
+        period = tile + tgap
+        t = np.where(p >= 0, p // period, -1)
+        within = p - t * period - label
+        pitch = self.cell + self.gap
+        c = np.where(within >= 0, within // pitch, -1)
+        in_cell = (within >= 0) & ((within % pitch) < self.cell) & (c < cells)
+        valid = (p >= 0) & (t < n_tiles) & (within < tile - label) & in_cell
+        return np.where(valid, t, -1), np.where(valid, c, -1)
+
+    def _pixel_index(self) -> np.ndarray:
+        tx, cx = self._axis(self.cols, self.x0, self.tile_w, self.tgap, self.cw, self.width)
+        ty, cy = self._axis(self.rows, self.y0, self.tile_h, self.tgap, self.ch, self.height,
+                            self.label)
+        sm = ty[:, None] * self.cols + tx[None, :]
+        warp = cy[:, None] * self.cw + cx[None, :]
+        ok = (ty[:, None] >= 0) & (tx[None, :] >= 0) & (sm < self.sm_count) & (warp < self.warps)
+        ok &= (cy[:, None] >= 0) & (cx[None, :] >= 0)
+        # 0 = background; 1 + flat warp-slot index otherwise
+        return np.where(ok, sm * self.warps + warp + 1, 0).astype(np.int32)
+
+    def tile_rect(self, sm: int) -> QRect:
+        r, c = divmod(sm, self.cols)
+        return QRect(self.x0 + c * (self.tile_w + self.tgap), self.y0 + r * (self.tile_h + self.tgap),
+                     self.tile_w, self.tile_h)
+
+    def hit(self, x: int, y: int) -> tuple[int, int]:
+        """(sm, warp slot) under a pixel, or (-1, -1)."""
+        if 0 <= x < self.width and 0 <= y < self.height:
+            v = int(self.index[y, x]) - 1
+            if v >= 0:
+                return divmod(v, self.warps)
+        return -1, -1
+
+
+class QtSmView(QWidget):
+    """The centre of the window: SM tiles with their warp slots, animated through time."""
+
+    hovered = Signal(str)
+
+    HEADER = 40
+    FOOTER = 34
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setMinimumSize(360, 260)
+        self.setMouseTracking(True)
+        self._lut = _build_lut()
+        self._record: SimRecord | None = None
+        self._time = 0.0
+        self._message = "Simulating…"
+        self._layout: _Layout | None = None
+        self._image: QImage | None = None
+        self._buffer: np.ndarray | None = None
+        self._codes: np.ndarray | None = None
+        self._resident: np.ndarray | None = None
+        self._stats = (0, 0, 0, 0)
+        self.frames_drawn = 0
+
+    # -- model side ---------------------------------------------------------------------------
+    def set_record(self, record: SimRecord | None, message: str = "") -> None:
+        self._record = record
+        self._message = message
+        self._layout = None
+        if record is not None:
+            self._sorted_starts = np.sort(np.asarray(record.sim.block_start_us, dtype=float))
+        self._refresh_frame()
+
+    def set_message(self, message: str) -> None:
+        """Show a message instead of (or over) the SMs: e.g. why the launch cannot run."""
+        self._message = message
+        self.update()
+
+    def set_time(self, t_us: float) -> None:
+        self._time = float(t_us)
+        self._refresh_frame()
+
+    @property
+    def record(self) -> SimRecord | None:
+        return self._record
+
+    def sizeHint(self) -> QSize:
+        return QSize(900, 620)
+
+    # -- drawing ------------------------------------------------------------------------------
+    def _grid_rect(self) -> QRect:
+        return self.rect().adjusted(8, self.HEADER, -8, -self.FOOTER)
+
+    def _ensure_layout(self) -> None:
+        rec = self._record
+        if rec is None:
+            return
+        area = self._grid_rect()
+        want = (area.width(), area.height(), rec.spec.sm_count, rec.spec.max_warps_per_sm)
+        lay = self._layout
+        if lay is None or (lay.width, lay.height, lay.sm_count, lay.warps) != want:
+            self._layout = _Layout(*want)
+            self._buffer = np.zeros((self._layout.height, self._layout.width), dtype=np.uint32)
+            self._image = QImage(self._buffer.data, self._layout.width, self._layout.height,
+                                 self._layout.width * 4, QImage.Format.Format_RGB32)
+
+    def _refresh_frame(self) -> None:
+        rec = self._record
+        if rec is not None:
+            self._ensure_layout()
+            self._compute_codes()
+            lay = self._layout
+            # one lookup: pixel -> warp-slot code -> colour
+            np.take(self._lut, np.take(self._codes, lay.index), out=self._buffer)
+        self.update()
+
+    def _compute_codes(self) -> None:
+        rec = self._record
+        spec, occ = rec.spec, rec.occ
+        n_sm, warps = spec.sm_count, spec.max_warps_per_sm
+        wpb, slots = occ.warps_per_block, rec.slots_per_sm
+        resident = rec.resident_at(self._time)  # (sm, slots) simulated block ids
+        self._resident = resident
+        codes = np.full((n_sm, warps), _C_NEVER, dtype=np.int32)
+        used = min(warps, slots * wpb)
+        ids = np.repeat(resident, wpb, axis=1)[:, :used]
+        busy = ids >= 0
+        gid = ids + rec.first_block  # grid block id, so colours do not jump when waves are skipped
+        col = np.where(busy, gid % style.N_COLORS, 0)
+        n = style.N_COLORS
+        # the last warp of a block whose size is not a multiple of 32 has idle lanes: dimmer
+        if occ.threads_per_block % spec.warp_size:
+            last = (np.arange(used) % wpb) == wpb - 1
+            col = np.where(last[None, :], col + n, col)
+        # blocks that arrived a moment ago flash a lighter shade
+        if busy.any() and rec.makespan_us > 0:
+            start = np.asarray(rec.sim.block_start_us)
+            safe = np.where(busy, ids, 0)
+            age = self._time - start[safe]
+            fresh = busy & (age < rec.makespan_us * 0.012)
+            col = np.where(fresh & (col < n), col + 2 * n, col)
+        codes[:, :used] = np.where(busy, _C_BLOCK + col, _C_FREE)
+        self._codes = np.concatenate([[_C_BG], codes.reshape(-1)]).astype(np.int32)
+        running = int((resident >= 0).sum())
+        started = int(np.searchsorted(self._sorted_starts, self._time, side="right"))
+        done = started - running + rec.first_block
+        queued = rec.n_blocks - done - running
+        self._stats = (done, running, queued, running * wpb)
+
+    def paintEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor(style.PLOT_BG))
+        rec = self._record
+        if rec is None or self._image is None:
+            self._paint_message(p, self._message or "No simulation")
+            p.end()
+            return
+        area = self._grid_rect()
+        p.drawImage(area.topLeft(), self._image)
+        self._paint_labels(p, area)
+        self._paint_header(p)
+        self._paint_queue(p)
+        if self._message:
+            self._paint_message(p, self._message, overlay=True)
+        p.end()
+        self.frames_drawn += 1
+
+    def _paint_message(self, p: QPainter, text: str, overlay: bool = False) -> None:
+        r = self.rect().adjusted(40, 40, -40, -40)
+        if overlay:
+            box = QRect(0, 0, min(640, self.width() - 40), 64)
+            box.moveCenter(self.rect().center())
+            p.fillRect(box, QColor(30, 24, 26, 230))
+            p.setPen(QPen(QColor(style.BAD)))
+            p.drawRect(box)
+            r = box.adjusted(10, 6, -10, -6)
+        p.setPen(QColor(style.FG if not overlay else "#f3c6c6"))
+        p.drawText(r, Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
+
+    def _paint_labels(self, p: QPainter, area: QRect) -> None:
+        lay = self._layout
+        if lay.label <= 0:
+            return
+        f = QFont(self.font())
+        f.setPointSizeF(7.0 if lay.cell < 9 else 8.0)
+        p.setFont(f)
+        p.setPen(QColor(style.MUTED))
+        step = 1
+        for sm in range(0, lay.sm_count, step):
+            r = lay.tile_rect(sm).translated(area.topLeft())
+            p.drawText(QRect(r.left(), r.top() - 1, r.width(), lay.label),
+                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, f"SM {sm}")
+
+    def _paint_header(self, p: QPainter) -> None:
+        rec = self._record
+        spec, occ = rec.spec, rec.occ
+        done, running, queued, warps_busy = self._stats
+        full = spec.sm_count * occ.blocks_per_sm * occ.warps_per_block
+        wave = self._wave_at(self._time)
+        total_waves = rec.waves
+        in_tail = self._time >= rec.tail_start_us and rec.makespan_us > 0 and queued == 0
+        f = QFont(self.font())
+        f.setPointSizeF(10.5)
+        f.setBold(True)
+        p.setFont(f)
+        p.setPen(QColor(style.FG))
+        left = QRect(12, 4, self.width() - 24, 20)
+        p.drawText(left, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                   f"{spec.name} · {spec.sm_count} SMs × {spec.max_warps_per_sm} warp slots")
+        f.setBold(False)
+        f.setPointSizeF(9.0)
+        p.setFont(f)
+        t_total = rec.makespan_us
+        skipped = (f"  (+{rec.skipped_waves:,} identical full waves before this, not drawn)"
+                   if rec.skipped_waves else "")
+        line = (f"t = {self._time:,.2f} of {t_total:,.2f} µs   ·   wave {wave} of {total_waves:,.2f}"
+                f"   ·   warp slots busy {warps_busy:,}/{full:,} ({(warps_busy / full if full else 0):.0%} of what "
+                f"this launch can use){skipped}")
+        p.setPen(QColor(style.MUTED))
+        p.drawText(QRect(12, 22, self.width() - 24, 16),
+                   Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, line)
+        if in_tail:
+            badge = QRect(self.width() - 96, 6, 84, 18)
+            p.fillRect(badge, QColor(style.TAIL))
+            p.setPen(QColor("#ffffff"))
+            p.drawText(badge, Qt.AlignmentFlag.AlignCenter, "TAIL")
+        elif queued > 0 and running > 0:
+            badge = QRect(self.width() - 96, 6, 84, 18)
+            p.fillRect(badge, QColor("#2f5d3a"))
+            p.setPen(QColor("#ffffff"))
+            p.drawText(badge, Qt.AlignmentFlag.AlignCenter, f"WAVE {wave}")
+
+    def _wave_at(self, t: float) -> int:
+        rec = self._record
+        starts = rec.wave_starts_us
+        k = int(np.searchsorted(np.asarray(starts), t, side="right")) if starts else 1
+        return max(1, k) + rec.skipped_waves
+
+    def _paint_queue(self, p: QPainter) -> None:
+        """The grid as a bar: retired | running | still queued."""
+        done, running, queued, _ = self._stats
+        total = max(1, done + running + queued)
+        r = QRect(12, self.height() - self.FOOTER + 10, self.width() - 24, 14)
+        p.fillRect(r, QColor("#262a33"))
+        w_done = round(r.width() * done / total)
+        w_run = max(1 if running else 0, round(r.width() * running / total))
+        p.fillRect(QRect(r.left(), r.top(), w_done, r.height()), QColor("#4a505c"))
+        p.fillRect(QRect(r.left() + w_done, r.top(), w_run, r.height()), QColor(style.GOOD))
+        f = QFont(self.font())
+        f.setPointSizeF(8.0)
+        p.setFont(f)
+        p.setPen(QColor("#ffffff"))
+        p.drawText(r.adjusted(6, 0, -6, 0), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                   f"grid: {done:,} retired · {running:,} running · {queued:,} queued "
+                   f"of {total:,} blocks")
+
+    # -- interaction --------------------------------------------------------------------------
+    def describe_at(self, pos: QPoint) -> str:
+        rec, lay = self._record, self._layout
+        if rec is None or lay is None or self._resident is None:
+            return ""
+        area = self._grid_rect()
+        sm, warp = lay.hit(pos.x() - area.left(), pos.y() - area.top())
+        if sm < 0:
+            return ""
+        wpb = rec.occ.warps_per_block
+        slot = warp // wpb
+        if slot >= rec.slots_per_sm:
+            lim = ", ".join(rec.occ.limited_by)
+            return (f"SM {sm}, warp slot {warp}: never used by this launch — "
+                    f"only {rec.occ.blocks_per_sm} blocks fit per SM (limited by {lim})")
+        b = int(self._resident[sm, slot])
+        if b < 0:
+            return f"SM {sm}, warp slot {warp}: free right now"
+        s = float(rec.sim.block_start_us[b])
+        e = float(rec.sim.block_end_us[b])
+        return (f"SM {sm}, warp slot {warp}: block {b + rec.first_block:,} (warp {warp % wpb} of "
+                f"{wpb}), runs {s:,.2f}–{e:,.2f} µs")
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+        text = self.describe_at(event.position().toPoint())
+        if text:
+            QToolTip.showText(event.globalPosition().toPoint(), text, self)
+            self.hovered.emit(text)
+        else:
+            QToolTip.hideText()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        self._layout = None
+        self._refresh_frame()
+        super().resizeEvent(event)
+
+    # -- export -------------------------------------------------------------------------------
+    def csv_rows(self) -> tuple[list[str], list[list]]:
+        """Resident blocks at the current time: one row per SM slot."""
+        header = ["time_us", "sm", "slot", "block", "start_us", "end_us"]
+        rows = []
+        rec = self._record
+        if rec is None or self._resident is None:
+            return header, rows
+        for sm in range(self._resident.shape[0]):
+            for slot in range(self._resident.shape[1]):
+                b = int(self._resident[sm, slot])
+                if b >= 0:
+                    rows.append([round(self._time, 4), sm, slot, b + rec.first_block,
+                                 round(float(rec.sim.block_start_us[b]), 4),
+                                 round(float(rec.sim.block_end_us[b]), 4)])
+                else:
+                    rows.append([round(self._time, 4), sm, slot, -1, "", ""])
+        return header, rows
