@@ -1,0 +1,53 @@
+"""Sweeps on the CPU path: labelled as not GPU timings, progress, cancel, no GPU -> clear error."""
+
+import pytest
+
+from kernels_env import HAS_GPU
+from kernels.bench import sweep
+from sim.errors import UserError
+
+cpu_only = pytest.mark.skipif(HAS_GPU, reason="checks the CPU path's labels; a GPU is present")
+
+
+@cpu_only
+def test_cpu_sweep_is_labelled_and_complete():
+    seen = []
+    result = sweep(["add_triton", "add_torch", "add_numba"], [1000, 4096], [128, 256], reps=2,
+                   allow_cpu=True, on_progress=lambda d, t, label: seen.append((d, t)))
+    # triton and numba sweep both blocks, torch ignores them: (2 + 1 + 2) x 2 sizes
+    assert len(result.measurements) == 10 and not result.cancelled
+    assert seen[-1] == (10, 10) and seen[0] == (0, 10)
+    for m in result.measurements:
+        assert m.is_gpu_timing is False
+        assert "NOT a GPU timing" in m.method
+        assert m.bytes_moved == 12 * m.elements
+        assert m.bandwidth_gbps == pytest.approx(m.bytes_moved / (m.median_ms * 1e-3) / 1e9)
+        assert m.bandwidth_p20_gbps <= m.bandwidth_gbps <= m.bandwidth_p80_gbps
+    assert result.copy_ceiling_gbps is None and result.peak_dram_gbps is None
+    blocks = {(m.kernel, m.block_size) for m in result.measurements}
+    assert ("add_triton", 128) in blocks and ("add_torch", None) in blocks
+
+
+@cpu_only
+def test_cancel_returns_what_was_measured():
+    calls = iter(range(100))
+    result = sweep(["add_torch"], [10, 20, 30], reps=1, allow_cpu=True,
+                   should_cancel=lambda: next(calls) >= 1)
+    assert result.cancelled and len(result.measurements) == 1
+
+
+@cpu_only
+def test_without_gpu_bench_says_why():
+    with pytest.raises(UserError, match="no GPU to time on"):
+        sweep(["add_triton"], [1024])
+
+
+def test_bad_requests():
+    with pytest.raises(UserError, match="not a streaming kernel"):
+        sweep(["trace_triton"], [1024], allow_cpu=True)
+    with pytest.raises(UserError, match="element count"):
+        sweep(["add_torch"], [0], allow_cpu=True)
+    with pytest.raises(UserError, match="BLOCK_SIZE must be a power of two"):
+        sweep(["add_triton"], [1024], [1000], allow_cpu=True)
+    with pytest.raises(UserError, match="threads per block"):
+        sweep(["add_numba"], [1024], [2048], allow_cpu=True)

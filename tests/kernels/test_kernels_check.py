@@ -1,0 +1,71 @@
+"""Correctness runs on the CPU path, and that the comparison really catches wrong results."""
+
+import numpy as np
+import pytest
+
+from kernels.check import ARTICLE_SIZES, format_table, run_checks
+from kernels.harness import compare
+from kernels.registry import KERNELS
+
+
+def test_compare_catches_wrong_unwritten_and_nan():
+    ref = np.linspace(-3, 3, 1001)
+    out = ref.astype(np.float32)
+    assert compare(out, ref).ok
+    bad = out.copy()
+    bad[500] += 1e-3  # one element off by a lot more than fp32 rounding
+    assert not compare(bad, ref).ok
+    unwritten = out.copy()
+    unwritten[-1] = np.nan  # the poisoned value a kernel never overwrote
+    acc = compare(unwritten, ref)
+    assert not acc.ok and acc.unwritten == 1
+    shifted = np.roll(out, 1)  # an indexing bug
+    assert not compare(shifted, ref).ok
+    assert not compare(out[:-1], ref).ok  # wrong length
+
+
+def test_fp64_arithmetic_would_not_pass_as_fp32_rounding_error():
+    """The tolerance is tight enough that fp16 arithmetic fails it (fp32 passes)."""
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal(10_000), rng.standard_normal(10_000)
+    ref = x + y
+    assert compare((x.astype(np.float32) + y.astype(np.float32)), ref, rtol=1e-6, atol=1e-6).ok
+    assert not compare((x.astype(np.float16) + y.astype(np.float16)), ref).ok
+
+
+def test_every_kernel_checks_ok_at_small_sizes():
+    results = run_checks(sizes=[1, 1000])
+    names = {r.kernel for r in results}
+    assert names == {k.name for k in KERNELS}
+    failed = [r for r in results if r.status == "FAIL"]
+    assert not failed, format_table(failed)
+    table = format_table(results)
+    assert "add_numba_naive" in table and "lanes_numba" in table
+
+
+@pytest.mark.slow
+def test_triton_at_the_article_sizes():
+    """The article's sizes, including 1,048,583 (a partial last block), through the interpreter."""
+    results = run_checks(["add_triton_tutorial", "add_triton", "add_relu_triton"], ARTICLE_SIZES)
+    assert [r.elements for r in results[:4]] == list(ARTICLE_SIZES)
+    assert all(r.status == "OK" for r in results), format_table(results)
+
+
+def test_simulator_sizes_are_capped_and_said():
+    results = run_checks(["add_numba_naive"], [128, 1_048_583])
+    from kernels_env import HAS_GPU
+
+    if not HAS_GPU:
+        assert [r.elements for r in results] == [128, 4_099]
+        assert all(r.where == "simulator" for r in results)
+
+
+def test_lanes_show_idle_lanes():
+    from kernels.numba_kernels import warp_lanes
+    from sim.geometry import warp_lanes as sim_lanes
+
+    lanes, _ = warp_lanes(250)
+    assert lanes.shape == (8, 32)
+    assert (lanes[:7] >= 0).all() and (lanes[7, :26] == np.arange(26)).all()
+    assert (lanes[7, 26:] == -1).all()  # 6 idle lanes in the last warp, as the article says
+    assert [int((w >= 0).sum()) for w in lanes] == sim_lanes(250)
