@@ -1,0 +1,73 @@
+"""The command line: the article's numbers, one-line errors, files that are whole."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import main
+from sim.trace import load_trace
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(capsys, *argv):
+    code = main.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_explain_prints_the_article_numbers(capsys):
+    code, out, _ = run(capsys, "explain", "--gpu", "L40S", "--elements", "1000000", "--block", "256")
+    assert code == 0
+    for needle in ("142", "48", "3,907", "31,256", "192", "6,816", "4.6", "limited by warps"):
+        assert needle in out, needle
+
+
+def test_explain_json(capsys):
+    code, out, _ = run(capsys, "explain", "--gpu", "h200", "--elements", "2^20", "--block", "128",
+                       "--regs", "64", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["geometry"]["blocks"] == 8192
+    assert data["occupancy"]["blocks_per_sm"] == 8 and data["occupancy"]["limited_by"] == ["registers"]
+
+
+def test_simulate_writes_a_whole_trace(capsys, tmp_path):
+    path = tmp_path / "t.json"
+    code, out, _ = run(capsys, "simulate", "--gpu", "H200", "--elements", "1e6", "--block", "256",
+                       "--cost", "uniform", "--trace", str(path), "--json")
+    summary = json.loads(out)
+    assert code == 0 and summary["waves"] == 4 and summary["blocks"] == 3907
+    trace = load_trace(path)
+    assert trace.source == "simulated" and len(trace.block) == 3907
+    assert trace.max_resident_per_sm().max() == 8
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["explain", "--block", "0"], "block size"),
+    (["explain", "--block", "2000"], "1..1024"),
+    (["explain", "--elements", "-5"], "at least 1"),
+    (["explain", "--elements", "lots"], "not a number"),
+    (["explain", "--gpu", "GTX480"], "unknown GPU"),
+    (["explain", "--elements", "2^40", "--block", "1"], "grid limit"),
+    (["simulate", "--smem", "300K"], "opt-in"),
+    (["simulate", "--trace", "/proc/nope/t.json"], "cannot write"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_bad_input_is_one_line_and_nonzero(capsys, argv, needle):
+    try:
+        code = main.main(argv)
+    except SystemExit as exc:  # argparse's own errors exit
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and needle in err
+    assert err.count("\n") == 1, err
+
+
+def test_real_process_has_no_traceback():
+    proc = subprocess.run([sys.executable, "main.py", "explain", "--block", "0"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
