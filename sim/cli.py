@@ -77,6 +77,19 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_simulate)
 
+    p = subparsers.add_parser("compare", help="lay a recorded block trace beside its simulation",
+                              description="Simulate the grid of a trace recorded on a real GPU (python main.py "
+                                          "trace) with the same block duration, and compare residency, makespan "
+                                          "and SM placement.")
+    p.add_argument("trace_file", metavar="TRACE.json", help="a warpscope-trace/1 file")
+    p.add_argument("--gpu", metavar="NAME", help="GPU preset (default: the one the trace names)")
+    p.add_argument("--blocks-per-sm", type=int, metavar="N",
+                   help="block slots per SM (default: the occupancy predicted when recording)")
+    p.add_argument("--placement", choices=["recorded", "sm", "tpc"], default="recorded",
+                   help="simulated placement: the SM order the hardware used (default), SM order, or TPC spread")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=cmd_compare)
+
 
 def resolve_launch(args):
     """(gpu, occupancy, geometry) for parsed launch arguments; UserError on nonsense."""
@@ -195,6 +208,32 @@ def cmd_simulate(args) -> int:
     ])
     if args.trace:
         print(f"  trace written to {args.trace}")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from dataclasses import asdict
+
+    from sim.compare import compare_trace, placement_from_trace
+    from sim.devices import preset_for_device_name
+    from sim.trace import load_trace
+
+    trace = load_trace(args.trace_file)
+    gpu = preset(args.gpu) if args.gpu else preset_for_device_name(trace.gpu)
+    if gpu is None:
+        raise UserError(f"the trace names {trace.gpu!r}, which is no preset; pass --gpu")
+    per_sm = args.blocks_per_sm or (trace.meta.get("predicted") or {}).get("blocks_per_sm")
+    if not per_sm or per_sm < 1:
+        raise UserError("the trace does not say how many blocks fit on an SM; pass --blocks-per-sm")
+    placement = {"recorded": placement_from_trace(trace), "sm": PLACEMENTS["SM order"],
+                 "tpc": PLACEMENTS["TPC/GPC spread"]}[args.placement]
+    comparison, _ = compare_trace(trace, gpu, int(per_sm), placement)
+    if args.json:
+        print(json.dumps(asdict(comparison), indent=2))
+        return 0
+    print(f"{args.trace_file}: recorded on {trace.gpu}, simulated on {gpu.name} ({placement.name})")
+    for line in comparison.lines():
+        print(f"  {line}")
     return 0
 
 

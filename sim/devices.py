@@ -125,6 +125,23 @@ def preset(name: str) -> GpuSpec:
     raise UserError(f"unknown GPU {name!r}; choose one of: {', '.join(presets())}")
 
 
+def preset_for_device_name(device_name: str, sm_count: int | None = None) -> GpuSpec | None:
+    """The preset a driver's device name refers to: "NVIDIA A100-SXM4-80GB" -> A100 80GB.
+
+    Every word of the preset's name must appear in the device name, except that only the first
+    (the model) is required; more matching words, and a matching SM count, rank higher."""
+    key = _key(device_name)
+    best, best_score = None, 0
+    for spec in _presets().values():
+        words = [_key(w) for w in spec.name.split()]
+        if words[0] not in key:
+            continue
+        score = 1 + sum(w in key for w in words[1:]) + (2 if sm_count == spec.sm_count else 0)
+        if score > best_score:
+            best, best_score = spec, score
+    return best
+
+
 def spec_from_device(
     *,
     name: str,
@@ -163,10 +180,8 @@ _DEVICE_ARGS = {"name", "compute_capability", "sm_count", "l2_bytes", "memory_by
 
 def _gpc_guess(name: str, sm_count: int) -> int:
     """GPC count of the matching preset if the name is known, else a typical 8."""
-    for spec in _presets().values():
-        if _key(spec.name) in _key(name) and spec.sm_count == sm_count:
-            return spec.gpc_count
-    return 8
+    spec = preset_for_device_name(name, sm_count)
+    return spec.gpc_count if spec is not None and spec.sm_count == sm_count else 8
 
 
 def with_sm_count(spec: GpuSpec, sm_count: int) -> GpuSpec:
