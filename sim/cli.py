@@ -14,23 +14,22 @@ from sim.trace import save_trace
 from sim.units import fmt_bytes, parse_bytes, parse_count
 
 
-def arg_count(what: str):
-    """An argparse `type` that parses counts and reports a bad one in plain words."""
+def _argparse_type(parser, what: str):
+    """An argparse `type` that reports a bad value in plain words (not 'invalid <lambda> value')."""
     def parse(text):
         try:
-            return parse_count(text, what)
+            return parser(text, what)
         except UserError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
     return parse
+
+
+def arg_count(what: str):
+    return _argparse_type(parse_count, what)
 
 
 def arg_bytes(what: str):
-    def parse(text):
-        try:
-            return parse_bytes(text, what)
-        except UserError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    return parse
+    return _argparse_type(parse_bytes, what)
 
 
 def add_launch_arguments(parser, *, gpu_default: str | None = "H200") -> None:
