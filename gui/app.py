@@ -158,11 +158,17 @@ def run_export(gpu, elements, block, regs, smem, out: str) -> int:
         win.show()
         for _ in range(5):
             app.processEvents()
+        win.apply_default_dock_sizes()
+        for _ in range(5):
+            app.processEvents()
         rec = win.simulate_now()
         if rec is not None:
             win.playback.set_time(0.42 * rec.makespan_us)
         app.processEvents()
-        files = win.export_all(out_dir)
+        try:
+            files = win.export_all(out_dir)
+        except OSError as exc:
+            raise UserError(f"export to {out_dir} failed: {exc.strerror or exc}") from None
     finally:
         win.shutdown()
         win.hide()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRect, QRectF, QSize, Qt
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
 from PySide6.QtWidgets import QWidget
 
@@ -105,7 +105,7 @@ def _render_svg(target, path: Path) -> None:
             p.fillRect(QRectF(0, 0, size.width(), size.height()), QColor(style.PLOT_BG))
             target.scene().render(p, QRectF(0, 0, size.width(), size.height()), rect)
         else:
-            target.render(p)
+            target.render(p, QPoint(0, 0))
     finally:
         p.end()
     if not _svg_ok(path):
@@ -157,23 +157,44 @@ def _png_bytes(image: QImage) -> bytes:
     return bytes(ba.data())
 
 
-def summary_page(title: str, facts: list[tuple[str, str]], panels: list[tuple[str, QImage]],
+def _panel(entry):
+    """(name, image) or (name, image, full_width)."""
+    name, img = entry[0], entry[1]
+    return name, img, bool(entry[2]) if len(entry) > 2 else False
+
+
+def summary_page(title: str, facts: list[tuple[str, str]], panels: list[tuple],
                  width: int = 1600) -> QImage:
-    """A single tall image: title, a facts table, then the panels two per row."""
+    """A single tall image: title, a facts table, then the panels (full width, or two per row).
+    Panels are scaled down to fit, never up."""
     margin, gap = 28, 18
     col_w = (width - 2 * margin - gap) // 2
-    scaled = []
-    for name, img in panels:
+    full_w = width - 2 * margin
+    rows: list[list[tuple[str, QImage]]] = []
+    pending: list[tuple[str, QImage]] = []
+    for entry in panels:
+        name, img, full = _panel(entry)
         if img.isNull():
             continue
-        s = img.scaledToWidth(col_w, Qt.TransformationMode.SmoothTransformation)
-        scaled.append((name, s))
+        limit = full_w if full else col_w
+        if img.width() > limit:
+            img = img.scaledToWidth(limit, Qt.TransformationMode.SmoothTransformation)
+        if full:
+            if pending:
+                rows.append(pending)
+                pending = []
+            rows.append([(name, img)])
+        else:
+            pending.append((name, img))
+            if len(pending) == 2:
+                rows.append(pending)
+                pending = []
+    if pending:
+        rows.append(pending)
     fact_rows = (len(facts) + 1) // 2
     facts_h = fact_rows * 22 + 16
     y_panels = margin + 46 + facts_h + 10
-    heights = []
-    for i in range(0, len(scaled), 2):
-        heights.append(max(s.height() for _, s in scaled[i:i + 2]) + 26)
+    heights = [max(img.height() for _, img in row) + 26 for row in rows]
     height = y_panels + sum(h + gap for h in heights) + margin
     page = QImage(width, height, QImage.Format.Format_RGB32)
     page.fill(QColor(style.BG))
@@ -202,8 +223,8 @@ def summary_page(title: str, facts: list[tuple[str, str]], panels: list[tuple[st
         p.drawText(QRect(x + col_w // 2, y, col_w // 2 - 8, 22),
                    Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, v)
     y = y_panels
-    for r, i in enumerate(range(0, len(scaled), 2)):
-        for j, (name, img) in enumerate(scaled[i:i + 2]):
+    for r, row in enumerate(rows):
+        for j, (name, img) in enumerate(row):
             x = margin + j * (col_w + gap)
             p.setPen(QColor(style.MUTED))
             p.drawText(x, y + 16, name)
@@ -217,11 +238,13 @@ def summary_html(title: str, facts: list[tuple[str, str]], panels: list[tuple[st
                  files: list[str]) -> str:
     rows = "\n".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in facts)
     figs = []
-    for name, img in panels:
+    for entry in panels:
+        name, img, full = _panel(entry)
         if img.isNull():
             continue
         data = base64.b64encode(_png_bytes(img)).decode("ascii")
-        figs.append(f"<figure><img alt='{html.escape(name)}' src='data:image/png;base64,{data}'>"
+        cls = " class='full'" if full else ""
+        figs.append(f"<figure{cls}><img alt='{html.escape(name)}' src='data:image/png;base64,{data}'>"
                     f"<figcaption>{html.escape(name)}</figcaption></figure>")
     links = "\n".join(f"<li><a href='{html.escape(f)}'>{html.escape(f)}</a></li>" for f in files)
     return f"""<!doctype html>
@@ -232,7 +255,7 @@ h1 {{ font-size: 22px; }} th {{ text-align:left; color:{style.MUTED}; font-weigh
 td {{ text-align:right; padding: 3px 6px; }} tr:nth-child(odd) {{ background:{style.PANEL}; }}
 table {{ border-collapse: collapse; margin-bottom: 18px; }}
 .figs {{ display:grid; grid-template-columns: 1fr 1fr; gap: 16px; }}
-figure {{ margin:0; }} img {{ width:100%; border:1px solid #2e3440; }}
+figure {{ margin:0; }} figure.full {{ grid-column: 1 / span 2; }} img {{ width:100%; border:1px solid #2e3440; }}
 figcaption {{ color:{style.MUTED}; font-size: 13px; }} a {{ color:{style.ACCENT2}; }}
 </style></head><body>
 <h1>{html.escape(title)}</h1>

@@ -545,12 +545,12 @@ class MainWindow(QMainWindow):
         st = self.model.state
         title = (f"WarpScope · {st.spec.name} · {st.inputs.elements:,} elements × "
                  f"{st.inputs.threads_per_block} threads per block")
-        panels = [("SM view", self.sm_view.grab().toImage()),
+        panels = [("SM view", self.centralWidget().grab().toImage(), True),
                   ("Occupancy", self.occupancy_view.grab().toImage()),
                   ("Geometry", self.geometry_view.grab().toImage()),
-                  ("Timeline", self.timeline.grab().toImage())]
+                  ("Timeline", self.timeline.grab().toImage(), True)]
         if self.bandwidth.result is not None:
-            panels.append(("Bandwidth", self.bandwidth.size_plot.grab().toImage()))
+            panels.append(("Bandwidth", self.bandwidth.grab().toImage(), True))
         page = summary_page(title, self.summary_facts(), panels)
         p = out / "summary.png"
         if not page.save(str(p), "PNG"):

@@ -51,6 +51,15 @@ PALETTE = block_palette()
 N_COLORS = len(PALETTE)
 
 
+def block_color_index(block_ids: np.ndarray) -> np.ndarray:
+    """Palette index per block id: a multiplicative hash, so blocks that share an SM (ids that
+    differ by a multiple of the SM count) still get different colours."""
+    ids = np.asarray(block_ids, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        h = (ids * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)
+    return (h % np.uint64(N_COLORS)).astype(np.int64)
+
+
 def palette_rgb(dim: float = 0.0, toward: str = "#000000") -> np.ndarray:
     """(N_COLORS, 3) uint8 array of the block colours, optionally mixed toward another colour."""
     return np.array([[c.red(), c.green(), c.blue()] for c in

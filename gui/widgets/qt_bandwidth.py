@@ -104,8 +104,21 @@ class BandwidthJobs:
     launch_vs_finish: Callable[..., Any] | None = None
     square_host_steps: Callable[..., Any] | None = None
 
+    def __post_init__(self) -> None:
+        """Anything not given uses the real kernels layer (imported only when it runs)."""
+        real = None
+        for name in ("sweep", "load_results", "run_checks", "count_kernels", "launch_vs_finish",
+                     "square_host_steps"):
+            if getattr(self, name) is None:
+                real = real or BandwidthJobs._real_functions()
+                setattr(self, name, real[name])
+
     @classmethod
     def real(cls) -> "BandwidthJobs":
+        return cls()
+
+    @staticmethod
+    def _real_functions() -> dict:
         def sweep(*a, **k):
             from kernels.bench import sweep as f
             return f(*a, **k)
@@ -130,7 +143,8 @@ class BandwidthJobs:
             from kernels.experiments import square_host_steps
             return square_host_steps(*a, **k)
 
-        return cls(sweep, load, checks, count, lvf, square)
+        return {"sweep": sweep, "load_results": load, "run_checks": checks, "count_kernels": count,
+                "launch_vs_finish": lvf, "square_host_steps": square}
 
 
 def _plot(title: str, xlabel: str, ylabel: str, logx: bool = False) -> pg.PlotWidget:

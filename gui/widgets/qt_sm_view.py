@@ -204,7 +204,7 @@ class QtSmView(QWidget):
         ids = np.repeat(resident, wpb, axis=1)[:, :used]
         busy = ids >= 0
         gid = ids + rec.first_block  # grid block id, so colours do not jump when waves are skipped
-        col = np.where(busy, gid % style.N_COLORS, 0)
+        col = np.where(busy, style.block_color_index(np.where(busy, gid, 0)), 0)
         n = style.N_COLORS
         # the last warp of a block whose size is not a multiple of 32 has idle lanes: dimmer
         if occ.threads_per_block % spec.warp_size:

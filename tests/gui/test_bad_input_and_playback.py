@@ -1,0 +1,122 @@
+"""Bad input gets messages, not crashes; the animation plays, steps and scrubs."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from .conftest import wait_sim
+
+
+def test_launch_that_cannot_run_says_why(qtbot, make_window):
+    win = make_window("H200", 1_000_000, 256)
+    wait_sim(qtbot, win)
+    win.controls.regs.setValue(300)  # over the 255 registers a thread may have
+    st = win.model.state
+    assert st.occ is not None and not st.occ.can_launch
+    assert "register" in win.controls.error.text()
+    assert win.sm_view.record is None
+    assert "cannot run" in win.sm_view._message
+    assert "0 blocks per SM" in win.occupancy_view.summary.text()
+    # fixing it brings the simulation back
+    win.controls.regs.setValue(32)
+    rec = wait_sim(qtbot, win)
+    assert rec.occ.regs_per_thread == 32
+    assert win.controls.error.text() == ""
+
+
+def test_too_much_shared_memory(qtbot, make_window):
+    win = make_window("T4", 1_000_000, 256)
+    win.controls.smem.setValue(200_000)
+    assert not win.model.state.occ.can_launch
+    assert "shared memory" in win.controls.error.text()
+
+
+def test_block_over_device_limit(qtbot, make_window):
+    win = make_window("T4", 1_000_000, 256)
+    win.controls.threads.setValue(1024)
+    assert win.model.state.occ.can_launch
+    assert win.model.state.occ.blocks_per_sm == 1
+
+
+def test_rejected_change_restores_controls(qtbot, make_window):
+    win = make_window("H200", 1_000_000, 256)
+    win.model.update(elements=0)  # e.g. from a script; refused
+    assert win.model.inputs.elements == 1_000_000
+    assert win.controls.elements.value() == 1_000_000
+    assert "elements" in win.controls.error.text()
+    assert "elements" in win.statusBar().currentMessage()
+
+
+def test_play_pause_and_clock(qtbot, make_window):
+    win = make_window("T4", 1_000_000, 256)
+    rec = wait_sim(qtbot, win)
+    win.playback.set_time(0)
+    win.act_play.trigger()
+    assert win.playback.playing and win.clock.is_active()
+    qtbot.waitUntil(lambda: win.playback.time_us > 0, timeout=3000)
+    win.act_play.trigger()
+    assert not win.playback.playing and not win.clock.is_active()
+    assert 0 < win.playback.time_us <= rec.makespan_us
+
+
+def test_space_shortcut_toggles_play(qtbot, make_window):
+    win = make_window("T4", 1_000_000, 256)
+    win.show()
+    qtbot.waitExposed(win)
+    wait_sim(qtbot, win)
+    win.activateWindow()
+    win.sm_view.setFocus()
+    qtbot.keyClick(win.sm_view, Qt.Key.Key_Space)
+    assert win.playback.playing
+    qtbot.keyClick(win.sm_view, Qt.Key.Key_Space)
+    assert not win.playback.playing
+
+
+def test_step_goes_event_by_event(qtbot, make_window):
+    win = make_window("T4", 100_000, 256)
+    rec = wait_sim(qtbot, win)
+    win.playback.set_time(0)
+    events = list(rec.event_times_us)
+    win.step(+1)
+    assert win.playback.time_us == pytest.approx(events[1])
+    win.step(+1)
+    assert win.playback.time_us == pytest.approx(events[2])
+    win.step(-1)
+    assert win.playback.time_us == pytest.approx(events[1])
+    win.act_end.trigger()
+    assert win.playback.time_us == pytest.approx(rec.makespan_us)
+    win.step(+1)  # stays at the end
+    assert win.playback.time_us == pytest.approx(rec.makespan_us)
+
+
+def test_scrubber_and_timeline_cursor_follow_time(qtbot, make_window):
+    win = make_window("L40S", 1_000_000, 256)
+    rec = wait_sim(qtbot, win)
+    win.playback_view.scrub.setValue(5000)
+    assert win.playback.time_us == pytest.approx(rec.makespan_us / 2, rel=1e-3)
+    assert win.timeline.cursor.value() == pytest.approx(rec.makespan_us / 2, rel=1e-3)
+    win.timeline.cursor.setValue(rec.makespan_us * 0.9)
+    win.timeline._on_cursor_dragged(win.timeline.cursor)
+    assert win.playback.time_us == pytest.approx(rec.makespan_us * 0.9, rel=1e-3)
+    assert win.sm_view._time == pytest.approx(rec.makespan_us * 0.9, rel=1e-3)
+
+
+def test_tail_is_marked(qtbot, make_window):
+    win = make_window("L40S", 1_000_000, 256)  # 4.59 waves: the last wave is partial
+    rec = wait_sim(qtbot, win)
+    assert 0 < rec.tail_fraction < 1
+    assert rec.tail_start_us < rec.makespan_us
+    lo, hi = win.timeline.tail.getRegion()
+    assert (lo, hi) == pytest.approx((rec.tail_start_us, rec.makespan_us))
+    assert len(rec.wave_starts_us) == 5
+
+
+def test_huge_grid_simulates_only_the_end(qtbot, make_window):
+    win = make_window("RTX 5090", 2 ** 31, 32)
+    rec = wait_sim(qtbot, win, timeout=10000)
+    assert rec.n_blocks == 2 ** 31 // 32
+    assert rec.n_sim < rec.n_blocks and rec.skipped_waves > 0
+    bpw = rec.occ.blocks_per_sm * rec.spec.sm_count
+    assert rec.n_blocks - rec.n_sim == rec.skipped_waves * bpw
+    assert "identical full waves" in win.timeline.caption.text()

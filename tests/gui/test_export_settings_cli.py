@@ -1,0 +1,212 @@
+"""Exports write valid files; settings persist; the CLI entry points work and stay cheap."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QImage
+
+from sim.errors import UserError
+from sim.occupancy import sweep_threads
+from sim.devices import preset
+
+from .conftest import wait_sim
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _rows(path: Path) -> list[list[str]]:
+    with open(path, newline="") as fh:
+        return list(csv.reader(fh))
+
+
+def _check_exports(out: Path, files: list[Path]) -> None:
+    names = {f.name for f in files}
+    for stem in ("sm_view", "residency", "occupancy_limiters", "occupancy_vs_threads",
+                 "occupancy_vs_registers", "occupancy_vs_smem", "geometry_table", "warp_lanes",
+                 "timeline"):
+        for ext in ("png", "svg", "csv"):
+            assert f"{stem}.{ext}" in names, f"{stem}.{ext} missing"
+        img = QImage(str(out / f"{stem}.png"))
+        assert not img.isNull() and img.width() > 50, stem
+        root = ET.parse(out / f"{stem}.svg").getroot()
+        assert root.tag.endswith("svg"), stem
+        assert len(_rows(out / f"{stem}.csv")) >= 2, stem
+    for extra in ("session.json", "summary.png", "summary.html"):
+        assert extra in names
+    assert not list(out.glob("*.part"))
+
+
+def test_export_all_writes_valid_files(qtbot, make_window, tmp_path):
+    win = make_window("H200", 1_000_000, 256, regs=40)
+    win.show()
+    qtbot.waitExposed(win)
+    rec = wait_sim(qtbot, win)
+    win.playback.set_time(rec.makespan_us * 0.3)
+    out = tmp_path / "export"
+    files = win.export_all(out)
+    _check_exports(out, files)
+    # the CSV holds the plotted points: the threads sweep equals sim's sweep, current launch marked
+    rows = _rows(out / "occupancy_vs_threads.csv")
+    xs, ys = sweep_threads(preset("H200"), 40, 0)
+    assert rows[0] == ["threads_per_block", "active_warps_per_sm", "is_current_launch"]
+    assert [(int(r[0]), int(r[1])) for r in rows[1:]] == list(zip(xs.tolist(), ys.tolist()))
+    assert [int(r[0]) for r in rows[1:] if r[2] == "1"] == [256]
+    # the timeline CSV is the simulated trace, one row per block
+    assert len(_rows(out / "timeline.csv")) == 1 + rec.n_sim
+    # the SM view CSV is the residency at the current time
+    sm_rows = _rows(out / "sm_view.csv")[1:]
+    assert len(sm_rows) == 132 * rec.slots_per_sm
+    session = json.loads((out / "session.json").read_text())
+    assert session["format"] == "warpscope-session/1"
+    assert session["inputs"]["regs_per_thread"] == 40
+    assert session["device"]["name"] == "H200"
+    assert session["occupancy"]["blocks_per_sm"] == win.model.state.occ.blocks_per_sm
+    assert session["geometry"]["blocks"] == 3907
+    assert session["simulation"]["blocks_simulated"] == 3907
+    html = (out / "summary.html").read_text()
+    assert "data:image/png;base64," in html and "H200" in html
+    assert QImage(str(out / "summary.png")).height() > 1000
+
+
+def test_svg_fallback_when_pyqtgraph_exporter_breaks(qtbot, make_window, tmp_path, monkeypatch):
+    """pyqtgraph 0.14's SVGExporter raises on Qt >= 6.11; we must still write an SVG."""
+    import pyqtgraph.exporters as ex
+
+    def broken(self, *a, **k):
+        raise ValueError("not enough values to unpack (expected 2, got 1)")
+
+    monkeypatch.setattr(ex.SVGExporter, "export", broken)
+    from gui.export import export_svg
+    win = make_window("T4", 100_000, 128)
+    wait_sim(qtbot, win)
+    path = export_svg(win.occupancy_view.threads_plot.getPlotItem(), tmp_path / "t.svg")
+    root = ET.parse(path).getroot()
+    assert root.tag.endswith("svg")
+    assert path.stat().st_size > 1000
+
+
+def test_export_to_unwritable_place_is_a_user_error(qtbot, make_window, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    win = make_window("T4")
+    with pytest.raises(UserError):
+        win.export_all(blocker / "sub")
+
+
+def test_settings_are_remembered(qtbot, make_window):
+    win = make_window("T4", 12345, 96, restore=True)
+    win.model.update(gpu="A100 80GB" if "A100 80GB" in [win.controls.gpu.itemText(i) for i in
+                                                       range(win.controls.gpu.count())] else "V100",
+                     elements=777_777, threads_per_block=160, regs_per_thread=48)
+    win.controls.placement.setCurrentText("tpc-spread")
+    win.playback.set_speed(4.0)
+    gpu = win.model.inputs.gpu
+    win.close()  # closeEvent saves
+    win2 = make_window(restore=True)
+    # explicit inputs win over saved ones; a window opened from settings gets the saved launch
+    from gui.main_window import MainWindow
+    win3 = MainWindow(None, restore=True, load_kernels=False)
+    qtbot.addWidget(win3)
+    try:
+        i = win3.model.inputs
+        assert (i.gpu, i.elements, i.threads_per_block, i.regs_per_thread) == (gpu, 777_777, 160, 48)
+        assert win3.placement == "tpc-spread"
+        assert win3.playback.speed == 4.0
+    finally:
+        win3.shutdown()
+    assert win2.model.inputs.gpu == "L40S"
+
+
+def test_settings_file_goes_where_tests_say(tmp_path, monkeypatch):
+    monkeypatch.setenv("WARPSCOPE_SETTINGS_DIR", str(tmp_path / "s"))
+    from gui.settings import open_settings
+    s = open_settings()
+    s.setValue("x", 1)
+    s.sync()
+    assert (tmp_path / "s" / "warpscope.ini").exists()
+
+
+def test_cli_import_is_cheap():
+    code = ("import sys, gui.cli; "
+            "bad = [m for m in ('PySide6', 'pyqtgraph', 'torch', 'triton', 'numba') if m in sys.modules]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_register_adds_export():
+    import argparse
+
+    import gui.cli
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="command")
+    gui.cli.register(sub)
+    args = p.parse_args(["export", "--gpu", "T4", "--elements", "2^20", "--block", "128",
+                         "--regs", "32", "--smem", "4096", "--out", "x"])
+    assert args.handler is gui.cli._export_handler
+    assert (args.gpu, args.elements, args.block, args.regs, args.smem, args.out) == \
+        ("T4", 2 ** 20, 128, 32, 4096, "x")
+
+
+def test_headless_export_in_process(qtbot, tmp_path, capsys):
+    from gui.app import run_export
+    out = tmp_path / "h"
+    assert run_export("T4", 1_000_000, 250, None, None, str(out)) == 0
+    files = sorted(out.iterdir())
+    _check_exports(out, files)
+    assert "wrote" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(gpu="GTX 9999"), "unknown GPU"),
+    (dict(elements=0), "element"),
+    (dict(block=0), "threads per block"),
+])
+def test_headless_export_bad_input_is_one_line(qtbot, tmp_path, kwargs, words):
+    from gui.app import run_export
+    args = dict(gpu="H200", elements=1000, block=256, regs=None, smem=None, out=str(tmp_path / "o"))
+    args.update(kwargs)
+    with pytest.raises(UserError) as exc:
+        run_export(**args)
+    assert words in str(exc.value) and "\n" not in str(exc.value)
+    assert not (tmp_path / "o").exists()
+
+
+def test_screenshot_in_process(qtbot, tmp_path):
+    from gui.app import run_window
+    path = tmp_path / "shot.png"
+    assert run_window(gpu="T4", elements=1_000_000, block=256, screenshot=str(path)) == 0
+    img = QImage(str(path))
+    assert (img.width(), img.height()) == (1600, 1000)
+
+
+def test_screenshot_wants_png(qtbot, tmp_path):
+    from gui.app import run_window
+    with pytest.raises(UserError):
+        run_window(screenshot=str(tmp_path / "shot.jpg"))
+
+
+@pytest.mark.slow
+def test_export_command_end_to_end(tmp_path):
+    """`python main.py export ...` in a fresh process, no display."""
+    if not (ROOT / "main.py").exists():
+        pytest.skip("main.py is not there yet")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    out = tmp_path / "cli"
+    r = subprocess.run([sys.executable, "main.py", "export", "--gpu", "H200", "--elements",
+                        "1000000", "--block", "256", "--out", str(out)], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    _check_exports(out, sorted(out.iterdir()))
+    r = subprocess.run([sys.executable, "main.py", "export", "--gpu", "nope", "--out", str(out)],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    assert r.stderr.strip().count("\n") == 0 and "unknown GPU" in r.stderr
