@@ -113,15 +113,30 @@ def run_window(gpu=None, elements=None, block=None, regs=None, smem=None,
 
 
 def _probe_first_paint(app, win) -> None:
-    """For benchmarks/gui_startup.py: print when the window has painted, then quit."""
+    """For benchmarks/gui_startup.py: print when the window has painted (and, in "kernels" mode,
+    when the background import of torch/triton/numba is done, with the longest event-loop stall
+    seen meanwhile), then quit."""
     from PySide6.QtCore import QTimer
 
+    mode = os.environ.get("WARPSCOPE_STARTUP_PROBE", "visible")
+    state = {"last": time.perf_counter(), "stall": 0.0, "visible": False}
+
     def check():
-        if win.isVisible() and win.sm_view.frames_drawn > 0:
-            print(f"WARPSCOPE_VISIBLE {time.time():.6f} {time.perf_counter() - _T0:.6f}", flush=True)
+        now = time.perf_counter()
+        if state["visible"]:
+            state["stall"] = max(state["stall"], now - state["last"])
+        state["last"] = now
+        if not state["visible"] and win.isVisible() and win.sm_view.frames_drawn > 0:
+            state["visible"] = True
+            print(f"WARPSCOPE_VISIBLE {time.time():.6f}", flush=True)
+            if mode != "kernels":
+                QTimer.singleShot(0, win.close)
+                return
+        if state["visible"] and mode == "kernels" and win.kernels_info is not None:
+            print(f"WARPSCOPE_KERNELS {time.time():.6f} {state['stall'] * 1e3:.1f}", flush=True)
             QTimer.singleShot(0, win.close)
-        else:
-            QTimer.singleShot(5, check)
+            return
+        QTimer.singleShot(5, check)
     QTimer.singleShot(0, check)
 
 

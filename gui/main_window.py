@@ -168,6 +168,10 @@ class MainWindow(QMainWindow):
         else:
             self.resize(1560, 960)
         self._on_launch_changed(self.model.state)
+        # The first simulation runs right here (tens of ms), so the first frame already shows
+        # the SMs; later changes go through the debounced worker.
+        if self.model.state.ok:
+            self.simulate_now()
         if load_kernels:
             # after the first paint: the window is usable before torch/triton/numba load
             QTimer.singleShot(150, self.load_kernels)
@@ -189,11 +193,11 @@ class MainWindow(QMainWindow):
         return dock
 
     def apply_default_dock_sizes(self) -> None:
-        self.resizeDocks([self.docks["controls"], self.docks["occupancy"]], [370, 420],
+        self.resizeDocks([self.docks["controls"], self.docks["occupancy"]], [340, 390],
                          Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["controls"], self.docks["geometry"]], [470, 530],
                          Qt.Orientation.Vertical)
-        self.resizeDocks([self.docks["timeline"]], [240], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["timeline"]], [250], Qt.Orientation.Vertical)
 
     def _build_menus(self) -> None:
         mb = self.menuBar()

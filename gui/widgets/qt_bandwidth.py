@@ -277,11 +277,7 @@ class QtBandwidth(QWidget):
 
         plots = QSplitter(Qt.Orientation.Vertical)
         top = QSplitter(Qt.Orientation.Horizontal)
-        self.size_plot = _plot("Bandwidth vs size", "elements (log)", "GB/s", logx=True)
-        self.block_plot = _plot("Bandwidth vs block size (largest size)", "block size", "GB/s",
-                                logx=True)
-        top.addWidget(self.size_plot)
-        top.addWidget(self.block_plot)
+        self._top = top  # the plots are built on first use (keeps start-up fast)
         plots.addWidget(top)
         self.log = QPlainTextEdit()
         self.log.setReadOnly(True)
@@ -309,11 +305,8 @@ class QtBandwidth(QWidget):
         row.addWidget(self.exp_note, 1)
         el.addLayout(row)
         eg = QHBoxLayout()
-        self.fused_plot = _plot("add+ReLU: eager vs fused", "", "")
-        self.launch_plot = _plot("Launch returned vs work finished", "", "µs")
-        self.steps_plot = _plot("Square: the five host steps", "ms", "")
-        for p in (self.fused_plot, self.launch_plot, self.steps_plot):
-            eg.addWidget(p)
+        self._eg = eg
+        self._plots: dict[str, pg.PlotWidget] = {}
         el.addLayout(eg, 1)
         self.tabs.addTab(exp_tab, "Experiments")
 
@@ -325,6 +318,32 @@ class QtBandwidth(QWidget):
         runner.progress.connect(self._on_progress)
         runner.finished.connect(self._on_finished)
         self._set_busy(False)
+
+    # -- plots, built on first use -------------------------------------------------------------------
+    def _ensure_plots(self) -> dict:
+        if not self._plots:
+            p = self._plots
+            p["size"] = _plot("Bandwidth vs size", "elements (log)", "GB/s", logx=True)
+            p["block"] = _plot("Bandwidth vs block size (largest size)", "block size", "GB/s",
+                               logx=True)
+            self._top.addWidget(p["size"])
+            self._top.addWidget(p["block"])
+            p["fused"] = _plot("add+ReLU: eager vs fused", "", "")
+            p["launch"] = _plot("Launch returned vs work finished", "", "µs")
+            p["steps"] = _plot("Square: the five host steps", "ms", "")
+            for key in ("fused", "launch", "steps"):
+                self._eg.addWidget(p[key])
+        return self._plots
+
+    size_plot = property(lambda self: self._ensure_plots()["size"])
+    block_plot = property(lambda self: self._ensure_plots()["block"])
+    fused_plot = property(lambda self: self._ensure_plots()["fused"])
+    launch_plot = property(lambda self: self._ensure_plots()["launch"])
+    steps_plot = property(lambda self: self._ensure_plots()["steps"])
+
+    def showEvent(self, event) -> None:  # noqa: N802
+        self._ensure_plots()
+        super().showEvent(event)
 
     # -- availability --------------------------------------------------------------------------
     def set_kernels(self, kernels: list) -> None:

@@ -52,12 +52,14 @@ class QtLaunchControls(QWidget):
         self.model = model
         self._syncing = False
         outer = QVBoxLayout(self)
-        outer.setContentsMargins(8, 8, 8, 8)
-        outer.setSpacing(8)
+        outer.setContentsMargins(6, 4, 6, 4)
+        outer.setSpacing(2)
 
         # -- device and kernel ------------------------------------------------------------------
         box = QGroupBox("Device and kernel")
         form = QFormLayout(box)
+        form.setVerticalSpacing(4)
+        form.setContentsMargins(6, 4, 6, 4)
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
         self.gpu = QComboBox()
         self.gpu.setToolTip("The GPU to model: a detected device is listed first, then every preset.")
@@ -79,6 +81,8 @@ class QtLaunchControls(QWidget):
         # -- launch -----------------------------------------------------------------------------
         box = QGroupBox("Launch")
         form = QFormLayout(box)
+        form.setVerticalSpacing(4)
+        form.setContentsMargins(6, 4, 6, 4)
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
         self.elements_slider = QSlider(Qt.Orientation.Horizontal)
         self.elements_slider.setRange(0, LOG_STEPS)
@@ -114,6 +118,8 @@ class QtLaunchControls(QWidget):
         # -- resources --------------------------------------------------------------------------
         box = QGroupBox("Resources per thread / block")
         form = QFormLayout(box)
+        form.setVerticalSpacing(4)
+        form.setContentsMargins(6, 4, 6, 4)
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
         self.regs_slider = QSlider(Qt.Orientation.Horizontal)
         self.regs_slider.setRange(0, 255)
@@ -145,6 +151,8 @@ class QtLaunchControls(QWidget):
         # -- simulation -------------------------------------------------------------------------
         box = QGroupBox("Scheduler model")
         form = QFormLayout(box)
+        form.setVerticalSpacing(4)
+        form.setContentsMargins(6, 4, 6, 4)
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
         self.cost = QComboBox()
         self.cost.addItems(list(COST_MODELS))

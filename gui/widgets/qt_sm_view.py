@@ -46,36 +46,43 @@ class _Layout:
     def __init__(self, width: int, height: int, sm_count: int, warps_per_sm: int) -> None:
         self.width, self.height = max(1, width), max(1, height)
         self.sm_count, self.warps = sm_count, warps_per_sm
-        self.cw = min(TILE_COLS, warps_per_sm)
-        self.ch = math.ceil(warps_per_sm / self.cw)
         best = None
-        for cell in range(40, 0, -1):
-            gap = 1 if cell >= 4 else 0
-            label = 12 if cell >= 5 else 0
-            tile_w = self.cw * cell + (self.cw - 1) * gap
-            tile_h = self.ch * cell + (self.ch - 1) * gap + label
-            tgap = max(4, cell // 2 + 2)
-            cols = max(1, (self.width + tgap) // (tile_w + tgap))
-            cols = min(cols, sm_count)
-            rows = math.ceil(sm_count / cols)
-            if rows * (tile_h + tgap) - tgap <= self.height and cols * (tile_w + tgap) - tgap <= self.width:
-                # prefer a balanced grid for the same cell size
-                best = (cell, gap, label, tile_w, tile_h, tgap, cols, rows)
-                break
+        # try a few tile shapes (warp slots per tile row) and keep the one with the biggest cells
+        for cw in sorted({c for c in (4, 6, 8, 12, 16) if c <= warps_per_sm} or {warps_per_sm}):
+            ch = math.ceil(warps_per_sm / cw)
+            found = self._fit(cw, ch)
+            if found is not None and (best is None or found[0] > best[0][0]
+                                      or (found[0] == best[0][0] and cw == TILE_COLS)):
+                best = (found, cw, ch)
         if best is None:
-            cell, gap, label, tgap = 1, 0, 0, 1
-            tile_w, tile_h = self.cw, self.ch
-            cols = max(1, min(sm_count, (self.width + 1) // (tile_w + 1)))
-            rows = math.ceil(sm_count / cols)
-            best = (cell, gap, label, tile_w, tile_h, tgap, cols, rows)
+            cw = min(TILE_COLS, warps_per_sm)
+            ch = math.ceil(warps_per_sm / cw)
+            cols = max(1, min(sm_count, (self.width + 1) // (cw + 1)))
+            best = ((1, 0, 0, cw, ch, 1, cols, math.ceil(sm_count / cols)), cw, ch)
+        found, self.cw, self.ch = best
         (self.cell, self.gap, self.label, self.tile_w, self.tile_h, self.tgap,
-         self.cols, self.rows) = best
-        # Use the same number of columns but rebalance rows (e.g. 170 -> 14 x 13, not 17 x 10 + 0).
+         self.cols, self.rows) = found
         self.grid_w = self.cols * (self.tile_w + self.tgap) - self.tgap
         self.grid_h = self.rows * (self.tile_h + self.tgap) - self.tgap
         self.x0 = (self.width - self.grid_w) // 2
         self.y0 = (self.height - self.grid_h) // 2
         self.index = self._pixel_index()
+
+    def _fit(self, cw: int, ch: int):
+        """Largest cell size for which every SM tile fits, or None."""
+        for cell in range(40, 0, -1):
+            gap = 1 if cell >= 4 else 0
+            label = 12 if cell >= 5 else 0
+            tile_w = cw * cell + (cw - 1) * gap
+            tile_h = ch * cell + (ch - 1) * gap + label
+            tgap = max(4, cell // 2 + 2)
+            cols = max(1, min(self.sm_count, (self.width + tgap) // (tile_w + tgap)))
+            rows = math.ceil(self.sm_count / cols)
+            cols = math.ceil(self.sm_count / rows)  # same rows, balanced columns
+            if rows * (tile_h + tgap) - tgap <= self.height and \
+                    cols * (tile_w + tgap) - tgap <= self.width:
+                return (cell, gap, label, tile_w, tile_h, tgap, cols, rows)
+        return None
 
     def _axis(self, n_tiles: int, origin: int, tile: int, tgap: int, cells: int, length: int,
               label: int = 0):
@@ -213,9 +220,10 @@ class QtSmView(QWidget):
         # blocks that arrived a moment ago flash a lighter shade
         if busy.any() and rec.makespan_us > 0:
             start = np.asarray(rec.sim.block_start_us)
+            end = np.asarray(rec.sim.block_end_us)
             safe = np.where(busy, ids, 0)
             age = self._time - start[safe]
-            fresh = busy & (age < rec.makespan_us * 0.012)
+            fresh = busy & (age < 0.12 * (end[safe] - start[safe]))
             col = np.where(fresh & (col < n), col + 2 * n, col)
         codes[:, :used] = np.where(busy, _C_BLOCK + col, _C_FREE)
         self._codes = np.concatenate([[_C_BG], codes.reshape(-1)]).astype(np.int32)
