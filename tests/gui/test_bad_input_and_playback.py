@@ -66,6 +66,7 @@ def test_space_shortcut_toggles_play(qtbot, make_window):
     qtbot.waitExposed(win)
     wait_sim(qtbot, win)
     win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow, timeout=3000)
     win.sm_view.setFocus()
     qtbot.keyClick(win.sm_view, Qt.Key.Key_Space)
     assert win.playback.playing
