@@ -14,7 +14,7 @@ import numpy as np
 
 from sim.errors import UserError
 
-from .harness import backend_status, bind, compare, first_run, make_arrays, result_of, to_numpy
+from .harness import backend_status, bind, compare, first_run, make_arrays, result_of
 from .registry import KERNELS, KernelSpec, get_kernel
 
 ARTICLE_SIZES = (1, 128, 1024, 1_048_583)
@@ -41,8 +41,7 @@ def _elementwise(spec: KernelSpec, n: int, on_gpu: bool, where: str) -> CheckRes
         inputs, out = make_arrays(spec, n, on_gpu)
         launch = bind(spec, inputs, out, None, None)
         first_run(spec, launch)
-        ref = spec.reference(*(to_numpy(t) for t in inputs))
-        acc = compare(to_numpy(result_of(launch, out)), ref)
+        acc = compare(result_of(launch, out), spec.reference(*inputs))
     except UserError as exc:
         return CheckResult(spec.name, spec.backend, n, "FAIL", where, str(exc))
     return CheckResult(spec.name, spec.backend, n, "OK" if acc.ok else "FAIL", where, acc.detail,

@@ -188,3 +188,20 @@ def cmd_trace(args) -> int:
           f"first blocks on SMs {s['first_blocks_sm']}")
     print(f"wrote {args.out}")
     return 0
+
+
+def main(argv=None) -> int:
+    """`python -m kernels.cli check|bench|trace`: the same commands without main.py (GPU servers
+    that lack the GUI's dependencies)."""
+    parser = argparse.ArgumentParser(prog="python -m kernels.cli")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except UserError as exc:
+        print(f"warpscope: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -99,10 +99,6 @@ def result_of(launch: Launch, out):
     return launch.output() if launch.output is not None else out
 
 
-def to_numpy(t) -> np.ndarray:
-    return t.detach().cpu().numpy() if hasattr(t, "detach") else np.asarray(t)
-
-
 @dataclass(frozen=True, slots=True)
 class Accuracy:
     ok: bool
@@ -112,18 +108,24 @@ class Accuracy:
     detail: str
 
 
-def compare(out: np.ndarray, ref: np.ndarray, *, rtol: float = 1e-6, atol: float = 1e-6) -> Accuracy:
-    """fp32 results of fp32 inputs against the float64 reference: each element within rtol/atol
-    (one fp32 rounding is ~6e-8 relative), every element written, NaN never passes."""
-    out64 = np.asarray(out, dtype=np.float64)
-    if out64.shape != ref.shape:
-        return Accuracy(False, float("inf"), float("inf"), -1, f"shape {out64.shape} != {ref.shape}")
-    unwritten = int(np.isnan(out64).sum())
-    diff = np.abs(out64 - ref)
-    max_abs = float(np.nanmax(diff)) if diff.size and unwritten < diff.size else 0.0
-    norm = float(np.linalg.norm(ref)) or 1.0
-    rel = float(np.linalg.norm(np.nan_to_num(diff, nan=np.inf)) / norm) if diff.size else 0.0
-    bad = int((~(diff <= atol + rtol * np.abs(ref))).sum())  # NaN compares False: counted bad
+def compare(out, ref, *, rtol: float = 1e-6, atol: float = 1e-6) -> Accuracy:
+    """A result against its float64 reference: each element within atol + rtol*|ref| (one fp32
+    rounding is ~6e-8 relative), every element written, NaN never passes. Works on numpy arrays
+    and on torch tensors (on their device), with operators both share."""
+    from .reference import as_f64
+
+    out64 = as_f64(out)
+    if tuple(out64.shape) != tuple(ref.shape):
+        return Accuracy(False, float("inf"), float("inf"), -1,
+                        f"shape {tuple(out64.shape)} != {tuple(ref.shape)}")
+    nan = out64 != out64  # NaN is the poison a kernel never overwrote
+    unwritten = int(nan.sum())
+    diff = abs(out64 - ref)
+    bad = int((~(diff <= atol + rtol * abs(ref))).sum())  # NaN compares False: counted bad
+    written = diff[~nan]
+    max_abs = float(written.max()) if written.shape[0] else 0.0
+    ref_norm = float((ref * ref).sum()) ** 0.5 or 1.0
+    rel = float((written * written).sum()) ** 0.5 / ref_norm if not unwritten else float("inf")
     ok = bad == 0 and unwritten == 0
     detail = "" if ok else f"{bad} elements off ({unwritten} never written), max |err| {max_abs:.3g}"
     return Accuracy(ok, max_abs, rel, unwritten, detail)
@@ -157,8 +159,7 @@ def measure(spec: KernelSpec, elements: int, block: int | None = None, num_warps
     launch = bind(spec, inputs, out, block, num_warps)
     first_run(spec, launch)
     if check:
-        ref = spec.reference(*(to_numpy(t) for t in inputs))
-        acc = compare(to_numpy(result_of(launch, out)), ref)
+        acc = compare(result_of(launch, out), spec.reference(*inputs))
         if not acc.ok:
             raise UserError(f"{spec.name} at {elements:,} elements gave wrong results: {acc.detail}")
     if on_gpu:

@@ -1,6 +1,10 @@
 """Float64 references and bytes-moved formulas: what every live kernel must compute and move.
 
-Pure numpy so the registry, the tests and the GUI can read them without a GPU library.
+The references take numpy arrays or torch tensors and compute in float64 on the same device, so a
+2^28-element check on a GPU needs no trip through host memory. (Only methods both libraries share
+are used: operators and ``.astype``/``.double`` through :func:`as_f64`.) No GPU library is
+imported here, so the registry, the tests and the GUI can read this module anywhere.
+
 A "trip" is one array-sized pass through global memory (one read of an input or one write of an
 output); bytes moved = trips x elements x itemsize, the numerator of every GB/s we report.
 """
@@ -10,20 +14,26 @@ from __future__ import annotations
 import numpy as np
 
 
-def add(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return x.astype(np.float64) + y.astype(np.float64)
+def as_f64(a):
+    """The same values in float64, on the same device (numpy array or torch tensor)."""
+    return a.double() if hasattr(a, "double") else np.asarray(a, dtype=np.float64)
 
 
-def add_relu(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return np.maximum(add(x, y), 0.0)
+def add(x, y):
+    return as_f64(x) + as_f64(y)
 
 
-def copy(x: np.ndarray) -> np.ndarray:
-    return x.astype(np.float64)
+def add_relu(x, y):
+    s = add(x, y)
+    return s * (s > 0)  # max(s, 0) in both libraries' vocabulary
 
 
-def square(x: np.ndarray) -> np.ndarray:
-    x64 = x.astype(np.float64)
+def copy(x):
+    return as_f64(x)
+
+
+def square(x):
+    x64 = as_f64(x)
     return x64 * x64
 
 

@@ -115,8 +115,11 @@ def save_results(result: BenchResult, path) -> None:
     """Write JSON or CSV by extension, atomically (temporary file, then rename)."""
     if _kind(path) == "json":
         write_json_atomic(path, to_dict(result))
-        return
-    _write_text_atomic(path, to_csv(result))
+    else:
+        _write_text_atomic(path, to_csv(result))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)  # mkstemp made it private; give it an ordinary file's mode
 
 
 def _write_text_atomic(path, text: str) -> None:

@@ -47,8 +47,10 @@ def bind_add_relu_eager(inputs, out, block=None, num_warps=None) -> Launch:
 
 @functools.lru_cache(maxsize=None)
 def compiled_add_relu():
-    """torch.compile of the same line: Inductor fuses it into one Triton kernel."""
-    return torch.compile(lambda x, y: (x + y).relu(), dynamic=False)
+    """torch.compile of the same line: Inductor fuses it into one Triton kernel. Default dynamic
+    shapes: a second size recompiles once for any size (dynamic=False would recompile per size
+    and, past torch's recompile limit, quietly fall back to eager)."""
+    return torch.compile(lambda x, y: (x + y).relu())
 
 
 def bind_add_relu_compile(inputs, out, block=None, num_warps=None) -> Launch:

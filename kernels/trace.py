@@ -70,9 +70,10 @@ def record_trace(grid: int | None = None, num_warps: int = 4, spin_us: float = 1
         raise UserError(f"--spin-us must be in (0, 1e6], got {spin_us}")
     gpu, _ = detect_device()
     spin_ns = int(spin_us * 1000)
-    # compile on one program first: the grid default needs its registers
+    # compile on one program first (same arguments' specialization): the default grid needs its
+    # registers
     probe = torch.zeros((1, 3), dtype=torch.int64, device="cuda")
-    ck = placement_kernel[(1,)](probe, 0, num_warps=num_warps)
+    ck = placement_kernel[(1,)](probe, spin_ns, num_warps=num_warps)
     res = Resources(int(ck.n_regs), int(ck.metadata.shared), int(ck.n_spills))
     threads = 32 * num_warps
     shape = predict(gpu, Launch(lambda: None, 1, threads, None, num_warps), res)
