@@ -197,7 +197,7 @@ class MainWindow(QMainWindow):
                          Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["controls"], self.docks["geometry"]], [470, 530],
                          Qt.Orientation.Vertical)
-        self.resizeDocks([self.docks["timeline"]], [250], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["timeline"]], [330], Qt.Orientation.Vertical)
 
     def _build_menus(self) -> None:
         mb = self.menuBar()

@@ -13,6 +13,7 @@ and run by a TaskRunner that the main window owns.
 
 from __future__ import annotations
 
+import html
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -22,8 +23,9 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QCheckBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel,
-                               QLineEdit, QListWidget, QListWidgetItem, QPlainTextEdit, QProgressBar,
-                               QPushButton, QSpinBox, QSplitter, QTabWidget, QVBoxLayout, QWidget)
+                               QLineEdit, QListWidget, QListWidgetItem, QMenu, QPlainTextEdit,
+                               QProgressBar, QPushButton, QSpinBox, QSplitter, QTabWidget,
+                               QToolButton, QVBoxLayout, QWidget, QWidgetAction)
 
 from gui import style
 from gui.adapter import TaskOutcome, TaskRunner
@@ -200,6 +202,7 @@ class QtBandwidth(QWidget):
         self._gpu_ok = False
         self._kernels: list = []
 
+        self.setMinimumHeight(280)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         self.banner = QLabel("Checking which backends can run here…")
@@ -211,82 +214,89 @@ class QtBandwidth(QWidget):
 
         # ---- sweep tab -----------------------------------------------------------------------
         sweep_tab = QWidget()
-        st = QHBoxLayout(sweep_tab)
+        st = QVBoxLayout(sweep_tab)
         st.setContentsMargins(2, 2, 2, 2)
-        side = QWidget()
-        side.setMaximumWidth(270)
-        sl = QVBoxLayout(side)
-        sl.setContentsMargins(0, 0, 0, 0)
-        sl.addWidget(QLabel("Kernels"))
+        st.setSpacing(3)
+        row1 = QHBoxLayout()
+        row1.setSpacing(6)
         self.kernel_list = QListWidget()
         self.kernel_list.setToolTip("Registry kernels to measure (tick several to compare).")
-        sl.addWidget(self.kernel_list, 1)
-        g = QGridLayout()
-        g.addWidget(QLabel("Sizes"), 0, 0)
+        self.kernel_list.setMinimumSize(320, 300)
+        self.kernels_button = QToolButton()
+        self.kernels_button.setText("Kernels ▾")
+        self.kernels_button.setToolTip("Choose the registry kernels to measure.")
+        self.kernels_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.kernels_button)
+        wa = QWidgetAction(menu)
+        wa.setDefaultWidget(self.kernel_list)
+        menu.addAction(wa)
+        self.kernels_button.setMenu(menu)
+        self.kernel_list.itemChanged.connect(self._on_kernel_ticked)
+        row1.addWidget(self.kernels_button)
+        row1.addWidget(QLabel("sizes"))
         self.sizes = QLineEdit("2^16..2^28 x4")
         self.sizes.setToolTip("Element counts: a list (1e6, 2^20, 1048583) or a range of powers "
                               "of two (2^16..2^28, add 'x4' to take every second one).")
-        g.addWidget(self.sizes, 0, 1)
-        g.addWidget(QLabel("Blocks"), 1, 0)
+        self.sizes.setMinimumWidth(110)
+        row1.addWidget(self.sizes, 2)
+        row1.addWidget(QLabel("blocks"))
         self.blocks = QLineEdit("default")
         self.blocks.setToolTip("Block sizes to try: threads per block for Numba, BLOCK_SIZE for "
                                "Triton; 'default' uses each kernel's own.")
-        g.addWidget(self.blocks, 1, 1)
-        g.addWidget(QLabel("Reps"), 2, 0)
+        self.blocks.setMinimumWidth(90)
+        row1.addWidget(self.blocks, 1)
+        row1.addWidget(QLabel("reps"))
         self.reps = QSpinBox()
         self.reps.setRange(3, 500)
         self.reps.setValue(50)
         self.reps.setToolTip("Timed repetitions per point; the median and p20/p80 come from them.")
-        g.addWidget(self.reps, 2, 1)
-        sl.addLayout(g)
-        self.flush = QCheckBox("flush L2 before every rep")
+        row1.addWidget(self.reps)
+        self.flush = QCheckBox("flush L2")
         self.flush.setChecked(True)
         self.flush.setToolTip("Evict the L2 cache before each timed run; untick it to see the "
                               "cache trap (numbers above DRAM speed on small sizes).")
-        sl.addWidget(self.flush)
-        self.allow_cpu = QCheckBox("allow the CPU path (not GPU timings)")
+        row1.addWidget(self.flush)
+        self.allow_cpu = QCheckBox("CPU path")
         self.allow_cpu.setToolTip("Without a GPU, time the interpreter/simulator anyway; every "
                                   "point is labelled as not a GPU timing.")
-        sl.addWidget(self.allow_cpu)
-        row = QHBoxLayout()
+        row1.addWidget(self.allow_cpu)
+        st.addLayout(row1)
+        row2 = QHBoxLayout()
+        row2.setSpacing(6)
         self.run_button = QPushButton("Run sweep")
         self.run_button.setToolTip("Measure every ticked kernel at every size and block size, in "
                                    "the background.")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.setToolTip("Stop after the point being measured; what was measured stays.")
-        row.addWidget(self.run_button)
-        row.addWidget(self.cancel_button)
-        sl.addLayout(row)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
         self.progress.setFormat("idle")
-        sl.addWidget(self.progress)
-        row = QHBoxLayout()
+        self.progress.setTextVisible(True)
         self.open_button = QPushButton("Open results…")
         self.open_button.setToolTip("Plot a results file written by `python main.py bench` "
                                     "(JSON or CSV), e.g. from a GPU server.")
         self.check_button = QPushButton("Correctness run")
         self.check_button.setToolTip("Run every registry kernel against its float64 reference on "
                                      "whatever runs here (the interpreter/simulator without a GPU).")
-        row.addWidget(self.open_button)
-        row.addWidget(self.check_button)
-        sl.addLayout(row)
-        st.addWidget(side)
+        row2.addWidget(self.run_button)
+        row2.addWidget(self.cancel_button)
+        row2.addWidget(self.progress, 1)
+        row2.addWidget(self.open_button)
+        row2.addWidget(self.check_button)
+        st.addLayout(row2)
 
-        plots = QSplitter(Qt.Orientation.Vertical)
-        top = QSplitter(Qt.Orientation.Horizontal)
-        self._top = top  # the plots are built on first use (keeps start-up fast)
-        plots.addWidget(top)
+        plots = QSplitter(Qt.Orientation.Horizontal)
+        self._top = plots  # the plots are built on first use (keeps start-up fast)
         self.log = QPlainTextEdit()
         self.log.setReadOnly(True)
         self.log.setMaximumBlockCount(2000)
         self.log.setFont(style.monospace_font(8.5))
+        self.log.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.log.setPlaceholderText("Results of the correctness run and notes on loaded files "
                                     "appear here.")
-        plots.addWidget(self.log)
-        plots.setSizes([400, 90])
+        self._log = self.log
         st.addWidget(plots, 1)
         self.tabs.addTab(sweep_tab, "Sweep")
 
@@ -328,6 +338,8 @@ class QtBandwidth(QWidget):
                                logx=True)
             self._top.addWidget(p["size"])
             self._top.addWidget(p["block"])
+            self._top.addWidget(self._log)
+            self._top.setSizes([400, 400, 260])
             p["fused"] = _plot("add+ReLU: eager vs fused", "", "")
             p["launch"] = _plot("Launch returned vs work finished", "", "µs")
             p["steps"] = _plot("Square: the five host steps", "ms", "")
@@ -358,6 +370,11 @@ class QtBandwidth(QWidget):
             it.setCheckState(Qt.CheckState.Checked if k.name in ("add_triton", "add_torch", "copy_torch")
                              else Qt.CheckState.Unchecked)
             self.kernel_list.addItem(it)
+        self._on_kernel_ticked()
+
+    def _on_kernel_ticked(self, _item=None) -> None:
+        n = len(self.selected_kernels())
+        self.kernels_button.setText(f"Kernels ({n}) ▾")
 
     def set_availability(self, available: dict | None, error: str = "") -> None:
         """From kernels.available(): say why live timing is off, and what still works."""
@@ -373,12 +390,16 @@ class QtBandwidth(QWidget):
         if self._gpu_ok:
             self.banner.hide()
         else:
-            reasons = "; ".join(f"{n}: {a.reason}" for n, a in available.items())
+            reasons = "\n".join(f"{n}: {a.reason}" for n, a in available.items())
+            first = next((a.reason for a in available.values() if a.reason), "")
+            why = first.split(";")[0].split(":")[0].strip() or "no CUDA GPU"
+            modes = " · ".join(f"{n}: {getattr(a, 'mode', 'cpu')}" for n, a in available.items())
             self.banner.setText(
-                "<b>No GPU here, so nothing on this panel is a GPU timing.</b> " + reasons +
-                ". You can run the correctness check on the CPU, open a results file made by "
-                "<code>python main.py bench</code> on a GPU server, or tick 'allow the CPU path'.")
+                f"<b>No GPU here</b> ({html.escape(why)}), so nothing on this panel is a GPU "
+                f"timing ({html.escape(modes)}). Run the correctness check, open a results file "
+                "from <code>python main.py bench</code> on a GPU server, or tick <i>CPU path</i>.")
             self.banner.setTextFormat(Qt.TextFormat.RichText)
+            self.banner.setToolTip(reasons)
             self.banner.show()
         self._set_busy(False)
 
@@ -473,7 +494,9 @@ class QtBandwidth(QWidget):
                 try:
                     out[name] = fn()
                 except Exception as exc:  # noqa: BLE001 - each experiment reports its own failure
-                    out[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                    msg = str(exc).splitlines()[0] if str(exc) else ""
+                    out[name] = msg if isinstance(exc, ValueError) and msg else \
+                        f"{type(exc).__name__}: {msg}"
             ctx.progress(len(steps), len(steps), "done")
             return out
 
@@ -518,6 +541,7 @@ class QtBandwidth(QWidget):
         if kind is None:
             return
         self._set_busy(False)
+        self.progress.setValue(1)
         self.progress.setFormat("cancelled" if outcome.cancelled else ("failed" if not outcome.ok else "done"))
         if not outcome.ok:
             self.status_message.emit(f"{kind} failed: {outcome.error}")
@@ -553,6 +577,11 @@ class QtBandwidth(QWidget):
             f"{len(ms)} measurements of {len(kernels)} kernels on {dev}, {result.created}"
             + ("" if gpu_any else " — NOT GPU timings (CPU path)")
             + (f"; method: {ms[0].method}" if ms else ""))
+        tag = "" if gpu_any else " — CPU path, NOT GPU timings"
+        for plot, title in ((self.size_plot, "Bandwidth vs size"),
+                            (self.block_plot, "Bandwidth vs block size (largest size)")):
+            color = style.FG if gpu_any else style.BAD
+            plot.getPlotItem().setTitle(f"<span style='color:{color};font-size:10pt'>{title}{tag}</span>")
         for ci, name in enumerate(kernels):
             color = CURVE_COLORS[ci % len(CURVE_COLORS)]
             rows = [m for m in ms if m.kernel == name]
@@ -657,6 +686,7 @@ class QtBandwidth(QWidget):
                                        brush=style.GOOD, name="GPU µs"))
             pi.getAxis("bottom").setTicks([[(i, n) for i, n in enumerate(names)]])
             pi.setLabel("left", "kernels · trips · GPU µs")
+            pi.autoRange()
         else:
             notes.append(f"kernel count: {kc}")
             self._text(pi, "eager: 2 kernels, 5 trips\nfused: 1 kernel, 3 trips\n\n"
@@ -668,9 +698,14 @@ class QtBandwidth(QWidget):
             pi.addItem(pg.BarGraphItem(x=[0, 1], height=[lv.launch_returned_us, lv.work_finished_us],
                                        width=0.6, brushes=[style.ACCENT2, style.ACCENT]))
             pi.getAxis("bottom").setTicks([[(0, "launch returned"), (1, "work finished")]])
-            tag = "" if lv.is_gpu_timing else "  (NOT a GPU timing)"
+            pi.setXRange(-0.6, 1.6, padding=0)
+            pi.setYRange(0, max(lv.work_finished_us, lv.launch_returned_us) * 1.15, padding=0)
+            tag = "" if lv.is_gpu_timing else " · NOT a GPU timing"
             pi.setTitle(f"<span style='color:{style.FG};font-size:10pt'>{lv.kernel}, "
-                        f"{lv.elements:,} elements{tag}</span>")
+                        f"{lv.elements:,}{tag}</span>")
+            self.launch_plot.setToolTip(f"{lv.launch_returned_us:,.1f} µs until the launch call "
+                                        f"returned, {lv.work_finished_us:,.1f} µs until the work "
+                                        f"was done. {lv.method}")
         else:
             notes.append(f"launch vs finish: {lv}")
         # five host steps
@@ -684,9 +719,11 @@ class QtBandwidth(QWidget):
             pi.getAxis("left").setTicks([[(i, f"{s.name} {s.duration_ms:.3g} ms")
                                           for i, s in enumerate(hs.steps)]])
             pi.invertY(True)
-            tag = "" if hs.is_gpu_timing else "  (NOT a GPU timing)"
-            pi.setTitle(f"<span style='color:{style.FG};font-size:10pt'>square, {hs.elements:,} "
-                        f"elements{tag}</span>")
+            pi.autoRange()
+            tag = "" if hs.is_gpu_timing else " · NOT a GPU timing"
+            pi.setTitle(f"<span style='color:{style.FG};font-size:10pt'>square, {hs.elements:,}"
+                        f"{tag}</span>")
+            self.steps_plot.setToolTip(hs.method)
         else:
             notes.append(f"host steps: {hs}")
         self.exp_note.setText(" · ".join(notes) if notes else "Done.")

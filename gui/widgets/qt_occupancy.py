@@ -110,26 +110,27 @@ class QtOccupancy(QWidget):
         else:
             self.summary.setText(f"<span style='color:{style.BAD}'><b>0 blocks per SM</b> — "
                                  f"{occ.reason}</span>")
-        # limiter bars
+        # limiter bars: the axis stops a little past the hardware's blocks-per-SM cap, so small
+        # limits stay readable; a limit beyond the axis is drawn to its edge and labelled
         vals, brushes, texts = [], [], []
-        cap = max(spec.max_blocks_per_sm, max((v for v in occ.limits.values() if v is not None),
-                                              default=1))
+        cap = spec.max_blocks_per_sm
+        edge = cap * 1.12
         for name in LIMITERS:
             v = occ.limits.get(name)
             binding = name in occ.limited_by
             if v is None:
-                vals.append(cap)
+                vals.append(edge)
                 brushes.append(pg.mkBrush(QColor(60, 66, 78, 120)))
                 texts.append("no limit")
             else:
-                vals.append(v)
+                vals.append(min(v, edge))
                 brushes.append(pg.mkBrush(style.ACCENT if binding else style.ACCENT2))
-                texts.append(f"{v}" + ("  ← binding" if binding else ""))
+                texts.append(f"{v}" + (" ›" if v > edge else "") + ("  ← binding" if binding else ""))
         self._bar_item.setOpts(width=vals, brushes=brushes)
         for i, (t, v) in enumerate(zip(texts, vals)):
             self._bar_texts[i].setText(t)
-            self._bar_texts[i].setPos(min(v, cap) + cap * 0.01, i)
-        self.bars.getPlotItem().setXRange(0, cap * 1.25, padding=0)
+            self._bar_texts[i].setPos(v + cap * 0.01, i)
+        self.bars.getPlotItem().setXRange(0, cap * 1.45, padding=0)
         self.bars.getPlotItem().setYRange(-0.6, 3.6, padding=0)
 
         # sweeps (cheap: ~550 occupancy evaluations)

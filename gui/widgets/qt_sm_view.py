@@ -335,10 +335,12 @@ class QtSmView(QWidget):
         f = QFont(self.font())
         f.setPointSizeF(8.0)
         p.setFont(f)
+        text = f"grid: {done:,} retired · {running:,} running · {queued:,} queued of {total:,} blocks"
+        flags = Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft
+        p.setPen(QColor(0, 0, 0, 200))  # a shadow keeps the text legible on every segment
+        p.drawText(r.adjusted(7, 1, -5, 1), flags, text)
         p.setPen(QColor("#ffffff"))
-        p.drawText(r.adjusted(6, 0, -6, 0), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                   f"grid: {done:,} retired · {running:,} running · {queued:,} queued "
-                   f"of {total:,} blocks")
+        p.drawText(r.adjusted(6, 0, -6, 0), flags, text)
 
     # -- interaction --------------------------------------------------------------------------
     def describe_at(self, pos: QPoint) -> str:
