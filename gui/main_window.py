@@ -162,6 +162,7 @@ class MainWindow(QMainWindow):
         self.playback_view.step_requested.connect(self.step)
         self.timeline.time_picked.connect(self._on_time_picked)
         self.bandwidth.status_message.connect(self.show_message)
+        self.bandwidth.result_loaded.connect(self._on_bench_result)
 
         if restore:
             self._restore_settings()
@@ -454,6 +455,17 @@ class MainWindow(QMainWindow):
         self.bandwidth.set_availability(info.available)
         modes = ", ".join(f"{n} {a.mode}" for n, a in info.available.items())
         self.kernels_label.setText(f"live kernels: {modes}")
+
+    def _on_bench_result(self, result) -> None:
+        """Real kernels report their registers and shared memory: use them for the launch."""
+        found: dict[str, tuple[int, int]] = {}
+        for m in result.measurements:
+            if m.regs_per_thread is not None and m.kernel not in found:
+                found[m.kernel] = (int(m.regs_per_thread), int(m.smem_per_block_bytes or 0))
+        if found:
+            self.model.set_measured_resources(found)
+            self.show_message(f"Registers and shared memory of {len(found)} compiled kernel(s) "
+                              "taken from the measurements; pick one under Kernel to use them.")
 
     # -- messages and help --------------------------------------------------------------------------
     def show_message(self, text: str, error: bool = False, timeout_ms: int = 8000) -> None:

@@ -136,6 +136,7 @@ class LaunchModel(QObject):
         super().__init__(parent)
         self._extra_specs: dict[str, GpuSpec] = {}
         self._kernels: dict[str, KernelChoice] = {CUSTOM_KERNEL: CUSTOM}
+        self._measured: dict[str, tuple[int, int]] = {}  # kernel -> (regs/thread, smem/block)
         inputs = inputs or LaunchInputs()
         try:
             spec = self.spec_for(inputs.gpu)
@@ -204,10 +205,25 @@ class LaunchModel(QObject):
         self.changed.emit(state)
         return True
 
+    def set_measured_resources(self, resources: dict[str, tuple[int, int]]) -> None:
+        """Registers per thread and shared memory per block of compiled kernels (from bench
+        results); applied when such a kernel is (or gets) selected."""
+        self._measured.update(resources)
+        if self.inputs.kernel in resources:
+            regs, smem = resources[self.inputs.kernel]
+            self.update(regs_per_thread=int(regs), smem_per_block=int(smem))
+
+    def measured_resources(self, name: str) -> tuple[int, int] | None:
+        return self._measured.get(name)
+
     def select_kernel(self, name: str) -> bool:
-        """Switch kernel; its block parameter sets threads per block (and BLOCK_SIZE packing)."""
+        """Switch kernel; its block parameter sets threads per block (and BLOCK_SIZE packing),
+        and registers/shared memory come from its compiled form when bench results told us."""
         k = self.kernel(name)
         changes: dict[str, Any] = {"kernel": k.name}
+        if k.name in self._measured:
+            regs, smem = self._measured[k.name]
+            changes.update(regs_per_thread=int(regs), smem_per_block=int(smem))
         if k.block_param == "BLOCK_SIZE" and k.default_block:
             threads = 32 * (k.default_num_warps or 4)  # a Triton program runs on num_warps warps
             changes.update(threads_per_block=threads,

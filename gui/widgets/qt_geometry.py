@@ -86,7 +86,8 @@ _ROWS = [
     ("blocks", "Blocks in the grid", "ceil(elements / threads per block)"),
     ("wpb", "Warps per block", "ceil(threads per block / 32)"),
     ("warps", "Warps in the grid", "blocks × warps per block"),
-    ("idle_last", "Threads in the last block with no element", "blocks × threads per block − elements"),
+    ("idle_last", "Idle threads in the last block", "threads in the last block with no element: "
+     "blocks × threads per block − elements"),
     ("idle_lanes", "Idle lanes in every block", "warps per block × 32 − threads per block"),
     ("slots_sm", "Warp slots per SM", "max threads per SM / 32"),
     ("slots_gpu", "Warp slots on the GPU", "SMs × warp slots per SM"),

@@ -238,8 +238,13 @@ class QtLaunchControls(QWidget):
             if idx >= 0 and idx != self.kernel.currentIndex():
                 self.kernel.setCurrentIndex(idx)
             k = self.model.kernel(i.kernel)
-            self.kernel_note.setText(k.description if k.name != CUSTOM_KERNEL else
-                                     "Registers and shared memory below are yours to set.")
+            note = (k.description if k.name != CUSTOM_KERNEL else
+                    "Registers and shared memory below are yours to set.")
+            measured = self.model.measured_resources(k.name)
+            if measured is not None:
+                note += (f" Compiled: {measured[0]} registers/thread, {measured[1]:,} B shared "
+                         "(from bench results).")
+            self.kernel_note.setText(note)
             self.gpu_note.setText(
                 f"cc {spec.compute_capability[0]}.{spec.compute_capability[1]} · {spec.sm_count} SMs · "
                 f"{spec.max_warps_per_sm} warp slots/SM · {spec.peak_dram_gbps:,.0f} GB/s"
@@ -250,6 +255,9 @@ class QtLaunchControls(QWidget):
             self.threads_slider.setMaximum(spec.max_threads_per_block)
             self.threads.setValue(i.threads_per_block)
             self.threads_slider.setValue(i.threads_per_block)
+            if i.threads_per_block % 32 and self.snap.isChecked():
+                self.snap.setChecked(False)  # an odd size came from elsewhere: show it as it is
+                self.threads_slider.setSingleStep(1)
             self.regs_slider.setMaximum(spec.max_regs_per_thread)
             self.regs.setValue(i.regs_per_thread)
             self.regs_slider.setValue(min(i.regs_per_thread, spec.max_regs_per_thread))

@@ -88,7 +88,7 @@ class QtTimeline(QWidget):
         self.image.setRect(0.0, 0.0, record.makespan_us, float(record.spec.sm_count))
         # y axis in SMs: the image spans sm_count units, each SM has `slots` rows inside it
         sm = record.spec.sm_count
-        step = 1 if sm <= 24 else (5 if sm <= 80 else 10)
+        step = 1 if sm <= 16 else 5 if sm <= 60 else 10 if sm <= 120 else 20
         ax = pi.getAxis("left")
         ax.setTicks([[(i + 0.5, str(i)) for i in range(0, sm, step)]])
         pi.setXRange(0, record.makespan_us, padding=0.01)

@@ -328,3 +328,17 @@ def test_window_survives_kernels_failing_to_load(qtbot, make_window):
     win.apply_kernels_info(KernelsInfo(None, (), None, "", "ImportError: no torch"))
     assert "unavailable" in win.kernels_label.text()
     assert "no torch" in win.bandwidth.banner.text()
+
+
+def test_measured_resources_feed_the_launch(qtbot, make_window):
+    """Bench results carry each compiled kernel's registers and shared memory; selecting that
+    kernel uses them, so occupancy is the real kernel's."""
+    from kernels.registry import KERNELS
+    win = make_window("H200", 1_000_000, 256)
+    win.apply_kernels_info(KernelsInfo(GPU, tuple(KERNELS), None, ""))
+    res = fake_sweep()(["add_triton"], [2 ** 20], [4096])  # regs_per_thread=24 in the fake
+    win.bandwidth.show_result(res)
+    idx = win.controls.kernel.findData("add_triton")
+    win.controls.kernel.setCurrentIndex(idx)
+    assert win.model.inputs.regs_per_thread == 24
+    assert "Compiled: 24 registers" in win.controls.kernel_note.text()
