@@ -140,6 +140,19 @@ def _probe_first_paint(app, win) -> None:
     QTimer.singleShot(0, check)
 
 
+def representative_time(rec, fraction: float) -> float:
+    """A moment to show in still images: the middle of the wave running at `fraction` of the
+    launch (not its first instant, when every block has only just arrived)."""
+    import numpy as np
+    t = fraction * rec.makespan_us
+    starts = np.asarray(rec.wave_starts_us, dtype=float)
+    if len(starts) == 0:
+        return t
+    i = max(0, int(np.searchsorted(starts, t, side="right")) - 1)
+    nxt = starts[i + 1] if i + 1 < len(starts) else rec.makespan_us
+    return float((starts[i] + nxt) / 2)
+
+
 def _take_screenshot(app, win, path: Path, time_fraction: float = 0.42) -> int:
     win.resize(1600, 1000)
     win.show()
@@ -150,7 +163,7 @@ def _take_screenshot(app, win, path: Path, time_fraction: float = 0.42) -> int:
         app.processEvents()
     rec = win.simulate_now()
     if rec is not None:
-        win.playback.set_time(time_fraction * rec.makespan_us)
+        win.playback.set_time(representative_time(rec, time_fraction))
     for _ in range(5):
         app.processEvents()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -178,7 +191,7 @@ def run_export(gpu, elements, block, regs, smem, out: str) -> int:
             app.processEvents()
         rec = win.simulate_now()
         if rec is not None:
-            win.playback.set_time(0.42 * rec.makespan_us)
+            win.playback.set_time(representative_time(rec, 0.42))
         app.processEvents()
         try:
             files = win.export_all(out_dir)

@@ -51,15 +51,17 @@ class _Layout:
         for cw in sorted({c for c in (4, 6, 8, 12, 16) if c <= warps_per_sm} or {warps_per_sm}):
             ch = math.ceil(warps_per_sm / cw)
             found = self._fit(cw, ch)
-            if found is not None and (best is None or found[0] > best[0][0]
-                                      or (found[0] == best[0][0] and cw == TILE_COLS)):
-                best = (found, cw, ch)
+            # 8 warp slots per row reads best (a block of 8 warps is one row); another shape
+            # must give clearly bigger cells to win
+            score = None if found is None else found[0] * (1.0 if cw == TILE_COLS else 0.75)
+            if score is not None and (best is None or score > best[3]):
+                best = (found, cw, ch, score)
         if best is None:
             cw = min(TILE_COLS, warps_per_sm)
             ch = math.ceil(warps_per_sm / cw)
             cols = max(1, min(sm_count, (self.width + 1) // (cw + 1)))
-            best = ((1, 0, 0, cw, ch, 1, cols, math.ceil(sm_count / cols)), cw, ch)
-        found, self.cw, self.ch = best
+            best = ((1, 0, 0, cw, ch, 1, cols, math.ceil(sm_count / cols)), cw, ch, 0)
+        found, self.cw, self.ch, _ = best
         (self.cell, self.gap, self.label, self.tile_w, self.tile_h, self.tgap,
          self.cols, self.rows) = found
         self.grid_w = self.cols * (self.tile_w + self.tgap) - self.tgap
@@ -223,7 +225,7 @@ class QtSmView(QWidget):
             end = np.asarray(rec.sim.block_end_us)
             safe = np.where(busy, ids, 0)
             age = self._time - start[safe]
-            fresh = busy & (age < 0.12 * (end[safe] - start[safe]))
+            fresh = busy & (age < 0.06 * (end[safe] - start[safe]))
             col = np.where(fresh & (col < n), col + 2 * n, col)
         codes[:, :used] = np.where(busy, _C_BLOCK + col, _C_FREE)
         self._codes = np.concatenate([[_C_BG], codes.reshape(-1)]).astype(np.int32)
@@ -270,12 +272,19 @@ class QtSmView(QWidget):
         f = QFont(self.font())
         f.setPointSizeF(7.0 if lay.cell < 9 else 8.0)
         p.setFont(f)
+        fm = p.fontMetrics()
+        widest = str(lay.sm_count - 1)
+        if fm.horizontalAdvance(f"SM {widest}") <= lay.tile_w:
+            fmt = "SM {}"
+        elif fm.horizontalAdvance(widest) <= lay.tile_w:
+            fmt = "{}"
+        else:
+            return
         p.setPen(QColor(style.MUTED))
-        step = 1
-        for sm in range(0, lay.sm_count, step):
+        for sm in range(lay.sm_count):
             r = lay.tile_rect(sm).translated(area.topLeft())
             p.drawText(QRect(r.left(), r.top() - 1, r.width(), lay.label),
-                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, f"SM {sm}")
+                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, fmt.format(sm))
 
     def _paint_header(self, p: QPainter) -> None:
         rec = self._record
