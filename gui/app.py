@@ -106,6 +106,8 @@ def run_window(gpu=None, elements=None, block=None, regs=None, smem=None,
     if any(v is not None for v in (gpu, elements, block, regs, smem)):
         inputs = build_inputs(win.model.inputs, gpu, elements, block, regs, smem)
         win.model.update(**inputs.to_dict())
+        if gpu is not None:
+            win.prefer_detected = False
     win.show()
     if os.environ.get("WARPSCOPE_STARTUP_PROBE"):
         _probe_first_paint(app, win)

@@ -75,6 +75,10 @@ class MainWindow(QMainWindow):
         self.setDockNestingEnabled(True)
         self.settings = open_settings()
         saved = self._saved_inputs() if restore else None
+        # With no launch given and none saved, the detected GPU (once kernels load) is shown;
+        # a saved detected GPU is re-selected when it is detected again.
+        self.prefer_detected = inputs is None and saved is None
+        self._wanted_gpu = saved.gpu if (inputs is None and saved is not None) else None
         if inputs is None:
             inputs = saved or LaunchInputs()
 
@@ -449,6 +453,9 @@ class MainWindow(QMainWindow):
             return
         if info.device is not None:
             self.model.add_detected_spec(info.device)
+            label = self.model.gpu_names()[0]
+            if self.prefer_detected or self._wanted_gpu == label:
+                self.model.update(gpu=label)
         self.model.set_kernels([KernelChoice.from_spec(k) for k in info.kernels
                                 if getattr(k, "kind", "elementwise") == "elementwise"])
         self.bandwidth.set_kernels(list(info.kernels))

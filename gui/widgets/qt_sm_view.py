@@ -325,6 +325,33 @@ class QtSmView(QWidget):
             p.setPen(QColor("#ffffff"))
             p.drawText(badge, Qt.AlignmentFlag.AlignCenter, f"WAVE {wave}")
 
+    def _paint_legend(self, p: QPainter) -> int:
+        """Colour key at the right of the footer; returns the width it took."""
+        f = QFont(self.font())
+        f.setPointSizeF(8.0)
+        p.setFont(f)
+        fm = p.fontMetrics()
+        dim = style.palette_rgb(0.55, style.PLOT_BG)[0]
+        fresh = style.palette_rgb(0.45, "#ffffff")[0]
+        entries = [(style.PALETTE[0].name(), "block"),
+                   (QColor(*map(int, dim)).name(), "warp with idle lanes"),
+                   (QColor(*map(int, fresh)).name(), "just arrived"), (style.EMPTY_SLOT, "free"),
+                   (style.NO_SLOT, "unusable")]
+        if self._record is not None and self._record.occ.threads_per_block % 32 == 0:
+            entries.pop(1)
+        widths = [14 + fm.horizontalAdvance(t) + 12 for _, t in entries]
+        total = sum(widths)
+        x = self.width() - 12 - total
+        y = self.height() - self.FOOTER + 10
+        for (color, text), w in zip(entries, widths):
+            p.fillRect(QRect(x, y + 2, 10, 10), QColor(color))
+            p.setPen(QColor("#3a404c"))
+            p.drawRect(QRect(x, y + 2, 10, 10))
+            p.setPen(QColor(style.MUTED))
+            p.drawText(QRect(x + 14, y, w - 14, 14), Qt.AlignmentFlag.AlignVCenter, text)
+            x += w
+        return total + 12
+
     def _wave_at(self, t: float) -> int:
         rec = self._record
         starts = rec.wave_starts_us
@@ -335,7 +362,8 @@ class QtSmView(QWidget):
         """The grid as a bar: retired | running | still queued."""
         done, running, queued, _ = self._stats
         total = max(1, done + running + queued)
-        r = QRect(12, self.height() - self.FOOTER + 10, self.width() - 24, 14)
+        legend_w = self._paint_legend(p) if self.width() > 760 else 0
+        r = QRect(12, self.height() - self.FOOTER + 10, self.width() - 24 - legend_w, 14)
         p.fillRect(r, QColor("#262a33"))
         w_done = round(r.width() * done / total)
         w_run = max(1 if running else 0, round(r.width() * running / total))

@@ -92,6 +92,8 @@ class QtTimeline(QWidget):
         ax = pi.getAxis("left")
         ax.setTicks([[(i + 0.5, str(i)) for i in range(0, sm, step)]])
         pi.setXRange(0, record.makespan_us, padding=0.01)
+        pi.setLabel("bottom", "time in the simulated part (µs)" if record.skipped_waves
+                    else "time since launch (µs)")
         pi.setYRange(0, sm, padding=0.01)
         self.tail.setRegion((record.tail_start_us, record.makespan_us))
         starts = record.wave_starts_us

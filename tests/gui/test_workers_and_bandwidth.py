@@ -342,3 +342,19 @@ def test_measured_resources_feed_the_launch(qtbot, make_window):
     win.controls.kernel.setCurrentIndex(idx)
     assert win.model.inputs.regs_per_thread == 24
     assert "Compiled: 24 registers" in win.controls.kernel_note.text()
+
+
+def test_detected_device_is_listed_first_and_chosen(qtbot, make_window):
+    """On a GPU machine the detected device heads the list and, with nothing saved, is shown."""
+    from dataclasses import replace
+
+    from kernels.registry import KERNELS
+    from sim.devices import preset
+    win = make_window("H200")
+    win.prefer_detected = True
+    dev = replace(preset("H200"), name="NVIDIA H200", sm_count=132, detected=True)
+    win.apply_kernels_info(KernelsInfo(GPU, tuple(KERNELS), dev, ""))
+    assert win.controls.gpu.itemText(0) == "NVIDIA H200"
+    assert win.model.inputs.gpu == "NVIDIA H200"
+    assert win.model.state.spec.detected
+    assert "detected" in win.controls.gpu_note.text()
