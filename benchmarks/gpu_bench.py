@@ -185,27 +185,30 @@ def main() -> int:
     with section("configs"):
         rows = []
         ref = meas("add_torch", big).bandwidth_gbps
-        for block in (1024, 2048, 4096, 8192, 16384):
-            for warps in (2, 4, 8, 16):
-                if block // (32 * warps) < 1:
-                    continue
-                m = meas("add_triton", big, block, warps, check=False)
-                rows.append({"kernel": "add_triton", "block": block, "warps": warps,
-                             "gbps": m.bandwidth_gbps, "regs": m.regs_per_thread,
-                             "ratio_to_torch": m.bandwidth_gbps / ref})
-                print(f"  triton BLOCK={block:6d} warps={warps:2d} {m.bandwidth_gbps:8.0f} GB/s "
-                      f"{m.bandwidth_gbps / ref:6.1%} regs={m.regs_per_thread}", flush=True)
+        for block, warps in ((1024, 4), (1024, 8), (2048, 4), (2048, 8), (4096, 4), (4096, 8),
+                             (8192, 8), (8192, 16)):
+            m = meas("add_triton", big, block, warps, check=False)
+            rows.append({"kernel": "add_triton", "block": block, "warps": warps,
+                         "gbps": m.bandwidth_gbps, "regs": m.regs_per_thread,
+                         "ratio_to_torch": m.bandwidth_gbps / ref})
+            print(f"  add_triton BLOCK={block:6d} warps={warps:2d} {m.bandwidth_gbps:8.0f} GB/s "
+                  f"{m.bandwidth_gbps / ref:6.1%} regs={m.regs_per_thread}", flush=True)
         for kernel in ("add_numba", "add_numba_naive"):
             for threads in (128, 256, 512, 1024):
                 m = meas(kernel, big, threads, check=False)
                 rows.append({"kernel": kernel, "block": threads, "gbps": m.bandwidth_gbps,
-                             "regs": m.regs_per_thread, "ratio_to_torch": m.bandwidth_gbps / ref})
+                             "regs": m.regs_per_thread, "ratio_to_torch": m.bandwidth_gbps / ref,
+                             "grid_blocks": m.grid_blocks})
                 print(f"  {kernel:16s} threads={threads:5d} {m.bandwidth_gbps:8.0f} GB/s "
-                      f"{m.bandwidth_gbps / ref:6.1%} regs={m.regs_per_thread}", flush=True)
+                      f"{m.bandwidth_gbps / ref:6.1%} regs={m.regs_per_thread} blocks={m.grid_blocks:,}",
+                      flush=True)
         R["configs"] = {"torch_add_gbps": ref, "rows": rows}
         best = max((r for r in rows if r["kernel"] == "add_triton"), key=lambda r: r["gbps"])
-        claim("best Triton add config at 2^28",
+        claim("best fast-Triton-add config at 2^28",
               f"BLOCK {best['block']} x {best['warps']} warps: {best['ratio_to_torch']:.1%}", None)
+
+    with section("variants"):
+        R["variants"] = run_variants(big, on_gpu, gpu)
 
     with section("sweep"):
         from kernels.bench import sweep
@@ -277,16 +280,19 @@ def main() -> int:
 
     with section("flush_trap"):
         rows = []
-        for n in (1 << 16, 1 << 20, 1 << 22):
-            on = meas("add_torch", n, flush_l2=True, check=False)
-            off = meas("add_torch", n, flush_l2=False, check=False)
-            rows.append({"elements": n, "flush_gbps": on.bandwidth_gbps, "no_flush_gbps": off.bandwidth_gbps,
-                         "flush_ms": on.median_ms, "no_flush_ms": off.median_ms})
-            print(f"  add_torch n={n:>9,}: flushed {on.bandwidth_gbps:7.0f} GB/s, "
-                  f"not flushed {off.bandwidth_gbps:7.0f} GB/s", flush=True)
+        for n in (1 << 16, 1 << 20, 1 << 22, 1 << 24):
+            row = {"elements": n}
+            for ahead in ("flush", "spin", "none"):
+                m = meas("add_torch", n, ahead=ahead, check=False)
+                row[ahead] = {"gbps": m.bandwidth_gbps, "median_ms": m.median_ms, "method": m.method}
+            rows.append(row)
+            print(f"  add_torch n={n:>10,}: flushed {row['flush']['gbps']:7.0f} GB/s, L2 warm "
+                  f"{row['spin']['gbps']:7.0f} GB/s, nothing queued {row['none']['gbps']:7.0f} GB/s",
+                  flush=True)
         R["flush_trap"] = {"rows": rows}
-        claim("L2 trap, torch.add 2^22 (4 MiB arrays): no flush vs flush",
-              f"{rows[-1]['no_flush_gbps']:,.0f} vs {rows[-1]['flush_gbps']:,.0f} GB/s", None)
+        r = rows[1]
+        claim("traps at 2^20, torch.add: flushed / L2 warm / lone launch (GB/s)",
+              f"{r['flush']['gbps']:,.0f} / {r['spin']['gbps']:,.0f} / {r['none']['gbps']:,.0f}", None)
 
     with section("count"):
         from kernels.experiments import count_kernels
@@ -354,6 +360,48 @@ def main() -> int:
     errors = [k for k, v in R.items() if isinstance(v, dict) and "error" in v]
     print("sections with errors:", errors or "none")
     return 0
+
+
+def run_variants(n: int, on_gpu: bool, gpu) -> dict:
+    """Split the fast kernels' differences into causes: each Triton change alone, and Numba's
+    four-per-thread kernel as a plain loop (fewer blocks, no loads in flight) — with torch.add
+    measured in the same loop. Each variant is checked against float64 once."""
+    import torch
+
+    import gpu_variants as gv
+    from kernels.harness import compare
+    from kernels.reference import add
+    from kernels.timing import bandwidth_gbps, flush_bytes_for, summarize, time_gpu
+
+    dev = "cuda" if on_gpu else "cpu"
+    x, y = torch.randn(n, device=dev), torch.randn(n, device=dev)
+    out = torch.full((n,), float("nan"), device=dev)
+    cases = {"torch.add": lambda: torch.add(x, y, out=out)}
+    for block, warps in ((1024, 4), (2048, 8), (4096, 8)):
+        for int64, evict, cs in ((False, False, False), (True, False, False), (False, True, False),
+                                 (False, False, True), (True, True, True)):
+            label = (f"triton {block}x{warps}" + (" int64" if int64 else "")
+                     + (" evict_first" if evict else "") + (" .cs" if cs else ""))
+            cases[label] = gv.triton_variant(x, y, out, block, warps, int64, evict, cs)
+    cases["numba loop4 (256 threads)"] = gv.numba_loop4(x, y, out)
+    rows = {}
+    for label, fn in cases.items():
+        out.fill_(float("nan"))
+        fn()
+        acc = compare(out, add(x, y))
+        if not acc.ok:
+            raise RuntimeError(f"variant {label} is wrong: {acc.detail}")
+        if not on_gpu:
+            rows[label] = {"checked": True}
+            continue
+        ms = summarize(time_gpu(fn, reps=50, flush_bytes=flush_bytes_for(gpu.l2_bytes)))[0]
+        rows[label] = {"median_ms": ms, "gbps": bandwidth_gbps(3 * 4 * n, ms)}
+    if on_gpu:
+        base = rows["torch.add"]["gbps"]
+        for label, r in rows.items():
+            r["ratio_to_torch"] = r["gbps"] / base
+            print(f"  {label:40s} {r['gbps']:8.0f} GB/s {r['ratio_to_torch']:6.1%}", flush=True)
+    return {"elements": n, "rows": rows}
 
 
 def ptx_stats(ptx: str) -> dict:

@@ -140,14 +140,16 @@ def predict(gpu, launch: Launch, res: Resources) -> dict:
     occ = occupancy(gpu, launch.threads_per_block, res.regs_per_thread or 0,
                     res.smem_per_block_bytes or 0)
     waves = launch.grid_blocks / (occ.blocks_per_sm * gpu.sm_count) if occ.blocks_per_sm else None
-    return dict(grid_blocks=launch.grid_blocks, blocks_per_sm=occ.blocks_per_sm,
-                occupancy=occ.occupancy, limited_by=tuple(occ.limited_by), waves=waves)
+    return dict(blocks_per_sm=occ.blocks_per_sm, occupancy=occ.occupancy,
+                limited_by=tuple(occ.limited_by), waves=waves)
 
 
 def measure(spec: KernelSpec, elements: int, block: int | None = None, num_warps: int | None = None,
             *, flush_l2: bool = True, reps: int = 50, gpu=None, device_name: str = "",
-            check: bool = True) -> Measurement:
-    """Time one kernel at one size and block; on the CPU path, with a host clock and labelled."""
+            check: bool = True, ahead: str | None = None) -> Measurement:
+    """Time one kernel at one size and block; on the CPU path, with a host clock and labelled.
+    `ahead` ("flush", "spin", "none") overrides what flush_l2 picks; see timing.time_gpu."""
+    ahead = ahead or ("flush" if flush_l2 else "spin")
     status = backend_status(spec)
     if not status.ok:
         raise UserError(f"{spec.name}: {spec.backend} cannot run here: {status.reason}")
@@ -163,8 +165,8 @@ def measure(spec: KernelSpec, elements: int, block: int | None = None, num_warps
         if not acc.ok:
             raise UserError(f"{spec.name} at {elements:,} elements gave wrong results: {acc.detail}")
     if on_gpu:
-        times = time_gpu(launch.run, reps=reps, flush_l2=flush_l2, flush_bytes=flush_bytes)
-        method = gpu_method(flush_l2, reps, flush_bytes)
+        times = time_gpu(launch.run, reps=reps, flush_bytes=flush_bytes, ahead=ahead)
+        method = gpu_method(ahead, len(times), flush_bytes)
     else:
         reps = min(reps, 3)  # the interpreter is slow; these numbers only say how slow
         times = time_host(launch.run, reps=reps)
@@ -176,9 +178,9 @@ def measure(spec: KernelSpec, elements: int, block: int | None = None, num_warps
         kernel=spec.name, backend=spec.backend, elements=int(elements),
         block_size=(spec.default_block if block is None else block) if spec.block_param else None,
         threads_per_block=launch.threads_per_block, num_warps=launch.num_warps,
-        median_ms=median, p20_ms=p20, p80_ms=p80, reps=len(times), flush_l2=flush_l2,
+        median_ms=median, p20_ms=p20, p80_ms=p80, reps=len(times), flush_l2=ahead == "flush",
         bytes_moved=nbytes, bandwidth_gbps=bandwidth_gbps(nbytes, median),
         bandwidth_p20_gbps=bandwidth_gbps(nbytes, p80), bandwidth_p80_gbps=bandwidth_gbps(nbytes, p20),
         regs_per_thread=res.regs_per_thread, smem_per_block_bytes=res.smem_per_block_bytes,
         is_gpu_timing=on_gpu, method=method, device=device_name or ("GPU" if on_gpu else "CPU"),
-        **predict(gpu, launch, res))
+        grid_blocks=launch.grid_blocks, **predict(gpu, launch, res))

@@ -61,8 +61,8 @@ class KernelSpec:
         return bind(inputs, out, block, num_warps)
 
 
-def _triton(name, title, description, trips, launcher, ref, arity, group, *, block=4096,
-            warps=8, teaching=False) -> KernelSpec:
+def _triton(name, title, description, trips, launcher, ref, arity, group, *, block=1024,
+            warps=4, teaching=False) -> KernelSpec:
     return KernelSpec(name, "triton", title, description, trips, "BLOCK_SIZE", block, teaching,
                       f"kernels.triton_kernels:{launcher}", ref, arity, group,
                       default_num_warps=warps)
@@ -98,7 +98,7 @@ KERNELS: list[KernelSpec] = [
             "The article's Triton kernel: BLOCK_SIZE 1024, 4 warps, int32 offsets, no cache hints.",
             3, "bind_add_tutorial", reference.add, 2, "add", block=1024, warps=4, teaching=True),
     _triton("add_triton", "Vector add, Triton, fast",
-            "4096 elements per program, 64-bit offsets, streaming cache hints.",
+            "The tutorial's tile (1024 elements, 4 warps) with 64-bit offsets: correct past 2^31 elements.",
             3, "bind_add", reference.add, 2, "add"),
     _torch("add_torch", "Vector add, torch.add", "The peer: torch.add(x, y, out=out).",
            3, "bind_add", reference.add, 2, "add"),

@@ -1,11 +1,13 @@
 """The timing harness every backend uses, and the records it produces.
 
 On a GPU it measures the way ``triton.testing.do_bench`` does, and says so in ``method``:
-device events around each launch; a warm-up; before every timed launch a buffer of at least twice
-the L2 (and at least do_bench's 256 MiB) is zeroed, so the inputs come from DRAM, not from the
-cache (``flush_l2=False`` turns that off, to show the trap); the median with p20/p80; GB/s from
-the kernel's bytes-moved formula. The zeroing kernel queued ahead of each launch also keeps the
-event pair from timing the CPU's launch gap instead of the GPU.
+device events around each launch; a warm-up of 25 ms; at least `reps` timed launches and as many
+as fit in 100 ms; before every timed launch a buffer of at least twice the L2 (and at least
+do_bench's 256 MiB) is zeroed, so the inputs come from DRAM, not from the cache
+(``flush_l2=False`` turns that off, to show the trap); the median with p20/p80; GB/s from the
+kernel's bytes-moved formula. A short spin kernel is queued after the flush, so the start event
+fires only when the GPU reaches the launch, even for launchers whose host path is slower than
+the flush (Numba's): the event pair times the GPU, not the CPU's launch gap.
 
 Without a GPU the same records are made from a host clock around interpreter/simulator runs, with
 ``is_gpu_timing=False``: they say how slow the CPU path is, never how fast a GPU is.
@@ -119,28 +121,63 @@ class BenchResult:
 # --------------------------------------------------------------------------------------------
 # Measuring
 # --------------------------------------------------------------------------------------------
-def gpu_method(flush_l2: bool, reps: int, flush_bytes: int) -> str:
-    flush = (f"{flush_bytes / 2**20:.0f} MiB zeroed before each rep (L2 evicted)" if flush_l2
-             else "NO L2 flush (repeated runs may read the cache)")
-    return f"CUDA events, median of {reps} after warm-up, {flush}"
+AHEAD = ("flush", "spin", "none")
+SPIN_CYCLES = 100_000  # ~50 us at boost clock: longer than any launcher's host path here
 
 
-def time_gpu(fn: Callable[[], object], *, reps: int = 50, warmup: int = 5, flush_l2: bool = True,
-             flush_bytes: int = FLUSH_MIN_BYTES) -> list[float]:
-    """Device-event times (ms) of `reps` launches of fn, each after zeroing the flush buffer."""
+def gpu_method(ahead: str, reps: int, flush_bytes: int) -> str:
+    what = {"flush": f"{flush_bytes / 2**20:.0f} MiB zeroed then a spin kernel before each rep "
+                     "(L2 evicted, launch gap hidden)",
+            "spin": "NO L2 flush, a spin kernel before each rep (repeated runs read the L2 cache)",
+            "none": "nothing queued before each rep (events also time the CPU's launch gap)"}[ahead]
+    return f"CUDA events, median of {reps} after warm-up, {what}"
+
+
+def time_gpu(fn: Callable[[], object], *, reps: int = 50, flush_l2: bool = True,
+             flush_bytes: int = FLUSH_MIN_BYTES, ahead: str | None = None, warmup_ms: float = 25.0,
+             rep_ms: float = 100.0, max_reps: int = 5000) -> list[float]:
+    """Device-event times (ms) of launches of fn, measured like do_bench: warm up for warmup_ms,
+    then time max(reps, rep_ms / estimate) launches, each after `ahead`:
+      "flush" (default when flush_l2): zero the flush buffer (evicts L2), then queue a spin kernel,
+              so the start event fires only once the GPU is busy up to the launch: a launcher whose
+              host path is slower than the flush (Numba's) is not timed with its CPU gap;
+      "spin"  (default when not flush_l2): only the spin kernel: shows the L2 trap alone;
+      "none": nothing: shows the launch-gap trap (a lone launch timed with the CPU's gap)."""
     import torch
 
+    ahead = ahead or ("flush" if flush_l2 else "spin")
+    if ahead not in AHEAD:
+        raise ValueError(f"ahead must be one of {AHEAD}")
     if reps < 1:
         raise ValueError("reps must be at least 1")
-    cache = torch.empty(flush_bytes, dtype=torch.int8, device="cuda") if flush_l2 else None
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for start, end in zip(starts, ends):
+    cache = torch.empty(flush_bytes, dtype=torch.int8, device="cuda") if ahead == "flush" else None
+    spin = getattr(torch.cuda, "_sleep", None) if ahead != "none" else None
+
+    def before():
         if cache is not None:
             cache.zero_()
+        if spin is not None:
+            spin(SPIN_CYCLES)
+
+    # estimate one launch (with what goes before it), as do_bench does, to size warm-up and reps
+    fn()
+    torch.cuda.synchronize()
+    t0, t1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    t0.record()
+    for _ in range(5):
+        before()
+        fn()
+    t1.record()
+    torch.cuda.synchronize()
+    estimate_ms = max(t0.elapsed_time(t1) / 5, 1e-3)
+    for _ in range(max(1, int(warmup_ms / estimate_ms))):
+        before()
+        fn()
+    n = min(max_reps, max(reps, int(rep_ms / estimate_ms)))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    for start, end in zip(starts, ends):
+        before()
         start.record()
         fn()
         end.record()

@@ -36,13 +36,12 @@ def add_kernel(
 
 
 # --------------------------------------------------------------------------------------------
-# Fast streaming kernels. Three differences from the tutorial, each for a reason:
-#  * a larger tile per program (registry default 4096 elements): each thread keeps several
-#    16-byte loads in flight, which is what saturates HBM (Little's law), and the grid has 4x
-#    fewer programs to schedule;
-#  * 64-bit offsets, so 2^31 elements and more index correctly;
-#  * streaming cache hints: the data is touched once, so loads are evicted first and stores
-#    bypass L2 retention (".cs"), leaving L2 to the next tile instead of dead data.
+# The fast kernels. Measured on the H200 (benchmarks/RESULTS-kernels.md), the tutorial's tile
+# (1024 elements, 4 warps: two 16-byte loads per input per thread) already runs at torch.add's
+# speed, so the fast kernels keep it and change one thing: 64-bit offsets, so 2^31 elements and
+# more index correctly (the tutorial's int32 pid * BLOCK_SIZE overflows there). Streaming cache
+# hints (evict_first loads, .cs stores) looked right for touch-once data and cost 6-9% there:
+# see the variants in benchmarks/gpu_bench.py before adding them back.
 # --------------------------------------------------------------------------------------------
 @triton.jit
 def _tile(n_elements, BLOCK_SIZE: tl.constexpr):
@@ -55,32 +54,31 @@ def _tile(n_elements, BLOCK_SIZE: tl.constexpr):
 @triton.jit
 def add_fast_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     offsets, mask = _tile(n_elements, BLOCK_SIZE)
-    x = tl.load(x_ptr + offsets, mask=mask, eviction_policy="evict_first")
-    y = tl.load(y_ptr + offsets, mask=mask, eviction_policy="evict_first")
-    tl.store(out_ptr + offsets, x + y, mask=mask, cache_modifier=".cs")
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x + y, mask=mask)
 
 
 @triton.jit
 def add_relu_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     """(x + y).relu() in one pass: read x, read y, write out — 3 trips instead of eager's 5."""
     offsets, mask = _tile(n_elements, BLOCK_SIZE)
-    x = tl.load(x_ptr + offsets, mask=mask, eviction_policy="evict_first")
-    y = tl.load(y_ptr + offsets, mask=mask, eviction_policy="evict_first")
-    tl.store(out_ptr + offsets, tl.maximum(x + y, 0.0), mask=mask, cache_modifier=".cs")
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, tl.maximum(x + y, 0.0), mask=mask)
 
 
 @triton.jit
 def copy_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     offsets, mask = _tile(n_elements, BLOCK_SIZE)
-    x = tl.load(x_ptr + offsets, mask=mask, eviction_policy="evict_first")
-    tl.store(out_ptr + offsets, x, mask=mask, cache_modifier=".cs")
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask), mask=mask)
 
 
 @triton.jit
 def square_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     offsets, mask = _tile(n_elements, BLOCK_SIZE)
-    x = tl.load(x_ptr + offsets, mask=mask, eviction_policy="evict_first")
-    tl.store(out_ptr + offsets, x * x, mask=mask, cache_modifier=".cs")
+    x = tl.load(x_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x * x, mask=mask)
 
 
 # --------------------------------------------------------------------------------------------
@@ -120,17 +118,17 @@ def bind_add_tutorial(inputs, out, block_size=1024, num_warps=4) -> Launch:
     return _bind(add_kernel, (*inputs, out), block_size, num_warps)
 
 
-def bind_add(inputs, out, block_size=4096, num_warps=8) -> Launch:
+def bind_add(inputs, out, block_size=1024, num_warps=4) -> Launch:
     return _bind(add_fast_kernel, (*inputs, out), block_size, num_warps)
 
 
-def bind_add_relu(inputs, out, block_size=4096, num_warps=8) -> Launch:
+def bind_add_relu(inputs, out, block_size=1024, num_warps=4) -> Launch:
     return _bind(add_relu_kernel, (*inputs, out), block_size, num_warps)
 
 
-def bind_copy(inputs, out, block_size=4096, num_warps=8) -> Launch:
+def bind_copy(inputs, out, block_size=1024, num_warps=4) -> Launch:
     return _bind(copy_kernel, (*inputs, out), block_size, num_warps)
 
 
-def bind_square(inputs, out, block_size=4096, num_warps=8) -> Launch:
+def bind_square(inputs, out, block_size=1024, num_warps=4) -> Launch:
     return _bind(square_kernel, (*inputs, out), block_size, num_warps)
