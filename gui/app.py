@@ -17,10 +17,32 @@ def ensure_platform(headless: bool) -> None:
     """Headless work (export, screenshots without a display) uses Qt's offscreen platform."""
     if headless and not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    if os.environ.get("QT_QPA_PLATFORM") == "offscreen":
+        _quiet_offscreen_notes()
     elif not os.environ.get("QT_QPA_PLATFORM") and not os.environ.get("DISPLAY") \
             and not os.environ.get("WAYLAND_DISPLAY") and sys.platform.startswith("linux"):
         raise UserError("no display to open a window on (DISPLAY is not set); use "
                         "`--screenshot FILE.png`, the `export` command, or run under xvfb-run")
+
+
+_NOISE = ("propagateSizeHints",)  # the offscreen plugin has no window manager to tell
+
+
+def _quiet_offscreen_notes() -> None:
+    """Drop the offscreen plugin's harmless notes; pass every other message on unchanged."""
+    from PySide6.QtCore import qInstallMessageHandler
+
+    previous = None
+
+    def handler(mode, context, message):
+        if any(n in message for n in _NOISE):
+            return
+        if previous is not None:
+            previous(mode, context, message)
+        else:
+            sys.stderr.write(message + "\n")
+
+    previous = qInstallMessageHandler(handler)
 
 
 def make_app():
@@ -199,10 +221,13 @@ def run_export(gpu, elements, block, regs, smem, out: str) -> int:
             files = win.export_all(out_dir)
         except OSError as exc:
             raise UserError(f"export to {out_dir} failed: {exc.strerror or exc}") from None
+        note = win.model.state.message()
     finally:
         win.shutdown()
         win.hide()
         win.deleteLater()
+    if note:
+        print(f"note: {note}")
     print(f"wrote {len(files)} files to {out_dir}")
     for f in files:
         print(f"  {f.name}")

@@ -10,29 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {v}")
-    return v
-
-
-def _elements(text: str) -> int:
-    t = text.strip().replace("_", "").replace(",", "")
-    try:
-        if "^" in t:
-            b, _, e = t.partition("^")
-            return int(b) ** int(e)
-        if "e" in t.lower():
-            return int(float(t))
-        return int(t)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected an element count such as 1000000, 1e6 or 2^20, got {text!r}") from None
+from sim.cli import arg_bytes, arg_count  # the same number syntax as every other command
 
 
 def register(subparsers) -> None:
@@ -44,14 +22,14 @@ def register(subparsers) -> None:
                     "one-page summary.png and summary.html.")
     p.add_argument("--gpu", default="H200", help="GPU preset name, e.g. H200, L40S, T4, 'RTX 5090' "
                                                  "(default: H200)")
-    p.add_argument("--elements", type=_elements, default=1_000_000,
-                   help="elements the kernel processes: 1000000, 1e6 or 2^20 (default: 1,000,000)")
-    p.add_argument("--block", type=_positive_int, default=256,
+    p.add_argument("--elements", type=arg_count("element count"), default=1_000_000, metavar="N",
+                   help="elements the kernel processes: 1000000, 1e6, 2^20 or 4M (default: 1,000,000)")
+    p.add_argument("--block", type=arg_count("block size"), default=256, metavar="THREADS",
                    help="threads per block, 1..1024 (default: 256)")
-    p.add_argument("--regs", type=_positive_int, default=None,
+    p.add_argument("--regs", type=arg_count("registers"), default=None, metavar="N",
                    help="registers per thread (default: 0 = not limiting)")
-    p.add_argument("--smem", type=_positive_int, default=None,
-                   help="shared memory per block in bytes, static + dynamic (default: 0)")
+    p.add_argument("--smem", type=arg_bytes("shared memory"), default=None, metavar="BYTES",
+                   help="shared memory per block, static + dynamic: 49152, 48K or 48KiB (default: 0)")
     p.add_argument("--out", required=True, help="folder to write into (created if missing)")
     p.set_defaults(handler=_export_handler)
 
