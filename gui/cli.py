@@ -8,8 +8,6 @@
 
 from __future__ import annotations
 
-import argparse
-
 from sim.cli import arg_bytes, arg_count  # the same number syntax as every other command
 
 

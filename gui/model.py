@@ -7,7 +7,7 @@ results (`LaunchState`) are frozen records computed from `sim`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal

@@ -14,15 +14,14 @@ and run by a TaskRunner that the main window owns.
 from __future__ import annotations
 
 import html
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QCheckBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel,
+from PySide6.QtWidgets import (QCheckBox, QFileDialog, QHBoxLayout, QLabel,
                                QLineEdit, QListWidget, QListWidgetItem, QMenu, QPlainTextEdit,
                                QProgressBar, QPushButton, QSpinBox, QSplitter, QTabWidget,
                                QToolButton, QVBoxLayout, QWidget, QWidgetAction)
@@ -773,7 +772,6 @@ class QtBandwidth(QWidget):
         return items
 
     def session_dict(self) -> dict:
-        from gui.export import _json_default  # noqa: F401 - same conversions
         out: dict[str, Any] = {}
         if self.result is not None:
             try:

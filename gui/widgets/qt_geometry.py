@@ -6,11 +6,11 @@ import math
 
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QSizePolicy,
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSizePolicy,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from gui import style
-from gui.model import LaunchState, thread_elements
+from gui.model import LaunchState
 from sim.geometry import warp_lanes
 
 

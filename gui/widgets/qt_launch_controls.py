@@ -12,7 +12,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
                                QSlider, QSpinBox, QVBoxLayout, QWidget)
 
-from gui import style
 from gui.model import CUSTOM_KERNEL, MAX_ELEMENTS, LaunchModel, LaunchState
 from gui.simrun import COST_MODELS, PLACEMENTS
 

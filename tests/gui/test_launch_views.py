@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from PySide6.QtCore import Qt
 
 from gui.model import LaunchInputs, LaunchModel, compute_state
 from sim.devices import preset, presets
