@@ -58,7 +58,11 @@ is one block, from the moment it was placed to the moment it retired.</p>
 <p>Dashed lines mark where each wave starts. The red shading is the tail: from the last moment
 every slot was busy until the launch ends. Drag the white line to move the animation.</p>
 <p>For very large grids only the last part is simulated; the caption says how many identical
-full waves came before it.</p>"""),
+full waves came before it.</p>
+<p><i>Compare a recorded trace</i> opens a block trace recorded on a real GPU (<code>python main.py
+trace</code>: each block's SM and start/end times, read on the GPU) and draws it above a simulation
+of the same grid. On real hardware short blocks often do not reach the residency the occupancy
+rules allow, because the dispatcher ramps up; this is where you can see it.</p>"""),
     "bandwidth": ("Bandwidth", """
 <p>Real kernels, really timed (on a GPU): each point is the median of many runs, timed with device
 events, with the L2 cache flushed before each run so the number is memory, not cache. The band is

@@ -165,6 +165,7 @@ class MainWindow(QMainWindow):
         self.playback.playing_changed.connect(self._on_playing_changed)
         self.playback_view.step_requested.connect(self.step)
         self.timeline.time_picked.connect(self._on_time_picked)
+        self.timeline.trace_requested.connect(self.open_trace)
         self.bandwidth.status_message.connect(self.show_message)
         self.bandwidth.result_loaded.connect(self._on_bench_result)
 
@@ -462,6 +463,20 @@ class MainWindow(QMainWindow):
         self.bandwidth.set_availability(info.available)
         modes = ", ".join(f"{n} {a.mode}" for n, a in info.available.items())
         self.kernels_label.setText(f"live kernels: {modes}")
+
+    def open_trace(self, path: str) -> bool:
+        """Lay a recorded block trace beside the simulation of the same grid (Timeline panel)."""
+        from gui.simrun import load_trace_view
+        try:
+            view = load_trace_view(path, self.model.state.spec)
+        except (ValueError, OSError, KeyError, TypeError) as exc:
+            self.show_message(f"Could not open the trace: {str(exc).splitlines()[0]}", error=True)
+            return False
+        self.timeline.show_trace(view)
+        self.docks["timeline"].show()
+        self.docks["timeline"].raise_()
+        self.show_message(f"Trace {Path(path).name}: {view.lines[1]}")
+        return True
 
     def _on_bench_result(self, result) -> None:
         """Real kernels report their registers and shared memory: use them for the launch."""

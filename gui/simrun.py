@@ -151,14 +151,21 @@ def run_simulation(spec: GpuSpec, occ: Occupancy, n_blocks: int, *, cost: str = 
 
 def timeline_raster(sim, sm_count: int, slots: int, makespan: float, bins: int):
     """(sm_count*slots, bins) int32 image of block ids over time (-1 = empty), and the bin width."""
+    return raster_from_arrays(sim.block_sm, sim.block_slot, sim.block_start_us, sim.block_end_us,
+                              sm_count, slots, makespan, bins)
+
+
+def raster_from_arrays(block_sm, block_slot, block_start, block_end, sm_count: int, slots: int,
+                       makespan: float, bins: int):
+    """The same raster from plain arrays (a recorded trace, once lanes are assigned)."""
     rows = sm_count * slots
     img = np.full((rows, bins), -1, dtype=np.int32)
-    if makespan <= 0 or len(sim.block_start_us) == 0:
+    if makespan <= 0 or len(block_start) == 0:
         return img, 1.0
     dt = makespan / bins
-    start = np.asarray(sim.block_start_us, dtype=float)
-    end = np.asarray(sim.block_end_us, dtype=float)
-    row = np.asarray(sim.block_sm, dtype=np.int64) * slots + np.asarray(sim.block_slot, dtype=np.int64)
+    start = np.asarray(block_start, dtype=float)
+    end = np.asarray(block_end, dtype=float)
+    row = np.asarray(block_sm, dtype=np.int64) * slots + np.asarray(block_slot, dtype=np.int64)
     b0 = np.clip(np.floor(start / dt).astype(np.int64), 0, bins - 1)
     b1 = np.clip(np.ceil(end / dt).astype(np.int64), 1, bins)
     b1 = np.maximum(b1, b0 + 1)
@@ -180,3 +187,78 @@ def block_at(record: SimRecord, sm: int, slot: int, t_us: float) -> int:
     if 0 <= sm < res.shape[0] and 0 <= slot < res.shape[1]:
         return int(res[sm, slot])
     return -1
+
+
+@dataclass(frozen=True, slots=True)
+class TraceView:
+    """A recorded block trace, packed into lanes per SM, beside the simulation of the same grid."""
+    path: str
+    gpu_name: str
+    spec: GpuSpec
+    blocks_per_sm: int
+    comparison: object  # sim.compare.TraceComparison
+    lines: tuple
+    sm_count: int
+    lanes: int
+    raster: np.ndarray = field(repr=False)
+    wave: np.ndarray = field(repr=False)  # per recorded block: its position in its lane
+    makespan_us: float = 0.0
+    sim_raster: np.ndarray = field(default=None, repr=False)
+    sim_wave: np.ndarray = field(default=None, repr=False)
+    sim_makespan_us: float = 0.0
+
+
+def pack_lanes(sm: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Hardware traces do not say which block slot a block used: give each block the first lane of
+    its SM that is free when it starts. Returns (lane, position within the lane) per block."""
+    lane = np.zeros(len(sm), dtype=np.int64)
+    pos = np.zeros(len(sm), dtype=np.int64)
+    order = np.lexsort((start, sm))
+    free_at: dict[int, list[float]] = {}
+    count: dict[int, list[int]] = {}
+    for i in order:
+        ends = free_at.setdefault(int(sm[i]), [])
+        counts = count.setdefault(int(sm[i]), [])
+        for k, e in enumerate(ends):
+            if e <= start[i] + 1e-9:
+                break
+        else:
+            k = len(ends)
+            ends.append(0.0)
+            counts.append(0)
+        ends[k] = float(end[i])
+        lane[i], pos[i] = k, counts[k]
+        counts[k] += 1
+    return lane, pos
+
+
+def load_trace_view(path: str, fallback: GpuSpec, blocks_per_sm: int | None = None,
+                    bins: int = TIMELINE_BINS) -> TraceView:
+    """Load a trace file (sim.trace format), simulate the same grid, rasterise both."""
+    from sim.compare import compare_trace, placement_from_trace
+    from sim.devices import preset_for_device_name
+    from sim.errors import UserError
+    from sim.trace import load_trace
+
+    trace = load_trace(path)
+    if len(trace.block) == 0:
+        raise UserError(f"{path} holds no blocks")
+    spec = preset_for_device_name(trace.gpu, trace.meta.get("sm_count")) or fallback
+    per_sm = blocks_per_sm or (trace.meta.get("predicted") or {}).get("blocks_per_sm")
+    if not per_sm:
+        per_sm = int(trace.max_resident_per_sm().max())
+    comparison, sim = compare_trace(trace, spec, int(per_sm), placement_from_trace(trace))
+    start = trace.start_us - trace.start_us.min()
+    end = trace.end_us - trace.start_us.min()
+    lane, pos = pack_lanes(trace.sm, start, end)
+    lanes = int(max(lane.max() + 1, per_sm))
+    sm_count = int(max(spec.sm_count, trace.sm.max() + 1))
+    makespan = float(max(end.max(), sim.makespan_us))
+    raster, _ = raster_from_arrays(trace.sm, lane, start, end, sm_count, lanes, makespan, bins)
+    sim_raster, _ = raster_from_arrays(sim.block_sm, sim.block_slot, sim.block_start_us,
+                                       sim.block_end_us, sm_count, lanes, makespan, bins)
+    return TraceView(path=str(path), gpu_name=trace.gpu, spec=spec, blocks_per_sm=int(per_sm),
+                     comparison=comparison, lines=tuple(comparison.lines()), sm_count=sm_count,
+                     lanes=lanes, raster=raster, wave=pos, makespan_us=makespan,
+                     sim_raster=sim_raster, sim_wave=np.asarray(sim.block_wave),
+                     sim_makespan_us=float(sim.makespan_us))

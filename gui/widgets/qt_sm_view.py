@@ -130,7 +130,7 @@ class QtSmView(QWidget):
     hovered = Signal(str)
 
     HEADER = 40
-    FOOTER = 34
+    FOOTER = 50
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -341,8 +341,8 @@ class QtSmView(QWidget):
             entries.pop(1)
         widths = [14 + fm.horizontalAdvance(t) + 12 for _, t in entries]
         total = sum(widths)
-        x = self.width() - 12 - total
-        y = self.height() - self.FOOTER + 10
+        x = 12
+        y = self.height() - 20
         for (color, text), w in zip(entries, widths):
             p.fillRect(QRect(x, y + 2, 10, 10), QColor(color))
             p.setPen(QColor("#3a404c"))
@@ -362,8 +362,8 @@ class QtSmView(QWidget):
         """The grid as a bar: retired | running | still queued."""
         done, running, queued, _ = self._stats
         total = max(1, done + running + queued)
-        legend_w = self._paint_legend(p) if self.width() > 760 else 0
-        r = QRect(12, self.height() - self.FOOTER + 10, self.width() - 24 - legend_w, 14)
+        self._paint_legend(p)
+        r = QRect(12, self.height() - self.FOOTER + 8, self.width() - 24, 14)
         p.fillRect(r, QColor("#262a33"))
         w_done = round(r.width() * done / total)
         w_run = max(1 if running else 0, round(r.width() * running / total))

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout,
+                               QWidget)
 
 from gui import style
 from gui.simrun import SimRecord
@@ -36,18 +37,48 @@ def raster_rgb(raster: np.ndarray, block_wave: np.ndarray | None = None) -> np.n
     return out
 
 
+def _gantt_plot(ylabel: str = "SM") -> pg.PlotWidget:
+    w = pg.PlotWidget()
+    pi = w.getPlotItem()
+    pi.setLabel("left", ylabel)
+    pi.setMenuEnabled(False)
+    pi.hideButtons()
+    pi.invertY(True)
+    return w
+
+
 class QtTimeline(QWidget):
     time_picked = Signal(float)
+    trace_requested = Signal(str)  # a recorded trace file to lay beside its simulation
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.setSpacing(2)
+        top = QHBoxLayout()
         self.caption = QLabel("")
         self.caption.setProperty("role", "muted")
         self.caption.setWordWrap(True)
-        lay.addWidget(self.caption)
+        top.addWidget(self.caption, 1)
+        self.open_trace_button = QPushButton("Compare a recorded trace…")
+        self.open_trace_button.setToolTip(
+            "Open a block trace recorded on a real GPU (`python main.py trace`) and lay it beside "
+            "the simulation of the same grid.")
+        self.close_trace_button = QPushButton("Back to the launch")
+        self.close_trace_button.setToolTip("Leave the trace comparison; show the current launch.")
+        self.close_trace_button.hide()
+        top.addWidget(self.open_trace_button)
+        top.addWidget(self.close_trace_button)
+        lay.addLayout(top)
+        self.trace_plot = _gantt_plot()
+        self.trace_image = pg.ImageItem(axisOrder="row-major")
+        self.trace_plot.getPlotItem().addItem(self.trace_image)
+        self.trace_plot.hide()
+        lay.addWidget(self.trace_plot, 1)
+        self.trace_view = None
+        self.open_trace_button.clicked.connect(self._on_open_trace_clicked)
+        self.close_trace_button.clicked.connect(self.close_trace)
         self.plot = pg.PlotWidget()
         pi = self.plot.getPlotItem()
         pi.setLabel("bottom", "time in the simulated part (µs)")
@@ -73,6 +104,8 @@ class QtTimeline(QWidget):
 
     def _on_record(self, record: SimRecord | None) -> None:
         self._record = record
+        if self.trace_view is not None:
+            return  # the comparison stays until the user leaves it
         pi = self.plot.getPlotItem()
         for ln in self._wave_lines:
             pi.removeItem(ln)
@@ -112,6 +145,58 @@ class QtTimeline(QWidget):
             f" (shaded red) · colour = wave, dashed lines = wave starts · cost {record.cost}, placement "
             f"{record.placement}{skipped}")
 
+    # -- recorded trace beside its simulation ----------------------------------------------------
+    def _on_open_trace_clicked(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a recorded block trace", "",
+                                              "WarpScope traces (*.json);;All files (*)")
+        if path:
+            self.trace_requested.emit(path)
+
+    @staticmethod
+    def _set_gantt(plot: pg.PlotWidget, image: pg.ImageItem, raster, wave, sm_count: int,
+                   makespan: float, title: str) -> None:
+        image.setImage(raster_rgb(raster, wave), autoLevels=False, levels=(0, 255))
+        image.setRect(0.0, 0.0, makespan, float(sm_count))
+        pi = plot.getPlotItem()
+        step = 1 if sm_count <= 16 else 5 if sm_count <= 60 else 10 if sm_count <= 120 else 20
+        pi.getAxis("left").setTicks([[(i + 0.5, str(i)) for i in range(0, sm_count, step)]])
+        pi.setXRange(0, makespan, padding=0.01)
+        pi.setYRange(0, sm_count, padding=0.01)
+        pi.setTitle(f"<span style='color:{style.FG};font-size:9pt'>{title}</span>")
+        pi.setLabel("bottom", "time since the first block started (µs)")
+
+    def show_trace(self, view) -> None:
+        """Recorded (top) and simulated with the same grid, block time and SM order (bottom)."""
+        self.trace_view = view
+        for ln in self._wave_lines:
+            self.plot.getPlotItem().removeItem(ln)
+        self._wave_lines = []
+        self.tail.hide()
+        self.cursor.hide()
+        self._set_gantt(self.trace_plot, self.trace_image, view.raster, view.wave, view.sm_count,
+                        view.makespan_us, f"recorded on {view.gpu_name} (%smid, %globaltimer)")
+        self.trace_plot.getPlotItem().hideAxis("bottom")
+        self._set_gantt(self.plot, self.image, view.sim_raster, view.sim_wave, view.sm_count,
+                        view.makespan_us, f"simulated on the {view.spec.name} preset: same grid, "
+                        f"median block time, recorded SM order, {view.blocks_per_sm} blocks/SM")
+        self.trace_plot.setXLink(self.plot)
+        self.trace_plot.show()
+        self.open_trace_button.hide()
+        self.close_trace_button.show()
+        self.caption.setText(" · ".join(view.lines))
+
+    def close_trace(self) -> None:
+        self.trace_view = None
+        self.trace_plot.hide()
+        self.trace_plot.setXLink(None)
+        self.plot.getPlotItem().setLabel("bottom", "time since launch (µs)")
+        self.plot.getPlotItem().setTitle(None)
+        self.tail.show()
+        self.cursor.show()
+        self.close_trace_button.hide()
+        self.open_trace_button.show()
+        self._on_record(self._record)
+
     def _on_time(self, t_us: float) -> None:
         if not self.cursor.moving:
             self.cursor.blockSignals(True)
@@ -124,11 +209,17 @@ class QtTimeline(QWidget):
     def export_items(self):
         from gui.export import ExportItem
         rec = self._record
+        items = []
+        tv = self.trace_view
+        if tv is not None:
+            rows = [[line] for line in tv.lines]
+            items.append(ExportItem("trace_recorded_vs_simulated", self.trace_plot.getPlotItem(),
+                                    ["comparison"], rows))
         if rec is None:
-            return []
+            return items
         s = rec.sim
         rows = [[b + rec.first_block, int(sm), int(sl), round(float(st), 4), round(float(en), 4)]
                 for b, (sm, sl, st, en) in enumerate(zip(s.block_sm, s.block_slot,
                                                           s.block_start_us, s.block_end_us))]
-        return [ExportItem("timeline", self.plot.getPlotItem(),
-                           ["block", "sm", "slot", "start_us", "end_us"], rows)]
+        return items + [ExportItem("timeline", self.plot.getPlotItem(),
+                                   ["block", "sm", "slot", "start_us", "end_us"], rows)]

@@ -121,3 +121,53 @@ def test_huge_grid_simulates_only_the_end(qtbot, make_window):
     bpw = rec.occ.blocks_per_sm * rec.spec.sm_count
     assert rec.n_blocks - rec.n_sim == rec.skipped_waves * bpw
     assert "identical full waves" in win.timeline.caption.text()
+
+
+def _write_trace(path, blocks_per_sm_real=2, predicted=4, sms=8, grid=64, spin=20.0):
+    """A small 'recorded' trace: fewer blocks resident per SM than predicted (the short-block
+    ramp-up seen on the H200)."""
+    from sim.trace import save_trace
+    rows = []
+    per_sm_time = {}
+    for b in range(grid):
+        sm = (b * 2) % sms + (b // sms) % 2
+        sm %= sms
+        k = per_sm_time.setdefault(sm, [0.0] * blocks_per_sm_real)
+        lane = min(range(blocks_per_sm_real), key=lambda i: k[i])
+        start = k[lane] + 0.5
+        k[lane] = start + spin
+        rows.append((b, sm, -1, start, start + spin))
+    save_trace(path, source="recorded", gpu="NVIDIA H200", records=rows,
+               meta={"sm_count": 132, "predicted": {"blocks_per_sm": predicted}, "spin_us": spin})
+
+
+def test_recorded_trace_beside_simulation(qtbot, make_window, tmp_path):
+    win = make_window("H200", 1_000_000, 256)
+    path = tmp_path / "trace.json"
+    _write_trace(path)
+    assert win.open_trace(str(path))
+    tv = win.timeline.trace_view
+    assert tv.blocks_per_sm == 4 and tv.spec.name == "H200"
+    assert tv.comparison.recorded_max_blocks_per_sm == 2
+    assert win.timeline.trace_plot.isVisibleTo(win.timeline)
+    assert "predicted 4, recorded peak 2" in win.timeline.caption.text()
+    names = [i.name for i in win.timeline.export_items()]
+    assert names[0] == "trace_recorded_vs_simulated"
+    # a new launch does not throw the comparison away; leaving it shows the launch again
+    win.controls.threads.setValue(512)
+    wait_sim(qtbot, win)
+    assert win.timeline.trace_view is tv
+    win.timeline.close_trace_button.click()
+    assert win.timeline.trace_view is None
+    assert not win.timeline.trace_plot.isVisibleTo(win.timeline)
+    assert "blocks on 132 SMs" in win.timeline.caption.text()
+
+
+def test_broken_trace_file_gets_a_message(qtbot, make_window, tmp_path):
+    win = make_window("H200")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "something else"}')
+    assert not win.open_trace(str(bad))
+    assert "not a WarpScope trace" in win.statusBar().currentMessage()
+    assert not win.open_trace(str(tmp_path / "missing.json"))
+    assert win.timeline.trace_view is None
