@@ -238,18 +238,39 @@ def main() -> int:
                 import triton.testing
 
                 flush = flush_bytes_for(gpu.l2_bytes)
-                ours = summarize(time_gpu(launch.run, reps=100, flush_bytes=flush))[0]
-                theirs = triton.testing.do_bench(launch.run, warmup=25, rep=100, return_mode="median")
-                ours2 = summarize(time_gpu(launch.run, reps=100, flush_bytes=flush))[0]
-                rows.append({"kernel": k, "elements": n, "ours_ms": ours, "ours_again_ms": ours2,
-                             "do_bench_ms": theirs, "diff": ours / theirs - 1})
-                print(f"  {k:12s} n=2^{n.bit_length() - 1} ours {ours:.5f} / {ours2:.5f} ms, "
-                      f"do_bench {theirs:.5f} ms, diff {ours / theirs - 1:+.2%}", flush=True)
+                row = {"kernel": k, "elements": n, "ours_ms": [], "ours_flush_only_ms": [],
+                       "do_bench_ms": []}
+                for _ in range(3):  # interleaved, so drifts hit all three alike
+                    row["ours_ms"].append(summarize(time_gpu(launch.run, flush_bytes=flush))[0])
+                    row["ours_flush_only_ms"].append(
+                        summarize(time_gpu(launch.run, flush_bytes=flush, ahead="flush_only"))[0])
+                    row["do_bench_ms"].append(
+                        triton.testing.do_bench(launch.run, warmup=25, rep=100, return_mode="median"))
+                for key in ("ours_ms", "ours_flush_only_ms", "do_bench_ms"):
+                    v = row[key]
+                    row[key.replace("_ms", "_spread")] = (max(v) - min(v)) / statistics.median(v)
+                db = statistics.median(row["do_bench_ms"])
+                row["diff"] = statistics.median(row["ours_ms"]) / db - 1
+                row["diff_flush_only"] = statistics.median(row["ours_flush_only_ms"]) / db - 1
+                rows.append(row)
+                print(f"  {k:12s} n=2^{n.bit_length() - 1} ours {statistics.median(row['ours_ms']):.5f} "
+                      f"(flush only {statistics.median(row['ours_flush_only_ms']):.5f}) ms, do_bench "
+                      f"{db:.5f} ms [{', '.join('%.5f' % v for v in row['do_bench_ms'])}]: "
+                      f"diff {row['diff']:+.2%}, flush-only diff {row['diff_flush_only']:+.2%}", flush=True)
                 del inputs, out, launch
-        worst = max(abs(r["diff"]) for r in rows)
-        R["do_bench"] = {"rows": rows, "worst_abs_diff": worst}
-        claim("harness vs do_bench (median, same flush), sizes >= 2^20", f"worst {worst:.2%}",
-              worst <= 0.03)
+        gpu_side = [r for r in rows if r["kernel"] != "add_numba"]  # do_bench times Numba's CPU gap
+        worst = max(abs(r["diff"]) for r in gpu_side)
+        worst_fo = max(abs(r["diff_flush_only"]) for r in gpu_side)
+        worst_big = max(abs(r["diff"]) for r in rows if r["elements"] >= (1 << 24))
+        R["do_bench"] = {"rows": rows, "worst_abs_diff_triton_torch": worst,
+                         "worst_abs_diff_flush_only_triton_torch": worst_fo,
+                         "worst_abs_diff_all_ge_2_24": worst_big}
+        claim("harness (flush only = do_bench's method) vs do_bench, Triton+torch, >= 2^20",
+              f"worst {worst_fo:.2%}", worst_fo <= 0.03)
+        claim("harness (flush + spin, default) vs do_bench, Triton+torch, >= 2^20",
+              f"worst {worst:.2%}", worst <= 0.03)
+        claim("harness (default) vs do_bench, all three, >= 2^24", f"worst {worst_big:.2%}",
+              worst_big <= 0.03)
 
     with section("repeat"):
         rows = []

@@ -148,7 +148,8 @@ def measure(spec: KernelSpec, elements: int, block: int | None = None, num_warps
             *, flush_l2: bool = True, reps: int = 50, gpu=None, device_name: str = "",
             check: bool = True, ahead: str | None = None) -> Measurement:
     """Time one kernel at one size and block; on the CPU path, with a host clock and labelled.
-    `ahead` ("flush", "spin", "none") overrides what flush_l2 picks; see timing.time_gpu."""
+    `ahead` ("flush", "flush_only", "spin", "none") overrides what flush_l2 picks; see
+    timing.time_gpu."""
     ahead = ahead or ("flush" if flush_l2 else "spin")
     status = backend_status(spec)
     if not status.ok:
@@ -178,7 +179,7 @@ def measure(spec: KernelSpec, elements: int, block: int | None = None, num_warps
         kernel=spec.name, backend=spec.backend, elements=int(elements),
         block_size=(spec.default_block if block is None else block) if spec.block_param else None,
         threads_per_block=launch.threads_per_block, num_warps=launch.num_warps,
-        median_ms=median, p20_ms=p20, p80_ms=p80, reps=len(times), flush_l2=ahead == "flush",
+        median_ms=median, p20_ms=p20, p80_ms=p80, reps=len(times), flush_l2=ahead in ("flush", "flush_only"),
         bytes_moved=nbytes, bandwidth_gbps=bandwidth_gbps(nbytes, median),
         bandwidth_p20_gbps=bandwidth_gbps(nbytes, p80), bandwidth_p80_gbps=bandwidth_gbps(nbytes, p20),
         regs_per_thread=res.regs_per_thread, smem_per_block_bytes=res.smem_per_block_bytes,

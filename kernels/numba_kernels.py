@@ -10,7 +10,10 @@ it when there is no GPU). numba.cuda is imported through ``kernels.compat`` for 
 
 from __future__ import annotations
 
+import warnings
+
 import numba
+import numba.core.errors
 import numpy as np
 
 from .compat import numba_cuda
@@ -18,6 +21,9 @@ from .launch import NO_RESOURCES, Launch, Resources, cdiv
 
 cuda = numba_cuda()
 SIMULATED = bool(numba.config.ENABLE_CUDASIM)
+# The article's sizes launch grids of 1 block on purpose; Numba's "under-utilization" warning
+# for them would only clutter `check`.
+warnings.filterwarnings("ignore", category=numba.core.errors.NumbaPerformanceWarning)
 ELEMENTS_PER_THREAD = 4  # the fast kernels' tile per thread
 
 

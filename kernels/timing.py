@@ -121,13 +121,15 @@ class BenchResult:
 # --------------------------------------------------------------------------------------------
 # Measuring
 # --------------------------------------------------------------------------------------------
-AHEAD = ("flush", "spin", "none")
+AHEAD = ("flush", "flush_only", "spin", "none")
 SPIN_CYCLES = 100_000  # ~50 us at boost clock: longer than any launcher's host path here
 
 
 def gpu_method(ahead: str, reps: int, flush_bytes: int) -> str:
     what = {"flush": f"{flush_bytes / 2**20:.0f} MiB zeroed then a spin kernel before each rep "
                      "(L2 evicted, launch gap hidden)",
+            "flush_only": f"{flush_bytes / 2**20:.0f} MiB zeroed before each rep, nothing else "
+                          "(exactly do_bench's method)",
             "spin": "NO L2 flush, a spin kernel before each rep (repeated runs read the L2 cache)",
             "none": "nothing queued before each rep (events also time the CPU's launch gap)"}[ahead]
     return f"CUDA events, median of {reps} after warm-up, {what}"
@@ -140,7 +142,9 @@ def time_gpu(fn: Callable[[], object], *, reps: int = 50, flush_l2: bool = True,
     then time max(reps, rep_ms / estimate) launches, each after `ahead`:
       "flush" (default when flush_l2): zero the flush buffer (evicts L2), then queue a spin kernel,
               so the start event fires only once the GPU is busy up to the launch: a launcher whose
-              host path is slower than the flush (Numba's) is not timed with its CPU gap;
+              host path is slower than the flush (Numba's) is not timed with its CPU gap, and the
+              flush's dirty lines have drained to DRAM before the timed kernel starts;
+      "flush_only": zero the buffer and nothing else: do_bench's own method;
       "spin"  (default when not flush_l2): only the spin kernel: shows the L2 trap alone;
       "none": nothing: shows the launch-gap trap (a lone launch timed with the CPU's gap)."""
     import torch
@@ -150,8 +154,9 @@ def time_gpu(fn: Callable[[], object], *, reps: int = 50, flush_l2: bool = True,
         raise ValueError(f"ahead must be one of {AHEAD}")
     if reps < 1:
         raise ValueError("reps must be at least 1")
-    cache = torch.empty(flush_bytes, dtype=torch.int8, device="cuda") if ahead == "flush" else None
-    spin = getattr(torch.cuda, "_sleep", None) if ahead != "none" else None
+    flush = ahead in ("flush", "flush_only")
+    cache = torch.empty(flush_bytes, dtype=torch.int8, device="cuda") if flush else None
+    spin = getattr(torch.cuda, "_sleep", None) if ahead in ("flush", "spin") else None
 
     def before():
         if cache is not None:

@@ -71,3 +71,15 @@ def test_bandwidth_percentiles_come_from_opposite_time_percentiles():
     assert lo < mid < hi  # the 20th percentile of bandwidth is the slow (80th percentile) time
     assert math.isclose(mid, nbytes / 3e-3 / 1e9)
     assert "bandwidth_p20_gbps" in Measurement.__dataclass_fields__
+
+
+def test_timing_modes_are_named_and_described():
+    from kernels.timing import AHEAD, gpu_method, time_gpu
+
+    assert AHEAD == ("flush", "flush_only", "spin", "none")
+    with pytest.raises(ValueError, match="ahead"):
+        time_gpu(lambda: None, ahead="bogus")
+    assert "L2 evicted" in gpu_method("flush", 100, 256 * 2**20)
+    assert "do_bench" in gpu_method("flush_only", 100, 256 * 2**20)
+    assert "NO L2 flush" in gpu_method("spin", 100, 0)
+    assert "launch gap" in gpu_method("none", 100, 0)
