@@ -197,11 +197,15 @@ def _take_screenshot(app, win, path: Path, time_fraction: float = 0.42) -> int:
     return 0
 
 
-def run_export(gpu, elements, block, regs, smem, out: str) -> int:
+def run_export(gpu, elements, block, regs, smem, out: str, results: str | None = None) -> int:
     out_dir = _check_out_path(out)
     ensure_platform(headless=True)
     from gui.model import LaunchInputs
     inputs = build_inputs(LaunchInputs(), gpu, elements, block, regs, smem)
+    bench = None
+    if results:
+        from kernels.results import load_results  # no torch/triton/numba: plain files
+        bench = load_results(results)  # UserError if unreadable
     app = make_app()
     from gui.main_window import MainWindow
     win = MainWindow(inputs, restore=False, load_kernels=False)
@@ -216,6 +220,8 @@ def run_export(gpu, elements, block, regs, smem, out: str) -> int:
         rec = win.simulate_now()
         if rec is not None:
             win.playback.set_time(representative_time(rec, 0.42))
+        if bench is not None:
+            win.bandwidth.show_result(bench)
         app.processEvents()
         try:
             files = win.export_all(out_dir)
@@ -226,9 +232,10 @@ def run_export(gpu, elements, block, regs, smem, out: str) -> int:
         win.shutdown()
         win.hide()
         win.deleteLater()
-    if note:
-        print(f"note: {note}")
-    print(f"wrote {len(files)} files to {out_dir}")
-    for f in files:
-        print(f"  {f.name}")
+    lines = ([f"note: {note}"] if note else []) + [f"wrote {len(files)} files to {out_dir}"]
+    lines += [f"  {f.name}" for f in files]
+    try:
+        print("\n".join(lines), flush=True)
+    except BrokenPipeError:  # e.g. piped into `head`: the files are written, nothing to report
+        sys.stdout = open(os.devnull, "w")
     return 0

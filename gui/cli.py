@@ -28,13 +28,17 @@ def register(subparsers) -> None:
                    help="registers per thread (default: 0 = not limiting)")
     p.add_argument("--smem", type=arg_bytes("shared memory"), default=None, metavar="BYTES",
                    help="shared memory per block, static + dynamic: 49152, 48K or 48KiB (default: 0)")
+    p.add_argument("--results", metavar="FILE", default=None,
+                   help="also plot a results file from `python main.py bench` (JSON or CSV), "
+                        "e.g. measured on a GPU server")
     p.add_argument("--out", required=True, help="folder to write into (created if missing)")
     p.set_defaults(handler=_export_handler)
 
 
 def _export_handler(args) -> int:
     from gui.app import run_export
-    return run_export(args.gpu, args.elements, args.block, args.regs, args.smem, args.out)
+    return run_export(args.gpu, args.elements, args.block, args.regs, args.smem, args.out,
+                      results=getattr(args, "results", None))
 
 
 def run_app(args) -> int:

@@ -18,6 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
+from PySide6.QtWidgets import QWidget
 
 from gui import style
 
@@ -47,18 +48,33 @@ def write_csv(path: Path, header: list, rows: list) -> Path:
     return path
 
 
-def export_png(target, path: Path, width: int = 1400) -> Path:
-    path = Path(path)
-    if _is_plot_item(target):
+def render_image(target, scale: float = 2.0) -> QImage:
+    """What the view shows, rendered at `scale` times its on-screen size (like a high-DPI screen):
+    every element, text included, scales together. Works for views behind a tab too."""
+    widget = target.getViewWidget() if _is_plot_item(target) else target
+    if widget is None:  # a PlotItem not in any view: pyqtgraph's exporter is all there is
         from pyqtgraph.exporters import ImageExporter
-        ex = ImageExporter(target)
-        w = max(int(width), 200)
-        ex.parameters()["width"] = w
-        ex.export(str(path))
-    else:
-        pix = target.grab()
-        if not pix.save(str(path), "PNG"):
-            raise OSError(f"could not write {path}")
+        img = ImageExporter(target).export(toBytes=True)
+        return img if isinstance(img, QImage) else QImage()
+    size = widget.size()
+    img = QImage(max(1, round(size.width() * scale)), max(1, round(size.height() * scale)),
+                 QImage.Format.Format_ARGB32)
+    img.setDevicePixelRatio(scale)
+    img.fill(QColor(style.PLOT_BG))
+    p = QPainter(img)
+    p.setRenderHint(QPainter.RenderHint.Antialiasing)
+    p.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+    try:
+        QWidget.render(widget, p, QPoint(0, 0))  # the widget as drawn (GraphicsView overrides render)
+    finally:
+        p.end()
+    return img
+
+
+def export_png(target, path: Path, scale: float = 2.0) -> Path:
+    path = Path(path)
+    if not render_image(target, scale).save(str(path), "PNG"):
+        raise OSError(f"could not write {path}")
     return path
 
 
@@ -104,7 +120,7 @@ def _render_svg(target, path: Path) -> None:
             p.fillRect(QRectF(0, 0, size.width(), size.height()), QColor(style.PLOT_BG))
             target.scene().render(p, QRectF(0, 0, size.width(), size.height()), rect)
         else:
-            target.render(p, QPoint(0, 0))
+            QWidget.render(target, p, QPoint(0, 0))
     finally:
         p.end()
     if not _svg_ok(path):

@@ -576,6 +576,8 @@ class MainWindow(QMainWindow):
             from sim.errors import UserError
             raise UserError(f"cannot create {out}: {exc.strerror or exc}") from None
         written: list[Path] = []
+        if self.bandwidth.result is not None or self.bandwidth.experiments:
+            self._lay_out_hidden_dock("bandwidth")  # plots behind a tab have no size yet
         items = self.export_items()
         for item in items:
             written += export_item(item, out)
@@ -588,7 +590,8 @@ class MainWindow(QMainWindow):
                   ("Geometry", self.geometry_view.grab().toImage()),
                   ("Timeline", self.timeline.grab().toImage(), True)]
         if self.bandwidth.result is not None:
-            panels.append(("Bandwidth", self.bandwidth.grab().toImage(), True))
+            panels.append(("Bandwidth vs size", self.bandwidth.size_plot.grab().toImage()))
+            panels.append(("Bandwidth vs block size", self.bandwidth.block_plot.grab().toImage()))
         page = summary_page(title, self.summary_facts(), panels)
         p = out / "summary.png"
         if not page.save(str(p), "PNG"):
@@ -600,6 +603,22 @@ class MainWindow(QMainWindow):
         h.write_text(html, encoding="utf-8")
         written.append(h)
         return written
+
+    def _lay_out_hidden_dock(self, key: str) -> None:
+        """A dock behind another tab was never laid out: raise it once, then put the other back."""
+        from PySide6.QtWidgets import QApplication
+        dock = self.docks[key]
+        if dock.widget().visibleRegion().isEmpty():
+            front = [d for d in self.tabifiedDockWidgets(dock)
+                     if not d.widget().visibleRegion().isEmpty()]
+            height = dock.height()
+            dock.raise_()
+            self.resizeDocks([dock], [max(height, 480)], Qt.Orientation.Vertical)
+            QApplication.processEvents()
+            if front:
+                front[0].raise_()
+            self.resizeDocks([dock], [height], Qt.Orientation.Vertical)
+            QApplication.processEvents()
 
     def _on_export(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Export everything to a folder")

@@ -159,7 +159,8 @@ def _plot(title: str, xlabel: str, ylabel: str, logx: bool = False) -> pg.PlotWi
     pi.hideButtons()
     if logx:
         pi.setLogMode(x=True, y=False)
-    pi.addLegend(offset=(8, 8), labelTextSize="8pt", brush=pg.mkBrush(20, 22, 26, 200))
+    legend = pi.addLegend(labelTextSize="8pt", brush=pg.mkBrush(20, 22, 26, 200))
+    legend.anchor(itemPos=(1, 1), parentPos=(1, 1), offset=(-8, -8))  # bottom right
     return w
 
 
@@ -592,13 +593,15 @@ class QtBandwidth(QWidget):
                 ln = pg.InfiniteLine(pos=result.copy_ceiling_gbps, angle=0,
                                      pen=pg.mkPen(style.GOOD, width=1.2, style=Qt.PenStyle.DashLine),
                                      label=f"copy ceiling {result.copy_ceiling_gbps:,.0f} GB/s",
-                                     labelOpts={"color": style.GOOD, "position": 0.15})
+                                     labelOpts={"color": style.GOOD, "position": 0.08,
+                                                "anchors": [(0, 0), (0, 0)]})
                 pi.addItem(ln)
             if result.peak_dram_gbps:
                 ln = pg.InfiniteLine(pos=result.peak_dram_gbps, angle=0,
                                      pen=pg.mkPen(style.BAD, width=1.2, style=Qt.PenStyle.DotLine),
                                      label=f"theoretical peak {result.peak_dram_gbps:,.0f} GB/s",
-                                     labelOpts={"color": style.BAD, "position": 0.15})
+                                     labelOpts={"color": style.BAD, "position": 0.08,
+                                                "anchors": [(0, 1), (0, 1)]})
                 pi.addItem(ln)
         self.result_loaded.emit(result)
 

@@ -210,3 +210,24 @@ def test_export_command_end_to_end(tmp_path):
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0 and "unknown GPU" in r.stderr
+
+
+def test_headless_export_with_bench_results(qtbot, tmp_path):
+    """A results file from `python main.py bench` (made on a GPU server) exports as plots too."""
+    from kernels.results import save_results
+
+    from gui.app import run_export
+
+    from .test_workers_and_bandwidth import fake_sweep
+    res = fake_sweep()(["add_triton", "add_torch"], [2 ** 20, 2 ** 24], [1024, 4096])
+    bench = tmp_path / "bench.json"
+    save_results(res, bench)
+    out = tmp_path / "withbench"
+    assert run_export("H200", 1_000_000, 256, None, None, str(out), results=str(bench)) == 0
+    rows = _rows(out / "bandwidth_vs_size.csv")
+    assert len(rows) == 1 + 8
+    ET.parse(out / "bandwidth_vs_size.svg")
+    session = json.loads((out / "session.json").read_text())
+    assert len(session["measurements"]["bench"]["measurements"]) == 8
+    with pytest.raises(UserError):
+        run_export("H200", 1000, 256, None, None, str(tmp_path / "x"), results=str(tmp_path / "no.json"))
