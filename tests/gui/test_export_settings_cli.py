@@ -231,3 +231,35 @@ def test_headless_export_with_bench_results(qtbot, tmp_path):
     assert len(session["measurements"]["bench"]["measurements"]) == 8
     with pytest.raises(UserError):
         run_export("H200", 1000, 256, None, None, str(tmp_path / "x"), results=str(tmp_path / "no.json"))
+
+
+def test_no_display_is_a_clear_error(monkeypatch):
+    from gui.app import run_window
+    monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    with pytest.raises(UserError) as exc:
+        run_window(gpu="T4")
+    assert "xvfb-run" in str(exc.value)
+
+
+def test_help_for_every_panel_and_layout_reset(qtbot, make_window):
+    from gui import help as help_texts
+    win = make_window("T4")
+    win.show()
+    qtbot.waitExposed(win)
+    for key in help_texts.PANELS:
+        win.show_help(key)
+        assert win._help_box.isVisible()
+        assert len(win._help_box.text()) > 200
+        win._help_box.close()
+    win.docks["occupancy"].toggleViewAction().trigger()
+    assert not win.docks["occupancy"].isVisible()
+    win.reset_layout()
+    assert win.docks["occupancy"].isVisible()
+    # every control of the form explains itself
+    c = win.controls
+    for w in (c.gpu, c.kernel, c.elements, c.elements_slider, c.threads, c.threads_slider, c.snap,
+              c.regs, c.regs_slider, c.smem, c.smem_slider, c.carveout, c.cost, c.placement,
+              win.playback_view.play, win.playback_view.speed, win.playback_view.scrub):
+        assert w.toolTip(), w
