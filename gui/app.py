@@ -133,7 +133,26 @@ def run_window(gpu=None, elements=None, block=None, regs=None, smem=None,
     win.show()
     if os.environ.get("WARPSCOPE_STARTUP_PROBE"):
         _probe_first_paint(app, win)
+    _close_on_signals(win)
     return int(app.exec())
+
+
+def _close_on_signals(win) -> None:
+    """Ctrl+C in the terminal or a polite kill closes the window normally (settings saved,
+    threads stopped) instead of dying mid-frame."""
+    import signal
+
+    from PySide6.QtCore import QTimer
+
+    def close(*_):
+        QTimer.singleShot(0, win.close)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, close)
+    # Python runs signal handlers between bytecodes; let it in now and then.
+    tick = QTimer(win)
+    tick.timeout.connect(lambda: None)
+    tick.start(250)
 
 
 def _probe_first_paint(app, win) -> None:

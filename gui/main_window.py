@@ -93,6 +93,7 @@ class MainWindow(QMainWindow):
         self.live_runner = TaskRunner("live", self)
         self.sim_debounce = Debouncer(self.request_simulation, sim_delay_ms, self)
         self.clock = PlaybackClock(16, self)
+        self.settings_debounce = Debouncer(self.save_settings, 1500, self)  # keep work safe
         self._sim_job: int | None = None
         self._kernels_job: int | None = None
         self.record: SimRecord | None = None
@@ -156,6 +157,8 @@ class MainWindow(QMainWindow):
 
         # wiring: model -> views
         self.model.changed.connect(self._on_launch_changed)
+        self.model.changed.connect(lambda _s: self.settings_debounce.poke())
+        self.playback.speed_changed.connect(lambda _s: self.settings_debounce.poke())
         self.model.rejected.connect(self._on_launch_rejected)
         self.controls.simulation_options_changed.connect(self._on_sim_options_changed)
         self.sim_runner.finished.connect(self._on_simulation_finished)
@@ -262,7 +265,7 @@ class MainWindow(QMainWindow):
         if isinstance(geo, QByteArray) and not geo.isEmpty():
             self.restoreGeometry(geo)
         else:
-            self.resize(1560, 960)
+            self._first_run_size()
         state = self.settings.value("window/state")
         if isinstance(state, QByteArray) and not state.isEmpty():
             self._restored_state = bool(self.restoreState(state, SETTINGS_VERSION))
@@ -273,6 +276,17 @@ class MainWindow(QMainWindow):
             self.playback.set_speed(float(self.settings.value("sim/speed", 1.0)))
         except (TypeError, ValueError):
             pass
+
+    def _first_run_size(self) -> None:
+        """First start: most of the screen, up to 1600 x 1000, centred."""
+        screen = self.screen().availableGeometry() if self.screen() else None
+        if screen is None or screen.width() < 200:
+            self.resize(1560, 960)
+            return
+        w = min(1600, screen.width() - 20)
+        h = min(1000, screen.height() - 20)
+        self.resize(w, h)
+        self.move(screen.x() + (screen.width() - w) // 2, screen.y() + (screen.height() - h) // 2)
 
     def save_settings(self) -> None:
         self.settings.setValue("launch/inputs", json.dumps(self.model.inputs.to_dict()))
@@ -324,6 +338,7 @@ class MainWindow(QMainWindow):
     def _on_sim_options_changed(self, cost: str, placement: str) -> None:
         self.cost, self.placement = cost, placement
         self.sim_debounce.poke()
+        self.settings_debounce.poke()
 
     def _sim_key(self) -> tuple:
         return (self.model.inputs, self.model.state.spec, self.cost, self.placement)
@@ -648,6 +663,7 @@ class MainWindow(QMainWindow):
     def shutdown(self) -> None:
         """Stop timers and worker threads (idempotent)."""
         self.sim_debounce._timer.stop()
+        self.settings_debounce._timer.stop()
         self.clock.stop()
         self.sim_runner.shutdown()
         self.live_runner.shutdown()
