@@ -222,7 +222,9 @@ class QtLaunchControls(QWidget):
         self.carveout.clear()
         self.carveout.addItem("driver default (max shared)", None)
         for kib in spec.smem_carveout_steps_kib:
-            pct = round(kib * 1024 * 100 / spec.smem_per_sm_bytes) if spec.smem_per_sm_bytes else 0
+            # floor: the driver rounds a preferred percentage *up* to the next step, so the
+            # percentage just under this step's share selects exactly this step
+            pct = (kib * 1024 * 100) // spec.smem_per_sm_bytes if spec.smem_per_sm_bytes else 0
             self.carveout.addItem(f"{kib} KiB shared ({pct}%)", pct)
         idx = self.carveout.findData(state.inputs.carveout_percent)
         self.carveout.setCurrentIndex(max(0, idx))

@@ -173,3 +173,19 @@ def test_model_rejects_nonsense_without_losing_state(qtbot):
     with qtbot.waitSignal(model.rejected):
         assert not model.update(threads_per_block=-3)
     assert model.state == before
+
+
+@pytest.mark.parametrize("gpu", ["H200", "L40S", "T4", "RTX 5090"])
+def test_carveout_entries_select_their_step(make_window, gpu):
+    """Each carveout entry must make the driver pick exactly that shared-memory size."""
+    win = make_window(gpu, 1_000_000, 128, smem=1024)
+    combo = win.controls.carveout
+    spec = preset(gpu)
+    for i in range(1, combo.count()):
+        kib = spec.smem_carveout_steps_kib[i - 1]
+        combo.setCurrentIndex(i)
+        occ = win.model.state.occ
+        need = occ.smem_allocated_per_block_bytes
+        expected = kib * 1024 if kib * 1024 >= need else None
+        if expected is not None:
+            assert occ.smem_per_sm_config_bytes == expected, (combo.itemText(i), occ)
