@@ -43,7 +43,11 @@ def _build_lut() -> np.ndarray:
 class _Layout:
     """Where each SM tile and warp cell lands in a W x H image."""
 
-    def __init__(self, width: int, height: int, sm_count: int, warps_per_sm: int) -> None:
+    def __init__(self, width: int, height: int, sm_count: int, warps_per_sm: int,
+                 dpr: float = 1.0) -> None:
+        """Sizes in device pixels; `dpr` (device pixels per logical pixel) scales the label
+        strip so SM numbers stay readable on high-DPI screens."""
+        self.dpr = max(1.0, float(dpr))
         self.width, self.height = max(1, width), max(1, height)
         self.sm_count, self.warps = sm_count, warps_per_sm
         best = None
@@ -74,7 +78,7 @@ class _Layout:
         """Largest cell size for which every SM tile fits, or None."""
         for cell in range(40, 0, -1):
             gap = 1 if cell >= 4 else 0
-            label = 12 if cell >= 5 else 0
+            label = round(12 * self.dpr) if cell >= 5 * self.dpr else 0
             tile_w = cw * cell + (cw - 1) * gap
             tile_h = ch * cell + (ch - 1) * gap + label
             tgap = max(4, cell // 2 + 2)
@@ -183,13 +187,17 @@ class QtSmView(QWidget):
         if rec is None:
             return
         area = self._grid_rect()
-        want = (area.width(), area.height(), rec.spec.sm_count, rec.spec.max_warps_per_sm)
+        dpr = max(1.0, self.devicePixelRatioF())
+        want = (round(area.width() * dpr), round(area.height() * dpr), rec.spec.sm_count,
+                rec.spec.max_warps_per_sm)
         lay = self._layout
-        if lay is None or (lay.width, lay.height, lay.sm_count, lay.warps) != want:
-            self._layout = _Layout(*want)
+        if lay is None or (lay.width, lay.height, lay.sm_count, lay.warps) != want \
+                or lay.dpr != dpr:
+            self._layout = _Layout(*want, dpr=dpr)
             self._buffer = np.zeros((self._layout.height, self._layout.width), dtype=np.uint32)
             self._image = QImage(self._buffer.data, self._layout.width, self._layout.height,
                                  self._layout.width * 4, QImage.Format.Format_RGB32)
+            self._image.setDevicePixelRatio(dpr)
 
     def _refresh_frame(self) -> None:
         rec = self._record
@@ -274,16 +282,20 @@ class QtSmView(QWidget):
         p.setFont(f)
         fm = p.fontMetrics()
         widest = str(lay.sm_count - 1)
-        if fm.horizontalAdvance(f"SM {widest}") <= lay.tile_w:
+        d = lay.dpr
+        tile_w = lay.tile_w / d
+        if fm.horizontalAdvance(f"SM {widest}") <= tile_w:
             fmt = "SM {}"
-        elif fm.horizontalAdvance(widest) <= lay.tile_w:
+        elif fm.horizontalAdvance(widest) <= tile_w:
             fmt = "{}"
         else:
             return
         p.setPen(QColor(style.MUTED))
+        label_h = round(lay.label / d)
         for sm in range(lay.sm_count):
-            r = lay.tile_rect(sm).translated(area.topLeft())
-            p.drawText(QRect(r.left(), r.top() - 1, r.width(), lay.label),
+            r = lay.tile_rect(sm)
+            p.drawText(QRect(area.left() + round(r.left() / d), area.top() + round(r.top() / d) - 1,
+                             round(r.width() / d), label_h),
                        Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, fmt.format(sm))
 
     def _paint_header(self, p: QPainter) -> None:
@@ -385,7 +397,7 @@ class QtSmView(QWidget):
         if rec is None or lay is None or self._resident is None:
             return ""
         area = self._grid_rect()
-        sm, warp = lay.hit(pos.x() - area.left(), pos.y() - area.top())
+        sm, warp = lay.hit(int((pos.x() - area.left()) * lay.dpr), int((pos.y() - area.top()) * lay.dpr))
         if sm < 0:
             return ""
         wpb = rec.occ.warps_per_block
