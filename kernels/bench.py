@@ -13,6 +13,7 @@ from typing import Callable, Iterable, Sequence
 
 from sim.errors import UserError
 
+from .backends import gpu_status
 from .device import detect_device, device_summary
 from .harness import backend_status, measure
 from .registry import KernelSpec, get_kernel
@@ -56,15 +57,18 @@ def sweep(kernel_names: Iterable[str], sizes: Sequence[int], blocks: Sequence[in
     kernels = [get_kernel(n) if isinstance(n, str) else n for n in kernel_names]
     if not kernels or not sizes:
         raise UserError("nothing to measure: give at least one kernel and one size")
+    has_gpu, why = gpu_status()
+    if not has_gpu and not allow_cpu:
+        raise UserError(f"no GPU to time on: {why}; `check` runs the kernels on the CPU, and "
+                        "--cpu times that path (labelled: not GPU timings)")
     for spec in kernels:
         if not spec.benchable:
             raise UserError(f"{spec.name} is not a streaming kernel; bench measures bandwidth")
         status = backend_status(spec)
         if not status.ok:
             raise UserError(f"{spec.name}: {status.reason}")
-        if not status.is_gpu and not allow_cpu:
-            raise UserError(f"no GPU to time on ({status.reason}); `check` runs the kernels on the "
-                            "CPU, and --cpu times that path (labelled: not GPU timings)")
+        if has_gpu and not status.is_gpu:
+            raise UserError(f"{spec.name} would not run on the GPU here: {status.reason}")
     gpu, why = detect_device()
     name = gpu.name if gpu is not None else f"CPU ({why})"
     points = _points(kernels, sizes, blocks)

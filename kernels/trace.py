@@ -56,14 +56,17 @@ def record_trace(grid: int | None = None, num_warps: int = 4, spin_us: float = 1
     grid=None: three full waves at the occupancy sim/ predicts from the compiled kernel."""
     import torch
 
-    from .backends import available
+    from .backends import available, gpu_status
     from .device import detect_device
     from .harness import predict
     from .launch import Launch
 
+    has_gpu, why = gpu_status()
+    if not has_gpu:
+        raise UserError(f"recording a trace needs a GPU: {why}")
     status = available()["triton"]
     if not status.is_gpu:
-        raise UserError(f"recording a trace needs a GPU: {status.reason}")
+        raise UserError(f"recording a trace needs Triton on the GPU: {status.reason}")
     if num_warps not in (1, 2, 4, 8, 16, 32):
         raise UserError(f"--warps must be 1, 2, 4, 8, 16 or 32, got {num_warps}")
     if not 0 < spin_us <= 1e6:
