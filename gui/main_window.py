@@ -22,7 +22,8 @@ from gui import help as help_texts
 from gui import style
 from gui.adapter import Debouncer, PlaybackClock, TaskOutcome, TaskRunner
 from gui.export import ExportItem, export_item, summary_html, summary_page, write_json
-from gui.model import KernelChoice, LaunchInputs, LaunchModel, LaunchState, PlaybackModel
+from gui.model import (KernelChoice, LaunchInputs, LaunchModel, LaunchState, PlaybackModel,
+                       SimulationModel)
 from gui.settings import open_settings
 from gui.simrun import SimRecord, run_simulation
 from gui.widgets.qt_bandwidth import BandwidthJobs, QtBandwidth
@@ -85,6 +86,7 @@ class MainWindow(QMainWindow):
         # models
         self.model = LaunchModel(inputs, self)
         self.playback = PlaybackModel(parent=self)
+        self.simulation = SimulationModel(self)
         self.cost = "uniform"
         self.placement = "sm-order"
 
@@ -109,8 +111,8 @@ class MainWindow(QMainWindow):
 
     def _build(self, jobs, restore: bool, load_kernels: bool) -> None:
         # views
-        self.sm_view = QtSmView()
-        self.playback_view = QtPlayback(self.playback)
+        self.sm_view = QtSmView(self.simulation, self.playback)
+        self.playback_view = QtPlayback(self.playback, self.simulation)
         central = QWidget()
         cl = QVBoxLayout(central)
         cl.setContentsMargins(0, 0, 0, 0)
@@ -120,9 +122,9 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
 
         self.controls = QtLaunchControls(self.model)
-        self.occupancy_view = QtOccupancy()
-        self.geometry_view = QtGeometry()
-        self.timeline = QtTimeline()
+        self.occupancy_view = QtOccupancy(self.model)
+        self.geometry_view = QtGeometry(self.model)
+        self.timeline = QtTimeline(self.simulation, self.playback)
         self.bandwidth = QtBandwidth(self.live_runner, jobs)
 
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
@@ -164,7 +166,6 @@ class MainWindow(QMainWindow):
         self.sim_runner.finished.connect(self._on_simulation_finished)
         self.live_runner.finished.connect(self._on_live_finished)
         self.clock.tick.connect(self._on_clock_tick)
-        self.playback.time_changed.connect(self._on_time_changed)
         self.playback.playing_changed.connect(self._on_playing_changed)
         self.playback_view.step_requested.connect(self.step)
         self.timeline.time_picked.connect(self._on_time_picked)
@@ -318,14 +319,10 @@ class MainWindow(QMainWindow):
 
     # -- launch changes ---------------------------------------------------------------------------
     def _on_launch_changed(self, state: LaunchState) -> None:
-        self.occupancy_view._on_launch_changed(state)
-        self.geometry_view._on_launch_changed(state)
         msg = state.message()
         if msg:
             self.show_message(msg, error=True)
-            self.sm_view.set_record(None, msg)
-            self.timeline._on_record(None)
-            self.playback_view._on_record(None)
+            self.simulation.clear(msg)
             self.record = None
             self.playback.set_playing(False)
             self.playback.set_end(0)
@@ -378,7 +375,8 @@ class MainWindow(QMainWindow):
         if not outcome.ok:
             self.sim_label.setText("")
             self.show_message(f"Simulation failed: {outcome.error}", error=True)
-            self.sm_view.set_record(None, f"Simulation failed: {outcome.error}")
+            self.simulation.clear(f"Simulation failed: {outcome.error}")
+            self.record = None
             return
         rec: SimRecord = outcome.result
         if rec.key != self._sim_key():
@@ -390,14 +388,11 @@ class MainWindow(QMainWindow):
         frac = (self.playback.time_us / old.makespan_us) if old is not None and old.makespan_us else 0.4
         self.record = rec
         self.playback.set_end(rec.makespan_us)
-        self.sm_view.set_record(rec)
-        self.timeline._on_record(rec)
-        self.playback_view._on_record(rec)
+        self.simulation.set_record(rec)  # views draw it at the time they hold...
         t = frac * rec.makespan_us
         if self.playback.time_us == t:
-            self._on_time_changed(t)
+            self.playback.time_changed.emit(t)  # ...which may be stale if the time did not move
         self.playback.set_time(t)
-        self._on_time_changed(self.playback.time_us)
         skipped = f", {rec.skipped_waves:,} identical waves skipped" if rec.skipped_waves else ""
         self.sim_label.setText(f"simulated {rec.n_sim:,} blocks in {rec.elapsed_s * 1e3:,.0f} ms{skipped}")
         if self._autoplay:
@@ -408,10 +403,6 @@ class MainWindow(QMainWindow):
     # -- time ---------------------------------------------------------------------------------------
     def _on_clock_tick(self, dt: float) -> None:
         self.playback.advance(dt)
-
-    def _on_time_changed(self, t: float) -> None:
-        self.sm_view.set_time(t)
-        self.timeline._on_time(t)
 
     def _on_time_picked(self, t: float) -> None:
         self.playback.set_playing(False)

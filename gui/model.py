@@ -235,6 +235,37 @@ class LaunchModel(QObject):
         return self.update(**changes)
 
 
+class SimulationModel(QObject):
+    """The simulated launch being shown: a SimRecord (from gui.simrun), or none with a reason.
+
+    The main window puts finished simulations here; the SM view, timeline and playback bar
+    subscribe to `record_changed(record_or_None, message)`."""
+
+    record_changed = Signal(object, str)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._record = None
+        self._message = ""
+
+    @property
+    def record(self):
+        return self._record
+
+    @property
+    def message(self) -> str:
+        return self._message
+
+    def set_record(self, record) -> None:
+        self._record, self._message = record, ""
+        self.record_changed.emit(record, "")
+
+    def clear(self, message: str) -> None:
+        """No simulation to show, and why (the launch cannot run, or simulating failed)."""
+        self._record, self._message = None, message
+        self.record_changed.emit(None, message)
+
+
 @dataclass(frozen=True, slots=True)
 class PlaybackState:
     time_us: float

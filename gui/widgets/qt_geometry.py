@@ -100,7 +100,7 @@ _ROWS = [
 
 
 class QtGeometry(QWidget):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, model=None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
@@ -144,6 +144,9 @@ class QtGeometry(QWidget):
         self.lanes = QtWarpLanes()
         lay.addWidget(self.lanes, 1)
         self._values: dict[str, str] = {}
+        if model is not None:  # a LaunchModel
+            model.changed.connect(self._on_launch_changed)
+            self._on_launch_changed(model.state)
 
     def value(self, key: str) -> str:
         return self.table.item(self._row[key], 1).text()

@@ -32,7 +32,7 @@ def _plot(title: str, xlabel: str, ylabel: str = "active warps / SM") -> pg.Plot
 
 
 class QtOccupancy(QWidget):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, model=None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
@@ -90,6 +90,9 @@ class QtOccupancy(QWidget):
             self._vlines[key] = vline
         self._state: LaunchState | None = None
         self._sweeps: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        if model is not None:  # a LaunchModel
+            model.changed.connect(self._on_launch_changed)
+            self._on_launch_changed(model.state)
 
     # -- model -> view ------------------------------------------------------------------------
     def _on_launch_changed(self, state: LaunchState) -> None:

@@ -19,7 +19,8 @@ SCRUB_STEPS = 10000
 class QtPlayback(QWidget):
     step_requested = Signal(int)  # +1 next event, -1 previous event
 
-    def __init__(self, playback: PlaybackModel, parent: QWidget | None = None) -> None:
+    def __init__(self, playback: PlaybackModel, simulation=None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.playback = playback
         lay = QVBoxLayout(self)
@@ -95,6 +96,8 @@ class QtPlayback(QWidget):
         playback.time_changed.connect(self._on_time)
         playback.playing_changed.connect(self._on_playing)
         playback.speed_changed.connect(self._on_speed)
+        if simulation is not None:
+            simulation.record_changed.connect(lambda rec, _msg: self._on_record(rec))
 
     def _on_record(self, record: SimRecord | None) -> None:
         self._record = record

@@ -136,7 +136,9 @@ class QtSmView(QWidget):
     HEADER = 40
     FOOTER = 50
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, simulation=None, playback=None, parent: QWidget | None = None) -> None:
+        """`simulation` (SimulationModel) and `playback` (PlaybackModel) are subscribed to once;
+        without them, drive the view with set_record / set_time."""
         super().__init__(parent)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMinimumSize(360, 260)
@@ -152,6 +154,16 @@ class QtSmView(QWidget):
         self._resident: np.ndarray | None = None
         self._stats = (0, 0, 0, 0)
         self.frames_drawn = 0
+        if simulation is not None:
+            simulation.record_changed.connect(self._on_record_changed)
+        if playback is not None:
+            playback.time_changed.connect(self._on_time_changed)
+
+    def _on_record_changed(self, record, message: str) -> None:
+        self.set_record(record, message)
+
+    def _on_time_changed(self, t_us: float) -> None:
+        self.set_time(t_us)
 
     # -- model side ---------------------------------------------------------------------------
     def set_record(self, record: SimRecord | None, message: str = "") -> None:

@@ -51,7 +51,7 @@ class QtTimeline(QWidget):
     time_picked = Signal(float)
     trace_requested = Signal(str)  # a recorded trace file to lay beside its simulation
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, simulation=None, playback=None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
@@ -101,6 +101,10 @@ class QtTimeline(QWidget):
         self._wave_lines: list[pg.InfiniteLine] = []
         lay.addWidget(self.plot, 1)
         self._record: SimRecord | None = None
+        if simulation is not None:
+            simulation.record_changed.connect(lambda rec, _msg: self._on_record(rec))
+        if playback is not None:
+            playback.time_changed.connect(self._on_time)
 
     def _on_record(self, record: SimRecord | None) -> None:
         self._record = record
