@@ -19,21 +19,36 @@ from sim.trace import Trace
 
 @dataclass(frozen=True, slots=True)
 class RecordedPlacement:
-    """Place blocks on SMs in the order a real GPU gave its first blocks to them."""
-    sm_ids: tuple[int, ...]
+    """Replay the SMs a real GPU gave its first blocks to, in block order.
+
+    `sm_sequence[i]` is the SM that ran block i; the k-th time an SM appears it gets its slot k.
+    Slots the recording never filled come last, breadth-first."""
+    sm_sequence: tuple[int, ...]
     name: str = "recorded order"
 
     def slot_order(self, gpu: GpuSpec, slots_per_sm: int) -> np.ndarray:
-        seen = [s for s in self.sm_ids if s < gpu.sm_count]
-        order = seen + [s for s in range(gpu.sm_count) if s not in set(seen)]
-        return _breadth_first(order, slots_per_sm, gpu.sm_count)
+        used = np.zeros(gpu.sm_count, dtype=int)
+        order = []
+        for sm in self.sm_sequence:
+            if 0 <= sm < gpu.sm_count and used[sm] < slots_per_sm:
+                order.append(sm * slots_per_sm + used[sm])
+                used[sm] += 1
+        taken = set(order)
+        rest = [s for s in _breadth_first(list(range(gpu.sm_count)), slots_per_sm, gpu.sm_count)
+                if s not in taken]
+        return np.asarray(order + rest, dtype=np.int64)
 
 
 def placement_from_trace(trace: Trace) -> RecordedPlacement:
-    """SMs in the order they received their first block (ties broken by block id)."""
-    order = np.lexsort((trace.block, trace.start_us))
-    _, first = np.unique(trace.sm[order], return_index=True)
-    return RecordedPlacement(tuple(int(s) for s in trace.sm[order][np.sort(first)]))
+    """The SM of every block in block order: blocks are dispatched in grid order."""
+    return RecordedPlacement(tuple(int(s) for s in trace.sm[np.argsort(trace.block)]))
+
+
+def dispatch_interval_from_trace(trace: Trace, slots: int) -> float:
+    """Time between block dispatches while the GPU first fills: the first `slots` blocks' start
+    spread over their count. The hardware does not place a whole wave at one instant."""
+    first = np.sort(trace.start_us)[:max(min(slots, len(trace.start_us)), 1)]
+    return float((first[-1] - first[0]) / max(len(first) - 1, 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +63,9 @@ class TraceComparison:
     recorded_mean_resident: float  # blocks resident on the GPU, time-averaged
     simulated_mean_resident: float
     recorded_sms_used: int
-    same_sm_fraction: float  # blocks the simulation put on the same SM as the hardware
+    dispatch_interval_us: float  # measured fill rate of the first wave, used by the simulation
+    same_sm_first_wave: float  # first-wave blocks the simulation put on the hardware's SM
+    same_sm_fraction: float  # all blocks likewise
 
     def lines(self) -> list[str]:
         return [
@@ -58,7 +75,10 @@ class TraceComparison:
             f"makespan: recorded {self.recorded_makespan_us:,.1f} us, simulated {self.simulated_makespan_us:,.1f} us",
             f"mean resident blocks: recorded {self.recorded_mean_resident:,.1f}, "
             f"simulated {self.simulated_mean_resident:,.1f}",
-            f"SMs used: {self.recorded_sms_used}; same SM as the hardware: {self.same_sm_fraction:.0%} of blocks",
+            f"first wave filled at one block per {self.dispatch_interval_us * 1e3:.0f} ns "
+            f"({self.dispatch_interval_us * self.predicted_blocks_per_sm * self.recorded_sms_used:.1f} us to fill the GPU)",
+            f"SMs used: {self.recorded_sms_used}; same SM as the hardware: {self.same_sm_first_wave:.0%} of the "
+            f"first wave, {self.same_sm_fraction:.0%} of all blocks",
         ]
 
 
@@ -69,14 +89,20 @@ def _mean_resident(starts: np.ndarray, ends: np.ndarray) -> float:
     return float((widths * counts).sum() / span) if span > 0 else float(counts.max())
 
 
-def compare_trace(trace: Trace, gpu: GpuSpec, blocks_per_sm: int, placement=None) -> tuple[TraceComparison, Simulation]:
-    """Simulate the recorded grid (same block count, median duration, given or recorded placement)."""
+def compare_trace(trace: Trace, gpu: GpuSpec, blocks_per_sm: int, placement=None,
+                  model_dispatch: bool = True) -> tuple[TraceComparison, Simulation]:
+    """Simulate the recorded grid: same block count, median duration, the given placement (default:
+    the recorded one) and, unless `model_dispatch` is off, the recorded dispatch rate."""
     start = trace.start_us - trace.start_us.min()
     end = trace.end_us - trace.start_us.min()
     duration = float(np.median(end - start))
     order = np.argsort(trace.block)
     placement = placement or placement_from_trace(trace)
-    result = simulate(gpu, len(trace.block), blocks_per_sm, UniformCost(duration), placement)
+    slots = gpu.sm_count * blocks_per_sm
+    interval = dispatch_interval_from_trace(trace, slots) if model_dispatch else 0.0
+    result = simulate(gpu, len(trace.block), blocks_per_sm, UniformCost(duration), placement,
+                      dispatch_interval_us=interval)
+    same = trace.sm[order] == result.block_sm
     peaks = trace.max_resident_per_sm()
     used = peaks[peaks > 0]
     comparison = TraceComparison(
@@ -85,7 +111,7 @@ def compare_trace(trace: Trace, gpu: GpuSpec, blocks_per_sm: int, placement=None
         recorded_makespan_us=float(end.max()), simulated_makespan_us=result.makespan_us,
         recorded_mean_resident=_mean_resident(start, end),
         simulated_mean_resident=_mean_resident(result.block_start_us, result.block_end_us),
-        recorded_sms_used=int(used.size),
-        same_sm_fraction=float(np.mean(trace.sm[order] == result.block_sm)),
+        recorded_sms_used=int(used.size), dispatch_interval_us=interval,
+        same_sm_first_wave=float(np.mean(same[:slots])), same_sm_fraction=float(np.mean(same)),
     )
     return comparison, result

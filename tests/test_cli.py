@@ -71,3 +71,11 @@ def test_real_process_has_no_traceback():
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_compare_a_recorded_trace(capsys):
+    code, out, _ = run(capsys, "compare", str(ROOT / "tests" / "data" / "trace_h200.json"))
+    assert code == 0
+    assert "predicted 8, recorded peak 8" in out and "100% of the first wave" in out
+    code, _, err = run(capsys, "compare", str(ROOT / "tests" / "data" / "occupancy_h200.json"))
+    assert code == 2 and "not a WarpScope trace" in err

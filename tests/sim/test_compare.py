@@ -1,5 +1,7 @@
 """Recorded vs simulated schedules: a trace made by the simulator itself must compare as identical."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -31,8 +33,25 @@ def test_placement_is_learned_from_first_blocks():
     gpu = preset("T4")
     sim = simulate(gpu, 80, 2, UniformCost(1.0), TpcSpreadPlacement())
     learned = placement_from_trace(_as_recorded(sim))
-    assert list(learned.sm_ids) == TpcSpreadPlacement().sm_order(gpu)
-    assert sorted(RecordedPlacement((3, 1)).slot_order(gpu, 1).tolist()) == list(range(40))
+    assert list(learned.sm_sequence[:40]) == TpcSpreadPlacement().sm_order(gpu)
+    order = RecordedPlacement((3, 1, 3)).slot_order(gpu, 2)
+    assert order[:3].tolist() == [6, 2, 7] and sorted(order.tolist()) == list(range(80))
+
+
+def test_the_h200_trace_against_the_model():
+    """tests/data/trace_h200.json: 2,112 blocks of 8 warps spinning 200 us, recorded on the H200
+    with `python3 main.py trace --grid 2112 --warps 8 --spin-us 200` (benchmarks/RESULTS-kernels.md)."""
+    trace = load_trace(Path(__file__).parents[1] / "data" / "trace_h200.json")
+    gpu = preset_for_device_name(trace.gpu, 132)
+    comparison, sim = compare_trace(trace, gpu, 8)
+    # The occupancy model's 8 blocks per SM is exactly what every SM reached, never more.
+    assert comparison.recorded_max_blocks_per_sm == 8 == comparison.recorded_median_peak_blocks_per_sm
+    assert comparison.recorded_sms_used == 132
+    # Replaying the recorded order puts the first wave exactly where the hardware did.
+    assert comparison.same_sm_first_wave == 1.0
+    # With the measured dispatch ramp, the simulated makespan is within 15% of the recorded one.
+    assert 0.85 < comparison.simulated_makespan_us / comparison.recorded_makespan_us <= 1.0
+    assert 0 < comparison.dispatch_interval_us < 0.1
 
 
 def test_trace_file_round_trip(tmp_path):
