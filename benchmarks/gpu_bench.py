@@ -82,7 +82,8 @@ def m_dict(m) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="folder for the result files")
     ap.add_argument("--quick", action="store_true", help="tiny sizes: a dry run of the code paths")
     ap.add_argument("--skip-checks", action="store_true",
@@ -164,19 +165,23 @@ def main() -> int:
             rounds.append(row)
         med = {k: statistics.median(rd[k]["bandwidth_gbps"] for rd in rounds) for k in headline}
         ratio = {k: med[k] / med["add_torch"] for k in headline}
-        per_round = {k: [rd[k]["bandwidth_gbps"] / rd["add_torch"]["bandwidth_gbps"] for rd in rounds]
-                     for k in headline}
+        per_round = {k: [rd[k]["bandwidth_gbps"] / rd["add_torch"]["bandwidth_gbps"]
+                         for rd in rounds] for k in headline}
         R["headline"] = {"elements": big, "rounds": rounds, "median_gbps": med,
                          "ratio_to_torch_add": ratio, "ratio_per_round": per_round,
                          "copy_ceiling_gbps": med["copy_torch"],
                          "peak_dram_gbps": gpu.peak_dram_gbps if on_gpu else None}
         claim("fast Triton add >= 99% of torch.add at 2^28",
-              f"{ratio['add_triton']:.1%} ({med['add_triton']:,.0f} vs {med['add_torch']:,.0f} GB/s)",
+              f"{ratio['add_triton']:.1%} "
+              f"({med['add_triton']:,.0f} vs {med['add_torch']:,.0f} GB/s)",
               ratio["add_triton"] >= 0.99)
         claim("fast Numba add >= 95% of torch.add at 2^28",
-              f"{ratio['add_numba']:.1%} ({med['add_numba']:,.0f} GB/s)", ratio["add_numba"] >= 0.95)
-        claim("naive Numba add vs torch.add at 2^28 (was 79%)", f"{ratio['add_numba_naive']:.1%}", None)
-        claim("Triton tutorial add vs torch.add at 2^28", f"{ratio['add_triton_tutorial']:.1%}", None)
+              f"{ratio['add_numba']:.1%} ({med['add_numba']:,.0f} GB/s)",
+              ratio["add_numba"] >= 0.95)
+        claim("naive Numba add vs torch.add at 2^28 (was 79%)",
+              f"{ratio['add_numba_naive']:.1%}", None)
+        claim("Triton tutorial add vs torch.add at 2^28",
+              f"{ratio['add_triton_tutorial']:.1%}", None)
         if on_gpu:
             claim("copy ceiling / theoretical peak",
                   f"{med['copy_torch']:,.0f} / {gpu.peak_dram_gbps:,.0f} GB/s "
@@ -200,7 +205,8 @@ def main() -> int:
                              "regs": m.regs_per_thread, "ratio_to_torch": m.bandwidth_gbps / ref,
                              "grid_blocks": m.grid_blocks})
                 print(f"  {kernel:16s} threads={threads:5d} {m.bandwidth_gbps:8.0f} GB/s "
-                      f"{m.bandwidth_gbps / ref:6.1%} regs={m.regs_per_thread} blocks={m.grid_blocks:,}",
+                      f"{m.bandwidth_gbps / ref:6.1%} regs={m.regs_per_thread} "
+                      f"blocks={m.grid_blocks:,}",
                       flush=True)
         R["configs"] = {"torch_add_gbps": ref, "rows": rows}
         best = max((r for r in rows if r["kernel"] == "add_triton"), key=lambda r: r["gbps"])
@@ -244,19 +250,21 @@ def main() -> int:
                     row["ours_ms"].append(summarize(time_gpu(launch.run, flush_bytes=flush))[0])
                     row["ours_flush_only_ms"].append(
                         summarize(time_gpu(launch.run, flush_bytes=flush, ahead="flush_only"))[0])
-                    row["do_bench_ms"].append(
-                        triton.testing.do_bench(launch.run, warmup=25, rep=100, return_mode="median"))
+                    row["do_bench_ms"].append(triton.testing.do_bench(
+                        launch.run, warmup=25, rep=100, return_mode="median"))
                 for key in ("ours_ms", "ours_flush_only_ms", "do_bench_ms"):
                     v = row[key]
                     row[key.replace("_ms", "_spread")] = (max(v) - min(v)) / statistics.median(v)
                 db = statistics.median(row["do_bench_ms"])
-                row["diff"] = statistics.median(row["ours_ms"]) / db - 1
-                row["diff_flush_only"] = statistics.median(row["ours_flush_only_ms"]) / db - 1
+                ours = statistics.median(row["ours_ms"])
+                fo = statistics.median(row["ours_flush_only_ms"])
+                row["diff"], row["diff_flush_only"] = ours / db - 1, fo / db - 1
                 rows.append(row)
-                print(f"  {k:12s} n=2^{n.bit_length() - 1} ours {statistics.median(row['ours_ms']):.5f} "
-                      f"(flush only {statistics.median(row['ours_flush_only_ms']):.5f}) ms, do_bench "
-                      f"{db:.5f} ms [{', '.join('%.5f' % v for v in row['do_bench_ms'])}]: "
-                      f"diff {row['diff']:+.2%}, flush-only diff {row['diff_flush_only']:+.2%}", flush=True)
+                runs = ", ".join("%.5f" % v for v in row["do_bench_ms"])
+                print(f"  {k:12s} n=2^{n.bit_length() - 1} ours {ours:.5f} "
+                      f"(flush only {fo:.5f}) ms, do_bench {db:.5f} ms [{runs}]: "
+                      f"diff {row['diff']:+.2%}, flush-only diff {row['diff_flush_only']:+.2%}",
+                      flush=True)
                 del inputs, out, launch
         gpu_side = [r for r in rows if r["kernel"] != "add_numba"]  # do_bench times Numba's CPU gap
         worst = max(abs(r["diff"]) for r in gpu_side)
@@ -279,11 +287,12 @@ def main() -> int:
                 vals = [meas(k, n, check=False).median_ms for _ in range(5)]
                 spread = (max(vals) - min(vals)) / statistics.median(vals)
                 rows.append({"kernel": k, "elements": n, "median_ms": vals, "spread": spread})
-                print(f"  {k:12s} n={n:>11,} medians {['%.5f' % v for v in vals]} spread {spread:.2%}",
-                      flush=True)
+                print(f"  {k:12s} n={n:>11,} medians {['%.5f' % v for v in vals]} "
+                      f"spread {spread:.2%}", flush=True)
         worst = max(r["spread"] for r in rows)
         R["repeat"] = {"rows": rows, "worst_spread": worst}
-        claim("repeats of one measurement (5 fresh runs)", f"worst spread {worst:.2%}", worst <= 0.02)
+        claim("repeats of one measurement (5 fresh runs)", f"worst spread {worst:.2%}",
+              worst <= 0.02)
 
     with section("add_relu"):
         variants = ("add_relu_torch_eager", "add_relu_torch_compile", "add_relu_triton",
@@ -291,11 +300,12 @@ def main() -> int:
         rounds = [{v: m_dict(meas(v, mid, check=(r == 0))) for v in variants} for r in range(3)]
         ms = {v: statistics.median(rd[v]["median_ms"] for rd in rounds) for v in variants}
         ratio = {v: ms[v] / ms["add_relu_torch_eager"] for v in variants}
-        R["add_relu"] = {"elements": mid, "median_ms": ms, "ratio_to_eager": ratio, "rounds": rounds}
+        R["add_relu"] = {"elements": mid, "median_ms": ms, "ratio_to_eager": ratio,
+                         "rounds": rounds}
         for v in variants:
             print(f"  {v:24s} {ms[v]:.4f} ms  x{ratio[v]:.3f} of eager", flush=True)
-        claim("fused Triton add+ReLU time / eager at 2^26 (<= 0.65)", f"{ratio['add_relu_triton']:.3f}",
-              ratio["add_relu_triton"] <= 0.65)
+        claim("fused Triton add+ReLU time / eager at 2^26 (<= 0.65)",
+              f"{ratio['add_relu_triton']:.3f}", ratio["add_relu_triton"] <= 0.65)
         claim("torch.compile / eager; fused Numba / eager",
               f"{ratio['add_relu_torch_compile']:.3f}; {ratio['add_relu_numba']:.3f}", None)
 
@@ -305,15 +315,18 @@ def main() -> int:
             row = {"elements": n}
             for ahead in ("flush", "spin", "none"):
                 m = meas("add_torch", n, ahead=ahead, check=False)
-                row[ahead] = {"gbps": m.bandwidth_gbps, "median_ms": m.median_ms, "method": m.method}
+                row[ahead] = {"gbps": m.bandwidth_gbps, "median_ms": m.median_ms,
+                              "method": m.method}
             rows.append(row)
             print(f"  add_torch n={n:>10,}: flushed {row['flush']['gbps']:7.0f} GB/s, L2 warm "
-                  f"{row['spin']['gbps']:7.0f} GB/s, nothing queued {row['none']['gbps']:7.0f} GB/s",
+                  f"{row['spin']['gbps']:7.0f} GB/s, "
+                  f"nothing queued {row['none']['gbps']:7.0f} GB/s",
                   flush=True)
         R["flush_trap"] = {"rows": rows}
         r = rows[1]
         claim("traps at 2^20, torch.add: flushed / L2 warm / lone launch (GB/s)",
-              f"{r['flush']['gbps']:,.0f} / {r['spin']['gbps']:,.0f} / {r['none']['gbps']:,.0f}", None)
+              f"{r['flush']['gbps']:,.0f} / {r['spin']['gbps']:,.0f} / {r['none']['gbps']:,.0f}",
+              None)
 
     with section("count"):
         from kernels.experiments import count_kernels
@@ -337,8 +350,8 @@ def main() -> int:
                 for k in ("add_torch", "add_triton", "add_numba_naive", "add_numba")]
         R["launch"] = rows
         for r in rows:
-            print(f"  {r['kernel']:16s} launch returned {r['launch_returned_us']:8.1f} us, work finished "
-                  f"{r['work_finished_us']:8.1f} us", flush=True)
+            print(f"  {r['kernel']:16s} launch returned {r['launch_returned_us']:8.1f} us, "
+                  f"work finished {r['work_finished_us']:8.1f} us", flush=True)
         claim("c = a + b on 50M: launch returned / work finished",
               f"{rows[0]['launch_returned_us']:.0f} / {rows[0]['work_finished_us']:.0f} us", None)
 
@@ -387,9 +400,9 @@ def run_variants(n: int, on_gpu: bool, gpu) -> dict:
     """Split the fast kernels' differences into causes: each Triton change alone, and Numba's
     four-per-thread kernel as a plain loop (fewer blocks, no loads in flight) — with torch.add
     measured in the same loop. Each variant is checked against float64 once."""
+    import gpu_variants as gv
     import torch
 
-    import gpu_variants as gv
     from kernels.harness import compare
     from kernels.reference import add
     from kernels.timing import bandwidth_gbps, flush_bytes_for, summarize, time_gpu
@@ -444,6 +457,7 @@ def numba_analysis(out_dir: str, gpu, headline: dict) -> dict:
     import torch
 
     from kernels.harness import bind, first_run, make_arrays, predict
+    from kernels.launch import Launch, Resources
     from kernels.registry import get_kernel
 
     on_gpu = gpu is not None
@@ -478,7 +492,8 @@ def numba_analysis(out_dir: str, gpu, headline: dict) -> dict:
         gbps = med.get(name)
         implied_latency_ns = (in_flight_per_sm * gpu.sm_count / (gbps * 1e9) * 1e9
                               if gbps else None)
-        out[name] = {"regs_per_thread": res.regs_per_thread, "smem_per_block_bytes": res.smem_per_block_bytes,
+        out[name] = {"regs_per_thread": res.regs_per_thread,
+                     "smem_per_block_bytes": res.smem_per_block_bytes,
                      "threads_per_block": launch.threads_per_block, **shape,
                      "limited_by": list(shape.get("limited_by", ())),
                      "ptx": stats, "elements_per_thread": ept,
@@ -486,7 +501,8 @@ def numba_analysis(out_dir: str, gpu, headline: dict) -> dict:
                      "load_bytes_in_flight_per_sm": in_flight_per_sm,
                      "gbps_at_2_28": gbps, "implied_latency_ns": implied_latency_ns}
         print(f"  {name:22s} regs={res.regs_per_thread} occ={shape.get('occupancy')} "
-              f"ld.global={stats['ld_global']} {stats['load_kinds']} in flight/SM={in_flight_per_sm:,} B "
+              f"ld.global={stats['ld_global']} {stats['load_kinds']} "
+              f"in flight/SM={in_flight_per_sm:,} B "
               f"GB/s={gbps} implied latency={implied_latency_ns}", flush=True)
         ptx_dump.append(f"//// {name}: {spec.description}\n{ptx}")
         del inputs, dst, launch
@@ -501,18 +517,19 @@ def numba_analysis(out_dir: str, gpu, headline: dict) -> dict:
         ck = k[(-(-n // block),)](x, y, o, n, BLOCK_SIZE=block, num_warps=warps)
         stats = ptx_stats(ck.asm["ptx"])
         ept = block // (32 * warps)
-        from kernels.launch import Launch, Resources
-
         res = Resources(int(ck.n_regs), int(ck.metadata.shared), int(ck.n_spills))
-        shape = predict(gpu, Launch(lambda: None, -(-(1 << 28) // block), 32 * warps, block, warps), res)
+        grid = -(-(1 << 28) // block)
+        shape = predict(gpu, Launch(lambda: None, grid, 32 * warps, block, warps), res)
         resident_threads = (shape.get("blocks_per_sm") or 0) * 32 * warps
         in_flight = resident_threads * 8 * ept
         gbps = med.get(name)
-        out[name] = {"regs_per_thread": res.regs_per_thread, "ptx": stats, "elements_per_thread": ept,
+        out[name] = {"regs_per_thread": res.regs_per_thread, "ptx": stats,
+                     "elements_per_thread": ept,
                      **shape, "limited_by": list(shape.get("limited_by", ())),
                      "resident_threads_per_sm": resident_threads,
                      "load_bytes_in_flight_per_sm": in_flight, "gbps_at_2_28": gbps,
-                     "implied_latency_ns": in_flight * gpu.sm_count / (gbps * 1e9) * 1e9 if gbps else None}
+                     "implied_latency_ns": (in_flight * gpu.sm_count / (gbps * 1e9) * 1e9
+                                            if gbps else None)}
         print(f"  {name:22s} regs={res.regs_per_thread} ld.global={stats['ld_global']} "
               f"{stats['load_kinds']} in flight/SM={in_flight:,} B", flush=True)
         ptx_dump.append(f"//// {name} (BLOCK_SIZE={block}, num_warps={warps})\n{ck.asm['ptx']}")

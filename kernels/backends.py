@@ -86,9 +86,11 @@ def _triton(gpu: bool, why: str) -> Availability:
         return Availability("triton", False, False, f"triton is not installed ({exc})")
     version = _version("triton")
     if why == "torch is not installed":
-        return Availability("triton", False, False, "torch is not installed (it owns our tensors)", version)
+        return Availability("triton", False, False, "torch is not installed (it owns our tensors)",
+                            version)
     if _triton_interpreting():
-        reason = "TRITON_INTERPRET=1: Triton's interpreter on the CPU (correctness only, not GPU timings)"
+        reason = ("TRITON_INTERPRET=1: Triton's interpreter on the CPU "
+                  "(correctness only, not GPU timings)")
         if not gpu:
             reason = f"{why}; {reason}"
         return Availability("triton", True, False, reason, version)
@@ -110,7 +112,8 @@ def _numba(gpu: bool, why: str) -> Availability:
         return Availability("numba", False, False, f"numba-cuda cannot be imported: {exc}")
     version = f"numba {numba.__version__}"
     if numba.config.ENABLE_CUDASIM:
-        reason = "NUMBA_ENABLE_CUDASIM=1: numba-cuda's simulator on the CPU (correctness only, not GPU timings)"
+        reason = ("NUMBA_ENABLE_CUDASIM=1: numba-cuda's simulator on the CPU "
+                  "(correctness only, not GPU timings)")
         if not gpu:
             reason = f"{why}; {reason}"
         return Availability("numba", True, False, reason, version)

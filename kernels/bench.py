@@ -53,7 +53,8 @@ def sweep(kernel_names: Iterable[str], sizes: Sequence[int], blocks: Sequence[in
           allow_cpu: bool = False, measure_ceiling: bool = True, command: str = "") -> BenchResult:
     """Measure every kernel x size x block. `blocks` applies to kernels with a block parameter
     (threads per block for Numba, BLOCK_SIZE for Triton); None means each kernel's default.
-    Without a GPU it raises UserError unless `allow_cpu` (then every figure is is_gpu_timing=False)."""
+    Without a GPU it raises UserError unless `allow_cpu` (then every figure has
+    is_gpu_timing=False)."""
     kernels = [get_kernel(n) if isinstance(n, str) else n for n in kernel_names]
     if not kernels or not sizes:
         raise UserError("nothing to measure: give at least one kernel and one size")

@@ -110,5 +110,5 @@ def format_table(results: list[CheckResult]) -> str:
         err = "" if r.max_abs_err is None else f"{r.max_abs_err:.1e}"
         rows.append((r.kernel, r.backend, f"{r.elements:,}", r.status, r.where, err, r.detail))
     widths = [max(len(row[i]) for row in rows) for i in range(6)]
-    return "\n".join(("  ".join(c.ljust(w) for c, w in zip(row[:6], widths)) + "  " + row[6]).rstrip()
-                     for row in rows)
+    lines = ("  ".join(c.ljust(w) for c, w in zip(row[:6], widths)) + "  " + row[6] for row in rows)
+    return "\n".join(line.rstrip() for line in lines)

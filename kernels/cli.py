@@ -58,7 +58,8 @@ def register(subparsers) -> None:
                     "median/p20/p80 time and GB/s per point, with the copy ceiling and the "
                     "theoretical peak, to a .json (warpscope-bench/1) or .csv file.")
     p.add_argument("--kernel", required=True, metavar="NAME[,NAME]",
-                   help="kernels to time: registry names, a group (add, add_relu, copy, square) or all")
+                   help="kernels to time: registry names, a group (add, add_relu, copy, square) "
+                        "or all")
     p.add_argument("--sizes", default="2^20,2^24,2^26", metavar="N[,N]",
                    help="element counts, e.g. 2^20,2^24 or 1048576 (default: %(default)s)")
     p.add_argument("--block", default=None, metavar="B[,B]",
@@ -67,12 +68,14 @@ def register(subparsers) -> None:
     p.add_argument("--warps", type=int, default=None, metavar="W",
                    help="Triton num_warps (default: each kernel's own)")
     p.add_argument("--reps", type=int, default=50, metavar="R",
-                   help="timed repetitions per point; the median is reported (default: %(default)s)")
+                   help="fewest timed repetitions per point (more if they fit in 100 ms); "
+                        "the median is reported (default: %(default)s)")
     p.add_argument("--no-flush", action="store_true",
                    help="do NOT evict L2 before each rep: shows the cache trap (inflated GB/s at "
                         "small sizes)")
     p.add_argument("--cpu", action="store_true",
-                   help="without a GPU, time the interpreter/simulator anyway (labelled: not GPU timings)")
+                   help="without a GPU, time the interpreter/simulator anyway "
+                        "(labelled: not GPU timings)")
     p.add_argument("--out", required=True, metavar="FILE.json|FILE.csv",
                    help="where to write the results (format by extension, written atomically)")
     p.set_defaults(handler=cmd_bench)
@@ -83,11 +86,13 @@ def register(subparsers) -> None:
                     "inline PTX while spinning, and saves the block placement as a "
                     "warpscope-trace/1 JSON file (sim/trace.py) to compare with `simulate`.")
     p.add_argument("--grid", type=int, default=None, metavar="N",
-                   help="programs (blocks) to launch (default: three full waves at the predicted occupancy)")
+                   help="programs (blocks) to launch (default: three full waves at the "
+                        "predicted occupancy)")
     p.add_argument("--warps", type=int, default=4, metavar="W",
                    help="warps per block, i.e. 32*W threads (default: %(default)s)")
     p.add_argument("--spin-us", type=float, default=100.0, metavar="T",
-                   help="how long each block keeps its SM busy, in microseconds (default: %(default)s)")
+                   help="how long each block keeps its SM busy, in microseconds "
+                        "(default: %(default)s)")
     p.add_argument("--out", required=True, metavar="FILE.json", help="where to write the trace")
     p.set_defaults(handler=cmd_trace)
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-ROW_STACK_SHIM = "np.row_stack = np.vstack (numpy >= 2.5 removed it; numba-cuda 0.30.4 still names it)"
+ROW_STACK_SHIM = ("np.row_stack = np.vstack "
+                  "(numpy >= 2.5 removed it; numba-cuda 0.30.4 still names it)")
 
 
 def apply_numpy_shims() -> list[str]:
@@ -29,7 +30,7 @@ def apply_numpy_shims() -> list[str]:
 
 
 def numba_cuda():
-    """``numba.cuda``, imported after the numpy shims. Use this instead of ``from numba import cuda``."""
+    """``numba.cuda``, imported after the numpy shims: use it, not ``from numba import cuda``."""
     apply_numpy_shims()
     from numba import cuda
 

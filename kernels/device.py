@@ -57,7 +57,8 @@ def detect_device():
         sm_count=p.multi_processor_count,
         l2_bytes=getattr(p, "L2_cache_size", 0),
         memory_bytes=p.total_memory,
-        peak_dram_gbps=peak_dram_gbps(mem_clock_khz, bus_bits) if mem_clock_khz and bus_bits else 0.0,
+        peak_dram_gbps=(peak_dram_gbps(mem_clock_khz, bus_bits)
+                        if mem_clock_khz and bus_bits else 0.0),
         clock_mhz=int(clock_khz // 1000),
         warp_size=getattr(p, "warp_size", None),
         max_threads_per_sm=getattr(p, "max_threads_per_multi_processor", None),

@@ -103,8 +103,8 @@ def launch_vs_finish(kernel: str = "add_torch", elements: int = 50_000_000,
         finished.append((t2 - t0) * 1e6)
     method = (f"host clock (perf_counter), median of {reps}, synchronize before each launch"
               + ("" if status.is_gpu else f"; on the CPU ({status.mode}): NOT a GPU timing"))
-    return LaunchVsFinish(kernel, elements, statistics.median(returned), statistics.median(finished),
-                          reps, status.is_gpu, method)
+    return LaunchVsFinish(kernel, elements, statistics.median(returned),
+                          statistics.median(finished), reps, status.is_gpu, method)
 
 
 # --------------------------------------------------------------------------------------------
@@ -172,9 +172,11 @@ def square_host_steps(elements: int = 1 << 24, threads_per_block: int = 256,
     check_threads(threads_per_block)
     if SIMULATED:
         elements = min(elements, spec.cpu_max_elements)
-    h_in = (np.random.default_rng().random(elements, dtype=np.float32) * 2 - 1)  # pageable, as in the article
+    # pageable host memory, as in the article
+    h_in = np.random.default_rng().random(elements, dtype=np.float32) * 2 - 1
     _five_steps(cuda, square_kernel, h_in[: min(elements, 1024)], threads_per_block, SIMULATED)
-    passes = [_five_steps(cuda, square_kernel, h_in, threads_per_block, SIMULATED) for _ in range(reps)]
+    passes = [_five_steps(cuda, square_kernel, h_in, threads_per_block, SIMULATED)
+              for _ in range(reps)]
     durations = [statistics.median(p[0][i] for p in passes) for i in range(len(STEP_NAMES))]
     ref = h_in.astype(np.float64) ** 2
     correct = all(np.allclose(p[1], ref, rtol=1e-6, atol=0) for p in passes)

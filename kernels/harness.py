@@ -13,8 +13,16 @@ from sim.errors import UserError
 from .backends import Availability, available
 from .launch import Launch, Resources
 from .registry import KernelSpec
-from .timing import (Measurement, bandwidth_gbps, flush_bytes_for, gpu_method, host_method,
-                     summarize, time_gpu, time_host)
+from .timing import (
+    Measurement,
+    bandwidth_gbps,
+    flush_bytes_for,
+    gpu_method,
+    host_method,
+    summarize,
+    time_gpu,
+    time_host,
+)
 
 MAX_ELEMENTS = 1 << 31  # the GUI's slider ends here
 
@@ -42,8 +50,8 @@ def bytes_needed(spec: KernelSpec, elements: int, itemsize: int = 4) -> int:
 
 def make_arrays(spec: KernelSpec, elements: int, on_gpu: bool, *, seed: int | None = None,
                 itemsize: int = 4, extra_bytes: int = 0):
-    """Normal random inputs, as in the article (never zeros: they hide unwritten outputs), and a NaN-poisoned
-    output, so an element the kernel never wrote fails the check."""
+    """Normal random inputs, as in the article (never zeros: they hide unwritten outputs), and a
+    NaN-poisoned output, so an element the kernel never wrote fails the check."""
     import torch
 
     check_elements(elements)
@@ -53,7 +61,8 @@ def make_arrays(spec: KernelSpec, elements: int, on_gpu: bool, *, seed: int | No
         need = bytes_needed(spec, elements, itemsize) + extra_bytes
         if need > free:
             raise UserError(f"out of GPU memory: {spec.name} at {elements:,} elements needs "
-                            f"{need / 2**30:.1f} GiB, {free / 2**30:.1f} GiB of {total / 2**30:.0f} free")
+                            f"{need / 2**30:.1f} GiB, {free / 2**30:.1f} GiB of "
+                            f"{total / 2**30:.0f} free")
     gen = torch.Generator(device=device)
     gen.manual_seed(int(np.random.SeedSequence(seed).generate_state(1)[0]))
     dtype = _torch_dtype(itemsize)
@@ -127,7 +136,8 @@ def compare(out, ref, *, rtol: float = 1e-6, atol: float = 1e-6) -> Accuracy:
     ref_norm = float((ref * ref).sum()) ** 0.5 or 1.0
     rel = float((written * written).sum()) ** 0.5 / ref_norm if not unwritten else float("inf")
     ok = bad == 0 and unwritten == 0
-    detail = "" if ok else f"{bad} elements off ({unwritten} never written), max |err| {max_abs:.3g}"
+    detail = ("" if ok else
+              f"{bad} elements off ({unwritten} never written), max |err| {max_abs:.3g}")
     return Accuracy(ok, max_abs, rel, unwritten, detail)
 
 
@@ -164,7 +174,8 @@ def measure(spec: KernelSpec, elements: int, block: int | None = None, num_warps
     if check:
         acc = compare(result_of(launch, out), spec.reference(*inputs))
         if not acc.ok:
-            raise UserError(f"{spec.name} at {elements:,} elements gave wrong results: {acc.detail}")
+            raise UserError(f"{spec.name} at {elements:,} elements gave wrong results: "
+                            f"{acc.detail}")
     if on_gpu:
         times = time_gpu(launch.run, reps=reps, flush_bytes=flush_bytes, ahead=ahead)
         method = gpu_method(ahead, len(times), flush_bytes)
@@ -179,9 +190,11 @@ def measure(spec: KernelSpec, elements: int, block: int | None = None, num_warps
         kernel=spec.name, backend=spec.backend, elements=int(elements),
         block_size=(spec.default_block if block is None else block) if spec.block_param else None,
         threads_per_block=launch.threads_per_block, num_warps=launch.num_warps,
-        median_ms=median, p20_ms=p20, p80_ms=p80, reps=len(times), flush_l2=ahead in ("flush", "flush_only"),
+        median_ms=median, p20_ms=p20, p80_ms=p80, reps=len(times),
+        flush_l2=ahead in ("flush", "flush_only"),
         bytes_moved=nbytes, bandwidth_gbps=bandwidth_gbps(nbytes, median),
-        bandwidth_p20_gbps=bandwidth_gbps(nbytes, p80), bandwidth_p80_gbps=bandwidth_gbps(nbytes, p20),
+        bandwidth_p20_gbps=bandwidth_gbps(nbytes, p80),
+        bandwidth_p80_gbps=bandwidth_gbps(nbytes, p20),
         regs_per_thread=res.regs_per_thread, smem_per_block_bytes=res.smem_per_block_bytes,
         is_gpu_timing=on_gpu, method=method, device=device_name or ("GPU" if on_gpu else "CPU"),
         grid_blocks=launch.grid_blocks, **predict(gpu, launch, res))

@@ -38,7 +38,7 @@ def square(x):
 
 
 def warp_lanes(threads_per_block: int, warp_size: int = 32) -> np.ndarray:
-    """Lane id each warp slot gets in one block of N threads; -1 = inactive lane. Shape (warps, 32)."""
+    """Lane id of each warp slot in one block of N threads; -1 = inactive. Shape (warps, 32)."""
     warps = -(-threads_per_block // warp_size)
     slot = np.arange(warps * warp_size)
     return np.where(slot < threads_per_block, slot % warp_size, -1).reshape(warps, warp_size)

@@ -76,7 +76,8 @@ def _numba(name, title, description, trips, launcher, ref, arity, group, *, teac
                       cpu_max_elements=cpu_max)
 
 
-def _torch(name, title, description, trips, launcher, ref, arity, group, *, kernels=1) -> KernelSpec:
+def _torch(name, title, description, trips, launcher, ref, arity, group, *,
+           kernels=1) -> KernelSpec:
     # 128: the threads per block of torch's vectorized elementwise kernels (not settable).
     return KernelSpec(name, "torch", title, description, trips, None, 128, False,
                       f"kernels.torch_peers:{launcher}", ref, arity, group,
@@ -86,19 +87,22 @@ def _torch(name, title, description, trips, launcher, ref, arity, group, *, kern
 KERNELS: list[KernelSpec] = [
     # vector add: 3 trips (read x, read y, write out)
     _numba("add_numba_naive", "Vector add, Numba, one thread per element",
-           "The article's kernel: i = blockIdx.x * blockDim.x + threadIdx.x; if i < n: out[i] = x[i] + y[i].",
+           "The article's kernel: i = blockIdx.x * blockDim.x + threadIdx.x; "
+           "if i < n: out[i] = x[i] + y[i].",
            3, "bind_add_naive", reference.add, 2, "add", teaching=True),
     _numba("add_numba", "Vector add, Numba, 4 elements per thread",
            "Fast Numba add: 4 coalesced elements per thread, all loads issued before any store.",
            3, "bind_add", reference.add, 2, "add"),
     _numba("add_numba_gridstride", "Vector add, Numba, grid-stride loop",
-           "A fixed grid of 8 blocks per SM loops over the array (for the notes on the naive kernel).",
+           "A fixed grid of 8 blocks per SM loops over the array "
+           "(for the notes on the naive kernel).",
            3, "bind_add_gridstride", reference.add, 2, "add", cpu_max=1_048_583),
     _triton("add_triton_tutorial", "Vector add, Triton tutorial",
             "The article's Triton kernel: BLOCK_SIZE 1024, 4 warps, int32 offsets, no cache hints.",
             3, "bind_add_tutorial", reference.add, 2, "add", block=1024, warps=4, teaching=True),
     _triton("add_triton", "Vector add, Triton, fast",
-            "The tutorial's tile (1024 elements, 4 warps) with 64-bit offsets: correct past 2^31 elements.",
+            "The tutorial's tile (1024 elements, 4 warps) with 64-bit offsets: "
+            "correct past 2^31 elements.",
             3, "bind_add", reference.add, 2, "add"),
     _torch("add_torch", "Vector add, torch.add", "The peer: torch.add(x, y, out=out).",
            3, "bind_add", reference.add, 2, "add"),
@@ -136,7 +140,8 @@ KERNELS: list[KernelSpec] = [
                kind="lanes"),
     KernelSpec("trace_triton", "triton", "Block-placement trace",
                "Each program spins for a set time and records its SM (%smid), start and end "
-               "(%globaltimer) through inline PTX: a real schedule to lay beside the simulated one.",
+               "(%globaltimer) through inline PTX: a real schedule to lay beside the "
+               "simulated one.",
                0, None, 128, False, "kernels.trace:record_trace", None, 0, "trace",
                kind="trace", default_num_warps=4),
 ]

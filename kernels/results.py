@@ -107,7 +107,8 @@ def from_csv(text: str) -> BenchResult:
     num = lambda k: float(meta[k]) if meta.get(k) not in (None, "", "None") else None  # noqa: E731
     return BenchResult(device={"name": meta.get("device", "")}, created=meta.get("created", ""),
                        command=meta.get("command", ""), measurements=ms,
-                       copy_ceiling_gbps=num("copy_ceiling_gbps"), peak_dram_gbps=num("peak_dram_gbps"),
+                       copy_ceiling_gbps=num("copy_ceiling_gbps"),
+                       peak_dram_gbps=num("peak_dram_gbps"),
                        cancelled=meta.get("cancelled") == "True")
 
 

@@ -89,7 +89,8 @@ def record_trace(grid: int | None = None, num_warps: int = 4, spin_us: float = 1
     torch.cuda.synchronize()
     rows = out.cpu().numpy()
     if (rows[:, 0] < 0).any():
-        raise UserError("some programs recorded nothing: the trace kernel did not run to completion")
+        raise UserError("some programs recorded nothing: "
+                        "the trace kernel did not run to completion")
     t0 = rows[:, 1].min()
     shape = predict(gpu, Launch(lambda: None, grid, threads, None, num_warps), res)
     meta = {"command": command, "grid": grid, "num_warps": num_warps, "threads_per_block": threads,

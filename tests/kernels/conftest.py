@@ -2,7 +2,6 @@
 when there is no CUDA GPU."""
 
 import pytest
-
 from kernels_env import AVAILABLE, HAS_GPU
 
 

@@ -1,8 +1,8 @@
 """Sweeps on the CPU path: labelled as not GPU timings, progress, cancel, no GPU -> clear error."""
 
 import pytest
-
 from kernels_env import HAS_GPU
+
 from kernels.bench import sweep
 from sim.errors import UserError
 

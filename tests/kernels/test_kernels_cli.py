@@ -4,8 +4,8 @@ import argparse
 import json
 
 import pytest
-
 from kernels_env import HAS_GPU
+
 from kernels import cli
 from sim.errors import UserError
 

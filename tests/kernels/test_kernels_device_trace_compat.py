@@ -6,8 +6,8 @@ import sys
 
 import numpy as np
 import pytest
-
 from kernels_env import HAS_GPU
+
 from kernels.device import detect_device, peak_dram_gbps
 from kernels.trace import check_trace, summarize_trace
 from sim.trace import Trace, load_trace
@@ -40,7 +40,8 @@ def _trace(blocks_sm_start_end, spin=10.0, predicted=2, sm_count=2):
     a = np.array(blocks_sm_start_end, dtype=float)
     return Trace(source="recorded", gpu="test", block=a[:, 0].astype(int), sm=a[:, 1].astype(int),
                  slot=np.full(len(a), -1), start_us=a[:, 2], end_us=a[:, 3],
-                 meta={"spin_us": spin, "sm_count": sm_count, "predicted": {"blocks_per_sm": predicted}})
+                 meta={"spin_us": spin, "sm_count": sm_count,
+                       "predicted": {"blocks_per_sm": predicted}})
 
 
 def test_trace_checks_and_summary():
@@ -61,7 +62,7 @@ def test_trace_checks_and_summary():
 
 def test_recorded_h200_trace_is_consistent():
     if not H200_TRACE.exists():
-        pytest.skip("tests/data/trace_h200.json not recorded yet (benchmarks/gpu_bench.py makes it)")
+        pytest.skip("tests/data/trace_h200.json not recorded yet (`main.py trace` makes it)")
     trace = load_trace(H200_TRACE)
     assert trace.source == "recorded" and "H200" in trace.gpu
     assert check_trace(trace) == []

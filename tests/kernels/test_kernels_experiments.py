@@ -1,8 +1,8 @@
 """The article's measurements on the CPU path: labelled, in order, correct."""
 
 import pytest
-
 from kernels_env import HAS_GPU
+
 from kernels.experiments import STEP_NAMES, count_kernels, launch_vs_finish, square_host_steps
 from sim.errors import UserError
 

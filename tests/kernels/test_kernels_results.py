@@ -15,14 +15,16 @@ def _m(**kw) -> Measurement:
                 threads_per_block=256, num_warps=8, median_ms=0.01, p20_ms=0.009, p80_ms=0.012,
                 reps=50, flush_l2=True, bytes_moved=12_582_912, bandwidth_gbps=1258.2912,
                 bandwidth_p20_gbps=1048.576, bandwidth_p80_gbps=1398.101, regs_per_thread=26,
-                smem_per_block_bytes=0, is_gpu_timing=True, method="CUDA events", device="NVIDIA H200",
+                smem_per_block_bytes=0, is_gpu_timing=True, method="CUDA events",
+                device="NVIDIA H200",
                 grid_blocks=256, blocks_per_sm=8, occupancy=1.0, limited_by=("warps",), waves=0.24,
                 percent_of_copy=29.7, percent_of_peak=26.1)
     base.update(kw)
     return Measurement(**base)
 
 
-RESULT = BenchResult(device={"name": "NVIDIA H200", "sm_count": 132}, created="2026-11-29T10:00:00+00:00",
+RESULT = BenchResult(device={"name": "NVIDIA H200", "sm_count": 132},
+                     created="2026-11-29T10:00:00+00:00",
                      command="warpscope bench --kernel add_triton", copy_ceiling_gbps=4237.0,
                      peak_dram_gbps=4814.3,
                      measurements=(_m(), _m(kernel="add_torch", backend="torch", block_size=None,

@@ -8,8 +8,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kernels.reference import bytes_moved
-from kernels.timing import (FLUSH_MIN_BYTES, bandwidth_gbps, flush_bytes_for, percent_of,
-                            quantile, summarize)
+from kernels.timing import (
+    FLUSH_MIN_BYTES,
+    bandwidth_gbps,
+    flush_bytes_for,
+    percent_of,
+    quantile,
+    summarize,
+)
 
 
 def test_quantile_hand_computed():
