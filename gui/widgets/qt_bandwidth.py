@@ -296,7 +296,6 @@ class QtBandwidth(QWidget):
         self.log.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.log.setPlaceholderText("Results of the correctness run and notes on loaded files "
                                     "appear here.")
-        self._log = self.log
         st.addWidget(plots, 1)
         self.tabs.addTab(sweep_tab, "Sweep")
 
@@ -319,6 +318,7 @@ class QtBandwidth(QWidget):
         self._plots: dict[str, pg.PlotWidget] = {}
         el.addLayout(eg, 1)
         self.tabs.addTab(exp_tab, "Experiments")
+        self.tabs.addTab(self.log, "Log")
 
         self.run_button.clicked.connect(self._on_run_clicked)
         self.cancel_button.clicked.connect(self._on_cancel_clicked)
@@ -334,12 +334,11 @@ class QtBandwidth(QWidget):
         if not self._plots:
             p = self._plots
             p["size"] = _plot("Bandwidth vs size", "elements (log)", "GB/s", logx=True)
-            p["block"] = _plot("Bandwidth vs block size (largest size)", "block size", "GB/s",
+            p["block"] = _plot("Bandwidth vs block size (largest size)",
+                               "block size (Numba: threads, Triton: BLOCK_SIZE)", "GB/s",
                                logx=True)
             self._top.addWidget(p["size"])
             self._top.addWidget(p["block"])
-            self._top.addWidget(self._log)
-            self._top.setSizes([400, 400, 260])
             p["fused"] = _plot("add+ReLU: eager vs fused", "", "")
             p["launch"] = _plot("Launch returned vs work finished", "", "µs")
             p["steps"] = _plot("Square: the five host steps", "ms", "")
@@ -375,9 +374,14 @@ class QtBandwidth(QWidget):
     def _on_kernel_ticked(self, _item=None) -> None:
         n = len(self.selected_kernels())
         self.kernels_button.setText(f"Kernels ({n}) ▾")
+        if self.result is not None and _item is not None:
+            self._redraw()
+
+    _availability_known = False
 
     def set_availability(self, available: dict | None, error: str = "") -> None:
         """From kernels.available(): say why live timing is off, and what still works."""
+        self._availability_known = True
         if available is None:
             self._gpu_ok = False
             self.banner.setText(f"Live kernels are unavailable: {error or 'kernels did not load'}. "
@@ -477,6 +481,7 @@ class QtBandwidth(QWidget):
 
         self.log.appendPlainText("Correctness run started (without a GPU this uses Triton's "
                                  "interpreter and numba-cuda's simulator; it takes a while)…")
+        self.tabs.setCurrentWidget(self.log)
         return self._submit("check", job)
 
     def start_experiments(self) -> int:
@@ -548,6 +553,8 @@ class QtBandwidth(QWidget):
             self.log.appendPlainText(f"{kind} failed: {outcome.error}")
             return
         if kind in ("sweep", "load"):
+            self.tabs.setCurrentIndex(0)
+        if kind in ("sweep", "load"):
             self.show_result(outcome.result)
             n = len(outcome.result.measurements)
             extra = " (cancelled: showing what was measured)" if outcome.result.cancelled else ""
@@ -559,30 +566,52 @@ class QtBandwidth(QWidget):
             self.show_experiments(outcome.result)
 
     # -- drawing -----------------------------------------------------------------------------------
+    MAX_SHOWN = 8
+
+    def shown_kernels(self) -> list[str]:
+        """Kernels of the loaded result that the plots show: the ticked ones (the same list
+        chooses what a sweep runs), or the first few if none of the ticked ones is in it."""
+        if self.result is None:
+            return []
+        present = list(dict.fromkeys(m.kernel for m in self.result.measurements))
+        ticked = [k for k in self.selected_kernels() if k in present]
+        return ticked or present[: self.MAX_SHOWN]
+
     def show_result(self, result) -> None:
         self.result = result
+        ms = list(result.measurements)
+        if not ms:
+            self.log.appendPlainText("The results contain no measurements.")
+        else:
+            kernels = list(dict.fromkeys(m.kernel for m in ms))
+            gpu_any = any(m.is_gpu_timing for m in ms)
+            dev = (result.device.get("name", "?") if isinstance(result.device, dict)
+                   else str(result.device))
+            self.log.appendPlainText(
+                f"{len(ms)} measurements of {len(kernels)} kernels on {dev}, {result.created}"
+                + (" — GPU timings" if gpu_any else " — NOT GPU timings (CPU path)")
+                + f"; method: {ms[0].method}. Tick kernels under 'Kernels' to choose the curves.")
+        self._redraw()
+        self.result_loaded.emit(result)
+
+    def _redraw(self) -> None:
+        result = self.result
         for plot in (self.size_plot, self.block_plot):
             plot.getPlotItem().clear()
             leg = plot.getPlotItem().legend
             if leg is not None:
                 leg.clear()
-        ms = list(result.measurements)
-        if not ms:
-            self.log.appendPlainText("The results contain no measurements.")
+        if result is None or not result.measurements:
             return
-        kernels = list(dict.fromkeys(m.kernel for m in ms))
+        ms = list(result.measurements)
         gpu_any = any(m.is_gpu_timing for m in ms)
-        dev = result.device.get("name", "?") if isinstance(result.device, dict) else str(result.device)
-        self.log.appendPlainText(
-            f"{len(ms)} measurements of {len(kernels)} kernels on {dev}, {result.created}"
-            + ("" if gpu_any else " — NOT GPU timings (CPU path)")
-            + (f"; method: {ms[0].method}" if ms else ""))
-        tag = "" if gpu_any else " — CPU path, NOT GPU timings"
+        dev = result.device.get("name", "") if isinstance(result.device, dict) else ""
+        tag = (f" · {dev}" if dev else "") if gpu_any else " — CPU path, NOT GPU timings"
         for plot, title in ((self.size_plot, "Bandwidth vs size"),
                             (self.block_plot, "Bandwidth vs block size (largest size)")):
             color = style.FG if gpu_any else style.BAD
             plot.getPlotItem().setTitle(f"<span style='color:{color};font-size:10pt'>{title}{tag}</span>")
-        for ci, name in enumerate(kernels):
+        for ci, name in enumerate(self.shown_kernels()):
             color = CURVE_COLORS[ci % len(CURVE_COLORS)]
             rows = [m for m in ms if m.kernel == name]
             self._draw_vs_size(name, rows, color)
@@ -603,7 +632,13 @@ class QtBandwidth(QWidget):
                                      labelOpts={"color": style.BAD, "position": 0.08,
                                                 "anchors": [(0, 1), (0, 1)]})
                 pi.addItem(ln)
-        self.result_loaded.emit(result)
+            pi.enableAutoRange()
+            pi.autoRange()
+        if gpu_any and not self._gpu_ok and self._availability_known:
+            self.banner.setText(
+                f"<b>No GPU here</b>, so a sweep run here would not be GPU timings. The curves "
+                f"below <b>are</b> GPU timings: measured on {html.escape(dev or 'a GPU')} "
+                f"({html.escape(str(result.created))}) and loaded from a results file.")
 
     def _best_block_rows(self, rows):
         """At each size, the kernel's default block (or the first one measured)."""

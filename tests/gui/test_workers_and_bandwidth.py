@@ -358,3 +358,23 @@ def test_detected_device_is_listed_first_and_chosen(qtbot, make_window):
     assert win.model.inputs.gpu == "NVIDIA H200"
     assert win.model.state.spec.detected
     assert "detected" in win.controls.gpu_note.text()
+
+
+def test_ticked_kernels_choose_the_curves(qtbot, panel):
+    from PySide6.QtCore import Qt
+    res = fake_sweep()(["add_triton", "add_torch", "copy_torch", "add_numba"], [2 ** 20, 2 ** 24], [256])
+    panel.show_result(res)
+    assert panel.shown_kernels() == ["add_triton", "add_torch", "copy_torch"]  # the ticked ones
+    for i in range(panel.kernel_list.count()):
+        it = panel.kernel_list.item(i)
+        if it.data(Qt.ItemDataRole.UserRole) == "add_numba":
+            it.setCheckState(Qt.CheckState.Checked)
+    assert "add_numba" in panel.shown_kernels()
+    pi = panel.size_plot.getPlotItem()
+    assert len([i for i in pi.items if i.__class__.__name__ == "ScatterPlotItem"]) == 4
+
+
+def test_gpu_results_change_the_no_gpu_banner(qtbot, panel):
+    panel.set_availability(NO_GPU)
+    panel.show_result(fake_sweep()(["add_triton"], [2 ** 20], [1024]))
+    assert "are</b> GPU timings" in panel.banner.text() and "H200" in panel.banner.text()
