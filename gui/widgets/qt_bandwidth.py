@@ -566,16 +566,19 @@ class QtBandwidth(QWidget):
             self.show_experiments(outcome.result)
 
     # -- drawing -----------------------------------------------------------------------------------
-    MAX_SHOWN = 8
+    MAX_SHOWN = 6
+    DEFAULT_SHOWN = ("add_triton", "add_torch", "copy_torch", "add_numba_naive", "add_numba")
 
     def shown_kernels(self) -> list[str]:
         """Kernels of the loaded result that the plots show: the ticked ones (the same list
-        chooses what a sweep runs), or the first few if none of the ticked ones is in it."""
+        chooses what a sweep runs); else the usual comparison (Triton and Numba add against
+        torch.add and the copy ceiling); else the first few."""
         if self.result is None:
             return []
         present = list(dict.fromkeys(m.kernel for m in self.result.measurements))
         ticked = [k for k in self.selected_kernels() if k in present]
-        return ticked or present[: self.MAX_SHOWN]
+        usual = [k for k in self.DEFAULT_SHOWN if k in present]
+        return ticked or usual or present[: self.MAX_SHOWN]
 
     def show_result(self, result) -> None:
         self.result = result
@@ -596,6 +599,7 @@ class QtBandwidth(QWidget):
 
     def _redraw(self) -> None:
         result = self.result
+        self._plotted = {"size": [], "block": []}
         for plot in (self.size_plot, self.block_plot):
             plot.getPlotItem().clear()
             leg = plot.getPlotItem().legend
@@ -654,6 +658,7 @@ class QtBandwidth(QWidget):
     def _draw_vs_size(self, name, rows, color) -> None:
         pi = self.size_plot.getPlotItem()
         pts = self._best_block_rows(rows)
+        self._plotted["size"] += pts
         x = np.array([m.elements for m in pts], dtype=float)
         y = np.array([m.bandwidth_gbps for m in pts])
         lo = np.array([m.bandwidth_p20_gbps for m in pts])
@@ -676,6 +681,7 @@ class QtBandwidth(QWidget):
             return
         n = max(m.elements for m in blocks)
         pts = sorted((m for m in blocks if m.elements == n), key=lambda m: m.block_size)
+        self._plotted["block"] += pts
         pi = self.block_plot.getPlotItem()
         x = np.array([m.block_size for m in pts], dtype=float)
         y = np.array([m.bandwidth_gbps for m in pts])
@@ -781,14 +787,18 @@ class QtBandwidth(QWidget):
             hdr = ["kernel", "backend", "elements", "block_size", "median_ms", "p20_ms", "p80_ms",
                    "bandwidth_gbps", "bandwidth_p20_gbps", "bandwidth_p80_gbps", "is_gpu_timing",
                    "grid_blocks", "waves", "occupancy", "limited_by", "method"]
-            rows = [[m.kernel, m.backend, m.elements, m.block_size, m.median_ms, m.p20_ms, m.p80_ms,
-                     m.bandwidth_gbps, m.bandwidth_p20_gbps, m.bandwidth_p80_gbps, m.is_gpu_timing,
-                     getattr(m, "grid_blocks", None), getattr(m, "waves", None),
-                     getattr(m, "occupancy", None), " ".join(getattr(m, "limited_by", ()) or ()),
-                     m.method] for m in self.result.measurements]
-            items.append(ExportItem("bandwidth_vs_size", self.size_plot.getPlotItem(), hdr, rows))
+            def row(m):
+                return [m.kernel, m.backend, m.elements, m.block_size, m.median_ms, m.p20_ms,
+                        m.p80_ms, m.bandwidth_gbps, m.bandwidth_p20_gbps, m.bandwidth_p80_gbps,
+                        m.is_gpu_timing, getattr(m, "grid_blocks", None), getattr(m, "waves", None),
+                        getattr(m, "occupancy", None),
+                        " ".join(getattr(m, "limited_by", ()) or ()), m.method]
+            plotted = getattr(self, "_plotted", {"size": [], "block": []})
+            # each plot's CSV holds the points it draws; session.json keeps every measurement
+            items.append(ExportItem("bandwidth_vs_size", self.size_plot.getPlotItem(), hdr,
+                                    [row(m) for m in plotted["size"]]))
             items.append(ExportItem("bandwidth_vs_block", self.block_plot.getPlotItem(), hdr,
-                                    [r for r in rows if r[3]]))
+                                    [row(m) for m in plotted["block"]]))
         if self.experiments:
             kc = self.experiments.get("count_kernels")
             if isinstance(kc, list):

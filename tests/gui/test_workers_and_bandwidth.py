@@ -239,7 +239,15 @@ def test_results_file_from_bench_opens(qtbot, panel, tmp_path):
     assert len(got.measurements) == 8
     assert "8 measurements" in panel.log.toPlainText()
     items = {i.name: i for i in panel.export_items()}
-    assert len(items["bandwidth_vs_size"].rows) == 8
+    # each plot's CSV is what it draws: per size the best block (vs size), the largest size (vs block)
+    size_rows = items["bandwidth_vs_size"].rows
+    assert sorted((r[0], r[2]) for r in size_rows) == sorted(
+        (k, n) for k in ("add_triton", "add_torch") for n in (2 ** 20, 2 ** 24))
+    for r in size_rows:
+        same = [m for m in got.measurements if m.kernel == r[0] and m.elements == r[2]]
+        assert r[7] == max(m.bandwidth_gbps for m in same)
+    assert {r[2] for r in items["bandwidth_vs_block"].rows} == {2 ** 24}
+    assert len(items["bandwidth_vs_block"].rows) == 4
 
 
 def test_results_file_that_is_broken(qtbot, panel, tmp_path):
