@@ -82,7 +82,7 @@ def register(subparsers) -> None:
 
     p = subparsers.add_parser(
         "trace", help="record which SM ran each block, and when, on the real GPU",
-        description="Launches a Triton kernel whose programs read %%smid and %%globaltimer through "
+        description="Launches a Triton kernel whose programs read %smid and %globaltimer through "
                     "inline PTX while spinning, and saves the block placement as a "
                     "warpscope-trace/1 JSON file (sim/trace.py) to compare with `simulate`.")
     p.add_argument("--grid", type=int, default=None, metavar="N",

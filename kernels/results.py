@@ -18,7 +18,7 @@ import json
 import os
 
 from sim.errors import UserError
-from sim.trace import write_json_atomic
+from sim.files import write_json_atomic, write_text_atomic
 
 from .timing import FORMAT, BenchResult, Measurement
 
@@ -117,27 +117,7 @@ def save_results(result: BenchResult, path) -> None:
     if _kind(path) == "json":
         write_json_atomic(path, to_dict(result))
     else:
-        _write_text_atomic(path, to_csv(result))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)  # mkstemp made it private; give it an ordinary file's mode
-
-
-def _write_text_atomic(path, text: str) -> None:
-    import tempfile
-
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".csv")
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        os.unlink(tmp)
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+        write_text_atomic(path, to_csv(result))
 
 
 def load_results(path) -> BenchResult:

@@ -12,13 +12,12 @@ not say). Recorded traces have times relative to the earliest block start.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from sim.errors import UserError
+from sim.files import write_json_atomic
 
 FORMAT = "warpscope-trace/1"
 COLUMNS = ["block", "sm", "slot", "start_us", "end_us"]
@@ -46,22 +45,6 @@ class Trace:
             order = np.lexsort((delta, events))
             best[sm] = int(np.cumsum(delta[order]).max())
         return best
-
-
-def write_json_atomic(path, payload: dict) -> None:
-    """Write JSON through a temporary file in the same folder, so nothing half-written is left."""
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, separators=(",", ":"))
-        os.replace(tmp, path)
-    except OSError as exc:
-        os.unlink(tmp)
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def save_trace(path, *, source: str, gpu: str, records, meta: dict | None = None) -> None:

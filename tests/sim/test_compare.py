@@ -63,6 +63,7 @@ def test_trace_file_round_trip(tmp_path):
     assert (trace.sm == sim.block_sm).all() and trace.meta == {"x": 1}
     assert np.allclose(trace.end_us, sim.block_end_us, atol=1e-3)
     assert not list(tmp_path.glob(".tmp-*"))  # nothing half-written left behind
+    assert path.stat().st_mode & 0o044  # an ordinary file others may read, not mkstemp's 0600
 
 
 @pytest.mark.parametrize("name,sms,expected", [
