@@ -2,31 +2,53 @@
 H200 results (benchmarks/gpu_bench_h200.json) and the recorded H200 block trace
 (tests/data/trace_h200.json) beside its simulation.
 
-    xvfb-run -s "-screen 0 1600x1000x24" .venv/bin/python benchmarks/gui_docs_shots.py docs/screenshots/bandwidth-h200-results.png bw
-    xvfb-run -s "-screen 0 1600x1000x24" .venv/bin/python benchmarks/gui_docs_shots.py docs/screenshots/trace-h200-vs-simulation.png trace
+    S="xvfb-run -s '-screen 0 1600x1000x24' .venv/bin/python benchmarks/gui_docs_shots.py"
+    $S docs/screenshots/bandwidth-h200-results.png bw
+    $S docs/screenshots/trace-h200-vs-simulation.png trace
 """
-import os, sys, time, tempfile
+
+import os
+import sys
+import tempfile
+import time
 from pathlib import Path
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("WARPSCOPE_SETTINGS_DIR", tempfile.mkdtemp())
-from gui.app import make_app
-from gui.main_window import MainWindow
-from gui.model import LaunchInputs
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt  # noqa: E402
+
+from gui.app import make_app  # noqa: E402 (after sys.path)
+from gui.main_window import MainWindow  # noqa: E402
+from gui.model import LaunchInputs  # noqa: E402
+
 app = make_app()
-w = MainWindow(LaunchInputs(gpu="H200", elements=2**24, threads_per_block=256), restore=False, load_kernels=True)
-w.resize(1600, 1000); w.show(); w.apply_default_dock_sizes()
+w = MainWindow(
+    LaunchInputs(gpu="H200", elements=2**24, threads_per_block=256),
+    restore=False,
+    load_kernels=True,
+)
+w.resize(1600, 1000)
+w.show()
+w.apply_default_dock_sizes()
+
+
 def pump(s):
-    t=time.perf_counter()
-    while time.perf_counter()-t < s: app.processEvents(); time.sleep(0.005)
+    t = time.perf_counter()
+    while time.perf_counter() - t < s:
+        app.processEvents()
+        time.sleep(0.005)
+
+
 pump(0.5)
-while w.kernels_info is None: pump(0.2)
+while w.kernels_info is None:
+    pump(0.2)
 mode = sys.argv[2]
 if mode == "bw":
     w.docks["bandwidth"].raise_()
     w.bandwidth.open_results(str(ROOT / "benchmarks" / "gpu_bench_h200.json"))
-    while w.live_runner.busy(): pump(0.1)
+    while w.live_runner.busy():
+        pump(0.1)
     w.resizeDocks([w.docks["bandwidth"]], [520], Qt.Orientation.Vertical)
     pump(0.8)
     # hover tooltip text of one point for the record
@@ -38,6 +60,7 @@ else:
     w.resizeDocks([w.docks["timeline"]], [520], Qt.Orientation.Vertical)
     pump(0.8)
     print(w.timeline.caption.text())
-w.playback.set_time(w.record.makespan_us*0.5); pump(0.3)
+w.playback.set_time(w.record.makespan_us * 0.5)
+pump(0.3)
 w.grab().save(sys.argv[1])
 w.shutdown()

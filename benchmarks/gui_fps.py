@@ -40,8 +40,11 @@ def main() -> int:
     from gui.model import LaunchInputs
 
     app = make_app()
-    win = MainWindow(LaunchInputs(gpu=args.gpu, elements=args.elements,
-                                  threads_per_block=args.block), restore=False, load_kernels=False)
+    win = MainWindow(
+        LaunchInputs(gpu=args.gpu, elements=args.elements, threads_per_block=args.block),
+        restore=False,
+        load_kernels=False,
+    )
     win.resize(1600, 1000)
     win.show()
     win.apply_default_dock_sizes()
@@ -50,10 +53,12 @@ def main() -> int:
         app.processEvents()
     rec = win.record
     sm = win.sm_view
-    print(f"platform: {app.platformName()}; {args.gpu}: {rec.spec.sm_count} SMs x "
-          f"{rec.spec.max_warps_per_sm} warp slots; grid {rec.n_blocks:,} blocks "
-          f"({rec.n_sim:,} simulated); SM view {sm.width()}x{sm.height()} px; "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"platform: {app.platformName()}; {args.gpu}: {rec.spec.sm_count} SMs x "
+        f"{rec.spec.max_warps_per_sm} warp slots; grid {rec.n_blocks:,} blocks "
+        f"({rec.n_sim:,} simulated); SM view {sm.width()}x{sm.height()} px; "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
 
     # 1. timer-driven playback, as a user sees it
     win.playback.set_time(0)
@@ -66,8 +71,10 @@ def main() -> int:
     win.playback.set_playing(False)
     dt = time.perf_counter() - t0
     played = (sm.frames_drawn - f0) / dt
-    print(f"timer-driven playback: {played:.1f} frames painted per second over {dt:.1f} s "
-          f"(the clock asks for ~60)")
+    print(
+        f"timer-driven playback: {played:.1f} frames painted per second over {dt:.1f} s "
+        f"(the clock asks for ~60)"
+    )
 
     # 2. synchronous cost per frame: new time -> numpy lookup -> paint
     costs = []
@@ -79,8 +86,10 @@ def main() -> int:
         costs.append((time.perf_counter() - a) * 1e3)
     med = statistics.median(costs)
     p95 = sorted(costs)[int(0.95 * len(costs))]
-    print(f"per frame (set time + repaint SM view, timeline cursor, scrubber): median {med:.2f} ms, "
-          f"p95 {p95:.2f} ms -> sustainable {1000 / med:.0f} fps")
+    print(
+        f"per frame (set time + repaint SM view, timeline cursor, scrubber): median {med:.2f} ms, "
+        f"p95 {p95:.2f} ms -> sustainable {1000 / med:.0f} fps"
+    )
     win.shutdown()
     win.close()
     return 0

@@ -24,12 +24,29 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def one_run(mode: str) -> dict:
-    env = dict(os.environ, WARPSCOPE_STARTUP_PROBE=mode,
-               WARPSCOPE_SETTINGS_DIR=tempfile.mkdtemp(prefix="ws-startup-"))
+    env = dict(
+        os.environ,
+        WARPSCOPE_STARTUP_PROBE=mode,
+        WARPSCOPE_SETTINGS_DIR=tempfile.mkdtemp(prefix="ws-startup-"),
+    )
     t0 = time.time()
-    p = subprocess.run([sys.executable, "main.py", "--gpu", "RTX 5090", "--elements", "10000000",
-                        "--block", "256"], cwd=ROOT, env=env, capture_output=True, text=True,
-                       timeout=120)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "main.py",
+            "--gpu",
+            "RTX 5090",
+            "--elements",
+            "10000000",
+            "--block",
+            "256",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     out = {}
     for line in p.stdout.splitlines():
         parts = line.split()
@@ -52,16 +69,22 @@ def main() -> int:
     vis = [one_run("visible")["visible_s"] for _ in range(args.runs)]
     full = [one_run("kernels") for _ in range(max(1, args.runs // 2))]
     load = os.getloadavg()
-    print(f"platform: {platform}; python {sys.version.split()[0]}; {os.cpu_count()} CPUs; "
-          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (other work on the machine "
-          "slows every figure)")
-    print(f"window painted after: median {statistics.median(vis):.2f} s "
-          f"(runs: {', '.join(f'{v:.2f}' for v in vis)})")
+    print(
+        f"platform: {platform}; python {sys.version.split()[0]}; {os.cpu_count()} CPUs; "
+        f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (other work on the machine "
+        "slows every figure)"
+    )
+    print(
+        f"window painted after: median {statistics.median(vis):.2f} s "
+        f"(runs: {', '.join(f'{v:.2f}' for v in vis)})"
+    )
     ks = [f["kernels_s"] for f in full]
     stalls = [f["max_stall_ms"] for f in full]
-    print(f"torch/triton/numba loaded in the background after: median {statistics.median(ks):.2f} s; "
-          f"longest GUI event-loop stall meanwhile: median {statistics.median(stalls):.0f} ms "
-          f"(runs: {', '.join(f'{s:.0f}' for s in stalls)})")
+    print(
+        f"torch/triton/numba loaded in the background after: median {statistics.median(ks):.2f} s; "
+        f"longest GUI event-loop stall meanwhile: median {statistics.median(stalls):.0f} ms "
+        f"(runs: {', '.join(f'{s:.0f}' for s in stalls)})"
+    )
     return 0
 
 

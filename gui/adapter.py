@@ -14,15 +14,16 @@ import threading
 import time
 import traceback
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-from PySide6.QtCore import QObject, QThread, QTimer, Qt, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
-_LIVE_RUNNERS: "weakref.WeakSet[TaskRunner]" = weakref.WeakSet()
+_LIVE_RUNNERS: weakref.WeakSet[TaskRunner] = weakref.WeakSet()
 
 
-def live_runners() -> list["TaskRunner"]:
+def live_runners() -> list[TaskRunner]:
     """Runners whose thread is still running (tests assert this is empty after each test)."""
     return [r for r in list(_LIVE_RUNNERS) if r.is_running()]
 
@@ -30,6 +31,7 @@ def live_runners() -> list["TaskRunner"]:
 @dataclass(frozen=True, slots=True)
 class TaskContext:
     """What a task function gets: report progress, ask whether it should stop."""
+
     job_id: int
     _cancel: threading.Event
     _progress: Callable[[int, int, int, str], None]
@@ -44,6 +46,7 @@ class TaskContext:
 @dataclass(frozen=True, slots=True)
 class TaskOutcome:
     """Immutable record a runner emits when a job ends."""
+
     job_id: int
     name: str
     ok: bool
@@ -65,13 +68,21 @@ class _Worker(QObject):
         ctx = TaskContext(job_id, cancel, self.progressed.emit)
         try:
             result = fn(ctx)
-            outcome = TaskOutcome(job_id, name, True, cancel.is_set(), result, "",
-                                  time.perf_counter() - t0)
+            outcome = TaskOutcome(
+                job_id, name, True, cancel.is_set(), result, "", time.perf_counter() - t0
+            )
         except Exception as exc:  # reported to the GUI, never raised into Qt's event loop
             msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            outcome = TaskOutcome(job_id, name, False, cancel.is_set(), None,
-                                  f"{type(exc).__name__}: {msg}", time.perf_counter() - t0,
-                                  traceback.format_exc())
+            outcome = TaskOutcome(
+                job_id,
+                name,
+                False,
+                cancel.is_set(),
+                None,
+                f"{type(exc).__name__}: {msg}",
+                time.perf_counter() - t0,
+                traceback.format_exc(),
+            )
         self.done.emit(outcome)
 
 
@@ -95,7 +106,9 @@ class TaskRunner(QObject):
         self._worker = _Worker()
         self._worker.moveToThread(self._thread)
         self._submit.connect(self._worker.run_job, Qt.ConnectionType.QueuedConnection)
-        self._worker.progressed.connect(self._on_worker_progress, Qt.ConnectionType.QueuedConnection)
+        self._worker.progressed.connect(
+            self._on_worker_progress, Qt.ConnectionType.QueuedConnection
+        )
         self._worker.done.connect(self._on_worker_done, Qt.ConnectionType.QueuedConnection)
         self._thread.start()
         self._next_id = 0
@@ -104,9 +117,9 @@ class TaskRunner(QObject):
         self._closed = False
         _LIVE_RUNNERS.add(self)
 
-    # -- public -------------------------------------------------------------------------------
+    # -- public -----------------------------------------------------------------------------------
     def submit(self, fn: Callable[[TaskContext], Any], name: str = "") -> int:
-        """Queue `fn(ctx)`; if a job is already running, this one waits (replacing any waiting one)."""
+        """Queue `fn(ctx)`; if a job is running, this one waits (replacing any waiting one)."""
         if self._closed:
             raise RuntimeError(f"runner {self.name} is shut down")
         self._next_id += 1
@@ -137,7 +150,7 @@ class TaskRunner(QObject):
         ok = self._thread.wait(timeout_ms)
         return bool(ok)
 
-    # -- internals ----------------------------------------------------------------------------
+    # -- internals --------------------------------------------------------------------------------
     def _start(self, job: tuple) -> None:
         self._running = job
         self.started.emit(job[0], job[1])

@@ -19,10 +19,16 @@ def ensure_platform(headless: bool) -> None:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     if os.environ.get("QT_QPA_PLATFORM") == "offscreen":
         _quiet_offscreen_notes()
-    elif not os.environ.get("QT_QPA_PLATFORM") and not os.environ.get("DISPLAY") \
-            and not os.environ.get("WAYLAND_DISPLAY") and sys.platform.startswith("linux"):
-        raise UserError("no display to open a window on (DISPLAY is not set); use "
-                        "`--screenshot FILE.png`, the `export` command, or run under xvfb-run")
+    elif (
+        not os.environ.get("QT_QPA_PLATFORM")
+        and not os.environ.get("DISPLAY")
+        and not os.environ.get("WAYLAND_DISPLAY")
+        and sys.platform.startswith("linux")
+    ):
+        raise UserError(
+            "no display to open a window on (DISPLAY is not set); use "
+            "`--screenshot FILE.png`, the `export` command, or run under xvfb-run"
+        )
 
 
 _NOISE = ("propagateSizeHints",)  # the offscreen plugin has no window manager to tell
@@ -49,6 +55,7 @@ def make_app():
     from PySide6.QtWidgets import QApplication
 
     from gui.settings import APP, ORG
+
     app = QApplication.instance()
     if app is None:
         app = QApplication(sys.argv[:1])
@@ -56,6 +63,7 @@ def make_app():
         app.setApplicationName(APP)
         app.setApplicationDisplayName("WarpScope")
     from gui.style import apply_dark_theme
+
     apply_dark_theme(app)
     return app
 
@@ -105,13 +113,16 @@ def _check_out_path(path: str, suffix: str | None = None) -> Path:
     return p
 
 
-def run_window(gpu=None, elements=None, block=None, regs=None, smem=None,
-               screenshot: str | None = None) -> int:
+def run_window(
+    gpu=None, elements=None, block=None, regs=None, smem=None, screenshot: str | None = None
+) -> int:
     shot = _check_out_path(screenshot, ".png") if screenshot else None
     ensure_platform(headless=False) if shot is None else ensure_platform(
-        headless=not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")))
+        headless=not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    )
     # validate command-line values before any window appears
     from gui.model import LaunchInputs
+
     build_inputs(LaunchInputs(), gpu, elements, block, regs, smem)
     app = make_app()
     from gui.main_window import MainWindow
@@ -180,6 +191,7 @@ def _probe_first_paint(app, win) -> None:
             QTimer.singleShot(0, win.close)
             return
         QTimer.singleShot(5, check)
+
     QTimer.singleShot(0, check)
 
 
@@ -187,6 +199,7 @@ def representative_time(rec, fraction: float) -> float:
     """A moment to show in still images: the middle of the wave running at `fraction` of the
     launch (not its first instant, when every block has only just arrived)."""
     import numpy as np
+
     t = fraction * rec.makespan_us
     starts = np.asarray(rec.wave_starts_us, dtype=float)
     if len(starts) == 0:
@@ -220,13 +233,16 @@ def run_export(gpu, elements, block, regs, smem, out: str, results: str | None =
     out_dir = _check_out_path(out)
     ensure_platform(headless=True)
     from gui.model import LaunchInputs
+
     inputs = build_inputs(LaunchInputs(), gpu, elements, block, regs, smem)
     bench = None
     if results:
         from kernels.results import load_results  # no torch/triton/numba: plain files
+
         bench = load_results(results)  # UserError if unreadable
     app = make_app()
     from gui.main_window import MainWindow
+
     win = MainWindow(inputs, restore=False, load_kernels=False)
     try:
         win.resize(1600, 1000)

@@ -13,38 +13,84 @@ from sim.cli import arg_bytes, arg_count  # the same number syntax as every othe
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "export", help="write every plot (PNG, SVG, CSV), session JSON and a summary, no window",
+        "export",
+        help="write every plot (PNG, SVG, CSV), session JSON and a summary, no window",
         description="Render WarpScope's views for one launch without opening a window and write "
-                    "them to a folder: each plot as PNG, SVG and CSV (the plotted points), "
-                    "session.json (inputs, device, occupancy, simulation summary), and a "
-                    "one-page summary.png and summary.html.")
-    p.add_argument("--gpu", default="H200", help="GPU preset name, e.g. H200, L40S, T4, 'RTX 5090' "
-                                                 "(default: H200)")
-    p.add_argument("--elements", type=arg_count("element count"), default=1_000_000, metavar="N",
-                   help="elements the kernel processes: 1000000, 1e6, 2^20 or 4M (default: 1,000,000)")
-    p.add_argument("--block", type=arg_count("block size"), default=256, metavar="THREADS",
-                   help="threads per block, 1..1024 (default: 256)")
-    p.add_argument("--regs", type=arg_count("registers"), default=None, metavar="N",
-                   help="registers per thread (default: 0 = not limiting)")
-    p.add_argument("--smem", type=arg_bytes("shared memory"), default=None, metavar="BYTES",
-                   help="shared memory per block, static + dynamic: 49152, 48K or 48KiB (default: 0)")
-    p.add_argument("--results", metavar="FILE", default=None,
-                   help="also plot a results file from `python main.py bench` (JSON or CSV), "
-                        "e.g. measured on a GPU server")
+        "them to a folder: each plot as PNG, SVG and CSV (the plotted points), "
+        "session.json (inputs, device, occupancy, simulation summary), and a "
+        "one-page summary.png and summary.html.",
+    )
+    p.add_argument(
+        "--gpu",
+        default="H200",
+        help="GPU preset name, e.g. H200, L40S, T4, 'RTX 5090' (default: H200)",
+    )
+    p.add_argument(
+        "--elements",
+        type=arg_count("element count"),
+        default=1_000_000,
+        metavar="N",
+        help="elements the kernel processes: 1000000, 1e6, 2^20 or 4M (default: 1,000,000)",
+    )
+    p.add_argument(
+        "--block",
+        type=arg_count("block size"),
+        default=256,
+        metavar="THREADS",
+        help="threads per block, 1..1024 (default: 256)",
+    )
+    p.add_argument(
+        "--regs",
+        type=arg_count("registers"),
+        default=None,
+        metavar="N",
+        help="registers per thread (default: 0 = not limiting)",
+    )
+    p.add_argument(
+        "--smem",
+        type=arg_bytes("shared memory"),
+        default=None,
+        metavar="BYTES",
+        help="shared memory per block, static + dynamic: 49152, 48K or 48KiB (default: 0)",
+    )
+    p.add_argument(
+        "--results",
+        metavar="FILE",
+        default=None,
+        help="also plot a results file from `python main.py bench` (JSON or CSV), "
+        "e.g. measured on a GPU server",
+    )
     p.add_argument("--out", required=True, help="folder to write into (created if missing)")
     p.set_defaults(handler=_export_handler)
 
 
 def _export_handler(args) -> int:
     from gui.app import run_export
-    return run_export(args.gpu, args.elements, args.block, args.regs, args.smem, args.out,
-                      results=getattr(args, "results", None))
+
+    return run_export(
+        args.gpu,
+        args.elements,
+        args.block,
+        args.regs,
+        args.smem,
+        args.out,
+        results=getattr(args, "results", None),
+    )
 
 
 def run_app(args) -> int:
     """Open the window (or, with args.screenshot, save one and exit). Any of the launch
     attributes may be missing or None: saved settings or defaults fill in."""
     from gui.app import run_window
-    get = lambda name: getattr(args, name, None)  # noqa: E731
-    return run_window(gpu=get("gpu"), elements=get("elements"), block=get("block"),
-                      regs=get("regs"), smem=get("smem"), screenshot=get("screenshot"))
+
+    def get(name):
+        return getattr(args, name, None)
+
+    return run_window(
+        gpu=get("gpu"),
+        elements=get("elements"),
+        block=get("block"),
+        regs=get("regs"),
+        smem=get("smem"),
+        screenshot=get("screenshot"),
+    )

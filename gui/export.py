@@ -26,6 +26,7 @@ from gui import style
 @dataclass(frozen=True)
 class ExportItem:
     """One exportable view: a pyqtgraph PlotItem or a QWidget, plus the points it shows."""
+
     name: str
     target: Any
     header: list
@@ -34,6 +35,7 @@ class ExportItem:
 
 def _is_plot_item(target) -> bool:
     import pyqtgraph as pg
+
     return isinstance(target, pg.PlotItem)
 
 
@@ -54,18 +56,24 @@ def render_image(target, scale: float = 2.0) -> QImage:
     widget = target.getViewWidget() if _is_plot_item(target) else target
     if widget is None:  # a PlotItem not in any view: pyqtgraph's exporter is all there is
         from pyqtgraph.exporters import ImageExporter
+
         img = ImageExporter(target).export(toBytes=True)
         return img if isinstance(img, QImage) else QImage()
     size = widget.size()
-    img = QImage(max(1, round(size.width() * scale)), max(1, round(size.height() * scale)),
-                 QImage.Format.Format_ARGB32)
+    img = QImage(
+        max(1, round(size.width() * scale)),
+        max(1, round(size.height() * scale)),
+        QImage.Format.Format_ARGB32,
+    )
     img.setDevicePixelRatio(scale)
     img.fill(QColor(style.PLOT_BG))
     p = QPainter(img)
     p.setRenderHint(QPainter.RenderHint.Antialiasing)
     p.setRenderHint(QPainter.RenderHint.TextAntialiasing)
     try:
-        QWidget.render(widget, p, QPoint(0, 0))  # the widget as drawn (GraphicsView overrides render)
+        QWidget.render(
+            widget, p, QPoint(0, 0)
+        )  # the widget as drawn (GraphicsView overrides render)
     finally:
         p.end()
     return img
@@ -92,6 +100,7 @@ def export_svg(target, path: Path) -> Path:
     if _is_plot_item(target):
         try:
             from pyqtgraph.exporters import SVGExporter
+
             SVGExporter(target).export(str(path))
             if _svg_ok(path):
                 return path
@@ -103,6 +112,7 @@ def export_svg(target, path: Path) -> Path:
 
 def _render_svg(target, path: Path) -> None:
     from PySide6.QtSvg import QSvgGenerator
+
     gen = QSvgGenerator()
     gen.setFileName(str(path))
     if _is_plot_item(target):
@@ -130,9 +140,11 @@ def _render_svg(target, path: Path) -> None:
 def export_item(item: ExportItem, out_dir: Path) -> list[Path]:
     out_dir = Path(out_dir)
     base = out_dir / item.name
-    return [export_png(item.target, base.with_suffix(".png")),
-            export_svg(item.target, base.with_suffix(".svg")),
-            write_csv(base.with_suffix(".csv"), item.header, item.rows)]
+    return [
+        export_png(item.target, base.with_suffix(".png")),
+        export_svg(item.target, base.with_suffix(".svg")),
+        write_csv(base.with_suffix(".csv"), item.header, item.rows),
+    ]
 
 
 def write_json(path: Path, data: dict) -> Path:
@@ -145,6 +157,7 @@ def write_json(path: Path, data: dict) -> Path:
 
 def _json_default(o):
     import numpy as np
+
     if isinstance(o, (np.integer,)):
         return int(o)
     if isinstance(o, (np.floating,)):
@@ -157,11 +170,13 @@ def _json_default(o):
         return o.to_dict()
     if hasattr(o, "__dataclass_fields__"):
         from dataclasses import asdict
+
         return asdict(o)
     return str(o)
 
 
-# -- one-page summary ------------------------------------------------------------------------------
+# -- one-page summary ----------------------------------------------------------------------------
+
 
 def _png_bytes(image: QImage) -> bytes:
     ba = QByteArray()
@@ -178,8 +193,9 @@ def _panel(entry):
     return name, img, bool(entry[2]) if len(entry) > 2 else False
 
 
-def summary_page(title: str, facts: list[tuple[str, str]], panels: list[tuple],
-                 width: int = 1600) -> QImage:
+def summary_page(
+    title: str, facts: list[tuple[str, str]], panels: list[tuple], width: int = 1600
+) -> QImage:
     """A single tall image: title, a facts table, then the panels (full width, or two per row).
     Panels are scaled down to fit, never up."""
     margin, gap = 28, 18
@@ -235,8 +251,11 @@ def summary_page(title: str, facts: list[tuple[str, str]], panels: list[tuple],
         p.setPen(QColor(style.MUTED))
         p.drawText(QRect(x + 8, y, col_w // 2, 22), Qt.AlignmentFlag.AlignVCenter, k)
         p.setPen(QColor(style.FG))
-        p.drawText(QRect(x + col_w // 2, y, col_w // 2 - 8, 22),
-                   Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, v)
+        p.drawText(
+            QRect(x + col_w // 2, y, col_w // 2 - 8, 22),
+            Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
+            v,
+        )
     y = y_panels
     for r, row in enumerate(rows):
         for j, (name, img) in enumerate(row):
@@ -249,9 +268,12 @@ def summary_page(title: str, facts: list[tuple[str, str]], panels: list[tuple],
     return page
 
 
-def summary_html(title: str, facts: list[tuple[str, str]], panels: list[tuple[str, QImage]],
-                 files: list[str]) -> str:
-    rows = "\n".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in facts)
+def summary_html(
+    title: str, facts: list[tuple[str, str]], panels: list[tuple[str, QImage]], files: list[str]
+) -> str:
+    rows = "\n".join(
+        f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in facts
+    )
     figs = []
     for entry in panels:
         name, img, full = _panel(entry)
@@ -259,23 +281,28 @@ def summary_html(title: str, facts: list[tuple[str, str]], panels: list[tuple[st
             continue
         data = base64.b64encode(_png_bytes(img)).decode("ascii")
         cls = " class='full'" if full else ""
-        figs.append(f"<figure{cls}><img alt='{html.escape(name)}' src='data:image/png;base64,{data}'>"
-                    f"<figcaption>{html.escape(name)}</figcaption></figure>")
+        figs.append(
+            f"<figure{cls}><img alt='{html.escape(name)}' src='data:image/png;base64,{data}'>"
+            f"<figcaption>{html.escape(name)}</figcaption></figure>"
+        )
     links = "\n".join(f"<li><a href='{html.escape(f)}'>{html.escape(f)}</a></li>" for f in files)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>
-body {{ background:{style.BG}; color:{style.FG}; font-family: 'DejaVu Sans', sans-serif; margin: 24px; }}
-h1 {{ font-size: 22px; }} th {{ text-align:left; color:{style.MUTED}; font-weight: normal; padding: 3px 16px 3px 6px; }}
+body {{ background:{style.BG}; color:{style.FG}; margin: 24px;
+        font-family: 'DejaVu Sans', sans-serif; }}
+h1 {{ font-size: 22px; }}
+th {{ text-align:left; color:{style.MUTED}; font-weight: normal; padding: 3px 16px 3px 6px; }}
 td {{ text-align:right; padding: 3px 6px; }} tr:nth-child(odd) {{ background:{style.PANEL}; }}
 table {{ border-collapse: collapse; margin-bottom: 18px; }}
 .figs {{ display:grid; grid-template-columns: 1fr 1fr; gap: 16px; }}
-figure {{ margin:0; }} figure.full {{ grid-column: 1 / span 2; }} img {{ width:100%; border:1px solid #2e3440; }}
+figure {{ margin:0; }} figure.full {{ grid-column: 1 / span 2; }}
+img {{ width:100%; border:1px solid #2e3440; }}
 figcaption {{ color:{style.MUTED}; font-size: 13px; }} a {{ color:{style.ACCENT2}; }}
 </style></head><body>
 <h1>{html.escape(title)}</h1>
 <table>{rows}</table>
-<div class="figs">{''.join(figs)}</div>
+<div class="figs">{"".join(figs)}</div>
 <h2>Files</h2><ul>{links}</ul>
 </body></html>
 """

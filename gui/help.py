@@ -12,7 +12,9 @@ on an H200). The scheduler is a model: real hardware spreads blocks over TPCs an
 its dispatch, so short blocks may not reach full residency.</p>"""
 
 PANELS: dict[str, tuple[str, str]] = {
-    "controls": ("Launch controls", """
+    "controls": (
+        "Launch controls",
+        """
 <p>Describe a launch. <b>Elements</b> is how much data; <b>threads per block</b> is the block size
 you would write in <code>&lt;&lt;&lt;grid, block&gt;&gt;&gt;</code>. The grid is then the element
 count divided by the block size, rounded up.</p>
@@ -20,8 +22,12 @@ count divided by the block size, rounded up.</p>
 decides them for real kernels. Both come out of a fixed budget per SM, so asking for more can
 leave room for fewer blocks. The <b>carveout</b> splits the SM's on-chip storage between L1 cache
 and shared memory.</p>
-<p>Untick <i>snap to multiples of 32</i> to try block sizes like 250 and watch idle lanes appear.</p>"""),
-    "sm": ("SM view", """
+<p>Untick <i>snap to multiples of 32</i> to try block sizes like 250 and watch idle lanes
+appear.</p>""",
+    ),
+    "sm": (
+        "SM view",
+        """
 <p>Each tile is one SM. Its small squares are <b>warp slots</b>: places for one warp (32 threads)
 to live while it runs. A block takes as many slots as it has warps, all on the same SM, and keeps
 them until it finishes. Squares of one colour belong to one block.</p>
@@ -32,8 +38,11 @@ rows mark a warp with idle lanes; a lighter flash marks a block that has just ar
 When the queue is empty and the SMs start to empty out, you are in the <b>tail</b>: the GPU is
 only partly busy while the last blocks finish.</p>
 <p>Space plays and pauses; <b>.</b> and <b>,</b> step to the next or previous moment a block
-arrives or retires.</p>"""),
-    "occupancy": ("Occupancy", """
+arrives or retires.</p>""",
+    ),
+    "occupancy": (
+        "Occupancy",
+        """
 <p>How many blocks one SM holds at the same time. Each bar is what one resource alone would allow:
 <b>warps</b> (the SM's warp slots), <b>blocks</b> (a fixed cap per SM), <b>registers</b> (the
 register file, handed out per warp in chunks) and <b>shared memory</b> (allocated per block in
@@ -43,16 +52,22 @@ units, plus a small reserve). The smallest bar wins and is highlighted: that is 
 memory-bound kernel needs enough warps in flight to hide memory latency.</p>
 <p>The three curves are the CUDA Occupancy Calculator's charts: resident warps as you vary one
 input with the others fixed. The dot is your launch; the steps show where one more register or
-one more KiB costs a whole block.</p>"""),
-    "geometry": ("Geometry", """
+one more KiB costs a whole block.</p>""",
+    ),
+    "geometry": (
+        "Geometry",
+        """
 <p>The arithmetic of the launch. The grid has <i>ceil(elements / block)</i> blocks, so the last
 block usually runs past the end of the data: those threads do nothing, guarded by
 <code>if (i &lt; n)</code>.</p>
 <p>The hardware runs threads in warps of 32. A block whose size is not a multiple of 32 still pays
 for whole warps: the picture shows each warp as a row of 32 lanes, dark where no thread sits.</p>
 <p><b>Waves at best</b> compares the grid's warps with every warp slot on the GPU; <b>waves at this
-occupancy</b> uses how many blocks really fit per SM. A fractional last wave is the tail.</p>"""),
-    "timeline": ("Timeline", """
+occupancy</b> uses how many blocks really fit per SM. A fractional last wave is the tail.</p>""",
+    ),
+    "timeline": (
+        "Timeline",
+        """
 <p>Time runs left to right; each horizontal band is one SM, split into its block slots. Every bar
 is one block, from the moment it was placed to the moment it retired.</p>
 <p>Dashed lines mark where each wave starts. The red shading is the tail: from the last moment
@@ -62,8 +77,11 @@ full waves came before it.</p>
 <p><i>Compare a recorded trace</i> opens a block trace recorded on a real GPU (<code>python main.py
 trace</code>: each block's SM and start/end times, read on the GPU) and draws it above a simulation
 of the same grid. On real hardware short blocks often do not reach the residency the occupancy
-rules allow, because the dispatcher ramps up; this is where you can see it.</p>"""),
-    "bandwidth": ("Bandwidth", """
+rules allow, because the dispatcher ramps up; this is where you can see it.</p>""",
+    ),
+    "bandwidth": (
+        "Bandwidth",
+        """
 <p>Real kernels, really timed (on a GPU): each point is the median of many runs, timed with device
 events, with the L2 cache flushed before each run so the number is memory, not cache. The band is
 the 20th to 80th percentile; dashed and dotted lines are the measured copy ceiling and the
@@ -72,5 +90,6 @@ memory's theoretical peak. Hover a point for its grid, waves, occupancy and limi
 kernel moves enough bytes. <i>Experiments</i> shows why fusing add and ReLU saves two memory trips,
 why a launch returning is not the work finishing, and where the time of a simple program goes.</p>
 <p>Without a GPU, nothing here is a GPU timing: you can still check correctness on the CPU and
-open results files recorded with <code>python main.py bench</code> elsewhere.</p>"""),
+open results files recorded with <code>python main.py bench</code> elsewhere.</p>""",
+    ),
 }

@@ -1,8 +1,8 @@
 """The main window: wires models, views and the adapter together.
 
-    LaunchModel --changed--> controls, occupancy, geometry, (debounced) simulation job
-    simulation job (TaskRunner) --finished(SimRecord)--> SM view, timeline, playback
-    PlaybackClock --tick--> PlaybackModel --time_changed--> SM view, timeline cursor, scrubber
+LaunchModel --changed--> controls, occupancy, geometry, (debounced) simulation job
+simulation job (TaskRunner) --finished(SimRecord)--> SM view, timeline, playback
+PlaybackClock --tick--> PlaybackModel --time_changed--> SM view, timeline cursor, scrubber
 """
 
 from __future__ import annotations
@@ -15,15 +15,29 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
-                               QScrollArea, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
 from gui import help as help_texts
 from gui import style
 from gui.adapter import Debouncer, PlaybackClock, TaskOutcome, TaskRunner
 from gui.export import ExportItem, export_item, summary_html, summary_page, write_json
-from gui.model import (KernelChoice, LaunchInputs, LaunchModel, LaunchState, PlaybackModel,
-                       SimulationModel)
+from gui.model import (
+    KernelChoice,
+    LaunchInputs,
+    LaunchModel,
+    LaunchState,
+    PlaybackModel,
+    SimulationModel,
+)
 from gui.settings import open_settings
 from gui.simrun import SimRecord, run_simulation
 from gui.widgets.qt_bandwidth import BandwidthJobs, QtBandwidth
@@ -41,6 +55,7 @@ SETTINGS_VERSION = 1
 @dataclass(frozen=True)
 class KernelsInfo:
     """What the background loader learned about `kernels` (immutable, crosses threads)."""
+
     available: dict | None
     kernels: tuple
     device: Any
@@ -52,10 +67,13 @@ def load_kernels_info(ctx=None) -> KernelsInfo:
     """Import kernels (and with it torch, triton, numba) — runs in a worker thread."""
     try:
         import kernels
+
         av = kernels.available()
         from kernels.registry import KERNELS
+
         try:
             from kernels.device import detect_device
+
             spec, why = detect_device()
         except Exception as exc:  # noqa: BLE001 - no device is a normal answer here
             spec, why = None, str(exc)
@@ -67,9 +85,16 @@ def load_kernels_info(ctx=None) -> KernelsInfo:
 class MainWindow(QMainWindow):
     simulation_ready = Signal(object)  # SimRecord (after the views have it)
 
-    def __init__(self, inputs: LaunchInputs | None = None, *, restore: bool = True,
-                 load_kernels: bool = True, autoplay: bool = False,
-                 jobs: BandwidthJobs | None = None, sim_delay_ms: int = 60) -> None:
+    def __init__(
+        self,
+        inputs: LaunchInputs | None = None,
+        *,
+        restore: bool = True,
+        load_kernels: bool = True,
+        autoplay: bool = False,
+        jobs: BandwidthJobs | None = None,
+        sim_delay_ms: int = 60,
+    ) -> None:
         super().__init__()
         self.setWindowTitle("WarpScope — how the GPU schedules your launch")
         self.setObjectName("WarpScopeMainWindow")
@@ -190,23 +215,27 @@ class MainWindow(QMainWindow):
 
     # -- construction helpers ---------------------------------------------------------------------
     def _add_dock(self, key: str, widget: QWidget, area) -> QDockWidget:
-        title, text = help_texts.PANELS[key]
+        title, _text = help_texts.PANELS[key]
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock_{key}")
         dock.setWidget(widget)
         dock.setToolTip(f"{title}: Help ▸ What am I looking at? explains this panel.")
-        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                         | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-                         | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        dock.setFeatures(
+            QDockWidget.DockWidgetFeature.DockWidgetMovable
+            | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+            | QDockWidget.DockWidgetFeature.DockWidgetClosable
+        )
         self.addDockWidget(area, dock)
         self.docks[key] = dock
         return dock
 
     def apply_default_dock_sizes(self) -> None:
-        self.resizeDocks([self.docks["controls"], self.docks["occupancy"]], [340, 390],
-                         Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["controls"], self.docks["geometry"]], [470, 530],
-                         Qt.Orientation.Vertical)
+        self.resizeDocks(
+            [self.docks["controls"], self.docks["occupancy"]], [340, 390], Qt.Orientation.Horizontal
+        )
+        self.resizeDocks(
+            [self.docks["controls"], self.docks["geometry"]], [470, 530], Qt.Orientation.Vertical
+        )
         self.resizeDocks([self.docks["timeline"]], [330], Qt.Orientation.Vertical)
 
     def _build_menus(self) -> None:
@@ -223,8 +252,9 @@ class MainWindow(QMainWindow):
         self.act_step = self._action(m, "Step &forward", ".", lambda: self.step(+1))
         self.act_back = self._action(m, "Step &back", ",", lambda: self.step(-1))
         self.act_start = self._action(m, "Go to &start", "Home", lambda: self.playback.set_time(0))
-        self.act_end = self._action(m, "Go to &end", "End",
-                                    lambda: self.playback.set_time(self.playback.end_us))
+        self.act_end = self._action(
+            m, "Go to &end", "End", lambda: self.playback.set_time(self.playback.end_us)
+        )
         m.addSeparator()
         self._action(m, "F&aster", "]", lambda: self._speed_step(+1))
         self._action(m, "S&lower", "[", lambda: self._speed_step(-1))
@@ -306,7 +336,7 @@ class MainWindow(QMainWindow):
         self.docks["timeline"].raise_()
         self.apply_default_dock_sizes()
 
-    def showEvent(self, event) -> None:  # noqa: N802
+    def showEvent(self, event) -> None:
         super().showEvent(event)
         if self._default_state is None:
             QTimer.singleShot(0, self._remember_default_state)
@@ -347,8 +377,10 @@ class MainWindow(QMainWindow):
         elements = blocks * occ.threads_per_block - state.geometry.idle_threads_last_block
 
         def job(ctx):
-            return run_simulation(spec, occ, blocks, cost=cost, placement=placement,
-                                  elements=elements, key=key)
+            return run_simulation(
+                spec, occ, blocks, cost=cost, placement=placement, elements=elements, key=key
+            )
+
         return job
 
     def request_simulation(self) -> None:
@@ -385,7 +417,11 @@ class MainWindow(QMainWindow):
 
     def _apply_record(self, rec: SimRecord) -> None:
         old = self.record
-        frac = (self.playback.time_us / old.makespan_us) if old is not None and old.makespan_us else 0.4
+        frac = (
+            (self.playback.time_us / old.makespan_us)
+            if old is not None and old.makespan_us
+            else 0.4
+        )
         self.record = rec
         self.playback.set_end(rec.makespan_us)
         self.simulation.set_record(rec)  # views draw it at the time they hold...
@@ -394,13 +430,15 @@ class MainWindow(QMainWindow):
             self.playback.time_changed.emit(t)  # ...which may be stale if the time did not move
         self.playback.set_time(t)
         skipped = f", {rec.skipped_waves:,} identical waves skipped" if rec.skipped_waves else ""
-        self.sim_label.setText(f"simulated {rec.n_sim:,} blocks in {rec.elapsed_s * 1e3:,.0f} ms{skipped}")
+        self.sim_label.setText(
+            f"simulated {rec.n_sim:,} blocks in {rec.elapsed_s * 1e3:,.0f} ms{skipped}"
+        )
         if self._autoplay:
             self._autoplay = False
             self.playback.set_playing(True)
         self.simulation_ready.emit(rec)
 
-    # -- time ---------------------------------------------------------------------------------------
+    # -- time -------------------------------------------------------------------------------------
     def _on_clock_tick(self, dt: float) -> None:
         self.playback.advance(dt)
 
@@ -417,6 +455,7 @@ class MainWindow(QMainWindow):
     def step(self, direction: int) -> None:
         """Jump to the next (+1) or previous (-1) moment a block arrives or retires."""
         import numpy as np
+
         rec = self.record
         if rec is None:
             return
@@ -433,12 +472,13 @@ class MainWindow(QMainWindow):
 
     def _speed_step(self, direction: int) -> None:
         from gui.widgets.qt_playback import SPEEDS
+
         cur = self.playback.speed
         idx = min(range(len(SPEEDS)), key=lambda i: abs(SPEEDS[i] - cur))
         idx = max(0, min(len(SPEEDS) - 1, idx + direction))
         self.playback.set_speed(SPEEDS[idx])
 
-    # -- live kernels -------------------------------------------------------------------------------
+    # -- live kernels -----------------------------------------------------------------------------
     def load_kernels(self) -> None:
         if self._kernels_job is not None:
             return
@@ -448,8 +488,9 @@ class MainWindow(QMainWindow):
     def _on_live_finished(self, outcome: TaskOutcome) -> None:
         if outcome.job_id != self._kernels_job:
             return
-        info: KernelsInfo = outcome.result if outcome.ok else KernelsInfo(None, (), None, "",
-                                                                          outcome.error)
+        info: KernelsInfo = (
+            outcome.result if outcome.ok else KernelsInfo(None, (), None, "", outcome.error)
+        )
         self.apply_kernels_info(info)
 
     def apply_kernels_info(self, info: KernelsInfo) -> None:
@@ -463,8 +504,13 @@ class MainWindow(QMainWindow):
             label = self.model.gpu_names()[0]
             if self.prefer_detected or self._wanted_gpu == label:
                 self.model.update(gpu=label)
-        self.model.set_kernels([KernelChoice.from_spec(k) for k in info.kernels
-                                if getattr(k, "kind", "elementwise") == "elementwise"])
+        self.model.set_kernels(
+            [
+                KernelChoice.from_spec(k)
+                for k in info.kernels
+                if getattr(k, "kind", "elementwise") == "elementwise"
+            ]
+        )
         self.bandwidth.set_kernels(list(info.kernels))
         self.bandwidth.set_availability(info.available)
         modes = ", ".join(f"{n} {a.mode}" for n, a in info.available.items())
@@ -473,6 +519,7 @@ class MainWindow(QMainWindow):
     def open_trace(self, path: str) -> bool:
         """Lay a recorded block trace beside the simulation of the same grid (Timeline panel)."""
         from gui.simrun import load_trace_view
+
         try:
             view = load_trace_view(path, self.model.state.spec)
         except (ValueError, OSError, KeyError, TypeError) as exc:
@@ -492,10 +539,12 @@ class MainWindow(QMainWindow):
                 found[m.kernel] = (int(m.regs_per_thread), int(m.smem_per_block_bytes or 0))
         if found:
             self.model.set_measured_resources(found)
-            self.show_message(f"Registers and shared memory of {len(found)} compiled kernel(s) "
-                              "taken from the measurements; pick one under Kernel to use them.")
+            self.show_message(
+                f"Registers and shared memory of {len(found)} compiled kernel(s) "
+                "taken from the measurements; pick one under Kernel to use them."
+            )
 
-    # -- messages and help --------------------------------------------------------------------------
+    # -- messages and help ------------------------------------------------------------------------
     def show_message(self, text: str, error: bool = False, timeout_ms: int = 8000) -> None:
         self.statusBar().setStyleSheet(f"color: {style.BAD};" if error else "")
         self.statusBar().showMessage(text, timeout_ms)
@@ -514,7 +563,7 @@ class MainWindow(QMainWindow):
     def _on_about(self) -> None:
         QMessageBox.about(self, "About WarpScope", help_texts.ABOUT)
 
-    # -- export --------------------------------------------------------------------------------------
+    # -- export -----------------------------------------------------------------------------------
     def export_items(self) -> list[ExportItem]:
         header, rows = self.sm_view.csv_rows()
         items = [ExportItem("sm_view", self.sm_view, header, rows)]
@@ -532,7 +581,9 @@ class MainWindow(QMainWindow):
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "inputs": st.inputs.to_dict(),
             "device": st.spec.to_dict() if hasattr(st.spec, "to_dict") else asdict(st.spec),
-            "occupancy": None, "geometry": None, "simulation": None,
+            "occupancy": None,
+            "geometry": None,
+            "simulation": None,
             "animation_time_us": round(self.playback.time_us, 4),
         }
         if st.occ is not None:
@@ -545,32 +596,47 @@ class MainWindow(QMainWindow):
             out["simulation"] = self.record.summary()
         out["measurements"] = self.bandwidth.session_dict()
         if self.kernels_info is not None and self.kernels_info.available:
-            out["backends"] = {n: {"ok": a.ok, "is_gpu": a.is_gpu, "reason": a.reason}
-                               for n, a in self.kernels_info.available.items()}
+            out["backends"] = {
+                n: {"ok": a.ok, "is_gpu": a.is_gpu, "reason": a.reason}
+                for n, a in self.kernels_info.available.items()
+            }
         return out
 
     def summary_facts(self) -> list[tuple[str, str]]:
         st = self.model.state
         i, spec, occ, g = st.inputs, st.spec, st.occ, st.geometry
-        facts = [("GPU", f"{spec.name} (cc {spec.compute_capability[0]}.{spec.compute_capability[1]})"),
-                 ("SMs × warp slots", f"{spec.sm_count} × {spec.max_warps_per_sm}"),
-                 ("Elements", f"{i.elements:,}"), ("Threads per block", f"{i.threads_per_block}"),
-                 ("Registers / thread", f"{i.regs_per_thread}"),
-                 ("Shared memory / block", f"{i.smem_per_block:,} B")]
+        facts = [
+            ("GPU", f"{spec.name} (cc {spec.compute_capability[0]}.{spec.compute_capability[1]})"),
+            ("SMs × warp slots", f"{spec.sm_count} × {spec.max_warps_per_sm}"),
+            ("Elements", f"{i.elements:,}"),
+            ("Threads per block", f"{i.threads_per_block}"),
+            ("Registers / thread", f"{i.regs_per_thread}"),
+            ("Shared memory / block", f"{i.smem_per_block:,} B"),
+        ]
         if g is not None:
-            facts += [("Blocks in the grid", f"{g.blocks:,}"), ("Warps in the grid", f"{g.warps_in_grid:,}"),
-                      ("Idle threads in last block", f"{g.idle_threads_last_block:,}"),
-                      ("Warp slots on the GPU", f"{g.warp_slots_on_gpu:,}"),
-                      ("Waves at best", f"{g.waves_at_best:,.1f}")]
+            facts += [
+                ("Blocks in the grid", f"{g.blocks:,}"),
+                ("Warps in the grid", f"{g.warps_in_grid:,}"),
+                ("Idle threads in last block", f"{g.idle_threads_last_block:,}"),
+                ("Warp slots on the GPU", f"{g.warp_slots_on_gpu:,}"),
+                ("Waves at best", f"{g.waves_at_best:,.1f}"),
+            ]
         if occ is not None:
-            facts += [("Occupancy", f"{occ.occupancy:.0%} ({occ.active_warps_per_sm}/{occ.max_warps_per_sm} warps)"),
-                      ("Blocks per SM", f"{occ.blocks_per_sm}"),
-                      ("Limited by", ", ".join(occ.limited_by) if occ.can_launch else occ.reason)]
+            facts += [
+                (
+                    "Occupancy",
+                    f"{occ.occupancy:.0%} ({occ.active_warps_per_sm}/{occ.max_warps_per_sm} warps)",
+                ),
+                ("Blocks per SM", f"{occ.blocks_per_sm}"),
+                ("Limited by", ", ".join(occ.limited_by) if occ.can_launch else occ.reason),
+            ]
         if g is not None and g.waves_at_occupancy is not None:
             facts.append(("Waves at this occupancy", f"{g.waves_at_occupancy:,.2f}"))
         if self.record is not None:
-            facts += [("Simulated tail", f"{self.record.tail_fraction:.0%} of the run"),
-                      ("Cost / placement", f"{self.record.cost} / {self.record.placement}")]
+            facts += [
+                ("Simulated tail", f"{self.record.tail_fraction:.0%} of the run"),
+                ("Cost / placement", f"{self.record.cost} / {self.record.placement}"),
+            ]
         return facts
 
     def export_all(self, out_dir: str | Path) -> list[Path]:
@@ -580,6 +646,7 @@ class MainWindow(QMainWindow):
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             from sim.errors import UserError
+
             raise UserError(f"cannot create {out}: {exc.strerror or exc}") from None
         written: list[Path] = []
         if self.bandwidth.result is not None or self.bandwidth.experiments:
@@ -589,12 +656,16 @@ class MainWindow(QMainWindow):
             written += export_item(item, out)
         written.append(write_json(out / "session.json", self.session_dict()))
         st = self.model.state
-        title = (f"WarpScope · {st.spec.name} · {st.inputs.elements:,} elements × "
-                 f"{st.inputs.threads_per_block} threads per block")
-        panels = [("SM view", self.centralWidget().grab().toImage(), True),
-                  ("Occupancy", self.occupancy_view.grab().toImage()),
-                  ("Geometry", self.geometry_view.grab().toImage()),
-                  ("Timeline", self.timeline.grab().toImage(), True)]
+        title = (
+            f"WarpScope · {st.spec.name} · {st.inputs.elements:,} elements × "
+            f"{st.inputs.threads_per_block} threads per block"
+        )
+        panels = [
+            ("SM view", self.centralWidget().grab().toImage(), True),
+            ("Occupancy", self.occupancy_view.grab().toImage()),
+            ("Geometry", self.geometry_view.grab().toImage()),
+            ("Timeline", self.timeline.grab().toImage(), True),
+        ]
         if self.bandwidth.result is not None:
             panels.append(("Bandwidth vs size", self.bandwidth.size_plot.grab().toImage()))
             panels.append(("Bandwidth vs block size", self.bandwidth.block_plot.grab().toImage()))
@@ -603,8 +674,7 @@ class MainWindow(QMainWindow):
         if not page.save(str(p), "PNG"):
             raise OSError(f"could not write {p}")
         written.append(p)
-        html = summary_html(title, self.summary_facts(), panels,
-                            [w.name for w in written])
+        html = summary_html(title, self.summary_facts(), panels, [w.name for w in written])
         h = out / "summary.html"
         h.write_text(html, encoding="utf-8")
         written.append(h)
@@ -613,10 +683,14 @@ class MainWindow(QMainWindow):
     def _lay_out_hidden_dock(self, key: str) -> None:
         """A dock behind another tab was never laid out: raise it once, then put the other back."""
         from PySide6.QtWidgets import QApplication
+
         dock = self.docks[key]
         if dock.widget().visibleRegion().isEmpty():
-            front = [d for d in self.tabifiedDockWidgets(dock)
-                     if not d.widget().visibleRegion().isEmpty()]
+            front = [
+                d
+                for d in self.tabifiedDockWidgets(dock)
+                if not d.widget().visibleRegion().isEmpty()
+            ]
             height = dock.height()
             dock.raise_()
             self.resizeDocks([dock], [max(height, 480)], Qt.Orientation.Vertical)
@@ -638,7 +712,9 @@ class MainWindow(QMainWindow):
         self.show_message(f"Exported {len(files)} files to {folder}")
 
     def _on_screenshot(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "warpscope.png", "PNG (*.png)")
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Save screenshot", "warpscope.png", "PNG (*.png)"
+        )
         if path:
             if self.grab().save(path, "PNG"):
                 self.show_message(f"Saved {path}")
@@ -650,7 +726,7 @@ class MainWindow(QMainWindow):
         self.docks["bandwidth"].raise_()
         self.bandwidth._on_open_clicked()
 
-    # -- shutdown -------------------------------------------------------------------------------------
+    # -- shutdown ---------------------------------------------------------------------------------
     def shutdown(self) -> None:
         """Stop timers and worker threads (idempotent)."""
         self.sim_debounce._timer.stop()
@@ -659,7 +735,7 @@ class MainWindow(QMainWindow):
         self.sim_runner.shutdown()
         self.live_runner.shutdown()
 
-    def closeEvent(self, event) -> None:  # noqa: N802
+    def closeEvent(self, event) -> None:
         self.save_settings()
         self.shutdown()
         super().closeEvent(event)

@@ -16,13 +16,14 @@ from sim.devices import GpuSpec, preset, presets
 from sim.geometry import LaunchGeometry, launch_geometry
 from sim.occupancy import Occupancy, occupancy
 
-MAX_ELEMENTS = 2 ** 31
+MAX_ELEMENTS = 2**31
 CUSTOM_KERNEL = "custom"
 
 
 @dataclass(frozen=True, slots=True)
 class KernelChoice:
     """What the GUI needs to know about a registry kernel (copied out of kernels.registry)."""
+
     name: str
     backend: str
     title: str
@@ -34,20 +35,36 @@ class KernelChoice:
     default_num_warps: int | None = None
 
     @classmethod
-    def from_spec(cls, k) -> "KernelChoice":
+    def from_spec(cls, k) -> KernelChoice:
         """From a kernels.registry.KernelSpec (duck-typed, so tests can pass fakes)."""
-        return cls(k.name, k.backend, k.title, getattr(k, "description", ""), getattr(k, "trips", 3),
-                   getattr(k, "block_param", None), getattr(k, "default_block", None),
-                   bool(getattr(k, "teaching", False)), getattr(k, "default_num_warps", None))
+        return cls(
+            k.name,
+            k.backend,
+            k.title,
+            getattr(k, "description", ""),
+            getattr(k, "trips", 3),
+            getattr(k, "block_param", None),
+            getattr(k, "default_block", None),
+            bool(getattr(k, "teaching", False)),
+            getattr(k, "default_num_warps", None),
+        )
 
 
-CUSTOM = KernelChoice(CUSTOM_KERNEL, "", "Custom launch",
-                      "Set registers and shared memory by hand.", 3, "threads", 256)
+CUSTOM = KernelChoice(
+    CUSTOM_KERNEL,
+    "",
+    "Custom launch",
+    "Set registers and shared memory by hand.",
+    3,
+    "threads",
+    256,
+)
 
 
 @dataclass(frozen=True, slots=True)
 class LaunchInputs:
     """Everything the user sets. Plain values, so it can be saved, compared and exported."""
+
     gpu: str = "H200"
     kernel: str = CUSTOM_KERNEL
     elements: int = 1_000_000
@@ -61,7 +78,7 @@ class LaunchInputs:
         return {f: getattr(self, f) for f in self.__slots__}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "LaunchInputs":
+    def from_dict(cls, data: dict) -> LaunchInputs:
         base = cls()
         values = {}
         for name in cls.__slots__:
@@ -81,6 +98,7 @@ class LaunchInputs:
 class LaunchState:
     """Inputs plus what sim says about them. `error` is set (and occ/geometry None) when the
     inputs are nonsense; `occ.can_launch` is False when they are valid but do not fit an SM."""
+
     inputs: LaunchInputs
     spec: GpuSpec
     occ: Occupancy | None
@@ -113,10 +131,16 @@ def compute_state(inputs: LaunchInputs, spec: GpuSpec) -> LaunchState:
     """Occupancy and geometry for `inputs` on `spec`; never raises for bad input."""
     try:
         if not 1 <= inputs.elements <= MAX_ELEMENTS:
-            raise ValueError(f"elements must be between 1 and 2^31 ({MAX_ELEMENTS:,}), "
-                             f"got {inputs.elements:,}")
-        occ = occupancy(spec, inputs.threads_per_block, inputs.regs_per_thread,
-                        inputs.smem_per_block, inputs.carveout_percent)
+            raise ValueError(
+                f"elements must be between 1 and 2^31 ({MAX_ELEMENTS:,}), got {inputs.elements:,}"
+            )
+        occ = occupancy(
+            spec,
+            inputs.threads_per_block,
+            inputs.regs_per_thread,
+            inputs.smem_per_block,
+            inputs.carveout_percent,
+        )
         geo = launch_geometry(spec, thread_elements(inputs), inputs.threads_per_block, occ)
     except (ValueError, TypeError) as exc:
         return LaunchState(inputs, spec, None, None, str(exc).splitlines()[0])
@@ -145,7 +169,7 @@ class LaunchModel(QObject):
             spec = self.spec_for(inputs.gpu)
         self._state = compute_state(inputs, spec)
 
-    # -- reading ------------------------------------------------------------------------------
+    # -- reading ----------------------------------------------------------------------------------
     @property
     def state(self) -> LaunchState:
         return self._state
@@ -169,7 +193,7 @@ class LaunchModel(QObject):
     def kernel(self, name: str) -> KernelChoice:
         return self._kernels.get(name, CUSTOM)
 
-    # -- changing -----------------------------------------------------------------------------
+    # -- changing ---------------------------------------------------------------------------------
     def add_detected_spec(self, spec: GpuSpec) -> None:
         label = spec.name if spec.name not in presets() else f"{spec.name} (this machine)"
         self._extra_specs = {label: spec, **self._extra_specs}
@@ -226,8 +250,9 @@ class LaunchModel(QObject):
             changes.update(regs_per_thread=int(regs), smem_per_block=int(smem))
         if k.block_param == "BLOCK_SIZE" and k.default_block:
             threads = 32 * (k.default_num_warps or 4)  # a Triton program runs on num_warps warps
-            changes.update(threads_per_block=threads,
-                           elements_per_thread=max(1, k.default_block // threads))
+            changes.update(
+                threads_per_block=threads, elements_per_thread=max(1, k.default_block // threads)
+            )
         else:
             changes["elements_per_thread"] = 1
             if k.default_block:

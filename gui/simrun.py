@@ -26,6 +26,7 @@ PLACEMENTS = ("sm-order", "tpc-spread")
 @dataclass(frozen=True, slots=True)
 class SimRecord:
     """A finished simulation plus the arrays the views need. Treat arrays as read-only."""
+
     key: tuple
     spec: GpuSpec
     occ: Occupancy
@@ -61,28 +62,35 @@ class SimRecord:
 
     def summary(self) -> dict:
         return {
-            "cost_model": self.cost, "placement": self.placement,
-            "blocks_in_grid": self.n_blocks, "blocks_simulated": self.n_sim,
+            "cost_model": self.cost,
+            "placement": self.placement,
+            "blocks_in_grid": self.n_blocks,
+            "blocks_simulated": self.n_sim,
             "identical_full_waves_not_simulated": self.skipped_waves,
             "makespan_us_simulated_part": round(self.makespan_us, 4),
-            "waves": round(self.waves, 4), "tail_fraction": round(self.tail_fraction, 4),
+            "waves": round(self.waves, 4),
+            "tail_fraction": round(self.tail_fraction, 4),
             "tail_start_us": round(self.tail_start_us, 4),
             "slots_per_sm": self.slots_per_sm,
         }
 
 
-def make_cost(name: str, spec: GpuSpec, elements: int, threads_per_block: int,
-              bytes_per_element: float = 12.0):
+def make_cost(
+    name: str, spec: GpuSpec, elements: int, threads_per_block: int, bytes_per_element: float = 12.0
+):
     """The cost model by name. `elements` counts one element per thread (the simulated part)."""
     from sim import scheduler
+
     if name == "memory-bound":
-        return scheduler.MemoryBoundCost.for_launch(spec, max(1, int(elements)), threads_per_block,
-                                                    bytes_per_element=bytes_per_element)
+        return scheduler.MemoryBoundCost.for_launch(
+            spec, max(1, int(elements)), threads_per_block, bytes_per_element=bytes_per_element
+        )
     return scheduler.UniformCost()
 
 
 def make_placement(name: str):
     from sim import scheduler
+
     if name == "tpc-spread":
         return scheduler.TpcSpreadPlacement()
     return scheduler.SmOrderPlacement()
@@ -98,10 +106,19 @@ def plan_blocks(n_blocks: int, blocks_per_wave: int, cap: int = MAX_SIM_BLOCKS) 
     return n_blocks - skip * blocks_per_wave, skip
 
 
-def run_simulation(spec: GpuSpec, occ: Occupancy, n_blocks: int, *, cost: str = "uniform",
-                   placement: str = "sm-order", elements: int | None = None,
-                   bytes_per_element: float = 12.0, cap: int = MAX_SIM_BLOCKS,
-                   bins: int = TIMELINE_BINS, key: tuple = ()) -> SimRecord:
+def run_simulation(
+    spec: GpuSpec,
+    occ: Occupancy,
+    n_blocks: int,
+    *,
+    cost: str = "uniform",
+    placement: str = "sm-order",
+    elements: int | None = None,
+    bytes_per_element: float = 12.0,
+    cap: int = MAX_SIM_BLOCKS,
+    bins: int = TIMELINE_BINS,
+    key: tuple = (),
+) -> SimRecord:
     """Simulate the launch and pre-compute the timeline raster and residency curve."""
     import time
 
@@ -116,8 +133,13 @@ def run_simulation(spec: GpuSpec, occ: Occupancy, n_blocks: int, *, cost: str = 
     if elements is None:
         elements = int(n_blocks) * tpb
     elements_sim = max(1, int(elements) - (int(n_blocks) - n_sim) * tpb)
-    sim = simulate(spec, n_sim, occ, cost=make_cost(cost, spec, elements_sim, tpb, bytes_per_element),
-                   placement=make_placement(placement))
+    sim = simulate(
+        spec,
+        n_sim,
+        occ,
+        cost=make_cost(cost, spec, elements_sim, tpb, bytes_per_element),
+        placement=make_placement(placement),
+    )
     start = np.asarray(sim.block_start_us, dtype=float)
     end = np.asarray(sim.block_end_us, dtype=float)
     makespan = float(sim.makespan_us)
@@ -140,23 +162,54 @@ def run_simulation(spec: GpuSpec, occ: Occupancy, n_blocks: int, *, cost: str = 
     events = np.unique(np.concatenate([start, end, [0.0, makespan]]))
     raster, dt = timeline_raster(sim, spec.sm_count, int(sim.slots_per_sm), makespan, bins)
     return SimRecord(
-        key=key, spec=spec, occ=occ, cost=cost, placement=placement, n_blocks=int(n_blocks),
-        n_sim=n_sim, skipped_waves=skipped, first_block=int(n_blocks) - n_sim, sim=sim,
-        makespan_us=makespan, waves=float(sim.waves_fractional) + skipped, tail_fraction=float(sim.tail_fraction),
-        tail_start_us=tail_start, wave_starts_us=wave_starts, event_times_us=events,
-        res_times_us=times, res_warps=res_warps, raster=raster, raster_dt_us=dt,
+        key=key,
+        spec=spec,
+        occ=occ,
+        cost=cost,
+        placement=placement,
+        n_blocks=int(n_blocks),
+        n_sim=n_sim,
+        skipped_waves=skipped,
+        first_block=int(n_blocks) - n_sim,
+        sim=sim,
+        makespan_us=makespan,
+        waves=float(sim.waves_fractional) + skipped,
+        tail_fraction=float(sim.tail_fraction),
+        tail_start_us=tail_start,
+        wave_starts_us=wave_starts,
+        event_times_us=events,
+        res_times_us=times,
+        res_warps=res_warps,
+        raster=raster,
+        raster_dt_us=dt,
         elapsed_s=time.perf_counter() - t0,
     )
 
 
 def timeline_raster(sim, sm_count: int, slots: int, makespan: float, bins: int):
     """(sm_count*slots, bins) int32 image of block ids over time (-1 = empty), and the bin width."""
-    return raster_from_arrays(sim.block_sm, sim.block_slot, sim.block_start_us, sim.block_end_us,
-                              sm_count, slots, makespan, bins)
+    return raster_from_arrays(
+        sim.block_sm,
+        sim.block_slot,
+        sim.block_start_us,
+        sim.block_end_us,
+        sm_count,
+        slots,
+        makespan,
+        bins,
+    )
 
 
-def raster_from_arrays(block_sm, block_slot, block_start, block_end, sm_count: int, slots: int,
-                       makespan: float, bins: int):
+def raster_from_arrays(
+    block_sm,
+    block_slot,
+    block_start,
+    block_end,
+    sm_count: int,
+    slots: int,
+    makespan: float,
+    bins: int,
+):
     """The same raster from plain arrays (a recorded trace, once lanes are assigned)."""
     rows = sm_count * slots
     img = np.full((rows, bins), -1, dtype=np.int32)
@@ -192,6 +245,7 @@ def block_at(record: SimRecord, sm: int, slot: int, t_us: float) -> int:
 @dataclass(frozen=True, slots=True)
 class TraceView:
     """A recorded block trace, packed into lanes per SM, beside the simulation of the same grid."""
+
     path: str
     gpu_name: str
     spec: GpuSpec
@@ -232,8 +286,9 @@ def pack_lanes(sm: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.n
     return lane, pos
 
 
-def load_trace_view(path: str, fallback: GpuSpec, blocks_per_sm: int | None = None,
-                    bins: int = TIMELINE_BINS) -> TraceView:
+def load_trace_view(
+    path: str, fallback: GpuSpec, blocks_per_sm: int | None = None, bins: int = TIMELINE_BINS
+) -> TraceView:
     """Load a trace file (sim.trace format), simulate the same grid, rasterise both."""
     from sim.compare import compare_trace, placement_from_trace
     from sim.devices import preset_for_device_name
@@ -255,10 +310,29 @@ def load_trace_view(path: str, fallback: GpuSpec, blocks_per_sm: int | None = No
     sm_count = int(max(spec.sm_count, trace.sm.max() + 1))
     makespan = float(max(end.max(), sim.makespan_us))
     raster, _ = raster_from_arrays(trace.sm, lane, start, end, sm_count, lanes, makespan, bins)
-    sim_raster, _ = raster_from_arrays(sim.block_sm, sim.block_slot, sim.block_start_us,
-                                       sim.block_end_us, sm_count, lanes, makespan, bins)
-    return TraceView(path=str(path), gpu_name=trace.gpu, spec=spec, blocks_per_sm=int(per_sm),
-                     comparison=comparison, lines=tuple(comparison.lines()), sm_count=sm_count,
-                     lanes=lanes, raster=raster, wave=pos, makespan_us=makespan,
-                     sim_raster=sim_raster, sim_wave=np.asarray(sim.block_wave),
-                     sim_makespan_us=float(sim.makespan_us))
+    sim_raster, _ = raster_from_arrays(
+        sim.block_sm,
+        sim.block_slot,
+        sim.block_start_us,
+        sim.block_end_us,
+        sm_count,
+        lanes,
+        makespan,
+        bins,
+    )
+    return TraceView(
+        path=str(path),
+        gpu_name=trace.gpu,
+        spec=spec,
+        blocks_per_sm=int(per_sm),
+        comparison=comparison,
+        lines=tuple(comparison.lines()),
+        sm_count=sm_count,
+        lanes=lanes,
+        raster=raster,
+        wave=pos,
+        makespan_us=makespan,
+        sim_raster=sim_raster,
+        sim_wave=np.asarray(sim.block_wave),
+        sim_makespan_us=float(sim.makespan_us),
+    )

@@ -9,30 +9,42 @@ import numpy as np
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
-BG = "#16181d"          # window background
-PANEL = "#1d2027"       # dock/panel background
-PLOT_BG = "#14161a"     # plot background
-FG = "#d8dce4"          # text
-MUTED = "#8b93a3"       # secondary text
+BG = "#16181d"  # window background
+PANEL = "#1d2027"  # dock/panel background
+PLOT_BG = "#14161a"  # plot background
+FG = "#d8dce4"  # text
+MUTED = "#8b93a3"  # secondary text
 GRID = "#2c313b"
-ACCENT = "#f5b942"      # the binding limiter, the current launch marker
-ACCENT2 = "#5fb3f9"     # curves
+ACCENT = "#f5b942"  # the binding limiter, the current launch marker
+ACCENT2 = "#5fb3f9"  # curves
 GOOD = "#6cc987"
 BAD = "#f26d6d"
 EMPTY_SLOT = "#2b303a"  # a warp slot the launch could use but that is free right now
-NO_SLOT = "#1f1a1d"     # a warp slot this launch can never use (its limiter keeps it empty)
+NO_SLOT = "#1f1a1d"  # a warp slot this launch can never use (its limiter keeps it empty)
 TAIL = "#b54a4a"
 
 # Block colours: 10 hues, each in two lightnesses, so neighbouring blocks differ.
-_HUES = ["#4e9af1", "#f28e2b", "#59c36a", "#e15759", "#b07aa1",
-         "#edc948", "#76b7b2", "#ff9da7", "#9c755f", "#a0cbe8"]
+_HUES = [
+    "#4e9af1",
+    "#f28e2b",
+    "#59c36a",
+    "#e15759",
+    "#b07aa1",
+    "#edc948",
+    "#76b7b2",
+    "#ff9da7",
+    "#9c755f",
+    "#a0cbe8",
+]
 
 
 def _mix(hex_color: str, other: str, t: float) -> QColor:
     a, b = QColor(hex_color), QColor(other)
-    return QColor(round(a.red() * (1 - t) + b.red() * t),
-                  round(a.green() * (1 - t) + b.green() * t),
-                  round(a.blue() * (1 - t) + b.blue() * t))
+    return QColor(
+        round(a.red() * (1 - t) + b.red() * t),
+        round(a.green() * (1 - t) + b.green() * t),
+        round(a.blue() * (1 - t) + b.blue() * t),
+    )
 
 
 def block_palette() -> list[QColor]:
@@ -42,7 +54,7 @@ def block_palette() -> list[QColor]:
     out = []
     for a, b in zip(first, second):
         out.append(a)
-    for b in second[3:] + second[:3]:   # shift so block b and b+10 differ in hue too
+    for b in second[3:] + second[:3]:  # shift so block b and b+10 differ in hue too
         out.append(b)
     return out
 
@@ -62,8 +74,10 @@ def block_color_index(block_ids: np.ndarray) -> np.ndarray:
 
 def palette_rgb(dim: float = 0.0, toward: str = "#000000") -> np.ndarray:
     """(N_COLORS, 3) uint8 array of the block colours, optionally mixed toward another colour."""
-    return np.array([[c.red(), c.green(), c.blue()] for c in
-                     (_mix(q.name(), toward, dim) for q in PALETTE)], dtype=np.uint8)
+    return np.array(
+        [[c.red(), c.green(), c.blue()] for c in (_mix(q.name(), toward, dim) for q in PALETTE)],
+        dtype=np.uint8,
+    )
 
 
 def rgb_of(hex_color: str) -> tuple[int, int, int]:
@@ -104,6 +118,7 @@ def apply_dark_theme(app: QApplication) -> None:
 
 def configure_pyqtgraph() -> None:
     import pyqtgraph as pg
+
     pg.setConfigOptions(background=PLOT_BG, foreground=FG, antialias=True)
 
 

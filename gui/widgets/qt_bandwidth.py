@@ -14,23 +14,52 @@ and run by a TaskRunner that the main window owns.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QCheckBox, QFileDialog, QHBoxLayout, QLabel,
-                               QLineEdit, QListWidget, QListWidgetItem, QMenu, QPlainTextEdit,
-                               QProgressBar, QPushButton, QSpinBox, QSplitter, QTabWidget,
-                               QToolButton, QVBoxLayout, QWidget, QWidgetAction)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTabWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+    QWidgetAction,
+)
 
 from gui import style
 from gui.adapter import TaskOutcome, TaskRunner
 
-CURVE_COLORS = ["#4e9af1", "#f28e2b", "#59c36a", "#e15759", "#b07aa1", "#edc948", "#76b7b2",
-                "#ff9da7", "#9c755f", "#a0cbe8", "#d4a6c8", "#86bcb6"]
+CURVE_COLORS = [
+    "#4e9af1",
+    "#f28e2b",
+    "#59c36a",
+    "#e15759",
+    "#b07aa1",
+    "#edc948",
+    "#76b7b2",
+    "#ff9da7",
+    "#9c755f",
+    "#a0cbe8",
+    "#d4a6c8",
+    "#86bcb6",
+]
 
 
 class Cancelled(Exception):
@@ -38,7 +67,7 @@ class Cancelled(Exception):
 
 
 def parse_sizes(text: str) -> list[int]:
-    """"2^16..2^28" (powers of two, every 2nd step with "x4"), "1e6, 2^20, 1048583" -> ints."""
+    """ "2^16..2^28" (powers of two, every 2nd step with "x4"), "1e6, 2^20, 1048583" -> ints."""
     text = text.strip()
     if not text:
         raise ValueError("give at least one size")
@@ -64,7 +93,7 @@ def parse_sizes(text: str) -> list[int]:
             out.append(_one_size(part))
     if not out:
         raise ValueError("give at least one size")
-    if any(v < 1 or v > 2 ** 31 for v in out):
+    if any(v < 1 or v > 2**31 for v in out):
         raise ValueError("sizes must be between 1 and 2^31")
     return sorted(set(out))
 
@@ -98,6 +127,7 @@ def parse_blocks(text: str) -> list[int] | None:
 @dataclass
 class BandwidthJobs:
     """The functions the panel runs in its worker. Defaults import `kernels` lazily."""
+
     sweep: Callable[..., Any] | None = None
     load_results: Callable[[str], Any] | None = None
     run_checks: Callable[..., Any] | None = None
@@ -108,44 +138,62 @@ class BandwidthJobs:
     def __post_init__(self) -> None:
         """Anything not given uses the real kernels layer (imported only when it runs)."""
         real = None
-        for name in ("sweep", "load_results", "run_checks", "count_kernels", "launch_vs_finish",
-                     "square_host_steps"):
+        for name in (
+            "sweep",
+            "load_results",
+            "run_checks",
+            "count_kernels",
+            "launch_vs_finish",
+            "square_host_steps",
+        ):
             if getattr(self, name) is None:
                 real = real or BandwidthJobs._real_functions()
                 setattr(self, name, real[name])
 
     @classmethod
-    def real(cls) -> "BandwidthJobs":
+    def real(cls) -> BandwidthJobs:
         return cls()
 
     @staticmethod
     def _real_functions() -> dict:
         def sweep(*a, **k):
             from kernels.bench import sweep as f
+
             return f(*a, **k)
 
         def load(path):
             from kernels.results import load_results
+
             return load_results(path)
 
         def checks(*a, **k):
             from kernels.check import run_checks
+
             return run_checks(*a, **k)
 
         def count(*a, **k):
             from kernels.experiments import count_kernels
+
             return count_kernels(*a, **k)
 
         def lvf(*a, **k):
             from kernels.experiments import launch_vs_finish
+
             return launch_vs_finish(*a, **k)
 
         def square(*a, **k):
             from kernels.experiments import square_host_steps
+
             return square_host_steps(*a, **k)
 
-        return {"sweep": sweep, "load_results": load, "run_checks": checks, "count_kernels": count,
-                "launch_vs_finish": lvf, "square_host_steps": square}
+        return {
+            "sweep": sweep,
+            "load_results": load,
+            "run_checks": checks,
+            "count_kernels": count,
+            "launch_vs_finish": lvf,
+            "square_host_steps": square,
+        }
 
 
 def _plot(title: str, xlabel: str, ylabel: str, logx: bool = False) -> pg.PlotWidget:
@@ -166,9 +214,14 @@ def _plot(title: str, xlabel: str, ylabel: str, logx: bool = False) -> pg.PlotWi
 
 def _tip(m) -> str:
     """Tooltip for one measurement: its launch as sim predicts it, and how it was timed."""
-    lines = [f"{m.kernel} [{m.backend}]", f"{m.elements:,} elements · block {m.block_size or 'fixed'}",
-             f"{m.bandwidth_gbps:,.1f} GB/s (p20–p80 {m.bandwidth_p20_gbps:,.1f}–"
-             f"{m.bandwidth_p80_gbps:,.1f}) · median {m.median_ms * 1e3:,.2f} µs"]
+    lines = [
+        f"{m.kernel} [{m.backend}]",
+        f"{m.elements:,} elements · block {m.block_size or 'fixed'}",
+        (
+            f"{m.bandwidth_gbps:,.1f} GB/s (p20–p80 {m.bandwidth_p20_gbps:,.1f}–"
+            f"{m.bandwidth_p80_gbps:,.1f}) · median {m.median_ms * 1e3:,.2f} µs"
+        ),
+    ]
     grid = getattr(m, "grid_blocks", None)
     if grid is not None:
         lines.append(f"grid {grid:,} blocks × {m.threads_per_block or '?'} threads")
@@ -176,10 +229,15 @@ def _tip(m) -> str:
     occ = getattr(m, "occupancy", None)
     if waves is not None or occ is not None:
         lim = ", ".join(getattr(m, "limited_by", ()) or ()) or "?"
-        lines.append(f"waves {waves:,.2f} · occupancy {occ:.0%} · limited by {lim}"
-                     if waves is not None and occ is not None else f"limited by {lim}")
+        lines.append(
+            f"waves {waves:,.2f} · occupancy {occ:.0%} · limited by {lim}"
+            if waves is not None and occ is not None
+            else f"limited by {lim}"
+        )
     if m.regs_per_thread is not None:
-        lines.append(f"{m.regs_per_thread} registers/thread · {m.smem_per_block_bytes or 0:,} B shared")
+        lines.append(
+            f"{m.regs_per_thread} registers/thread · {m.smem_per_block_bytes or 0:,} B shared"
+        )
     lines.append(("GPU timing: " if m.is_gpu_timing else "NOT a GPU timing: ") + m.method)
     return "\n".join(lines)
 
@@ -190,8 +248,9 @@ class QtBandwidth(QWidget):
     status_message = Signal(str)
     result_loaded = Signal(object)
 
-    def __init__(self, runner: TaskRunner, jobs: BandwidthJobs | None = None,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, runner: TaskRunner, jobs: BandwidthJobs | None = None, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.runner = runner
         self.jobs = jobs or BandwidthJobs.real()
@@ -235,14 +294,18 @@ class QtBandwidth(QWidget):
         row1.addWidget(self.kernels_button)
         row1.addWidget(QLabel("sizes"))
         self.sizes = QLineEdit("2^16..2^28 x4")
-        self.sizes.setToolTip("Element counts: a list (1e6, 2^20, 1048583) or a range of powers "
-                              "of two (2^16..2^28, add 'x4' to take every second one).")
+        self.sizes.setToolTip(
+            "Element counts: a list (1e6, 2^20, 1048583) or a range of powers "
+            "of two (2^16..2^28, add 'x4' to take every second one)."
+        )
         self.sizes.setMinimumWidth(110)
         row1.addWidget(self.sizes, 2)
         row1.addWidget(QLabel("blocks"))
         self.blocks = QLineEdit("default")
-        self.blocks.setToolTip("Block sizes to try: threads per block for Numba, BLOCK_SIZE for "
-                               "Triton; 'default' uses each kernel's own.")
+        self.blocks.setToolTip(
+            "Block sizes to try: threads per block for Numba, BLOCK_SIZE for "
+            "Triton; 'default' uses each kernel's own."
+        )
         self.blocks.setMinimumWidth(90)
         row1.addWidget(self.blocks, 1)
         row1.addWidget(QLabel("reps"))
@@ -253,33 +316,44 @@ class QtBandwidth(QWidget):
         row1.addWidget(self.reps)
         self.flush = QCheckBox("flush L2")
         self.flush.setChecked(True)
-        self.flush.setToolTip("Evict the L2 cache before each timed run; untick it to see the "
-                              "cache trap (numbers above DRAM speed on small sizes).")
+        self.flush.setToolTip(
+            "Evict the L2 cache before each timed run; untick it to see the "
+            "cache trap (numbers above DRAM speed on small sizes)."
+        )
         row1.addWidget(self.flush)
         self.allow_cpu = QCheckBox("CPU path")
-        self.allow_cpu.setToolTip("Without a GPU, time the interpreter/simulator anyway; every "
-                                  "point is labelled as not a GPU timing.")
+        self.allow_cpu.setToolTip(
+            "Without a GPU, time the interpreter/simulator anyway; every "
+            "point is labelled as not a GPU timing."
+        )
         row1.addWidget(self.allow_cpu)
         st.addLayout(row1)
         row2 = QHBoxLayout()
         row2.setSpacing(6)
         self.run_button = QPushButton("Run sweep")
-        self.run_button.setToolTip("Measure every ticked kernel at every size and block size, in "
-                                   "the background.")
+        self.run_button.setToolTip(
+            "Measure every ticked kernel at every size and block size, in the background."
+        )
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
-        self.cancel_button.setToolTip("Stop after the point being measured; what was measured stays.")
+        self.cancel_button.setToolTip(
+            "Stop after the point being measured; what was measured stays."
+        )
         self.progress = QProgressBar()
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
         self.progress.setFormat("idle")
         self.progress.setTextVisible(True)
         self.open_button = QPushButton("Open results…")
-        self.open_button.setToolTip("Plot a results file written by `python main.py bench` "
-                                    "(JSON or CSV), e.g. from a GPU server.")
+        self.open_button.setToolTip(
+            "Plot a results file written by `python main.py bench` "
+            "(JSON or CSV), e.g. from a GPU server."
+        )
         self.check_button = QPushButton("Correctness run")
-        self.check_button.setToolTip("Run every registry kernel against its float64 reference on "
-                                     "whatever runs here (the interpreter/simulator without a GPU).")
+        self.check_button.setToolTip(
+            "Run every registry kernel against its float64 reference on "
+            "whatever runs here (the interpreter/simulator without a GPU)."
+        )
         row2.addWidget(self.run_button)
         row2.addWidget(self.cancel_button)
         row2.addWidget(self.progress, 1)
@@ -294,8 +368,9 @@ class QtBandwidth(QWidget):
         self.log.setMaximumBlockCount(2000)
         self.log.setFont(style.monospace_font(8.5))
         self.log.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        self.log.setPlaceholderText("Results of the correctness run and notes on loaded files "
-                                    "appear here.")
+        self.log.setPlaceholderText(
+            "Results of the correctness run and notes on loaded files appear here."
+        )
         st.addWidget(plots, 1)
         self.tabs.addTab(sweep_tab, "Sweep")
 
@@ -305,8 +380,10 @@ class QtBandwidth(QWidget):
         el.setContentsMargins(2, 2, 2, 2)
         row = QHBoxLayout()
         self.exp_button = QPushButton("Run experiments")
-        self.exp_button.setToolTip("Count the kernels of eager vs fused add+ReLU, time launch vs "
-                                   "finish, and time the square example's five host steps.")
+        self.exp_button.setToolTip(
+            "Count the kernels of eager vs fused add+ReLU, time launch vs "
+            "finish, and time the square example's five host steps."
+        )
         self.exp_note = QLabel("")
         self.exp_note.setProperty("role", "muted")
         self.exp_note.setWordWrap(True)
@@ -329,14 +406,17 @@ class QtBandwidth(QWidget):
         runner.finished.connect(self._on_finished)
         self._set_busy(False)
 
-    # -- plots, built on first use -------------------------------------------------------------------
+    # -- plots, built on first use ----------------------------------------------------------------
     def _ensure_plots(self) -> dict:
         if not self._plots:
             p = self._plots
             p["size"] = _plot("Bandwidth vs size", "elements (log)", "GB/s", logx=True)
-            p["block"] = _plot("Bandwidth vs block size (largest size)",
-                               "block size (Numba: threads, Triton: BLOCK_SIZE)", "GB/s",
-                               logx=True)
+            p["block"] = _plot(
+                "Bandwidth vs block size (largest size)",
+                "block size (Numba: threads, Triton: BLOCK_SIZE)",
+                "GB/s",
+                logx=True,
+            )
             self._top.addWidget(p["size"])
             self._top.addWidget(p["block"])
             p["fused"] = _plot("add+ReLU: eager vs fused", "", "")
@@ -352,11 +432,11 @@ class QtBandwidth(QWidget):
     launch_plot = property(lambda self: self._ensure_plots()["launch"])
     steps_plot = property(lambda self: self._ensure_plots()["steps"])
 
-    def showEvent(self, event) -> None:  # noqa: N802
+    def showEvent(self, event) -> None:
         self._ensure_plots()
         super().showEvent(event)
 
-    # -- availability --------------------------------------------------------------------------
+    # -- availability -----------------------------------------------------------------------------
     def set_kernels(self, kernels: list) -> None:
         """Registry kernels (KernelSpec-like: name, backend, title, benchable)."""
         self._kernels = [k for k in kernels if getattr(k, "benchable", True)]
@@ -366,8 +446,11 @@ class QtBandwidth(QWidget):
             it.setData(Qt.ItemDataRole.UserRole, k.name)
             it.setToolTip(getattr(k, "description", "") or getattr(k, "title", ""))
             it.setFlags(it.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            it.setCheckState(Qt.CheckState.Checked if k.name in ("add_triton", "add_torch", "copy_torch")
-                             else Qt.CheckState.Unchecked)
+            it.setCheckState(
+                Qt.CheckState.Checked
+                if k.name in ("add_triton", "add_torch", "copy_torch")
+                else Qt.CheckState.Unchecked
+            )
             self.kernel_list.addItem(it)
         self._on_kernel_ticked()
 
@@ -384,8 +467,10 @@ class QtBandwidth(QWidget):
         self._availability_known = True
         if available is None:
             self._gpu_ok = False
-            self.banner.setText(f"Live kernels are unavailable: {error or 'kernels did not load'}. "
-                                "Everything simulated still works; results files still open.")
+            self.banner.setText(
+                f"Live kernels are unavailable: {error or 'kernels did not load'}. "
+                "Everything simulated still works; results files still open."
+            )
             self.banner.show()
             self._set_busy(False)
             return
@@ -401,13 +486,14 @@ class QtBandwidth(QWidget):
             self.banner.setText(
                 f"<b>No GPU here</b> ({html.escape(why)}), so nothing on this panel is a GPU "
                 f"timing ({html.escape(modes)}). Run the correctness check, open a results file "
-                "from <code>python main.py bench</code> on a GPU server, or tick <i>CPU path</i>.")
+                "from <code>python main.py bench</code> on a GPU server, or tick <i>CPU path</i>."
+            )
             self.banner.setTextFormat(Qt.TextFormat.RichText)
             self.banner.setToolTip(reasons)
             self.banner.show()
         self._set_busy(False)
 
-    # -- running ---------------------------------------------------------------------------------
+    # -- running ----------------------------------------------------------------------------------
     def _set_busy(self, busy: bool) -> None:
         self.run_button.setEnabled(not busy)
         self.check_button.setEnabled(not busy)
@@ -445,22 +531,35 @@ class QtBandwidth(QWidget):
             self.status_message.emit(f"Sweep not started: {exc}")
             return None
         if not self._gpu_ok and not self.allow_cpu.isChecked():
-            self.status_message.emit("Sweep not started: no GPU here (tick 'allow the CPU path' to "
-                                     "time the interpreter/simulator, labelled as such)")
+            self.status_message.emit(
+                "Sweep not started: no GPU here (tick 'allow the CPU path' to "
+                "time the interpreter/simulator, labelled as such)"
+            )
             return None
-        flush, reps, allow_cpu = self.flush.isChecked(), self.reps.value(), self.allow_cpu.isChecked()
+        flush, reps, allow_cpu = (
+            self.flush.isChecked(),
+            self.reps.value(),
+            self.allow_cpu.isChecked(),
+        )
         sweep = self.jobs.sweep
 
         def job(ctx):
-            return sweep(names, sizes, blocks, flush_l2=flush, reps=reps,
-                         on_progress=ctx.progress, should_cancel=ctx.cancelled,
-                         allow_cpu=allow_cpu, command="WarpScope GUI sweep")
+            return sweep(
+                names,
+                sizes,
+                blocks,
+                flush_l2=flush,
+                reps=reps,
+                on_progress=ctx.progress,
+                should_cancel=ctx.cancelled,
+                allow_cpu=allow_cpu,
+                command="WarpScope GUI sweep",
+            )
 
         return self._submit("sweep", job)
 
     def start_checks(self) -> int:
         run_checks = self.jobs.run_checks
-        names = [k.name for k in self._kernels] or None
         total = 4 * max(1, len(self._kernels) + 2)
 
         def job(ctx):
@@ -472,15 +571,19 @@ class QtBandwidth(QWidget):
                     raise Cancelled()
                 done[0] += 1
                 lines.append(r)
-                ctx.progress(done[0], max(total, done[0] + 1), f"{r.kernel} n={r.elements:,}: {r.status}")
+                ctx.progress(
+                    done[0], max(total, done[0] + 1), f"{r.kernel} n={r.elements:,}: {r.status}"
+                )
 
             try:
                 return run_checks(None, None, on_result=on_result)
             except Cancelled:
                 return lines
 
-        self.log.appendPlainText("Correctness run started (without a GPU this uses Triton's "
-                                 "interpreter and numba-cuda's simulator; it takes a while)…")
+        self.log.appendPlainText(
+            "Correctness run started (without a GPU this uses Triton's "
+            "interpreter and numba-cuda's simulator; it takes a while)…"
+        )
         self.tabs.setCurrentWidget(self.log)
         return self._submit("check", job)
 
@@ -489,9 +592,11 @@ class QtBandwidth(QWidget):
 
         def job(ctx):
             out: dict[str, Any] = {}
-            steps = (("count_kernels", lambda: jobs.count_kernels()),
-                     ("launch_vs_finish", lambda: jobs.launch_vs_finish()),
-                     ("square_host_steps", lambda: jobs.square_host_steps()))
+            steps = (
+                ("count_kernels", lambda: jobs.count_kernels()),
+                ("launch_vs_finish", lambda: jobs.launch_vs_finish()),
+                ("square_host_steps", lambda: jobs.square_host_steps()),
+            )
             for i, (name, fn) in enumerate(steps):
                 if ctx.cancelled():
                     break
@@ -500,8 +605,11 @@ class QtBandwidth(QWidget):
                     out[name] = fn()
                 except Exception as exc:  # noqa: BLE001 - each experiment reports its own failure
                     msg = str(exc).splitlines()[0] if str(exc) else ""
-                    out[name] = msg if isinstance(exc, ValueError) and msg else \
-                        f"{type(exc).__name__}: {msg}"
+                    out[name] = (
+                        msg
+                        if isinstance(exc, ValueError) and msg
+                        else f"{type(exc).__name__}: {msg}"
+                    )
             ctx.progress(len(steps), len(steps), "done")
             return out
 
@@ -515,7 +623,7 @@ class QtBandwidth(QWidget):
         self.runner.cancel()
         self.progress.setFormat("cancelling…")
 
-    # -- handlers ----------------------------------------------------------------------------------
+    # -- handlers ---------------------------------------------------------------------------------
     def _on_run_clicked(self) -> None:
         self.start_sweep()
 
@@ -529,8 +637,9 @@ class QtBandwidth(QWidget):
         self.start_experiments()
 
     def _on_open_clicked(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open bench results", "",
-                                              "Bench results (*.json *.csv);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open bench results", "", "Bench results (*.json *.csv);;All files (*)"
+        )
         if path:
             self.open_results(path)
 
@@ -547,7 +656,9 @@ class QtBandwidth(QWidget):
             return
         self._set_busy(False)
         self.progress.setValue(1)
-        self.progress.setFormat("cancelled" if outcome.cancelled else ("failed" if not outcome.ok else "done"))
+        self.progress.setFormat(
+            "cancelled" if outcome.cancelled else ("failed" if not outcome.ok else "done")
+        )
         if not outcome.ok:
             self.status_message.emit(f"{kind} failed: {outcome.error}")
             self.log.appendPlainText(f"{kind} failed: {outcome.error}")
@@ -558,14 +669,15 @@ class QtBandwidth(QWidget):
             self.show_result(outcome.result)
             n = len(outcome.result.measurements)
             extra = " (cancelled: showing what was measured)" if outcome.result.cancelled else ""
-            self.status_message.emit(f"{'Sweep' if kind == 'sweep' else 'Loaded results'}: "
-                                     f"{n} measurements{extra}")
+            self.status_message.emit(
+                f"{'Sweep' if kind == 'sweep' else 'Loaded results'}: {n} measurements{extra}"
+            )
         elif kind == "check":
             self.show_checks(outcome.result, cancelled=outcome.cancelled)
         elif kind == "experiments":
             self.show_experiments(outcome.result)
 
-    # -- drawing -----------------------------------------------------------------------------------
+    # -- drawing ----------------------------------------------------------------------------------
     MAX_SHOWN = 6
     DEFAULT_SHOWN = ("add_triton", "add_torch", "copy_torch", "add_numba_naive", "add_numba")
 
@@ -588,12 +700,16 @@ class QtBandwidth(QWidget):
         else:
             kernels = list(dict.fromkeys(m.kernel for m in ms))
             gpu_any = any(m.is_gpu_timing for m in ms)
-            dev = (result.device.get("name", "?") if isinstance(result.device, dict)
-                   else str(result.device))
+            dev = (
+                result.device.get("name", "?")
+                if isinstance(result.device, dict)
+                else str(result.device)
+            )
             self.log.appendPlainText(
                 f"{len(ms)} measurements of {len(kernels)} kernels on {dev}, {result.created}"
                 + (" — GPU timings" if gpu_any else " — NOT GPU timings (CPU path)")
-                + f"; method: {ms[0].method}. Tick kernels under 'Kernels' to choose the curves.")
+                + f"; method: {ms[0].method}. Tick kernels under 'Kernels' to choose the curves."
+            )
         self._redraw()
         self.result_loaded.emit(result)
 
@@ -611,10 +727,14 @@ class QtBandwidth(QWidget):
         gpu_any = any(m.is_gpu_timing for m in ms)
         dev = result.device.get("name", "") if isinstance(result.device, dict) else ""
         tag = (f" · {dev}" if dev else "") if gpu_any else " — CPU path, NOT GPU timings"
-        for plot, title in ((self.size_plot, "Bandwidth vs size"),
-                            (self.block_plot, "Bandwidth vs block size (largest size)")):
+        for plot, title in (
+            (self.size_plot, "Bandwidth vs size"),
+            (self.block_plot, "Bandwidth vs block size (largest size)"),
+        ):
             color = style.FG if gpu_any else style.BAD
-            plot.getPlotItem().setTitle(f"<span style='color:{color};font-size:10pt'>{title}{tag}</span>")
+            plot.getPlotItem().setTitle(
+                f"<span style='color:{color};font-size:10pt'>{title}{tag}</span>"
+            )
         for ci, name in enumerate(self.shown_kernels()):
             color = CURVE_COLORS[ci % len(CURVE_COLORS)]
             rows = [m for m in ms if m.kernel == name]
@@ -623,18 +743,22 @@ class QtBandwidth(QWidget):
         for plot in (self.size_plot, self.block_plot):
             pi = plot.getPlotItem()
             if result.copy_ceiling_gbps:
-                ln = pg.InfiniteLine(pos=result.copy_ceiling_gbps, angle=0,
-                                     pen=pg.mkPen(style.GOOD, width=1.2, style=Qt.PenStyle.DashLine),
-                                     label=f"copy ceiling {result.copy_ceiling_gbps:,.0f} GB/s",
-                                     labelOpts={"color": style.GOOD, "position": 0.08,
-                                                "anchors": [(0, 0), (0, 0)]})
+                ln = pg.InfiniteLine(
+                    pos=result.copy_ceiling_gbps,
+                    angle=0,
+                    pen=pg.mkPen(style.GOOD, width=1.2, style=Qt.PenStyle.DashLine),
+                    label=f"copy ceiling {result.copy_ceiling_gbps:,.0f} GB/s",
+                    labelOpts={"color": style.GOOD, "position": 0.08, "anchors": [(0, 0), (0, 0)]},
+                )
                 pi.addItem(ln)
             if result.peak_dram_gbps:
-                ln = pg.InfiniteLine(pos=result.peak_dram_gbps, angle=0,
-                                     pen=pg.mkPen(style.BAD, width=1.2, style=Qt.PenStyle.DotLine),
-                                     label=f"theoretical peak {result.peak_dram_gbps:,.0f} GB/s",
-                                     labelOpts={"color": style.BAD, "position": 0.08,
-                                                "anchors": [(0, 1), (0, 1)]})
+                ln = pg.InfiniteLine(
+                    pos=result.peak_dram_gbps,
+                    angle=0,
+                    pen=pg.mkPen(style.BAD, width=1.2, style=Qt.PenStyle.DotLine),
+                    label=f"theoretical peak {result.peak_dram_gbps:,.0f} GB/s",
+                    labelOpts={"color": style.BAD, "position": 0.08, "anchors": [(0, 1), (0, 1)]},
+                )
                 pi.addItem(ln)
             pi.enableAutoRange()
             pi.autoRange()
@@ -642,7 +766,8 @@ class QtBandwidth(QWidget):
             self.banner.setText(
                 f"<b>No GPU here</b>, so a sweep run here would not be GPU timings. The curves "
                 f"below <b>are</b> GPU timings: measured on {html.escape(dev or 'a GPU')} "
-                f"({html.escape(str(result.created))}) and loaded from a results file.")
+                f"({html.escape(str(result.created))}) and loaded from a results file."
+            )
 
     def _best_block_rows(self, rows):
         """At each size, the kernel's default block (or the first one measured)."""
@@ -667,12 +792,21 @@ class QtBandwidth(QWidget):
         c = QColor(color)
         band_lo = pg.PlotDataItem(lx, lo, pen=pg.mkPen(None))
         band_hi = pg.PlotDataItem(lx, hi, pen=pg.mkPen(None))
-        band = pg.FillBetweenItem(band_lo, band_hi, brush=pg.mkBrush(c.red(), c.green(), c.blue(), 60))
+        band = pg.FillBetweenItem(
+            band_lo, band_hi, brush=pg.mkBrush(c.red(), c.green(), c.blue(), 60)
+        )
         pi.addItem(band)
         pi.plot(x, y, pen=pg.mkPen(color, width=2), name=name)
-        sc = pg.ScatterPlotItem(x=lx, y=y, size=8, brush=pg.mkBrush(color), pen=pg.mkPen("#000"),
-                                hoverable=True, data=[_tip(m) for m in pts],
-                                tip=lambda x, y, data: data)
+        sc = pg.ScatterPlotItem(
+            x=lx,
+            y=y,
+            size=8,
+            brush=pg.mkBrush(color),
+            pen=pg.mkPen("#000"),
+            hoverable=True,
+            data=[_tip(m) for m in pts],
+            tip=lambda x, y, data: data,
+        )
         pi.addItem(sc)
 
     def _draw_vs_block(self, name, rows, color) -> None:
@@ -689,13 +823,25 @@ class QtBandwidth(QWidget):
         hi = np.array([m.bandwidth_p80_gbps for m in pts])
         c = QColor(color)
         lx = np.log10(x)
-        band = pg.FillBetweenItem(pg.PlotDataItem(lx, lo), pg.PlotDataItem(lx, hi),
-                                  brush=pg.mkBrush(c.red(), c.green(), c.blue(), 60))
+        band = pg.FillBetweenItem(
+            pg.PlotDataItem(lx, lo),
+            pg.PlotDataItem(lx, hi),
+            brush=pg.mkBrush(c.red(), c.green(), c.blue(), 60),
+        )
         pi.addItem(band)
         pi.plot(x, y, pen=pg.mkPen(color, width=2), name=f"{name} @ {n:,}")
-        pi.addItem(pg.ScatterPlotItem(x=lx, y=y, size=8, brush=pg.mkBrush(color), pen=pg.mkPen("#000"),
-                                      hoverable=True, data=[_tip(m) for m in pts],
-                                      tip=lambda x, y, data: data))
+        pi.addItem(
+            pg.ScatterPlotItem(
+                x=lx,
+                y=y,
+                size=8,
+                brush=pg.mkBrush(color),
+                pen=pg.mkPen("#000"),
+                hoverable=True,
+                data=[_tip(m) for m in pts],
+                tip=lambda x, y, data: data,
+            )
+        )
 
     def show_checks(self, results, cancelled: bool = False) -> None:
         self.checks = list(results or [])
@@ -703,10 +849,14 @@ class QtBandwidth(QWidget):
         fail = [r for r in self.checks if r.status == "FAIL"]
         for r in self.checks:
             err = "" if r.max_abs_err is None else f"  max|err| {r.max_abs_err:.1e}"
-            self.log.appendPlainText(f"{r.status:4}  {r.kernel:24} {r.backend:6} n={r.elements:<10,} "
-                                     f"on {r.where}{err}  {r.detail}".rstrip())
-        summary = (f"Correctness: {ok} OK, {len(fail)} FAIL, "
-                   f"{len(self.checks) - ok - len(fail)} skipped" + (" (cancelled)" if cancelled else ""))
+            self.log.appendPlainText(
+                f"{r.status:4}  {r.kernel:24} {r.backend:6} n={r.elements:<10,} "
+                f"on {r.where}{err}  {r.detail}".rstrip()
+            )
+        summary = (
+            f"Correctness: {ok} OK, {len(fail)} FAIL, "
+            f"{len(self.checks) - ok - len(fail)} skipped" + (" (cancelled)" if cancelled else "")
+        )
         self.log.appendPlainText(summary)
         self.status_message.emit(summary)
 
@@ -721,34 +871,64 @@ class QtBandwidth(QWidget):
         if isinstance(kc, list) and kc:
             names = [k.variant.replace("add_relu_", "") for k in kc]
             x = np.arange(len(kc))
-            pi.addItem(pg.BarGraphItem(x=x - 0.2, height=[k.count for k in kc], width=0.2,
-                                       brush=style.ACCENT2, name="kernels"))
-            pi.addItem(pg.BarGraphItem(x=x, height=[k.trips for k in kc], width=0.2,
-                                       brush=style.ACCENT, name="trips"))
-            pi.addItem(pg.BarGraphItem(x=x + 0.2, height=[k.total_gpu_us for k in kc], width=0.2,
-                                       brush=style.GOOD, name="GPU µs"))
+            pi.addItem(
+                pg.BarGraphItem(
+                    x=x - 0.2,
+                    height=[k.count for k in kc],
+                    width=0.2,
+                    brush=style.ACCENT2,
+                    name="kernels",
+                )
+            )
+            pi.addItem(
+                pg.BarGraphItem(
+                    x=x, height=[k.trips for k in kc], width=0.2, brush=style.ACCENT, name="trips"
+                )
+            )
+            pi.addItem(
+                pg.BarGraphItem(
+                    x=x + 0.2,
+                    height=[k.total_gpu_us for k in kc],
+                    width=0.2,
+                    brush=style.GOOD,
+                    name="GPU µs",
+                )
+            )
             pi.getAxis("bottom").setTicks([[(i, n) for i, n in enumerate(names)]])
             pi.setLabel("left", "kernels · trips · GPU µs")
             pi.autoRange()
         else:
             notes.append(f"kernel count: {kc}")
-            self._text(pi, "eager: 2 kernels, 5 trips\nfused: 1 kernel, 3 trips\n\n"
-                           "(counting kernels needs a GPU)")
+            self._text(
+                pi,
+                "eager: 2 kernels, 5 trips\nfused: 1 kernel, 3 trips\n\n"
+                "(counting kernels needs a GPU)",
+            )
         # launch vs finish
         lv = out.get("launch_vs_finish")
         pi = self.launch_plot.getPlotItem()
         if lv is not None and not isinstance(lv, str):
-            pi.addItem(pg.BarGraphItem(x=[0, 1], height=[lv.launch_returned_us, lv.work_finished_us],
-                                       width=0.6, brushes=[style.ACCENT2, style.ACCENT]))
+            pi.addItem(
+                pg.BarGraphItem(
+                    x=[0, 1],
+                    height=[lv.launch_returned_us, lv.work_finished_us],
+                    width=0.6,
+                    brushes=[style.ACCENT2, style.ACCENT],
+                )
+            )
             pi.getAxis("bottom").setTicks([[(0, "launch returned"), (1, "work finished")]])
             pi.setXRange(-0.6, 1.6, padding=0)
             pi.setYRange(0, max(lv.work_finished_us, lv.launch_returned_us) * 1.15, padding=0)
             tag = "" if lv.is_gpu_timing else " · NOT a GPU timing"
-            pi.setTitle(f"<span style='color:{style.FG};font-size:10pt'>{lv.kernel}, "
-                        f"{lv.elements:,}{tag}</span>")
-            self.launch_plot.setToolTip(f"{lv.launch_returned_us:,.1f} µs until the launch call "
-                                        f"returned, {lv.work_finished_us:,.1f} µs until the work "
-                                        f"was done. {lv.method}")
+            pi.setTitle(
+                f"<span style='color:{style.FG};font-size:10pt'>{lv.kernel}, "
+                f"{lv.elements:,}{tag}</span>"
+            )
+            self.launch_plot.setToolTip(
+                f"{lv.launch_returned_us:,.1f} µs until the launch call "
+                f"returned, {lv.work_finished_us:,.1f} µs until the work "
+                f"was done. {lv.method}"
+            )
         else:
             notes.append(f"launch vs finish: {lv}")
         # five host steps
@@ -756,16 +936,24 @@ class QtBandwidth(QWidget):
         pi = self.steps_plot.getPlotItem()
         if hs is not None and not isinstance(hs, str):
             for i, s in enumerate(hs.steps):
-                pi.addItem(pg.BarGraphItem(x0=[s.start_ms], y=[i], height=0.6,
-                                           width=[max(s.duration_ms, hs.total_ms * 0.002)],
-                                           brush=style.ACCENT if s.on_gpu else style.ACCENT2))
-            pi.getAxis("left").setTicks([[(i, f"{s.name} {s.duration_ms:.3g} ms")
-                                          for i, s in enumerate(hs.steps)]])
+                pi.addItem(
+                    pg.BarGraphItem(
+                        x0=[s.start_ms],
+                        y=[i],
+                        height=0.6,
+                        width=[max(s.duration_ms, hs.total_ms * 0.002)],
+                        brush=style.ACCENT if s.on_gpu else style.ACCENT2,
+                    )
+                )
+            pi.getAxis("left").setTicks(
+                [[(i, f"{s.name} {s.duration_ms:.3g} ms") for i, s in enumerate(hs.steps)]]
+            )
             pi.invertY(True)
             pi.autoRange()
             tag = "" if hs.is_gpu_timing else " · NOT a GPU timing"
-            pi.setTitle(f"<span style='color:{style.FG};font-size:10pt'>square, {hs.elements:,}"
-                        f"{tag}</span>")
+            pi.setTitle(
+                f"<span style='color:{style.FG};font-size:10pt'>square, {hs.elements:,}{tag}</span>"
+            )
             self.steps_plot.setToolTip(hs.method)
         else:
             notes.append(f"host steps: {hs}")
@@ -779,44 +967,114 @@ class QtBandwidth(QWidget):
         pi.setXRange(0, 1)
         pi.setYRange(0, 1)
 
-    # -- export ------------------------------------------------------------------------------------
+    # -- export -----------------------------------------------------------------------------------
     def export_items(self):
         from gui.export import ExportItem
+
         items = []
         if self.result is not None and self.result.measurements:
-            hdr = ["kernel", "backend", "elements", "block_size", "median_ms", "p20_ms", "p80_ms",
-                   "bandwidth_gbps", "bandwidth_p20_gbps", "bandwidth_p80_gbps", "is_gpu_timing",
-                   "grid_blocks", "waves", "occupancy", "limited_by", "method"]
+            hdr = [
+                "kernel",
+                "backend",
+                "elements",
+                "block_size",
+                "median_ms",
+                "p20_ms",
+                "p80_ms",
+                "bandwidth_gbps",
+                "bandwidth_p20_gbps",
+                "bandwidth_p80_gbps",
+                "is_gpu_timing",
+                "grid_blocks",
+                "waves",
+                "occupancy",
+                "limited_by",
+                "method",
+            ]
+
             def row(m):
-                return [m.kernel, m.backend, m.elements, m.block_size, m.median_ms, m.p20_ms,
-                        m.p80_ms, m.bandwidth_gbps, m.bandwidth_p20_gbps, m.bandwidth_p80_gbps,
-                        m.is_gpu_timing, getattr(m, "grid_blocks", None), getattr(m, "waves", None),
-                        getattr(m, "occupancy", None),
-                        " ".join(getattr(m, "limited_by", ()) or ()), m.method]
+                return [
+                    m.kernel,
+                    m.backend,
+                    m.elements,
+                    m.block_size,
+                    m.median_ms,
+                    m.p20_ms,
+                    m.p80_ms,
+                    m.bandwidth_gbps,
+                    m.bandwidth_p20_gbps,
+                    m.bandwidth_p80_gbps,
+                    m.is_gpu_timing,
+                    getattr(m, "grid_blocks", None),
+                    getattr(m, "waves", None),
+                    getattr(m, "occupancy", None),
+                    " ".join(getattr(m, "limited_by", ()) or ()),
+                    m.method,
+                ]
+
             plotted = getattr(self, "_plotted", {"size": [], "block": []})
             # each plot's CSV holds the points it draws; session.json keeps every measurement
-            items.append(ExportItem("bandwidth_vs_size", self.size_plot.getPlotItem(), hdr,
-                                    [row(m) for m in plotted["size"]]))
-            items.append(ExportItem("bandwidth_vs_block", self.block_plot.getPlotItem(), hdr,
-                                    [row(m) for m in plotted["block"]]))
+            items.append(
+                ExportItem(
+                    "bandwidth_vs_size",
+                    self.size_plot.getPlotItem(),
+                    hdr,
+                    [row(m) for m in plotted["size"]],
+                )
+            )
+            items.append(
+                ExportItem(
+                    "bandwidth_vs_block",
+                    self.block_plot.getPlotItem(),
+                    hdr,
+                    [row(m) for m in plotted["block"]],
+                )
+            )
         if self.experiments:
             kc = self.experiments.get("count_kernels")
             if isinstance(kc, list):
-                items.append(ExportItem("add_relu_eager_vs_fused", self.fused_plot.getPlotItem(),
-                                        ["variant", "kernels", "trips", "gpu_us"],
-                                        [[k.variant, k.count, k.trips, k.total_gpu_us] for k in kc]))
+                items.append(
+                    ExportItem(
+                        "add_relu_eager_vs_fused",
+                        self.fused_plot.getPlotItem(),
+                        ["variant", "kernels", "trips", "gpu_us"],
+                        [[k.variant, k.count, k.trips, k.total_gpu_us] for k in kc],
+                    )
+                )
             lv = self.experiments.get("launch_vs_finish")
             if lv is not None and not isinstance(lv, str):
-                items.append(ExportItem("launch_vs_finish", self.launch_plot.getPlotItem(),
-                                        ["kernel", "elements", "launch_returned_us", "work_finished_us",
-                                         "is_gpu_timing"],
-                                        [[lv.kernel, lv.elements, lv.launch_returned_us,
-                                          lv.work_finished_us, lv.is_gpu_timing]]))
+                items.append(
+                    ExportItem(
+                        "launch_vs_finish",
+                        self.launch_plot.getPlotItem(),
+                        [
+                            "kernel",
+                            "elements",
+                            "launch_returned_us",
+                            "work_finished_us",
+                            "is_gpu_timing",
+                        ],
+                        [
+                            [
+                                lv.kernel,
+                                lv.elements,
+                                lv.launch_returned_us,
+                                lv.work_finished_us,
+                                lv.is_gpu_timing,
+                            ]
+                        ],
+                    )
+                )
             hs = self.experiments.get("square_host_steps")
             if hs is not None and not isinstance(hs, str):
-                items.append(ExportItem("square_host_steps", self.steps_plot.getPlotItem(),
-                                        ["step", "start_ms", "duration_ms", "on_gpu"],
-                                        [[s.name, s.start_ms, s.duration_ms, s.on_gpu] for s in hs.steps]))
+                items.append(
+                    ExportItem(
+                        "square_host_steps",
+                        self.steps_plot.getPlotItem(),
+                        ["step", "start_ms", "duration_ms", "on_gpu"],
+                        [[s.name, s.start_ms, s.duration_ms, s.on_gpu] for s in hs.steps],
+                    )
+                )
         return items
 
     def session_dict(self) -> dict:
@@ -824,15 +1082,21 @@ class QtBandwidth(QWidget):
         if self.result is not None:
             try:
                 from kernels.results import to_dict
+
                 out["bench"] = to_dict(self.result)
             except Exception:  # noqa: BLE001 - a fake result in tests, or kernels missing
                 from dataclasses import asdict, is_dataclass
-                out["bench"] = asdict(self.result) if is_dataclass(self.result) else str(self.result)
+
+                out["bench"] = (
+                    asdict(self.result) if is_dataclass(self.result) else str(self.result)
+                )
         if self.checks:
             from dataclasses import asdict
+
             out["checks"] = [asdict(r) for r in self.checks]
         if self.experiments:
             from dataclasses import asdict, is_dataclass
+
             exp = {}
             for k, v in self.experiments.items():
                 if isinstance(v, list):

@@ -6,8 +6,16 @@ import math
 
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSizePolicy,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QSizePolicy,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from gui import style
 from gui.model import LaunchState
@@ -28,8 +36,9 @@ class QtWarpLanes(QWidget):
         self._last_active = 32 * 1
         self._warp = 32
 
-    def set_block(self, threads_per_block: int, threads_with_data_in_last_block: int,
-                  warp_size: int = 32) -> None:
+    def set_block(
+        self, threads_per_block: int, threads_with_data_in_last_block: int, warp_size: int = 32
+    ) -> None:
         self._lanes = warp_lanes(threads_per_block, warp_size)
         self._last_active = threads_with_data_in_last_block
         self._warp = warp_size
@@ -41,7 +50,7 @@ class QtWarpLanes(QWidget):
     def sizeHint(self) -> QSize:
         return QSize(420, 180)
 
-    def paintEvent(self, event) -> None:  # noqa: N802
+    def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.fillRect(self.rect(), QColor(style.PLOT_BG))
         n = len(self._lanes)
@@ -60,7 +69,6 @@ class QtWarpLanes(QWidget):
             p.setPen(QColor(style.MUTED))
             title = "every block" if panel == 0 else "last block of the grid"
             p.drawText(QRect(x0, 2, half, title_h), Qt.AlignmentFlag.AlignLeft, title)
-            remaining = self._last_active
             for wi, active in enumerate(self._lanes):
                 y = title_h + 4 + wi * cell
                 if y + cell > self.height():
@@ -76,7 +84,9 @@ class QtWarpLanes(QWidget):
                         c = active_color if t < self._last_active else masked
                     else:
                         c = active_color
-                    p.fillRect(x, y, cell - (1 if cell > 3 else 0), cell - (1 if cell > 3 else 0), c)
+                    p.fillRect(
+                        x, y, cell - (1 if cell > 3 else 0), cell - (1 if cell > 3 else 0), c
+                    )
         p.end()
 
 
@@ -86,8 +96,11 @@ _ROWS = [
     ("blocks", "Blocks in the grid", "ceil(elements / threads per block)"),
     ("wpb", "Warps per block", "ceil(threads per block / 32)"),
     ("warps", "Warps in the grid", "blocks × warps per block"),
-    ("idle_last", "Idle threads in the last block", "threads in the last block with no element: "
-     "blocks × threads per block − elements"),
+    (
+        "idle_last",
+        "Idle threads in the last block",
+        "threads in the last block with no element: blocks × threads per block − elements",
+    ),
     ("idle_lanes", "Idle lanes in every block", "warps per block × 32 − threads per block"),
     ("slots_sm", "Warp slots per SM", "max threads per SM / 32"),
     ("slots_gpu", "Warp slots on the GPU", "SMs × warp slots per SM"),
@@ -172,10 +185,16 @@ class QtGeometry(QWidget):
             "waves_best": f"{g.waves_at_best:,.1f}",
             "bps": f"{occ.blocks_per_sm}" if occ else "—",
             "bpw": f"{g.blocks_per_wave:,}" if g.blocks_per_wave else "—",
-            "waves_occ": (f"{g.waves_at_occupancy:,.2f}" if g.waves_at_occupancy is not None
-                          and math.isfinite(g.waves_at_occupancy) else "cannot launch"),
-            "last_wave": (f"{g.blocks_in_last_wave:,} of {g.blocks_per_wave:,}"
-                          if g.blocks_in_last_wave is not None else "—"),
+            "waves_occ": (
+                f"{g.waves_at_occupancy:,.2f}"
+                if g.waves_at_occupancy is not None and math.isfinite(g.waves_at_occupancy)
+                else "cannot launch"
+            ),
+            "last_wave": (
+                f"{g.blocks_in_last_wave:,} of {g.blocks_per_wave:,}"
+                if g.blocks_in_last_wave is not None
+                else "—"
+            ),
         }
         self._values = v
         for key, text in v.items():
@@ -187,14 +206,25 @@ class QtGeometry(QWidget):
         self.lanes_label.setText(
             f"A block of {inp.threads_per_block} threads is {len(lanes)} warp"
             f"{'s' if len(lanes) != 1 else ''}; "
-            + (f"the last warp has {lanes[-1]} active lanes and {idle} idle." if idle else
-               "every lane of every warp has a thread.")
+            + (
+                f"the last warp has {lanes[-1]} active lanes and {idle} idle."
+                if idle
+                else "every lane of every warp has a thread."
+            )
             + f" In the grid's last block {g.idle_threads_last_block:,} threads find no element "
-              "(purple): the bounds check keeps them out of memory.")
+            "(purple): the bounds check keeps them out of memory."
+        )
 
     def export_items(self):
         from gui.export import ExportItem
+
         rows = [[label, self._values.get(key, ""), how] for key, label, how in _ROWS]
-        return [ExportItem("geometry_table", self.table, ["quantity", "value", "derivation"], rows),
-                ExportItem("warp_lanes", self.lanes, ["warp", "active_lanes"],
-                           [[i, n] for i, n in enumerate(self.lanes.lanes())])]
+        return [
+            ExportItem("geometry_table", self.table, ["quantity", "value", "derivation"], rows),
+            ExportItem(
+                "warp_lanes",
+                self.lanes,
+                ["warp", "active_lanes"],
+                [[i, n] for i, n in enumerate(self.lanes.lanes())],
+            ),
+        ]

@@ -9,8 +9,19 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
-                               QSlider, QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QSlider,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from gui.model import CUSTOM_KERNEL, MAX_ELEMENTS, LaunchModel, LaunchState
 from gui.simrun import COST_MODELS, PLACEMENTS
@@ -54,17 +65,21 @@ class QtLaunchControls(QWidget):
         outer.setContentsMargins(6, 4, 6, 4)
         outer.setSpacing(2)
 
-        # -- device and kernel ------------------------------------------------------------------
+        # -- device and kernel --------------------------------------------------------------------
         box = QGroupBox("Device and kernel")
         form = QFormLayout(box)
         form.setVerticalSpacing(4)
         form.setContentsMargins(6, 4, 6, 4)
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
         self.gpu = QComboBox()
-        self.gpu.setToolTip("The GPU to model: a detected device is listed first, then every preset.")
+        self.gpu.setToolTip(
+            "The GPU to model: a detected device is listed first, then every preset."
+        )
         self.kernel = QComboBox()
-        self.kernel.setToolTip("A kernel from the registry (sets the block parameter), or 'custom' "
-                               "to set registers and shared memory by hand.")
+        self.kernel.setToolTip(
+            "A kernel from the registry (sets the block parameter), or 'custom' "
+            "to set registers and shared memory by hand."
+        )
         self.kernel_note = QLabel("")
         self.kernel_note.setWordWrap(True)
         self.kernel_note.setProperty("role", "muted")
@@ -77,7 +92,7 @@ class QtLaunchControls(QWidget):
         form.addRow("", self.kernel_note)
         outer.addWidget(box)
 
-        # -- launch -----------------------------------------------------------------------------
+        # -- launch -------------------------------------------------------------------------------
         box = QGroupBox("Launch")
         form = QFormLayout(box)
         form.setVerticalSpacing(4)
@@ -96,16 +111,20 @@ class QtLaunchControls(QWidget):
 
         self.threads_slider = QSlider(Qt.Orientation.Horizontal)
         self.threads_slider.setRange(1, 1024)
-        self.threads_slider.setToolTip("Threads per block (1 to 1024); the hardware runs them in "
-                                       "warps of 32.")
+        self.threads_slider.setToolTip(
+            "Threads per block (1 to 1024); the hardware runs them in warps of 32."
+        )
         self.threads = QSpinBox()
         self.threads.setRange(1, 1024)
-        self.threads.setToolTip("Exact threads per block; sizes that are not a multiple of 32 leave "
-                                "lanes of the last warp idle.")
+        self.threads.setToolTip(
+            "Exact threads per block; sizes that are not a multiple of 32 leave "
+            "lanes of the last warp idle."
+        )
         self.snap = QCheckBox("snap to multiples of 32")
         self.snap.setChecked(True)
-        self.snap.setToolTip("Round the slider to whole warps; untick it to try odd sizes and see "
-                             "the idle lanes.")
+        self.snap.setToolTip(
+            "Round the slider to whole warps; untick it to try odd sizes and see the idle lanes."
+        )
         form.addRow("Threads / block", _row(self.threads_slider, self.threads))
         form.addRow("", self.snap)
         self.ept_note = QLabel("")
@@ -114,7 +133,7 @@ class QtLaunchControls(QWidget):
         form.addRow("", self.ept_note)
         outer.addWidget(box)
 
-        # -- resources --------------------------------------------------------------------------
+        # -- resources ----------------------------------------------------------------------------
         box = QGroupBox("Resources per thread / block")
         form = QFormLayout(box)
         form.setVerticalSpacing(4)
@@ -122,12 +141,16 @@ class QtLaunchControls(QWidget):
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
         self.regs_slider = QSlider(Qt.Orientation.Horizontal)
         self.regs_slider.setRange(0, 255)
-        self.regs_slider.setToolTip("Registers each thread uses (0 = ignore registers); more "
-                                    "registers can mean fewer blocks per SM.")
+        self.regs_slider.setToolTip(
+            "Registers each thread uses (0 = ignore registers); more "
+            "registers can mean fewer blocks per SM."
+        )
         self.regs = QSpinBox()
         self.regs.setRange(0, 512)
-        self.regs.setToolTip("Exact registers per thread, as the compiler reports them "
-                             "(Triton n_regs, Numba get_regs_per_thread).")
+        self.regs.setToolTip(
+            "Exact registers per thread, as the compiler reports them "
+            "(Triton n_regs, Numba get_regs_per_thread)."
+        )
         form.addRow("Registers", _row(self.regs_slider, self.regs))
         self.smem_slider = QSlider(Qt.Orientation.Horizontal)
         self.smem_slider.setRange(0, 228)
@@ -137,17 +160,21 @@ class QtLaunchControls(QWidget):
         self.smem.setSingleStep(1024)
         self.smem.setSuffix(" B")
         self.smem.setGroupSeparatorShown(True)
-        self.smem.setToolTip("Exact shared memory per block in bytes (static plus dynamic); the "
-                             "driver adds its own per-block reserve.")
+        self.smem.setToolTip(
+            "Exact shared memory per block in bytes (static plus dynamic); the "
+            "driver adds its own per-block reserve."
+        )
         self.smem.setMinimumWidth(120)
         form.addRow("Shared mem", _row(self.smem_slider, self.smem))
         self.carveout = QComboBox()
-        self.carveout.setToolTip("How much of the SM's L1/shared storage is set aside as shared "
-                                 "memory; 'driver default' lets the driver take the maximum.")
+        self.carveout.setToolTip(
+            "How much of the SM's L1/shared storage is set aside as shared "
+            "memory; 'driver default' lets the driver take the maximum."
+        )
         form.addRow("Carveout", self.carveout)
         outer.addWidget(box)
 
-        # -- simulation -------------------------------------------------------------------------
+        # -- simulation ---------------------------------------------------------------------------
         box = QGroupBox("Scheduler model")
         form = QFormLayout(box)
         form.setVerticalSpacing(4)
@@ -155,12 +182,16 @@ class QtLaunchControls(QWidget):
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
         self.cost = QComboBox()
         self.cost.addItems(list(COST_MODELS))
-        self.cost.setToolTip("How long each block runs: all the same (uniform), or its bytes over "
-                             "its share of DRAM bandwidth (memory-bound).")
+        self.cost.setToolTip(
+            "How long each block runs: all the same (uniform), or its bytes over "
+            "its share of DRAM bandwidth (memory-bound)."
+        )
         self.placement = QComboBox()
         self.placement.addItems(list(PLACEMENTS))
-        self.placement.setToolTip("Which free SM takes the next block: SM 0, 1, 2… in order, or "
-                                  "spread over TPCs and GPCs as recorded on an H200.")
+        self.placement.setToolTip(
+            "Which free SM takes the next block: SM 0, 1, 2… in order, or "
+            "spread over TPCs and GPCs as recorded on an H200."
+        )
         form.addRow("Block cost", self.cost)
         form.addRow("Placement", self.placement)
         outer.addWidget(box)
@@ -196,7 +227,7 @@ class QtLaunchControls(QWidget):
         self.cost.currentTextChanged.connect(self._on_sim_options)
         self.placement.currentTextChanged.connect(self._on_sim_options)
 
-    # -- model -> controls --------------------------------------------------------------------
+    # -- model -> controls ------------------------------------------------------------------------
     def _populate_gpus(self) -> None:
         self._syncing = True
         self.gpu.clear()
@@ -208,11 +239,15 @@ class QtLaunchControls(QWidget):
         self._syncing = True
         self.kernel.clear()
         for k in self.model.kernels():
-            label = "custom (set resources by hand)" if k.name == CUSTOM_KERNEL else \
-                f"{k.name}  [{k.backend}]"
+            label = (
+                "custom (set resources by hand)"
+                if k.name == CUSTOM_KERNEL
+                else f"{k.name}  [{k.backend}]"
+            )
             self.kernel.addItem(label, k.name)
-            self.kernel.setItemData(self.kernel.count() - 1, k.description or k.title,
-                                    Qt.ItemDataRole.ToolTipRole)
+            self.kernel.setItemData(
+                self.kernel.count() - 1, k.description or k.title, Qt.ItemDataRole.ToolTipRole
+            )
         idx = self.kernel.findData(self.model.inputs.kernel)
         self.kernel.setCurrentIndex(max(0, idx))
         self._syncing = False
@@ -239,17 +274,23 @@ class QtLaunchControls(QWidget):
             if idx >= 0 and idx != self.kernel.currentIndex():
                 self.kernel.setCurrentIndex(idx)
             k = self.model.kernel(i.kernel)
-            note = (k.description if k.name != CUSTOM_KERNEL else
-                    "Registers and shared memory below are yours to set.")
+            note = (
+                k.description
+                if k.name != CUSTOM_KERNEL
+                else "Registers and shared memory below are yours to set."
+            )
             measured = self.model.measured_resources(k.name)
             if measured is not None:
-                note += (f" Compiled: {measured[0]} registers/thread, {measured[1]:,} B shared "
-                         "(from bench results).")
+                note += (
+                    f" Compiled: {measured[0]} registers/thread, {measured[1]:,} B shared "
+                    "(from bench results)."
+                )
             self.kernel_note.setText(note)
             self.gpu_note.setText(
-                f"cc {spec.compute_capability[0]}.{spec.compute_capability[1]} · {spec.sm_count} SMs · "
-                f"{spec.max_warps_per_sm} warp slots/SM · {spec.peak_dram_gbps:,.0f} GB/s"
-                + (" · detected" if spec.detected else ""))
+                f"cc {spec.compute_capability[0]}.{spec.compute_capability[1]} · "
+                f"{spec.sm_count} SMs · {spec.max_warps_per_sm} warp slots/SM · "
+                f"{spec.peak_dram_gbps:,.0f} GB/s" + (" · detected" if spec.detected else "")
+            )
             self.elements.setValue(float(i.elements))
             self.elements_slider.setValue(elements_to_slider(i.elements))
             self.threads.setMaximum(max(1024, spec.max_threads_per_block))
@@ -270,7 +311,8 @@ class QtLaunchControls(QWidget):
                 self.ept_note.setText(
                     f"Triton program: BLOCK_SIZE = {i.elements_per_thread * i.threads_per_block:,} "
                     f"elements run by {i.threads_per_block} threads ({i.threads_per_block // 32} "
-                    f"warps), {i.elements_per_thread} elements per thread.")
+                    f"warps), {i.elements_per_thread} elements per thread."
+                )
                 self.ept_note.show()
             else:
                 self.ept_note.hide()
@@ -285,7 +327,7 @@ class QtLaunchControls(QWidget):
         self._on_model_changed(self.model.state)
         self.error.setText(message)
 
-    # -- controls -> model --------------------------------------------------------------------
+    # -- controls -> model ------------------------------------------------------------------------
     def _push(self, **changes) -> None:
         if not self._syncing:
             self.model.update(**changes)
@@ -303,7 +345,7 @@ class QtLaunchControls(QWidget):
         self._push(elements=slider_to_elements(v))
 
     def _on_elements_spin(self, v: int) -> None:
-        self._push(elements=int(round(v)))
+        self._push(elements=round(v))
 
     def _snap(self, v: int) -> int:
         if self.snap.isChecked():

@@ -60,8 +60,9 @@ class QtOccupancy(QWidget):
         bi.invertY(True)
         ax = bi.getAxis("left")
         ax.setTicks([[(i, name) for i, name in enumerate(LIMITERS)]])
-        self._bar_item = pg.BarGraphItem(x0=[0] * 4, y=list(range(4)), height=0.6, width=[0] * 4,
-                                         brushes=[style.ACCENT2] * 4)
+        self._bar_item = pg.BarGraphItem(
+            x0=[0] * 4, y=list(range(4)), height=0.6, width=[0] * 4, brushes=[style.ACCENT2] * 4
+        )
         bi.addItem(self._bar_item)
         self._bar_texts = []
         for i in range(4):
@@ -73,16 +74,27 @@ class QtOccupancy(QWidget):
         self._curves = {}
         self._markers = {}
         self._vlines = {}
-        for key, plot in (("threads", self.threads_plot), ("registers", self.regs_plot),
-                          ("smem", self.smem_plot)):
+        for key, plot in (
+            ("threads", self.threads_plot),
+            ("registers", self.regs_plot),
+            ("smem", self.smem_plot),
+        ):
             pi = plot.getPlotItem()
-            curve = pi.plot([], [], pen=pg.mkPen(style.ACCENT2, width=2),
-                            symbol="o" if key == "threads" else None, symbolSize=4,
-                            symbolBrush=style.ACCENT2, symbolPen=None)
-            vline = pg.InfiniteLine(angle=90, pen=pg.mkPen(style.ACCENT, width=1,
-                                                            style=Qt.PenStyle.DashLine))
-            marker = pg.ScatterPlotItem(size=11, brush=pg.mkBrush(style.ACCENT),
-                                        pen=pg.mkPen("#000000", width=1))
+            curve = pi.plot(
+                [],
+                [],
+                pen=pg.mkPen(style.ACCENT2, width=2),
+                symbol="o" if key == "threads" else None,
+                symbolSize=4,
+                symbolBrush=style.ACCENT2,
+                symbolPen=None,
+            )
+            vline = pg.InfiniteLine(
+                angle=90, pen=pg.mkPen(style.ACCENT, width=1, style=Qt.PenStyle.DashLine)
+            )
+            marker = pg.ScatterPlotItem(
+                size=11, brush=pg.mkBrush(style.ACCENT), pen=pg.mkPen("#000000", width=1)
+            )
             pi.addItem(vline)
             pi.addItem(marker)
             self._curves[key] = curve
@@ -94,7 +106,7 @@ class QtOccupancy(QWidget):
             model.changed.connect(self._on_launch_changed)
             self._on_launch_changed(model.state)
 
-    # -- model -> view ------------------------------------------------------------------------
+    # -- model -> view ----------------------------------------------------------------------------
     def _on_launch_changed(self, state: LaunchState) -> None:
         self._state = state
         spec = state.spec
@@ -109,10 +121,12 @@ class QtOccupancy(QWidget):
                 f"<b style='font-size:12pt'>{occ.occupancy:.0%}</b> occupancy &nbsp; "
                 f"<b>{occ.blocks_per_sm}</b> blocks/SM × {occ.warps_per_block} warps = "
                 f"<b>{occ.active_warps_per_sm}</b>/{occ.max_warps_per_sm} warp slots &nbsp; "
-                f"limited by <b style='color:{style.ACCENT}'>{lim}</b>")
+                f"limited by <b style='color:{style.ACCENT}'>{lim}</b>"
+            )
         else:
-            self.summary.setText(f"<span style='color:{style.BAD}'><b>0 blocks per SM</b> — "
-                                 f"{occ.reason}</span>")
+            self.summary.setText(
+                f"<span style='color:{style.BAD}'><b>0 blocks per SM</b> — {occ.reason}</span>"
+            )
         # limiter bars: the axis stops a little past the hardware's blocks-per-SM cap, so small
         # limits stay readable; a limit beyond the axis is drawn to its edge and labelled
         vals, brushes, texts = [], [], []
@@ -128,7 +142,9 @@ class QtOccupancy(QWidget):
             else:
                 vals.append(min(v, edge))
                 brushes.append(pg.mkBrush(style.ACCENT if binding else style.ACCENT2))
-                texts.append(f"{v}" + (" ›" if v > edge else "") + ("  ← binding" if binding else ""))
+                texts.append(
+                    f"{v}" + (" ›" if v > edge else "") + ("  ← binding" if binding else "")
+                )
         self._bar_item.setOpts(width=vals, brushes=brushes)
         for i, (t, v) in enumerate(zip(texts, vals)):
             self._bar_texts[i].setText(t)
@@ -144,8 +160,14 @@ class QtOccupancy(QWidget):
             xs, ys = sweep_registers(spec, inp.threads_per_block, inp.smem_per_block, co)
             self._set_sweep("registers", xs, ys, inp.regs_per_thread, occ.active_warps_per_sm)
             xs, ys = sweep_smem(spec, inp.threads_per_block, inp.regs_per_thread, co)
-            self._set_sweep("smem", xs / 1024.0, ys, inp.smem_per_block / 1024.0,
-                            occ.active_warps_per_sm, raw_x=xs)
+            self._set_sweep(
+                "smem",
+                xs / 1024.0,
+                ys,
+                inp.smem_per_block / 1024.0,
+                occ.active_warps_per_sm,
+                raw_x=xs,
+            )
         except ValueError as exc:
             self.summary.setText(f"<span style='color:{style.BAD}'>{exc}</span>")
         for plot in (self.threads_plot, self.regs_plot, self.smem_plot):
@@ -159,7 +181,7 @@ class QtOccupancy(QWidget):
         self._markers[key].setData([x_now], [y_now])
         self._vlines[key].setPos(x_now)
 
-    # -- for tests and export -----------------------------------------------------------------
+    # -- for tests and export ---------------------------------------------------------------------
     def sweep_data(self, key: str) -> tuple[np.ndarray, np.ndarray]:
         return self._sweeps[key]
 
@@ -172,24 +194,47 @@ class QtOccupancy(QWidget):
 
     def export_items(self):
         from gui.export import ExportItem
+
         st = self._state
         items = []
         if st is None or st.occ is None:
             return items
         occ = st.occ
-        rows = [[name, "" if occ.limits.get(name) is None else occ.limits[name],
-                 int(name in occ.limited_by)] for name in LIMITERS]
-        items.append(ExportItem("occupancy_limiters", self.bars.getPlotItem(),
-                                ["limiter", "blocks_per_sm_allowed", "binding"], rows))
-        for key, plot, xname in (("threads", self.threads_plot, "threads_per_block"),
-                                 ("registers", self.regs_plot, "regs_per_thread"),
-                                 ("smem", self.smem_plot, "smem_per_block_bytes")):
+        rows = [
+            [
+                name,
+                "" if occ.limits.get(name) is None else occ.limits[name],
+                int(name in occ.limited_by),
+            ]
+            for name in LIMITERS
+        ]
+        items.append(
+            ExportItem(
+                "occupancy_limiters",
+                self.bars.getPlotItem(),
+                ["limiter", "blocks_per_sm_allowed", "binding"],
+                rows,
+            )
+        )
+        for key, plot, xname in (
+            ("threads", self.threads_plot, "threads_per_block"),
+            ("registers", self.regs_plot, "regs_per_thread"),
+            ("smem", self.smem_plot, "smem_per_block_bytes"),
+        ):
             if key in self._sweeps:
                 xs, ys = self._sweeps[key]
-                mx, _ = self.marker(key)
-                cur = {"threads": st.inputs.threads_per_block, "registers": st.inputs.regs_per_thread,
-                       "smem": st.inputs.smem_per_block}[key]
+                cur = {
+                    "threads": st.inputs.threads_per_block,
+                    "registers": st.inputs.regs_per_thread,
+                    "smem": st.inputs.smem_per_block,
+                }[key]
                 rows = [[int(x), int(y), int(int(x) == cur)] for x, y in zip(xs, ys)]
-                items.append(ExportItem(f"occupancy_vs_{key}", plot.getPlotItem(),
-                                        [xname, "active_warps_per_sm", "is_current_launch"], rows))
+                items.append(
+                    ExportItem(
+                        f"occupancy_vs_{key}",
+                        plot.getPlotItem(),
+                        [xname, "active_warps_per_sm", "is_current_launch"],
+                        rows,
+                    )
+                )
         return items

@@ -5,8 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QSlider, QStyle, QToolButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QSlider,
+    QStyle,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from gui import style
 from gui.model import PlaybackModel
@@ -19,8 +27,9 @@ SCRUB_STEPS = 10000
 class QtPlayback(QWidget):
     step_requested = Signal(int)  # +1 next event, -1 previous event
 
-    def __init__(self, playback: PlaybackModel, simulation=None,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, playback: PlaybackModel, simulation=None, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.playback = playback
         lay = QVBoxLayout(self)
@@ -35,14 +44,25 @@ class QtPlayback(QWidget):
         pi.setMouseEnabled(x=False, y=False)
         pi.hideAxis("bottom")
         pi.getAxis("left").setWidth(48)
-        self.curve_plot.setToolTip("Resident warps on the whole GPU over time; the dotted line is "
-                                   "all the warps this launch can keep resident; red = the tail.")
-        self.curve = pi.plot([0, 1], [0], stepMode="center", pen=pg.mkPen(style.GOOD, width=1.5),
-                             fillLevel=0, brush=pg.mkBrush(108, 201, 135, 50))
-        self.full_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(style.MUTED, style=Qt.PenStyle.DotLine))
+        self.curve_plot.setToolTip(
+            "Resident warps on the whole GPU over time; the dotted line is "
+            "all the warps this launch can keep resident; red = the tail."
+        )
+        self.curve = pi.plot(
+            [0, 1],
+            [0],
+            stepMode="center",
+            pen=pg.mkPen(style.GOOD, width=1.5),
+            fillLevel=0,
+            brush=pg.mkBrush(108, 201, 135, 50),
+        )
+        self.full_line = pg.InfiniteLine(
+            angle=0, pen=pg.mkPen(style.MUTED, style=Qt.PenStyle.DotLine)
+        )
         pi.addItem(self.full_line)
-        self.tail_region = pg.LinearRegionItem(brush=pg.mkBrush(181, 74, 74, 60), movable=False,
-                                               pen=pg.mkPen(None))
+        self.tail_region = pg.LinearRegionItem(
+            brush=pg.mkBrush(181, 74, 74, 60), movable=False, pen=pg.mkPen(None)
+        )
         pi.addItem(self.tail_region)
         self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen("#ffffff", width=1.2))
         pi.addItem(self.cursor)
@@ -70,8 +90,10 @@ class QtPlayback(QWidget):
         for s in SPEEDS:
             self.speed.addItem(f"{s:g}×", s)
         self.speed.setCurrentIndex(SPEEDS.index(1.0))
-        self.speed.setToolTip("Playback speed: at 1× the whole launch plays in about "
-                              f"{playback.base_seconds:g} seconds.")
+        self.speed.setToolTip(
+            "Playback speed: at 1× the whole launch plays in about "
+            f"{playback.base_seconds:g} seconds."
+        )
         self.scrub = QSlider(Qt.Orientation.Horizontal)
         self.scrub.setRange(0, SCRUB_STEPS)
         self.scrub.setToolTip("Drag to any moment of the simulated launch.")
@@ -148,9 +170,13 @@ class QtPlayback(QWidget):
 
     def export_items(self):
         from gui.export import ExportItem
+
         rec = self._record
         if rec is None:
             return []
         rows = [[round(float(t), 4), int(w)] for t, w in zip(rec.res_times_us, rec.res_warps)]
-        return [ExportItem("residency", self.curve_plot.getPlotItem(),
-                           ["time_us", "resident_warps"], rows)]
+        return [
+            ExportItem(
+                "residency", self.curve_plot.getPlotItem(), ["time_us", "resident_warps"], rows
+            )
+        ]

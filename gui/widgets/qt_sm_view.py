@@ -27,24 +27,34 @@ _C_BLOCK = 4  # then N_COLORS normal, N_COLORS "partial warp", N_COLORS "just ar
 def _build_lut() -> np.ndarray:
     n = style.N_COLORS
     lut = np.zeros((_C_BLOCK + 3 * n, 4), dtype=np.uint8)
-    for code, hexc in ((_C_BG, style.PLOT_BG), (_C_GAP, "#23272f"), (_C_FREE, style.EMPTY_SLOT),
-                       (_C_NEVER, style.NO_SLOT)):
+    for code, hexc in (
+        (_C_BG, style.PLOT_BG),
+        (_C_GAP, "#23272f"),
+        (_C_FREE, style.EMPTY_SLOT),
+        (_C_NEVER, style.NO_SLOT),
+    ):
         r, g, b = style.rgb_of(hexc)
         lut[code] = (b, g, r, 255)
-    for i, pal in enumerate((style.palette_rgb(0.0), style.palette_rgb(0.55, style.PLOT_BG),
-                             style.palette_rgb(0.45, "#ffffff"))):
-        lut[_C_BLOCK + i * n:_C_BLOCK + (i + 1) * n, 0] = pal[:, 2]
-        lut[_C_BLOCK + i * n:_C_BLOCK + (i + 1) * n, 1] = pal[:, 1]
-        lut[_C_BLOCK + i * n:_C_BLOCK + (i + 1) * n, 2] = pal[:, 0]
-        lut[_C_BLOCK + i * n:_C_BLOCK + (i + 1) * n, 3] = 255
+    for i, pal in enumerate(
+        (
+            style.palette_rgb(0.0),
+            style.palette_rgb(0.55, style.PLOT_BG),
+            style.palette_rgb(0.45, "#ffffff"),
+        )
+    ):
+        lut[_C_BLOCK + i * n : _C_BLOCK + (i + 1) * n, 0] = pal[:, 2]
+        lut[_C_BLOCK + i * n : _C_BLOCK + (i + 1) * n, 1] = pal[:, 1]
+        lut[_C_BLOCK + i * n : _C_BLOCK + (i + 1) * n, 2] = pal[:, 0]
+        lut[_C_BLOCK + i * n : _C_BLOCK + (i + 1) * n, 3] = 255
     return lut.view(np.uint32).reshape(-1)
 
 
 class _Layout:
     """Where each SM tile and warp cell lands in a W x H image."""
 
-    def __init__(self, width: int, height: int, sm_count: int, warps_per_sm: int,
-                 dpr: float = 1.0) -> None:
+    def __init__(
+        self, width: int, height: int, sm_count: int, warps_per_sm: int, dpr: float = 1.0
+    ) -> None:
         """Sizes in device pixels; `dpr` (device pixels per logical pixel) scales the label
         strip so SM numbers stay readable on high-DPI screens."""
         self.dpr = max(1.0, float(dpr))
@@ -66,8 +76,16 @@ class _Layout:
             cols = max(1, min(sm_count, (self.width + 1) // (cw + 1)))
             best = ((1, 0, 0, cw, ch, 1, cols, math.ceil(sm_count / cols)), cw, ch, 0)
         found, self.cw, self.ch, _ = best
-        (self.cell, self.gap, self.label, self.tile_w, self.tile_h, self.tgap,
-         self.cols, self.rows) = found
+        (
+            self.cell,
+            self.gap,
+            self.label,
+            self.tile_w,
+            self.tile_h,
+            self.tgap,
+            self.cols,
+            self.rows,
+        ) = found
         self.grid_w = self.cols * (self.tile_w + self.tgap) - self.tgap
         self.grid_h = self.rows * (self.tile_h + self.tgap) - self.tgap
         self.x0 = (self.width - self.grid_w) // 2
@@ -85,13 +103,23 @@ class _Layout:
             cols = max(1, min(self.sm_count, (self.width + tgap) // (tile_w + tgap)))
             rows = math.ceil(self.sm_count / cols)
             cols = math.ceil(self.sm_count / rows)  # same rows, balanced columns
-            if rows * (tile_h + tgap) - tgap <= self.height and \
-                    cols * (tile_w + tgap) - tgap <= self.width:
+            if (
+                rows * (tile_h + tgap) - tgap <= self.height
+                and cols * (tile_w + tgap) - tgap <= self.width
+            ):
                 return (cell, gap, label, tile_w, tile_h, tgap, cols, rows)
         return None
 
-    def _axis(self, n_tiles: int, origin: int, tile: int, tgap: int, cells: int, length: int,
-              label: int = 0):
+    def _axis(
+        self,
+        n_tiles: int,
+        origin: int,
+        tile: int,
+        tgap: int,
+        cells: int,
+        length: int,
+        label: int = 0,
+    ):
         """Per pixel along one axis: (tile number or -1, cell number or -1)."""
         p = np.arange(length) - origin
         period = tile + tgap
@@ -105,8 +133,9 @@ class _Layout:
 
     def _pixel_index(self) -> np.ndarray:
         tx, cx = self._axis(self.cols, self.x0, self.tile_w, self.tgap, self.cw, self.width)
-        ty, cy = self._axis(self.rows, self.y0, self.tile_h, self.tgap, self.ch, self.height,
-                            self.label)
+        ty, cy = self._axis(
+            self.rows, self.y0, self.tile_h, self.tgap, self.ch, self.height, self.label
+        )
         sm = ty[:, None] * self.cols + tx[None, :]
         warp = cy[:, None] * self.cw + cx[None, :]
         ok = (ty[:, None] >= 0) & (tx[None, :] >= 0) & (sm < self.sm_count) & (warp < self.warps)
@@ -116,8 +145,12 @@ class _Layout:
 
     def tile_rect(self, sm: int) -> QRect:
         r, c = divmod(sm, self.cols)
-        return QRect(self.x0 + c * (self.tile_w + self.tgap), self.y0 + r * (self.tile_h + self.tgap),
-                     self.tile_w, self.tile_h)
+        return QRect(
+            self.x0 + c * (self.tile_w + self.tgap),
+            self.y0 + r * (self.tile_h + self.tgap),
+            self.tile_w,
+            self.tile_h,
+        )
 
     def hit(self, x: int, y: int) -> tuple[int, int]:
         """(sm, warp slot) under a pixel, or (-1, -1)."""
@@ -165,7 +198,7 @@ class QtSmView(QWidget):
     def _on_time_changed(self, t_us: float) -> None:
         self.set_time(t_us)
 
-    # -- model side ---------------------------------------------------------------------------
+    # -- model side -------------------------------------------------------------------------------
     def set_record(self, record: SimRecord | None, message: str = "") -> None:
         self._record = record
         self._message = message
@@ -190,7 +223,7 @@ class QtSmView(QWidget):
     def sizeHint(self) -> QSize:
         return QSize(900, 620)
 
-    # -- drawing ------------------------------------------------------------------------------
+    # -- drawing ----------------------------------------------------------------------------------
     def _grid_rect(self) -> QRect:
         return self.rect().adjusted(8, self.HEADER, -8, -self.FOOTER)
 
@@ -200,15 +233,27 @@ class QtSmView(QWidget):
             return
         area = self._grid_rect()
         dpr = max(1.0, self.devicePixelRatioF())
-        want = (round(area.width() * dpr), round(area.height() * dpr), rec.spec.sm_count,
-                rec.spec.max_warps_per_sm)
+        want = (
+            round(area.width() * dpr),
+            round(area.height() * dpr),
+            rec.spec.sm_count,
+            rec.spec.max_warps_per_sm,
+        )
         lay = self._layout
-        if lay is None or (lay.width, lay.height, lay.sm_count, lay.warps) != want \
-                or lay.dpr != dpr:
+        if (
+            lay is None
+            or (lay.width, lay.height, lay.sm_count, lay.warps) != want
+            or lay.dpr != dpr
+        ):
             self._layout = _Layout(*want, dpr=dpr)
             self._buffer = np.zeros((self._layout.height, self._layout.width), dtype=np.uint32)
-            self._image = QImage(self._buffer.data, self._layout.width, self._layout.height,
-                                 self._layout.width * 4, QImage.Format.Format_RGB32)
+            self._image = QImage(
+                self._buffer.data,
+                self._layout.width,
+                self._layout.height,
+                self._layout.width * 4,
+                QImage.Format.Format_RGB32,
+            )
             self._image.setDevicePixelRatio(dpr)
 
     def _refresh_frame(self) -> None:
@@ -255,7 +300,7 @@ class QtSmView(QWidget):
         queued = rec.n_blocks - done - running
         self._stats = (done, running, queued, running * wpb)
 
-    def paintEvent(self, event) -> None:  # noqa: N802 (Qt name)
+    def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.fillRect(self.rect(), QColor(style.PLOT_BG))
         rec = self._record
@@ -306,14 +351,21 @@ class QtSmView(QWidget):
         label_h = round(lay.label / d)
         for sm in range(lay.sm_count):
             r = lay.tile_rect(sm)
-            p.drawText(QRect(area.left() + round(r.left() / d), area.top() + round(r.top() / d) - 1,
-                             round(r.width() / d), label_h),
-                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, fmt.format(sm))
+            p.drawText(
+                QRect(
+                    area.left() + round(r.left() / d),
+                    area.top() + round(r.top() / d) - 1,
+                    round(r.width() / d),
+                    label_h,
+                ),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                fmt.format(sm),
+            )
 
     def _paint_header(self, p: QPainter) -> None:
         rec = self._record
         spec, occ = rec.spec, rec.occ
-        done, running, queued, warps_busy = self._stats
+        _done, running, queued, warps_busy = self._stats
         full = spec.sm_count * occ.blocks_per_sm * occ.warps_per_block
         wave = self._wave_at(self._time)
         total_waves = rec.waves
@@ -324,20 +376,32 @@ class QtSmView(QWidget):
         p.setFont(f)
         p.setPen(QColor(style.FG))
         left = QRect(12, 4, self.width() - 24, 20)
-        p.drawText(left, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                   f"{spec.name} · {spec.sm_count} SMs × {spec.max_warps_per_sm} warp slots")
+        p.drawText(
+            left,
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            f"{spec.name} · {spec.sm_count} SMs × {spec.max_warps_per_sm} warp slots",
+        )
         f.setBold(False)
         f.setPointSizeF(9.0)
         p.setFont(f)
         t_total = rec.makespan_us
-        skipped = (f"  (+{rec.skipped_waves:,} identical full waves before this, not drawn)"
-                   if rec.skipped_waves else "")
-        line = (f"t = {self._time:,.2f} of {t_total:,.2f} µs   ·   wave {wave} of {total_waves:,.2f}"
-                f"   ·   warp slots busy {warps_busy:,}/{full:,} ({(warps_busy / full if full else 0):.0%} of what "
-                f"this launch can use){skipped}")
+        skipped = (
+            f"  (+{rec.skipped_waves:,} identical full waves before this, not drawn)"
+            if rec.skipped_waves
+            else ""
+        )
+        share = warps_busy / full if full else 0
+        line = (
+            f"t = {self._time:,.2f} of {t_total:,.2f} µs   ·   wave {wave} of {total_waves:,.2f}"
+            f"   ·   warp slots busy {warps_busy:,}/{full:,} ({share:.0%} of what "
+            f"this launch can use){skipped}"
+        )
         p.setPen(QColor(style.MUTED))
-        p.drawText(QRect(12, 22, self.width() - 24, 16),
-                   Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, line)
+        p.drawText(
+            QRect(12, 22, self.width() - 24, 16),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            line,
+        )
         if in_tail:
             badge = QRect(self.width() - 96, 6, 84, 18)
             p.fillRect(badge, QColor(style.TAIL))
@@ -357,10 +421,13 @@ class QtSmView(QWidget):
         fm = p.fontMetrics()
         dim = style.palette_rgb(0.55, style.PLOT_BG)[0]
         fresh = style.palette_rgb(0.45, "#ffffff")[0]
-        entries = [(style.PALETTE[0].name(), "block"),
-                   (QColor(*map(int, dim)).name(), "warp with idle lanes"),
-                   (QColor(*map(int, fresh)).name(), "just arrived"), (style.EMPTY_SLOT, "free"),
-                   (style.NO_SLOT, "unusable")]
+        entries = [
+            (style.PALETTE[0].name(), "block"),
+            (QColor(*map(int, dim)).name(), "warp with idle lanes"),
+            (QColor(*map(int, fresh)).name(), "just arrived"),
+            (style.EMPTY_SLOT, "free"),
+            (style.NO_SLOT, "unusable"),
+        ]
         if self._record is not None and self._record.occ.threads_per_block % 32 == 0:
             entries.pop(1)
         widths = [14 + fm.horizontalAdvance(t) + 12 for _, t in entries]
@@ -396,37 +463,45 @@ class QtSmView(QWidget):
         f = QFont(self.font())
         f.setPointSizeF(8.0)
         p.setFont(f)
-        text = f"grid: {done:,} retired · {running:,} running · {queued:,} queued of {total:,} blocks"
+        text = (
+            f"grid: {done:,} retired · {running:,} running · {queued:,} queued of {total:,} blocks"
+        )
         flags = Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft
         p.setPen(QColor(0, 0, 0, 200))  # a shadow keeps the text legible on every segment
         p.drawText(r.adjusted(7, 1, -5, 1), flags, text)
         p.setPen(QColor("#ffffff"))
         p.drawText(r.adjusted(6, 0, -6, 0), flags, text)
 
-    # -- interaction --------------------------------------------------------------------------
+    # -- interaction ------------------------------------------------------------------------------
     def describe_at(self, pos: QPoint) -> str:
         rec, lay = self._record, self._layout
         if rec is None or lay is None or self._resident is None:
             return ""
         area = self._grid_rect()
-        sm, warp = lay.hit(int((pos.x() - area.left()) * lay.dpr), int((pos.y() - area.top()) * lay.dpr))
+        sm, warp = lay.hit(
+            int((pos.x() - area.left()) * lay.dpr), int((pos.y() - area.top()) * lay.dpr)
+        )
         if sm < 0:
             return ""
         wpb = rec.occ.warps_per_block
         slot = warp // wpb
         if slot >= rec.slots_per_sm:
             lim = ", ".join(rec.occ.limited_by)
-            return (f"SM {sm}, warp slot {warp}: never used by this launch — "
-                    f"only {rec.occ.blocks_per_sm} blocks fit per SM (limited by {lim})")
+            return (
+                f"SM {sm}, warp slot {warp}: never used by this launch — "
+                f"only {rec.occ.blocks_per_sm} blocks fit per SM (limited by {lim})"
+            )
         b = int(self._resident[sm, slot])
         if b < 0:
             return f"SM {sm}, warp slot {warp}: free right now"
         s = float(rec.sim.block_start_us[b])
         e = float(rec.sim.block_end_us[b])
-        return (f"SM {sm}, warp slot {warp}: block {b + rec.first_block:,} (warp {warp % wpb} of "
-                f"{wpb}), runs {s:,.2f}–{e:,.2f} µs")
+        return (
+            f"SM {sm}, warp slot {warp}: block {b + rec.first_block:,} (warp {warp % wpb} of "
+            f"{wpb}), runs {s:,.2f}–{e:,.2f} µs"
+        )
 
-    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+    def mouseMoveEvent(self, event) -> None:
         text = self.describe_at(event.position().toPoint())
         if text:
             QToolTip.showText(event.globalPosition().toPoint(), text, self)
@@ -434,12 +509,12 @@ class QtSmView(QWidget):
         else:
             QToolTip.hideText()
 
-    def resizeEvent(self, event) -> None:  # noqa: N802
+    def resizeEvent(self, event) -> None:
         self._layout = None
         self._refresh_frame()
         super().resizeEvent(event)
 
-    # -- export -------------------------------------------------------------------------------
+    # -- export -----------------------------------------------------------------------------------
     def csv_rows(self) -> tuple[list[str], list[list]]:
         """Resident blocks at the current time: one row per SM slot."""
         header = ["time_us", "sm", "slot", "block", "start_us", "end_us"]
@@ -451,9 +526,16 @@ class QtSmView(QWidget):
             for slot in range(self._resident.shape[1]):
                 b = int(self._resident[sm, slot])
                 if b >= 0:
-                    rows.append([round(self._time, 4), sm, slot, b + rec.first_block,
-                                 round(float(rec.sim.block_start_us[b]), 4),
-                                 round(float(rec.sim.block_end_us[b]), 4)])
+                    rows.append(
+                        [
+                            round(self._time, 4),
+                            sm,
+                            slot,
+                            b + rec.first_block,
+                            round(float(rec.sim.block_start_us[b]), 4),
+                            round(float(rec.sim.block_end_us[b]), 4),
+                        ]
+                    )
                 else:
                     rows.append([round(self._time, 4), sm, slot, -1, "", ""])
         return header, rows

@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from gui import style
 from gui.simrun import SimRecord
@@ -64,7 +63,8 @@ class QtTimeline(QWidget):
         self.open_trace_button = QPushButton("Compare a recorded trace…")
         self.open_trace_button.setToolTip(
             "Open a block trace recorded on a real GPU (`python main.py trace`) and lay it beside "
-            "the simulation of the same grid.")
+            "the simulation of the same grid."
+        )
         self.close_trace_button = QPushButton("Back to the launch")
         self.close_trace_button.setToolTip("Leave the trace comparison; show the current launch.")
         self.close_trace_button.hide()
@@ -88,13 +88,17 @@ class QtTimeline(QWidget):
         pi.invertY(True)
         self.image = pg.ImageItem(axisOrder="row-major")
         pi.addItem(self.image)
-        self.tail = pg.LinearRegionItem(brush=pg.mkBrush(181, 74, 74, 50), movable=False,
-                                        pen=pg.mkPen(None))
+        self.tail = pg.LinearRegionItem(
+            brush=pg.mkBrush(181, 74, 74, 50), movable=False, pen=pg.mkPen(None)
+        )
         self.tail.setZValue(5)
         pi.addItem(self.tail)
-        self.cursor = pg.InfiniteLine(angle=90, movable=True,
-                                      pen=pg.mkPen("#ffffff", width=1.5),
-                                      hoverPen=pg.mkPen(style.ACCENT, width=2))
+        self.cursor = pg.InfiniteLine(
+            angle=90,
+            movable=True,
+            pen=pg.mkPen("#ffffff", width=1.5),
+            hoverPen=pg.mkPen(style.ACCENT, width=2),
+        )
         self.cursor.setZValue(20)
         pi.addItem(self.cursor)
         self.cursor.sigDragged.connect(self._on_cursor_dragged)
@@ -120,7 +124,6 @@ class QtTimeline(QWidget):
             return
         rgb = raster_rgb(record.raster, np.asarray(record.sim.block_wave))
         self.image.setImage(rgb, autoLevels=False, levels=(0, 255))
-        rows = record.raster.shape[0]
         slots = record.slots_per_sm
         self.image.setRect(0.0, 0.0, record.makespan_us, float(record.spec.sm_count))
         # y axis in SMs: the image spans sm_count units, each SM has `slots` rows inside it
@@ -129,36 +132,54 @@ class QtTimeline(QWidget):
         ax = pi.getAxis("left")
         ax.setTicks([[(i + 0.5, str(i)) for i in range(0, sm, step)]])
         pi.setXRange(0, record.makespan_us, padding=0.01)
-        pi.setLabel("bottom", "time in the simulated part (µs)" if record.skipped_waves
-                    else "time since launch (µs)")
+        pi.setLabel(
+            "bottom",
+            "time in the simulated part (µs)" if record.skipped_waves else "time since launch (µs)",
+        )
         pi.setYRange(0, sm, padding=0.01)
         self.tail.setRegion((record.tail_start_us, record.makespan_us))
         starts = record.wave_starts_us
         show = starts if len(starts) <= 40 else starts[:: max(1, len(starts) // 40)]
         for i, t in enumerate(show[1:], start=1):
-            ln = pg.InfiniteLine(pos=t, angle=90, movable=False,
-                                 pen=pg.mkPen("#c8ccd6", width=1, style=Qt.PenStyle.DashLine))
+            ln = pg.InfiniteLine(
+                pos=t,
+                angle=90,
+                movable=False,
+                pen=pg.mkPen("#c8ccd6", width=1, style=Qt.PenStyle.DashLine),
+            )
             ln.setZValue(10)
             pi.addItem(ln)
             self._wave_lines.append(ln)
-        skipped = (f" · {record.skipped_waves:,} identical full waves before this part are not "
-                   f"drawn" if record.skipped_waves else "")
+        skipped = (
+            f" · {record.skipped_waves:,} identical full waves before this part are not drawn"
+            if record.skipped_waves
+            else ""
+        )
         self.caption.setText(
             f"{record.n_sim:,} blocks on {sm} SMs × {slots} block slots · {record.waves:,.2f} waves"
-            f" · makespan {record.makespan_us:,.1f} µs · tail {record.tail_fraction:.0%} of the time"
-            f" (shaded red) · colour = wave, dashed lines = wave starts · cost {record.cost}, placement "
-            f"{record.placement}{skipped}")
+            f" · makespan {record.makespan_us:,.1f} µs · tail {record.tail_fraction:.0%} of the"
+            f" time (shaded red) · colour = wave, dashed lines = wave starts · cost {record.cost},"
+            f" placement {record.placement}{skipped}"
+        )
 
-    # -- recorded trace beside its simulation ----------------------------------------------------
+    # -- recorded trace beside its simulation -----------------------------------------------------
     def _on_open_trace_clicked(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a recorded block trace", "",
-                                              "WarpScope traces (*.json);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open a recorded block trace", "", "WarpScope traces (*.json);;All files (*)"
+        )
         if path:
             self.trace_requested.emit(path)
 
     @staticmethod
-    def _set_gantt(plot: pg.PlotWidget, image: pg.ImageItem, raster, wave, sm_count: int,
-                   makespan: float, title: str) -> None:
+    def _set_gantt(
+        plot: pg.PlotWidget,
+        image: pg.ImageItem,
+        raster,
+        wave,
+        sm_count: int,
+        makespan: float,
+        title: str,
+    ) -> None:
         image.setImage(raster_rgb(raster, wave), autoLevels=False, levels=(0, 255))
         image.setRect(0.0, 0.0, makespan, float(sm_count))
         pi = plot.getPlotItem()
@@ -177,12 +198,26 @@ class QtTimeline(QWidget):
         self._wave_lines = []
         self.tail.hide()
         self.cursor.hide()
-        self._set_gantt(self.trace_plot, self.trace_image, view.raster, view.wave, view.sm_count,
-                        view.makespan_us, f"recorded on {view.gpu_name} (%smid, %globaltimer)")
+        self._set_gantt(
+            self.trace_plot,
+            self.trace_image,
+            view.raster,
+            view.wave,
+            view.sm_count,
+            view.makespan_us,
+            f"recorded on {view.gpu_name} (%smid, %globaltimer)",
+        )
         self.trace_plot.getPlotItem().hideAxis("bottom")
-        self._set_gantt(self.plot, self.image, view.sim_raster, view.sim_wave, view.sm_count,
-                        view.makespan_us, f"simulated on the {view.spec.name} preset: same grid, "
-                        f"median block time, recorded SM order, {view.blocks_per_sm} blocks/SM")
+        self._set_gantt(
+            self.plot,
+            self.image,
+            view.sim_raster,
+            view.sim_wave,
+            view.sm_count,
+            view.makespan_us,
+            f"simulated on the {view.spec.name} preset: same grid, "
+            f"median block time, recorded SM order, {view.blocks_per_sm} blocks/SM",
+        )
         self.trace_plot.setXLink(self.plot)
         self.trace_plot.show()
         self.open_trace_button.hide()
@@ -212,18 +247,34 @@ class QtTimeline(QWidget):
 
     def export_items(self):
         from gui.export import ExportItem
+
         rec = self._record
         items = []
         tv = self.trace_view
         if tv is not None:
             rows = [[line] for line in tv.lines]
-            items.append(ExportItem("trace_recorded_vs_simulated", self.trace_plot.getPlotItem(),
-                                    ["comparison"], rows))
+            items.append(
+                ExportItem(
+                    "trace_recorded_vs_simulated",
+                    self.trace_plot.getPlotItem(),
+                    ["comparison"],
+                    rows,
+                )
+            )
         if rec is None:
             return items
         s = rec.sim
-        rows = [[b + rec.first_block, int(sm), int(sl), round(float(st), 4), round(float(en), 4)]
-                for b, (sm, sl, st, en) in enumerate(zip(s.block_sm, s.block_slot,
-                                                          s.block_start_us, s.block_end_us))]
-        return items + [ExportItem("timeline", self.plot.getPlotItem(),
-                                   ["block", "sm", "slot", "start_us", "end_us"], rows)]
+        rows = [
+            [b + rec.first_block, int(sm), int(sl), round(float(st), 4), round(float(en), 4)]
+            for b, (sm, sl, st, en) in enumerate(
+                zip(s.block_sm, s.block_slot, s.block_start_us, s.block_end_us)
+            )
+        ]
+        return items + [
+            ExportItem(
+                "timeline",
+                self.plot.getPlotItem(),
+                ["block", "sm", "slot", "start_us", "end_us"],
+                rows,
+            )
+        ]

@@ -10,7 +10,7 @@ import tempfile
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["WARPSCOPE_SETTINGS_DIR"] = tempfile.mkdtemp(prefix="warpscope-settings-")
 
-import pytest  # noqa: E402
+import pytest
 
 
 def pytest_collection_modifyitems(config, items):
@@ -33,6 +33,7 @@ def _settings_dir(tmp_path, monkeypatch):
 def _no_threads_left(qapp):
     yield
     from gui.adapter import live_runners
+
     left = live_runners()
     for r in left:  # do not let one failure cascade into every later test
         r.shutdown()
@@ -42,6 +43,7 @@ def _no_threads_left(qapp):
 @pytest.fixture(scope="session", autouse=True)
 def _theme(qapp):
     from gui.style import apply_dark_theme
+
     apply_dark_theme(qapp)
 
 
@@ -57,8 +59,16 @@ def make_window(qtbot):
         kw.setdefault("restore", False)
         kw.setdefault("load_kernels", False)
         kw.setdefault("sim_delay_ms", 5)
-        win = MainWindow(LaunchInputs(gpu=gpu, elements=elements, threads_per_block=threads,
-                                      regs_per_thread=regs, smem_per_block=smem), **kw)
+        win = MainWindow(
+            LaunchInputs(
+                gpu=gpu,
+                elements=elements,
+                threads_per_block=threads,
+                regs_per_thread=regs,
+                smem_per_block=smem,
+            ),
+            **kw,
+        )
         qtbot.addWidget(win)
         win.resize(1400, 900)
         made.append(win)
@@ -71,7 +81,9 @@ def make_window(qtbot):
 
 def wait_sim(qtbot, win, timeout=5000):
     """Wait until the window's simulation matches its current inputs."""
+
     def done():
         assert win.record is not None and win.record.key == win._sim_key()
+
     qtbot.waitUntil(done, timeout=timeout)
     return win.record

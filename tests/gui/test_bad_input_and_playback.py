@@ -114,9 +114,9 @@ def test_tail_is_marked(qtbot, make_window):
 
 
 def test_huge_grid_simulates_only_the_end(qtbot, make_window):
-    win = make_window("RTX 5090", 2 ** 31, 32)
+    win = make_window("RTX 5090", 2**31, 32)
     rec = wait_sim(qtbot, win, timeout=10000)
-    assert rec.n_blocks == 2 ** 31 // 32
+    assert rec.n_blocks == 2**31 // 32
     assert rec.n_sim < rec.n_blocks and rec.skipped_waves > 0
     bpw = rec.occ.blocks_per_sm * rec.spec.sm_count
     assert rec.n_blocks - rec.n_sim == rec.skipped_waves * bpw
@@ -127,6 +127,7 @@ def _write_trace(path, blocks_per_sm_real=2, predicted=4, sms=8, grid=64, spin=2
     """A small 'recorded' trace: fewer blocks resident per SM than predicted (the short-block
     ramp-up seen on the H200)."""
     from sim.trace import save_trace
+
     rows = []
     per_sm_time = {}
     for b in range(grid):
@@ -137,8 +138,13 @@ def _write_trace(path, blocks_per_sm_real=2, predicted=4, sms=8, grid=64, spin=2
         start = k[lane] + 0.5
         k[lane] = start + spin
         rows.append((b, sm, -1, start, start + spin))
-    save_trace(path, source="recorded", gpu="NVIDIA H200", records=rows,
-               meta={"sm_count": 132, "predicted": {"blocks_per_sm": predicted}, "spin_us": spin})
+    save_trace(
+        path,
+        source="recorded",
+        gpu="NVIDIA H200",
+        records=rows,
+        meta={"sm_count": 132, "predicted": {"blocks_per_sm": predicted}, "spin_us": spin},
+    )
 
 
 def test_recorded_trace_beside_simulation(qtbot, make_window, tmp_path):

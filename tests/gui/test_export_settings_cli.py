@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QImage
 
+from sim.devices import preset
 from sim.errors import UserError
 from sim.occupancy import sweep_threads
-from sim.devices import preset
 
 from .conftest import wait_sim
 
@@ -29,9 +29,17 @@ def _rows(path: Path) -> list[list[str]]:
 
 def _check_exports(out: Path, files: list[Path]) -> None:
     names = {f.name for f in files}
-    for stem in ("sm_view", "residency", "occupancy_limiters", "occupancy_vs_threads",
-                 "occupancy_vs_registers", "occupancy_vs_smem", "geometry_table", "warp_lanes",
-                 "timeline"):
+    for stem in (
+        "sm_view",
+        "residency",
+        "occupancy_limiters",
+        "occupancy_vs_threads",
+        "occupancy_vs_registers",
+        "occupancy_vs_smem",
+        "geometry_table",
+        "warp_lanes",
+        "timeline",
+    ):
         for ext in ("png", "svg", "csv"):
             assert f"{stem}.{ext}" in names, f"{stem}.{ext} missing"
         img = QImage(str(out / f"{stem}.png"))
@@ -85,6 +93,7 @@ def test_svg_fallback_when_pyqtgraph_exporter_breaks(qtbot, make_window, tmp_pat
 
     monkeypatch.setattr(ex.SVGExporter, "export", broken)
     from gui.export import export_svg
+
     win = make_window("T4", 100_000, 128)
     wait_sim(qtbot, win)
     path = export_svg(win.occupancy_view.threads_plot.getPlotItem(), tmp_path / "t.svg")
@@ -103,9 +112,14 @@ def test_export_to_unwritable_place_is_a_user_error(qtbot, make_window, tmp_path
 
 def test_settings_are_remembered(qtbot, make_window):
     win = make_window("T4", 12345, 96, restore=True)
-    win.model.update(gpu="A100 80GB" if "A100 80GB" in [win.controls.gpu.itemText(i) for i in
-                                                       range(win.controls.gpu.count())] else "V100",
-                     elements=777_777, threads_per_block=160, regs_per_thread=48)
+    win.model.update(
+        gpu="A100 80GB"
+        if "A100 80GB" in [win.controls.gpu.itemText(i) for i in range(win.controls.gpu.count())]
+        else "V100",
+        elements=777_777,
+        threads_per_block=160,
+        regs_per_thread=48,
+    )
     win.controls.placement.setCurrentText("tpc-spread")
     win.playback.set_speed(4.0)
     gpu = win.model.inputs.gpu
@@ -113,11 +127,17 @@ def test_settings_are_remembered(qtbot, make_window):
     win2 = make_window(restore=True)
     # explicit inputs win over saved ones; a window opened from settings gets the saved launch
     from gui.main_window import MainWindow
+
     win3 = MainWindow(None, restore=True, load_kernels=False)
     qtbot.addWidget(win3)
     try:
         i = win3.model.inputs
-        assert (i.gpu, i.elements, i.threads_per_block, i.regs_per_thread) == (gpu, 777_777, 160, 48)
+        assert (i.gpu, i.elements, i.threads_per_block, i.regs_per_thread) == (
+            gpu,
+            777_777,
+            160,
+            48,
+        )
         assert win3.placement == "tpc-spread"
         assert win3.playback.speed == 4.0
     finally:
@@ -128,6 +148,7 @@ def test_settings_are_remembered(qtbot, make_window):
 def test_settings_file_goes_where_tests_say(tmp_path, monkeypatch):
     monkeypatch.setenv("WARPSCOPE_SETTINGS_DIR", str(tmp_path / "s"))
     from gui.settings import open_settings
+
     s = open_settings()
     s.setValue("x", 1)
     s.sync()
@@ -135,9 +156,12 @@ def test_settings_file_goes_where_tests_say(tmp_path, monkeypatch):
 
 
 def test_cli_import_is_cheap():
-    code = ("import sys, gui.cli; "
-            "bad = [m for m in ('PySide6', 'pyqtgraph', 'torch', 'triton', 'numba') if m in sys.modules]; "
-            "print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        "import sys, gui.cli; "
+        "heavy = ('PySide6', 'pyqtgraph', 'torch', 'triton', 'numba'); "
+        "bad = [m for m in heavy if m in sys.modules]; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
 
@@ -146,18 +170,41 @@ def test_register_adds_export():
     import argparse
 
     import gui.cli
+
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="command")
     gui.cli.register(sub)
-    args = p.parse_args(["export", "--gpu", "T4", "--elements", "2^20", "--block", "128",
-                         "--regs", "32", "--smem", "4096", "--out", "x"])
+    args = p.parse_args(
+        [
+            "export",
+            "--gpu",
+            "T4",
+            "--elements",
+            "2^20",
+            "--block",
+            "128",
+            "--regs",
+            "32",
+            "--smem",
+            "4096",
+            "--out",
+            "x",
+        ]
+    )
     assert args.handler is gui.cli._export_handler
-    assert (args.gpu, args.elements, args.block, args.regs, args.smem, args.out) == \
-        ("T4", 2 ** 20, 128, 32, 4096, "x")
+    assert (args.gpu, args.elements, args.block, args.regs, args.smem, args.out) == (
+        "T4",
+        2**20,
+        128,
+        32,
+        4096,
+        "x",
+    )
 
 
 def test_headless_export_in_process(qtbot, tmp_path, capsys):
     from gui.app import run_export
+
     out = tmp_path / "h"
     assert run_export("T4", 1_000_000, 250, None, None, str(out)) == 0
     files = sorted(out.iterdir())
@@ -165,13 +212,17 @@ def test_headless_export_in_process(qtbot, tmp_path, capsys):
     assert "wrote" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    (dict(gpu="GTX 9999"), "unknown GPU"),
-    (dict(elements=0), "element"),
-    (dict(block=0), "threads per block"),
-])
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        (dict(gpu="GTX 9999"), "unknown GPU"),
+        (dict(elements=0), "element"),
+        (dict(block=0), "threads per block"),
+    ],
+)
 def test_headless_export_bad_input_is_one_line(qtbot, tmp_path, kwargs, words):
     from gui.app import run_export
+
     args = dict(gpu="H200", elements=1000, block=256, regs=None, smem=None, out=str(tmp_path / "o"))
     args.update(kwargs)
     with pytest.raises(UserError) as exc:
@@ -182,6 +233,7 @@ def test_headless_export_bad_input_is_one_line(qtbot, tmp_path, kwargs, words):
 
 def test_screenshot_in_process(qtbot, tmp_path):
     from gui.app import run_window
+
     path = tmp_path / "shot.png"
     assert run_window(gpu="T4", elements=1_000_000, block=256, screenshot=str(path)) == 0
     img = QImage(str(path))
@@ -190,6 +242,7 @@ def test_screenshot_in_process(qtbot, tmp_path):
 
 def test_screenshot_wants_png(qtbot, tmp_path):
     from gui.app import run_window
+
     with pytest.raises(UserError):
         run_window(screenshot=str(tmp_path / "shot.jpg"))
 
@@ -201,25 +254,48 @@ def test_export_command_end_to_end(tmp_path):
         pytest.skip("main.py is not there yet")
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     out = tmp_path / "cli"
-    r = subprocess.run([sys.executable, "main.py", "export", "--gpu", "H200", "--elements",
-                        "1000000", "--block", "256", "--out", str(out)], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "main.py",
+            "export",
+            "--gpu",
+            "H200",
+            "--elements",
+            "1000000",
+            "--block",
+            "256",
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     _check_exports(out, sorted(out.iterdir()))
-    r = subprocess.run([sys.executable, "main.py", "export", "--gpu", "nope", "--out", str(out)],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "main.py", "export", "--gpu", "nope", "--out", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0 and "unknown GPU" in r.stderr
 
 
 def test_headless_export_with_bench_results(qtbot, tmp_path):
     """A results file from `python main.py bench` (made on a GPU server) exports as plots too."""
+    from gui.app import run_export
     from kernels.results import save_results
 
-    from gui.app import run_export
-
     from .test_workers_and_bandwidth import fake_sweep
-    res = fake_sweep()(["add_triton", "add_torch"], [2 ** 20, 2 ** 24], [1024, 4096])
+
+    res = fake_sweep()(["add_triton", "add_torch"], [2**20, 2**24], [1024, 4096])
     bench = tmp_path / "bench.json"
     save_results(res, bench)
     out = tmp_path / "withbench"
@@ -230,11 +306,14 @@ def test_headless_export_with_bench_results(qtbot, tmp_path):
     session = json.loads((out / "session.json").read_text())
     assert len(session["measurements"]["bench"]["measurements"]) == 8
     with pytest.raises(UserError):
-        run_export("H200", 1000, 256, None, None, str(tmp_path / "x"), results=str(tmp_path / "no.json"))
+        run_export(
+            "H200", 1000, 256, None, None, str(tmp_path / "x"), results=str(tmp_path / "no.json")
+        )
 
 
 def test_no_display_is_a_clear_error(monkeypatch):
     from gui.app import run_window
+
     monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
@@ -245,6 +324,7 @@ def test_no_display_is_a_clear_error(monkeypatch):
 
 def test_help_for_every_panel_and_layout_reset(qtbot, make_window):
     from gui import help as help_texts
+
     win = make_window("T4")
     win.show()
     qtbot.waitExposed(win)
@@ -259,7 +339,23 @@ def test_help_for_every_panel_and_layout_reset(qtbot, make_window):
     assert win.docks["occupancy"].isVisible()
     # every control of the form explains itself
     c = win.controls
-    for w in (c.gpu, c.kernel, c.elements, c.elements_slider, c.threads, c.threads_slider, c.snap,
-              c.regs, c.regs_slider, c.smem, c.smem_slider, c.carveout, c.cost, c.placement,
-              win.playback_view.play, win.playback_view.speed, win.playback_view.scrub):
+    for w in (
+        c.gpu,
+        c.kernel,
+        c.elements,
+        c.elements_slider,
+        c.threads,
+        c.threads_slider,
+        c.snap,
+        c.regs,
+        c.regs_slider,
+        c.smem,
+        c.smem_slider,
+        c.carveout,
+        c.cost,
+        c.placement,
+        win.playback_view.play,
+        win.playback_view.speed,
+        win.playback_view.scrub,
+    ):
         assert w.toolTip(), w

@@ -15,8 +15,9 @@ from .conftest import wait_sim
 
 
 def test_article_example_numbers():
-    st = compute_state(LaunchInputs(gpu="L40S", elements=1_000_000, threads_per_block=256),
-                       preset("L40S"))
+    st = compute_state(
+        LaunchInputs(gpu="L40S", elements=1_000_000, threads_per_block=256), preset("L40S")
+    )
     g = st.geometry
     assert (g.blocks, g.warps_in_grid, g.idle_threads_last_block) == (3907, 31256, 192)
     assert (g.warp_slots_per_sm, g.warp_slots_on_gpu) == (48, 6816)
@@ -102,10 +103,10 @@ def test_shared_memory_sweep_follows(qtbot, make_window):
 def test_elements_slider_is_log_scale(make_window):
     win = make_window("H200", 1_000_000, 256)
     win.controls.elements_slider.setValue(200)  # 2^20
-    assert win.model.inputs.elements == 2 ** 20
+    assert win.model.inputs.elements == 2**20
     win.controls.elements_slider.setValue(310)  # 2^31, the maximum
-    assert win.model.inputs.elements == 2 ** 31
-    assert win.geometry_view.value("blocks") == f"{2 ** 31 // 256:,}"
+    assert win.model.inputs.elements == 2**31
+    assert win.geometry_view.value("blocks") == f"{2**31 // 256:,}"
 
 
 def test_gpu_selector_lists_presets_and_switches(qtbot, make_window):
@@ -144,8 +145,10 @@ def test_sm_view_hover_describes_slot(qtbot, make_window):
     area = win.sm_view._grid_rect()
     r = lay.tile_rect(0)
     from PySide6.QtCore import QPoint
-    text = win.sm_view.describe_at(QPoint(area.left() + r.left() + 1, area.top() + r.top()
-                                          + lay.label + 1))
+
+    text = win.sm_view.describe_at(
+        QPoint(area.left() + r.left() + 1, area.top() + r.top() + lay.label + 1)
+    )
     assert text.startswith("SM 0, warp slot 0")
 
 

@@ -17,19 +17,47 @@ from kernels.timing import BenchResult, Measurement
 
 def _m(kernel, n, block, gbps, gpu=True):
     ms = 3 * n * 4 / (gbps * 1e6)
-    return Measurement(kernel=kernel, backend="triton", elements=n, block_size=block,
-                       threads_per_block=128, num_warps=4, median_ms=ms, p20_ms=ms * 0.98,
-                       p80_ms=ms * 1.03, reps=50, flush_l2=True, bytes_moved=3 * n * 4,
-                       bandwidth_gbps=gbps, bandwidth_p20_gbps=gbps * 0.97,
-                       bandwidth_p80_gbps=gbps * 1.02, regs_per_thread=24, smem_per_block_bytes=0,
-                       is_gpu_timing=gpu, method="CUDA events, median of 50", device="H200",
-                       grid_blocks=-(-n // block), blocks_per_sm=16, occupancy=1.0,
-                       limited_by=("warps",), waves=1.5)
+    return Measurement(
+        kernel=kernel,
+        backend="triton",
+        elements=n,
+        block_size=block,
+        threads_per_block=128,
+        num_warps=4,
+        median_ms=ms,
+        p20_ms=ms * 0.98,
+        p80_ms=ms * 1.03,
+        reps=50,
+        flush_l2=True,
+        bytes_moved=3 * n * 4,
+        bandwidth_gbps=gbps,
+        bandwidth_p20_gbps=gbps * 0.97,
+        bandwidth_p80_gbps=gbps * 1.02,
+        regs_per_thread=24,
+        smem_per_block_bytes=0,
+        is_gpu_timing=gpu,
+        method="CUDA events, median of 50",
+        device="H200",
+        grid_blocks=-(-n // block),
+        blocks_per_sm=16,
+        occupancy=1.0,
+        limited_by=("warps",),
+        waves=1.5,
+    )
 
 
 def fake_sweep(points_done=None, delay=0.0):
-    def sweep(names, sizes, blocks, flush_l2=True, reps=50, on_progress=None, should_cancel=None,
-              allow_cpu=False, command=""):
+    def sweep(
+        names,
+        sizes,
+        blocks,
+        flush_l2=True,
+        reps=50,
+        on_progress=None,
+        should_cancel=None,
+        allow_cpu=False,
+        command="",
+    ):
         pts = [(k, n, b) for k in names for n in sizes for b in (blocks or [1024])]
         out, cancelled = [], False
         for i, (k, n, b) in enumerate(pts):
@@ -42,9 +70,16 @@ def fake_sweep(points_done=None, delay=0.0):
             out.append(_m(k, n, b, 100.0 + i))
             if points_done is not None:
                 points_done.set()
-        return BenchResult(device={"name": "H200"}, created="2026-11-29T00:00:00+00:00",
-                           command=command, measurements=tuple(out), copy_ceiling_gbps=4200.0,
-                           peak_dram_gbps=4800.0, cancelled=cancelled)
+        return BenchResult(
+            device={"name": "H200"},
+            created="2026-11-29T00:00:00+00:00",
+            command=command,
+            measurements=tuple(out),
+            copy_ceiling_gbps=4200.0,
+            peak_dram_gbps=4800.0,
+            cancelled=cancelled,
+        )
+
     return sweep
 
 
@@ -59,9 +94,11 @@ class _Av:
         return "gpu" if self.is_gpu else ("interpreter" if self.ok else "unavailable")
 
 
-NO_GPU = {"triton": _Av(True, False, "no CUDA GPU; TRITON_INTERPRET=1"),
-          "numba": _Av(True, False, "no CUDA GPU; NUMBA_ENABLE_CUDASIM=1"),
-          "torch": _Av(True, False, "no CUDA GPU: torch runs on the CPU")}
+NO_GPU = {
+    "triton": _Av(True, False, "no CUDA GPU; TRITON_INTERPRET=1"),
+    "numba": _Av(True, False, "no CUDA GPU; NUMBA_ENABLE_CUDASIM=1"),
+    "torch": _Av(True, False, "no CUDA GPU: torch runs on the CPU"),
+}
 GPU = {k: _Av(True, True, "") for k in ("triton", "numba", "torch")}
 
 
@@ -78,6 +115,7 @@ def panel(qtbot, runner):
     p = QtBandwidth(runner, jobs)
     qtbot.addWidget(p)
     from kernels.registry import KERNELS
+
     p.set_kernels(list(KERNELS))
     return p
 
@@ -177,7 +215,7 @@ def test_sweep_runs_in_worker_with_progress(qtbot, panel):
     assert "grid" in tip and "waves" in tip and "occupancy" in tip and "limited by" in tip
     # ceiling and peak are drawn
     lines = [i for i in pi.items if i.__class__.__name__ == "InfiniteLine"]
-    assert {round(l.value()) for l in lines} == {4200, 4800}
+    assert {round(ln.value()) for ln in lines} == {4200, 4800}
 
 
 def test_sweep_cancel_keeps_what_was_measured(qtbot, runner):
@@ -185,6 +223,7 @@ def test_sweep_cancel_keeps_what_was_measured(qtbot, runner):
     p = QtBandwidth(runner, BandwidthJobs(sweep=fake_sweep(points_done=one, delay=0.05)))
     qtbot.addWidget(p)
     from kernels.registry import KERNELS
+
     p.set_kernels(list(KERNELS))
     p.set_availability(GPU)
     p.sizes.setText("2^10..2^30")
@@ -206,7 +245,8 @@ def test_bad_sweep_form_gets_a_message(qtbot, panel):
     assert "not a size" in msg.args[0]
     for i in range(panel.kernel_list.count()):
         panel.kernel_list.item(i).setCheckState(
-            __import__("PySide6.QtCore", fromlist=["Qt"]).Qt.CheckState.Unchecked)
+            __import__("PySide6.QtCore", fromlist=["Qt"]).Qt.CheckState.Unchecked
+        )
     panel.sizes.setText("2^20")
     with qtbot.waitSignal(panel.status_message) as msg:
         assert panel.start_sweep() is None
@@ -214,8 +254,8 @@ def test_bad_sweep_form_gets_a_message(qtbot, panel):
 
 
 def test_parse_sizes_and_blocks():
-    assert parse_sizes("2^16..2^20") == [2 ** k for k in range(16, 21)]
-    assert parse_sizes("2^16..2^20 x4") == [2 ** 16, 2 ** 18, 2 ** 20]
+    assert parse_sizes("2^16..2^20") == [2**k for k in range(16, 21)]
+    assert parse_sizes("2^16..2^20 x4") == [2**16, 2**18, 2**20]
     assert parse_sizes("1e6, 1048583") == [1_000_000, 1_048_583]
     with pytest.raises(ValueError):
         parse_sizes("2^40")
@@ -230,7 +270,8 @@ def test_parse_sizes_and_blocks():
 def test_results_file_from_bench_opens(qtbot, panel, tmp_path):
     """A file written by kernels.results (what `python main.py bench` writes) plots here."""
     from kernels.results import save_results
-    res = fake_sweep()(["add_triton", "add_torch"], [2 ** 20, 2 ** 24], [1024, 4096])
+
+    res = fake_sweep()(["add_triton", "add_torch"], [2**20, 2**24], [1024, 4096])
     path = tmp_path / "bench.json"
     save_results(res, path)
     with qtbot.waitSignal(panel.result_loaded, timeout=5000) as blocker:
@@ -239,14 +280,16 @@ def test_results_file_from_bench_opens(qtbot, panel, tmp_path):
     assert len(got.measurements) == 8
     assert "8 measurements" in panel.log.toPlainText()
     items = {i.name: i for i in panel.export_items()}
-    # each plot's CSV is what it draws: per size the best block (vs size), the largest size (vs block)
+    # each plot's CSV is what it draws: the best block per size (vs size), the largest size
+    # (vs block)
     size_rows = items["bandwidth_vs_size"].rows
     assert sorted((r[0], r[2]) for r in size_rows) == sorted(
-        (k, n) for k in ("add_triton", "add_torch") for n in (2 ** 20, 2 ** 24))
+        (k, n) for k in ("add_triton", "add_torch") for n in (2**20, 2**24)
+    )
     for r in size_rows:
         same = [m for m in got.measurements if m.kernel == r[0] and m.elements == r[2]]
         assert r[7] == max(m.bandwidth_gbps for m in same)
-    assert {r[2] for r in items["bandwidth_vs_block"].rows} == {2 ** 24}
+    assert {r[2] for r in items["bandwidth_vs_block"].rows} == {2**24}
     assert len(items["bandwidth_vs_block"].rows) == 4
 
 
@@ -294,14 +337,28 @@ def test_experiments_without_gpu_show_what_they_can(qtbot, runner):
 
     def count():
         from sim.errors import UserError
+
         raise UserError("counting GPU kernels needs a GPU: no CUDA GPU")
 
     lvf = LaunchVsFinish("add_torch", 4099, 30.0, 31.0, 5, False, "host clock")
-    steps = HostSteps(4099, 256, tuple(HostStep(n, i * 1.0, 1.0, n == "launch") for i, n in
-                                       enumerate(("allocate", "copy in", "launch", "copy out", "free"))),
-                      5.0, True, False, "host clock")
-    p = QtBandwidth(runner, BandwidthJobs(count_kernels=count, launch_vs_finish=lambda: lvf,
-                                          square_host_steps=lambda: steps))
+    steps = HostSteps(
+        4099,
+        256,
+        tuple(
+            HostStep(n, i * 1.0, 1.0, n == "launch")
+            for i, n in enumerate(("allocate", "copy in", "launch", "copy out", "free"))
+        ),
+        5.0,
+        True,
+        False,
+        "host clock",
+    )
+    p = QtBandwidth(
+        runner,
+        BandwidthJobs(
+            count_kernels=count, launch_vs_finish=lambda: lvf, square_host_steps=lambda: steps
+        ),
+    )
     qtbot.addWidget(p)
     with qtbot.waitSignal(runner.finished, timeout=5000):
         p.start_experiments()
@@ -313,6 +370,7 @@ def test_experiments_without_gpu_show_what_they_can(qtbot, runner):
 
 def test_window_applies_kernels_info(qtbot, make_window):
     from kernels.registry import KERNELS
+
     win = make_window("H200", 1_000_000, 256)
     win.apply_kernels_info(KernelsInfo(NO_GPU, tuple(KERNELS), None, "no CUDA GPU"))
     assert "interpreter" in win.kernels_label.text()
@@ -342,9 +400,10 @@ def test_measured_resources_feed_the_launch(qtbot, make_window):
     """Bench results carry each compiled kernel's registers and shared memory; selecting that
     kernel uses them, so occupancy is the real kernel's."""
     from kernels.registry import KERNELS
+
     win = make_window("H200", 1_000_000, 256)
     win.apply_kernels_info(KernelsInfo(GPU, tuple(KERNELS), None, ""))
-    res = fake_sweep()(["add_triton"], [2 ** 20], [4096])  # regs_per_thread=24 in the fake
+    res = fake_sweep()(["add_triton"], [2**20], [4096])  # regs_per_thread=24 in the fake
     win.bandwidth.show_result(res)
     idx = win.controls.kernel.findData("add_triton")
     win.controls.kernel.setCurrentIndex(idx)
@@ -358,6 +417,7 @@ def test_detected_device_is_listed_first_and_chosen(qtbot, make_window):
 
     from kernels.registry import KERNELS
     from sim.devices import preset
+
     win = make_window("H200")
     win.prefer_detected = True
     dev = replace(preset("H200"), name="NVIDIA H200", sm_count=132, detected=True)
@@ -370,7 +430,10 @@ def test_detected_device_is_listed_first_and_chosen(qtbot, make_window):
 
 def test_ticked_kernels_choose_the_curves(qtbot, panel):
     from PySide6.QtCore import Qt
-    res = fake_sweep()(["add_triton", "add_torch", "copy_torch", "add_numba"], [2 ** 20, 2 ** 24], [256])
+
+    res = fake_sweep()(
+        ["add_triton", "add_torch", "copy_torch", "add_numba"], [2**20, 2**24], [256]
+    )
     panel.show_result(res)
     assert panel.shown_kernels() == ["add_triton", "add_torch", "copy_torch"]  # the ticked ones
     for i in range(panel.kernel_list.count()):
@@ -384,5 +447,5 @@ def test_ticked_kernels_choose_the_curves(qtbot, panel):
 
 def test_gpu_results_change_the_no_gpu_banner(qtbot, panel):
     panel.set_availability(NO_GPU)
-    panel.show_result(fake_sweep()(["add_triton"], [2 ** 20], [1024]))
+    panel.show_result(fake_sweep()(["add_triton"], [2**20], [1024]))
     assert "are</b> GPU timings" in panel.banner.text() and "H200" in panel.banner.text()
