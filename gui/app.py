@@ -68,7 +68,7 @@ def make_app():
     return app
 
 
-def build_inputs(base, gpu=None, elements=None, block=None, regs=None, smem=None):
+def build_inputs(base, gpu=None, elements=None, block=None, regs=None, smem=None, carveout=None):
     """Apply command-line values to `base` (a LaunchInputs) and check them; UserError if bad."""
     from gui.model import LaunchInputs, compute_state
     from sim.devices import preset
@@ -86,6 +86,8 @@ def build_inputs(base, gpu=None, elements=None, block=None, regs=None, smem=None
         changes["regs_per_thread"] = int(regs)
     if smem is not None:
         changes["smem_per_block"] = int(smem)
+    if carveout is not None:
+        changes["carveout_percent"] = int(carveout)
     if changes.keys() & {"threads_per_block", "regs_per_thread", "smem_per_block"}:
         changes.setdefault("kernel", "custom")
         changes["elements_per_thread"] = 1
@@ -209,7 +211,8 @@ def representative_time(rec, fraction: float) -> float:
     return float((starts[i] + nxt) / 2)
 
 
-def _take_screenshot(app, win, path: Path, time_fraction: float = 0.42) -> int:
+def _show_launch(app, win, time_fraction: float = 0.42) -> None:
+    """Lay the window out at 1600x1000, simulate, and stop the clock inside a busy wave."""
     win.resize(1600, 1000)
     win.show()
     for _ in range(5):
@@ -222,6 +225,10 @@ def _take_screenshot(app, win, path: Path, time_fraction: float = 0.42) -> int:
         win.playback.set_time(representative_time(rec, time_fraction))
     for _ in range(5):
         app.processEvents()
+
+
+def _take_screenshot(app, win, path: Path, time_fraction: float = 0.42) -> int:
+    _show_launch(app, win, time_fraction)
     path.parent.mkdir(parents=True, exist_ok=True)
     if not win.grab().save(str(path), "PNG"):
         raise UserError(f"cannot write {path}")
@@ -229,12 +236,13 @@ def _take_screenshot(app, win, path: Path, time_fraction: float = 0.42) -> int:
     return 0
 
 
-def run_export(gpu, elements, block, regs, smem, out: str, results: str | None = None) -> int:
+def run_export(gpu, elements, block, regs, smem, out: str, results: str | None = None,
+               carveout: int | None = None) -> int:
     out_dir = _check_out_path(out)
     ensure_platform(headless=True)
     from gui.model import LaunchInputs
 
-    inputs = build_inputs(LaunchInputs(), gpu, elements, block, regs, smem)
+    inputs = build_inputs(LaunchInputs(), gpu, elements, block, regs, smem, carveout)
     bench = None
     if results:
         from kernels.results import load_results  # no torch/triton/numba: plain files
@@ -245,16 +253,7 @@ def run_export(gpu, elements, block, regs, smem, out: str, results: str | None =
 
     win = MainWindow(inputs, restore=False, load_kernels=False)
     try:
-        win.resize(1600, 1000)
-        win.show()
-        for _ in range(5):
-            app.processEvents()
-        win.apply_default_dock_sizes()
-        for _ in range(5):
-            app.processEvents()
-        rec = win.simulate_now()
-        if rec is not None:
-            win.playback.set_time(representative_time(rec, 0.42))
+        _show_launch(app, win)
         if bench is not None:
             win.bandwidth.show_result(bench)
         app.processEvents()

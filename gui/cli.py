@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from sim.cli import arg_bytes, arg_count  # the same number syntax as every other command
+from sim.cli import add_launch_arguments  # the same options and number syntax as `explain`
 
 
 def register(subparsers) -> None:
@@ -20,39 +20,7 @@ def register(subparsers) -> None:
         "session.json (inputs, device, occupancy, simulation summary), and a "
         "one-page summary.png and summary.html.",
     )
-    p.add_argument(
-        "--gpu",
-        default="H200",
-        help="GPU preset name, e.g. H200, L40S, T4, 'RTX 5090' (default: H200)",
-    )
-    p.add_argument(
-        "--elements",
-        type=arg_count("element count"),
-        default=1_000_000,
-        metavar="N",
-        help="elements the kernel processes: 1000000, 1e6, 2^20 or 4M (default: 1,000,000)",
-    )
-    p.add_argument(
-        "--block",
-        type=arg_count("block size"),
-        default=256,
-        metavar="THREADS",
-        help="threads per block, 1..1024 (default: 256)",
-    )
-    p.add_argument(
-        "--regs",
-        type=arg_count("registers"),
-        default=None,
-        metavar="N",
-        help="registers per thread (default: 0 = not limiting)",
-    )
-    p.add_argument(
-        "--smem",
-        type=arg_bytes("shared memory"),
-        default=None,
-        metavar="BYTES",
-        help="shared memory per block, static + dynamic: 49152, 48K or 48KiB (default: 0)",
-    )
+    add_launch_arguments(p)
     p.add_argument(
         "--results",
         metavar="FILE",
@@ -75,6 +43,7 @@ def _export_handler(args) -> int:
         args.smem,
         args.out,
         results=getattr(args, "results", None),
+        carveout=args.carveout,
     )
 
 

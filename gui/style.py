@@ -24,7 +24,7 @@ NO_SLOT = "#1f1a1d"  # a warp slot this launch can never use (its limiter keeps 
 TAIL = "#b54a4a"
 
 # Block colours: 10 hues, each in two lightnesses, so neighbouring blocks differ.
-_HUES = [
+HUES = [
     "#4e9af1",
     "#f28e2b",
     "#59c36a",
@@ -49,8 +49,8 @@ def _mix(hex_color: str, other: str, t: float) -> QColor:
 
 def block_palette() -> list[QColor]:
     """Colours for block ids: block b gets palette[b % len(palette)]."""
-    first = [QColor(h) for h in _HUES]
-    second = [_mix(h, "#10121a", 0.35) for h in _HUES]
+    first = [QColor(h) for h in HUES]
+    second = [_mix(h, "#10121a", 0.35) for h in HUES]
     out = []
     for a, b in zip(first, second):
         out.append(a)

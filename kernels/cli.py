@@ -7,37 +7,10 @@ User-caused errors raise sim.errors.UserError; main.py prints them on one line.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 
 from sim.errors import UserError
-
-_POW = re.compile(r"^(\d+)\s*(?:\^|\*\*)\s*(\d+)$")
-
-
-def parse_size(text: str) -> int:
-    """An element count: 1048576, 1_000_000, 2^20, 2**20 or 1e6."""
-    t = text.strip().replace("_", "")
-    m = _POW.match(t)
-    if m:
-        return int(m.group(1)) ** int(m.group(2))
-    if t.isdigit():
-        return int(t)
-    try:
-        value = float(t)
-    except ValueError:
-        raise UserError(f"not an element count: {text!r} (try 1048576, 2^20 or 1e6)") from None
-    if not value.is_integer():
-        raise UserError(f"element count must be a whole number: {text!r}")
-    return int(value)
-
-
-def parse_int_list(text: str, what: str) -> list[int]:
-    values = [parse_size(t) for t in text.split(",") if t.strip()]
-    if not values:
-        raise UserError(f"no {what} given")
-    return values
-
+from sim.units import parse_count_list
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -104,7 +77,7 @@ def cmd_check(args) -> int:
     names = None
     if args.kernel:
         names = [k.name for k in parse_kernel_list(args.kernel)] if args.kernel != "all" else None
-    sizes = parse_int_list(args.sizes, "sizes") if args.sizes else None
+    sizes = parse_count_list(args.sizes, "sizes") if args.sizes else None
     results = run_checks(names, sizes, on_result=lambda r: print(
         f"  {r.status:4} {r.kernel} n={r.elements:,} ({r.where})", file=sys.stderr, flush=True))
     print(format_table(results))
@@ -141,8 +114,8 @@ def cmd_bench(args) -> int:
 
     _kind(args.out)  # reject a bad extension before measuring anything
     kernels = parse_kernel_list(args.kernel)
-    sizes = parse_int_list(args.sizes, "sizes")
-    blocks = parse_int_list(args.block, "block sizes") if args.block else None
+    sizes = parse_count_list(args.sizes, "sizes")
+    blocks = parse_count_list(args.block, "block sizes", upper=None) if args.block else None
     if args.reps < 1:
         raise UserError("--reps must be at least 1")
     result = sweep(kernels, sizes, blocks, flush_l2=not args.no_flush, reps=args.reps,

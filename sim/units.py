@@ -48,3 +48,31 @@ def fmt_bytes(n: float) -> str:
             value = n / size
             return f"{value:.0f} {unit}" if value == int(value) or value >= 10 else f"{value:.1f} {unit}"
     return f"{int(n)} B"
+
+
+def parse_count_list(text, what: str = "sizes", upper: int | None = 2**31) -> list[int]:
+    """A list of counts, sorted and de-duplicated: '2^20,2^24', '1e6; 1048583', a range of powers
+    of two '2^16..2^28' (every doubling) or '2^16..2^28 x4' (every 4x)."""
+    out: list[int] = []
+    for part in str(text).replace(";", ",").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        part, _, step = part.partition(" x")
+        if ".." in part:
+            lo_text, _, hi_text = part.partition("..")
+            lo, hi = parse_count(lo_text, what), parse_count(hi_text, what)
+            factor = parse_count(step, "range step") if step else 2
+            if lo < 1 or lo > hi or factor < 2:
+                raise UserError(f"{what}: {part!r} is not an increasing range of positive counts")
+            while lo <= hi:
+                out.append(lo)
+                lo *= factor
+        else:
+            out.append(parse_count(part, what))
+    if not out:
+        raise UserError(f"no {what} given")
+    if min(out) < 1 or (upper is not None and max(out) > upper):
+        limit = f" and {upper:,}" if upper is not None else ""
+        raise UserError(f"{what} must be between 1{limit}, got {text!r}")
+    return sorted(set(out))

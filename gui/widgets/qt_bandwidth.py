@@ -44,22 +44,10 @@ from PySide6.QtWidgets import (
 )
 
 from gui import style
+from sim.units import parse_count_list
 from gui.adapter import TaskOutcome, TaskRunner
 
-CURVE_COLORS = [
-    "#4e9af1",
-    "#f28e2b",
-    "#59c36a",
-    "#e15759",
-    "#b07aa1",
-    "#edc948",
-    "#76b7b2",
-    "#ff9da7",
-    "#9c755f",
-    "#a0cbe8",
-    "#d4a6c8",
-    "#86bcb6",
-]
+CURVE_COLORS = [*style.HUES, "#d4a6c8", "#86bcb6"]
 
 
 class Cancelled(Exception):
@@ -67,61 +55,15 @@ class Cancelled(Exception):
 
 
 def parse_sizes(text: str) -> list[int]:
-    """ "2^16..2^28" (powers of two, every 2nd step with "x4"), "1e6, 2^20, 1048583" -> ints."""
-    text = text.strip()
-    if not text:
-        raise ValueError("give at least one size")
-    out: list[int] = []
-    for part in text.replace(";", ",").split(","):
-        part = part.strip()
-        if not part:
-            continue
-        factor = 2
-        if " x" in part:
-            part, _, f = part.partition(" x")
-            factor = int(f)
-        if ".." in part:
-            a, _, b = part.partition("..")
-            lo, hi = _one_size(a), _one_size(b)
-            if lo > hi:
-                raise ValueError(f"range {part!r} goes down")
-            v = lo
-            while v <= hi:
-                out.append(v)
-                v *= max(2, factor)
-        else:
-            out.append(_one_size(part))
-    if not out:
-        raise ValueError("give at least one size")
-    if any(v < 1 or v > 2**31 for v in out):
-        raise ValueError("sizes must be between 1 and 2^31")
-    return sorted(set(out))
-
-
-def _one_size(s: str) -> int:
-    s = s.strip().replace("_", "")
-    try:
-        if "^" in s:
-            b, _, e = s.partition("^")
-            return int(b) ** int(e)
-        if "e" in s.lower():
-            return int(float(s))
-        return int(s)
-    except ValueError:
-        raise ValueError(f"{s!r} is not a size (try 1048576, 2^20, 1e6 or 2^16..2^28)") from None
+    """Element counts as sim.units reads them: "2^16..2^28 x4", "1e6, 2^20, 1048583"."""
+    return parse_count_list(text, "sizes")
 
 
 def parse_blocks(text: str) -> list[int] | None:
     text = text.strip()
     if not text or text.lower() == "default":
         return None
-    try:
-        vals = sorted({int(x) for x in text.replace(";", ",").split(",") if x.strip()})
-    except ValueError:
-        raise ValueError(f"block sizes must be whole numbers, got {text!r}") from None
-    if any(v < 1 for v in vals):
-        raise ValueError("block sizes must be positive")
-    return vals or None
+    return parse_count_list(text, "block sizes", upper=None)
 
 
 @dataclass

@@ -242,7 +242,7 @@ def test_bad_sweep_form_gets_a_message(qtbot, panel):
     panel.sizes.setText("lots")
     with qtbot.waitSignal(panel.status_message) as msg:
         assert panel.start_sweep() is None
-    assert "not a size" in msg.args[0]
+    assert "not a number" in msg.args[0]
     for i in range(panel.kernel_list.count()):
         panel.kernel_list.item(i).setCheckState(
             __import__("PySide6.QtCore", fromlist=["Qt"]).Qt.CheckState.Unchecked

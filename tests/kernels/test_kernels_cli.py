@@ -8,6 +8,7 @@ from kernels_env import HAS_GPU
 
 from kernels import cli
 from sim.errors import UserError
+from sim.units import parse_count_list
 
 
 def _parse(*argv):
@@ -19,13 +20,13 @@ def _parse(*argv):
 @pytest.mark.parametrize("text,value", [("1048576", 1 << 20), ("2^20", 1 << 20), ("2**26", 1 << 26),
                                         ("1e6", 1_000_000), ("1_048_583", 1_048_583)])
 def test_parse_size(text, value):
-    assert cli.parse_size(text) == value
+    assert parse_count_list(text) == [value]
 
 
 @pytest.mark.parametrize("text", ["abc", "1.5", "2^"])
 def test_parse_size_rejects(text):
     with pytest.raises(UserError):
-        cli.parse_size(text)
+        parse_count_list(text)
 
 
 def test_check_prints_table_and_exit_status(capsys):
