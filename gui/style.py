@@ -6,6 +6,7 @@ One place for colours so the SM view, the timeline and the exports agree.
 from __future__ import annotations
 
 import numpy as np
+import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -149,3 +150,16 @@ def monospace_font(size: float = 9.0) -> QFont:
     f.setStyleHint(QFont.StyleHint.Monospace)
     f.setPointSizeF(size)
     return f
+
+
+def make_plot(title: str, xlabel: str, ylabel: str) -> pg.PlotWidget:
+    """A plot in the app's look: small title, labelled axes, faint grid, no pyqtgraph menus."""
+    w = pg.PlotWidget()
+    pi = w.getPlotItem()
+    pi.setTitle(f"<span style='color:{FG};font-size:10pt'>{title}</span>")
+    pi.setLabel("bottom", xlabel)
+    pi.setLabel("left", ylabel)
+    pi.showGrid(x=True, y=True, alpha=0.18)
+    pi.setMenuEnabled(False)
+    pi.hideButtons()
+    return w

@@ -139,14 +139,8 @@ class BandwidthJobs:
 
 
 def _plot(title: str, xlabel: str, ylabel: str, logx: bool = False) -> pg.PlotWidget:
-    w = pg.PlotWidget()
+    w = style.make_plot(title, xlabel, ylabel)
     pi = w.getPlotItem()
-    pi.setTitle(f"<span style='color:{style.FG};font-size:10pt'>{title}</span>")
-    pi.setLabel("bottom", xlabel)
-    pi.setLabel("left", ylabel)
-    pi.showGrid(x=True, y=True, alpha=0.18)
-    pi.setMenuEnabled(False)
-    pi.hideButtons()
     if logx:
         pi.setLogMode(x=True, y=False)
     legend = pi.addLegend(labelTextSize="8pt", brush=pg.mkBrush(20, 22, 26, 200))

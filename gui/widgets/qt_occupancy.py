@@ -19,14 +19,7 @@ from sim.occupancy import LIMITERS, sweep_registers, sweep_smem, sweep_threads
 
 
 def _plot(title: str, xlabel: str, ylabel: str = "active warps / SM") -> pg.PlotWidget:
-    w = pg.PlotWidget()
-    pi = w.getPlotItem()
-    pi.setTitle(f"<span style='color:{style.FG};font-size:10pt'>{title}</span>")
-    pi.setLabel("bottom", xlabel)
-    pi.setLabel("left", ylabel)
-    pi.showGrid(x=True, y=True, alpha=0.18)
-    pi.setMenuEnabled(False)
-    pi.hideButtons()
+    w = style.make_plot(title, xlabel, ylabel)
     w.setMinimumHeight(150)
     return w
 
