@@ -54,12 +54,15 @@ class MemoryBoundCost:
 
     The share is the peak bandwidth divided by the blocks resident when it starts, so a full GPU
     streams at the peak and blocks in a thin tail run faster (but the tail still wastes the GPU).
+    A block never takes less than `latency_us`: its loads must come back from DRAM first, so with
+    too few bytes in flight the GPU is latency-bound, not bandwidth-bound (Little's law).
     """
     bytes_per_block: float
     peak_gbps: float
     overhead_us: float = 1.0
     last_block_bytes: float | None = None  # the last block may be partial
     n_blocks: int | None = None
+    latency_us: float = 0.0
 
     @classmethod
     def for_launch(cls, gpu: GpuSpec, elements: int, threads_per_block: int,
@@ -75,7 +78,7 @@ class MemoryBoundCost:
         if self.last_block_bytes is not None and self.n_blocks is not None:
             nbytes[block_ids == self.n_blocks - 1] = self.last_block_bytes
         share_bytes_per_us = self.peak_gbps * 1e3 / max(resident_blocks, 1)  # 1 GB/s = 1e3 B/us
-        return self.overhead_us + nbytes / share_bytes_per_us
+        return self.overhead_us + np.maximum(self.latency_us, nbytes / share_bytes_per_us)
 
 
 # ---- placement policies: which free slot takes the next block --------------------------------
@@ -131,7 +134,7 @@ class BlockScheduler:
     `run(until)` steps until the grid is done (or `until`)."""
 
     def __init__(self, gpu: GpuSpec, n_blocks: int, blocks_per_sm: int, cost=None, placement=None,
-                 dispatch_interval_us: float = 0.0):
+                 dispatch_interval_us: float = 0.0, sm_dispatch_interval_us: float = 0.0):
         if isinstance(n_blocks, bool) or not isinstance(n_blocks, (int, np.integer)) or n_blocks < 1:
             raise UserError(f"the grid needs at least one block, got {n_blocks!r}")
         if n_blocks > MAX_SIMULATED_BLOCKS:
@@ -142,7 +145,9 @@ class BlockScheduler:
         self.gpu, self.n_blocks, self.slots_per_sm = gpu, int(n_blocks), int(blocks_per_sm)
         self.cost = cost if cost is not None else UniformCost()
         self.placement = placement if placement is not None else SmOrderPlacement()
-        self.dispatch_interval_us = float(dispatch_interval_us)
+        self.dispatch_interval_us = float(dispatch_interval_us)  # GPU-wide gap between dispatches
+        self.sm_dispatch_interval_us = float(sm_dispatch_interval_us)  # gap between starts on one SM
+        self._sm_last_start = np.full(gpu.sm_count, -np.inf)
         n_slots = gpu.sm_count * self.slots_per_sm
         self._preference = self.placement.slot_order(gpu, self.slots_per_sm)
         self._slot_end = np.full(n_slots, -np.inf)  # when each slot frees up (-inf: never used)
@@ -178,12 +183,31 @@ class BlockScheduler:
         slots = free[:take]
         ids = np.arange(self.next_block, self.next_block + take)
         starts = np.maximum(t, ids * self.dispatch_interval_us)
+        if self.sm_dispatch_interval_us:
+            starts = self._space_starts_per_sm(slots // self.slots_per_sm, starts)
         resident = int(np.count_nonzero(self._slot_end > t)) + take
         ends = starts + self.cost.durations(ids, resident)
         self.block_slot[ids], self.block_start_us[ids], self.block_end_us[ids] = slots, starts, ends
         self._slot_end[slots] = ends
         self.next_block += take
         return take
+
+    def _space_starts_per_sm(self, sms: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """An SM starts one block per `sm_dispatch_interval_us`: the k-th block placed on an SM in
+        this step starts k intervals after that SM's previous start (or at its earliest time)."""
+        gap = self.sm_dispatch_interval_us
+        order = np.argsort(sms, kind="stable")
+        sorted_sms = sms[order]
+        first = np.r_[True, sorted_sms[1:] != sorted_sms[:-1]]
+        group_start = np.maximum.accumulate(np.where(first, np.arange(sms.size), 0))
+        rank = np.empty(sms.size, dtype=np.int64)
+        rank[order] = np.arange(sms.size) - group_start
+        base = np.maximum(starts, self._sm_last_start[sms] + gap)
+        # Blocks of one SM in this step share that SM's base (equal within a step up to the GPU-wide
+        # dispatch spacing, which is far smaller than the SM's): lay them out one gap apart.
+        spaced = np.maximum(starts, base + rank * gap)
+        np.maximum.at(self._sm_last_start, sms, spaced)
+        return spaced
 
     def run(self, until: float | None = None) -> None:
         while (nxt := self.peek()) is not None and (until is None or nxt <= until):
@@ -289,12 +313,13 @@ def _tail_fraction(starts, ends, n_slots: int, makespan: float) -> float:
 
 
 def simulate(gpu: GpuSpec, n_blocks: int, occ: Occupancy | int, cost=None, placement=None,
-             dispatch_interval_us: float = 0.0) -> Simulation:
+             dispatch_interval_us: float = 0.0, sm_dispatch_interval_us: float = 0.0) -> Simulation:
     """Run the whole grid through the scheduler and return its trace and summary."""
     blocks_per_sm = occ if isinstance(occ, (int, np.integer)) else occ.blocks_per_sm
     if blocks_per_sm < 1 and not isinstance(occ, (int, np.integer)):
         raise UserError(f"nothing to schedule: {occ.reason}")
-    engine = BlockScheduler(gpu, n_blocks, blocks_per_sm, cost, placement, dispatch_interval_us)
+    engine = BlockScheduler(gpu, n_blocks, blocks_per_sm, cost, placement, dispatch_interval_us,
+                            sm_dispatch_interval_us)
     engine.run()
     slot = engine.block_slot
     sm, slot_in_sm = slot // engine.slots_per_sm, slot % engine.slots_per_sm

@@ -121,3 +121,23 @@ def test_refuses_what_it_cannot_simulate():
         simulate(gpu, 10, occupancy(gpu, 256, 0, 300_000))
     with pytest.raises(UserError, match="more than the simulator"):
         simulate(gpu, 2**22, occupancy(gpu, 256))
+
+
+def test_an_sm_starts_one_block_per_dispatch_interval():
+    gpu = preset("T4")
+    sim = simulate(gpu, 2_000, 16, UniformCost(1.0), sm_dispatch_interval_us=0.25)
+    _check_invariants(sim, 16)
+    for sm in range(gpu.sm_count):
+        starts = np.sort(sim.block_start_us[sim.block_sm == sm])
+        assert (np.diff(starts) >= 0.25 - 1e-9).all()
+    # 16 slots and 1 us blocks would allow 16 blocks/us per SM; one start per 0.25 us allows 4, so
+    # dispatch is the limit: the 50th block of each SM starts at 49 x 0.25 us and runs 1 us.
+    assert sim.makespan_us == pytest.approx(49 * 0.25 + 1.0)
+
+
+def test_latency_floor_of_the_memory_bound_cost():
+    cost = MemoryBoundCost(bytes_per_block=1_000.0, peak_gbps=1_000.0, overhead_us=0.0, latency_us=0.9)
+    # 1,000 B at 1,000 GB/s take 0.001 us, but no block beats one DRAM round trip.
+    assert cost.durations(np.arange(4), resident_blocks=1).tolist() == [0.9] * 4
+    # Shared by 2,000 resident blocks the same bytes take 2 us: bandwidth-bound again.
+    assert cost.durations(np.arange(1), resident_blocks=2_000).tolist() == [pytest.approx(2.0)]

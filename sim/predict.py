@@ -1,0 +1,87 @@
+"""What the scheduler predicts a memory-bound kernel's bandwidth to be.
+
+The grid runs through the block scheduler with a memory-bound cost: each block moves its bytes at
+its share of the achievable DRAM bandwidth, but never faster than one DRAM round trip
+(`latency_us`); each SM starts at most one block per `sm_dispatch_interval_us`; every launch pays
+`launch_overhead_us`. These three numbers were fitted once, to a block-size sweep of the article's
+one-element-per-thread add on the H200 (benchmarks/RESULTS.md). They explain why small blocks are
+slow: with 32-thread blocks an SM is busy starting blocks, not moving bytes; with one element per
+thread too few bytes are in flight to cover the latency (Little's law). Long grids are simulated
+for a bounded number of waves and extended by the steady per-wave time, so a prediction costs
+milliseconds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from sim.devices import GpuSpec
+from sim.scheduler import MemoryBoundCost, simulate
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryModel:
+    latency_us: float  # shortest time a block that waits on DRAM can take
+    sm_dispatch_interval_us: float  # an SM starts at most one block this often
+    launch_overhead_us: float  # per kernel: from the start event to the first block, and draining
+    source: str
+
+
+# Least-squares fit (by hand, in benchmarks/RESULTS.md) to add_numba_naive at 2^26 elements,
+# 32..1024 threads per block, measured on the H200 on 2026-11-29.
+H200_FIT = MemoryModel(latency_us=0.95, sm_dispatch_interval_us=0.078, launch_overhead_us=4.4,
+                       source="fit to the naive Numba add's block-size sweep on the H200, 2026-11-29")
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    time_us: float
+    bandwidth_gbps: float
+    waves: int
+    simulated_blocks: int  # blocks actually run through the scheduler (the rest extrapolated)
+    bound: str  # "bandwidth", "latency" or "block dispatch": what sets the steady wave time
+
+
+def predict_bandwidth(gpu: GpuSpec, grid_blocks: int, blocks_per_sm: int, bytes_moved: float,
+                      ceiling_gbps: float | None = None, model: MemoryModel = H200_FIT,
+                      max_waves: int = 12) -> Prediction:
+    """Time and GB/s the scheduler predicts for a memory-bound grid.
+
+    `ceiling_gbps` is the bandwidth a full GPU can reach (a measured copy ceiling is best; default
+    the theoretical peak)."""
+    if grid_blocks < 1 or blocks_per_sm < 1 or bytes_moved <= 0:
+        raise ValueError("a prediction needs at least one block, one block per SM and some bytes")
+    ceiling = float(ceiling_gbps or gpu.peak_dram_gbps)
+    slots = gpu.sm_count * blocks_per_sm
+    waves = math.ceil(grid_blocks / slots)
+    bytes_per_block = bytes_moved / grid_blocks
+    cost = MemoryBoundCost(bytes_per_block=bytes_per_block, peak_gbps=ceiling, overhead_us=0.0,
+                           latency_us=model.latency_us)
+    # Simulate the first waves (the ramp), a steady middle and the last partial wave.
+    head = min(waves, max_waves)
+    n_sim = grid_blocks if waves <= max_waves else (head - 1) * slots + (grid_blocks - (waves - 1) * slots)
+    sim = simulate(gpu, n_sim, blocks_per_sm, cost,
+                   sm_dispatch_interval_us=model.sm_dispatch_interval_us)
+    time_us = model.launch_overhead_us + sim.makespan_us
+    steady = _steady_wave_us(sim)
+    if waves > max_waves:
+        time_us += (waves - head) * steady
+    per_sm_rate = min(blocks_per_sm / model.latency_us, 1.0 / model.sm_dispatch_interval_us)
+    if bytes_per_block * per_sm_rate * gpu.sm_count / 1e3 >= ceiling:
+        bound = "bandwidth"
+    elif blocks_per_sm / model.latency_us <= 1.0 / model.sm_dispatch_interval_us:
+        bound = "latency"
+    else:
+        bound = "block dispatch"
+    return Prediction(time_us=time_us, bandwidth_gbps=bytes_moved / (time_us * 1e3), waves=waves,
+                      simulated_blocks=n_sim, bound=bound)
+
+
+def _steady_wave_us(sim) -> float:
+    """Time per wave once the GPU is full: between the starts of the middle waves."""
+    starts = sim.wave_boundaries_us()
+    if len(starts) < 3:
+        return sim.makespan_us / max(sim.waves, 1)
+    a, b = len(starts) // 3, len(starts) - 1
+    return float((starts[b] - starts[a]) / (b - a))
