@@ -86,6 +86,10 @@ rules allow, because the dispatcher ramps up; this is where you can see it.</p>"
 events, with the L2 cache flushed before each run so the number is memory, not cache. The band is
 the 20th to 80th percentile; dashed and dotted lines are the measured copy ceiling and the
 memory's theoretical peak. Hover a point for its grid, waves, occupancy and limiter.</p>
+<p>A thin dashed line in a kernel's colour is what the block scheduler predicts for the same grid:
+every block waits at least one DRAM round trip, each SM starts one block at a time, and a full GPU
+shares the copy ceiling. Where the dashed line bends with the measured one, that is why: tiny
+blocks keep the SMs busy starting blocks, one element per thread leaves too few bytes in flight.</p>
 <p>Small sizes are dominated by launch cost, so bandwidth climbs with size and flattens once the
 kernel moves enough bytes. <i>Experiments</i> shows why fusing add and ReLU saves two memory trips,
 why a launch returning is not the work finishing, and where the time of a simple program goes.</p>

@@ -44,6 +44,9 @@ from PySide6.QtWidgets import (
 )
 
 from gui import style
+from sim.devices import GpuSpec, preset_for_device_name
+from sim.errors import UserError
+from sim.predict import Prediction, predict_bandwidth
 from sim.units import parse_count_list
 from gui.adapter import TaskOutcome, TaskRunner
 
@@ -148,7 +151,7 @@ def _plot(title: str, xlabel: str, ylabel: str, logx: bool = False) -> pg.PlotWi
     return w
 
 
-def _tip(m) -> str:
+def _tip(m, predicted: Prediction | None = None) -> str:
     """Tooltip for one measurement: its launch as sim predicts it, and how it was timed."""
     lines = [
         f"{m.kernel} [{m.backend}]",
@@ -174,8 +177,23 @@ def _tip(m) -> str:
         lines.append(
             f"{m.regs_per_thread} registers/thread · {m.smem_per_block_bytes or 0:,} B shared"
         )
+    if predicted is not None:
+        lines.append(
+            f"simulator predicts {predicted.bandwidth_gbps:,.0f} GB/s "
+            f"({predicted.bandwidth_gbps / m.bandwidth_gbps:.0%} of measured; {predicted.bound}-bound)"
+        )
     lines.append(("GPU timing: " if m.is_gpu_timing else "NOT a GPU timing: ") + m.method)
     return "\n".join(lines)
+
+
+def _result_gpu(result) -> GpuSpec | None:
+    """The GPU a results file was measured on, as a spec (full spec saved by `bench`, or a preset
+    matched by name for files that only carry the name)."""
+    device = result.device if isinstance(result.device, dict) else {}
+    try:
+        return GpuSpec.from_dict(device)
+    except (KeyError, TypeError, ValueError):
+        return preset_for_device_name(device.get("name", ""), device.get("sm_count"))
 
 
 class QtBandwidth(QWidget):
@@ -191,6 +209,7 @@ class QtBandwidth(QWidget):
         self.runner = runner
         self.jobs = jobs or BandwidthJobs.real()
         self.result = None  # BenchResult shown now
+        self._predictions: dict = {}  # measured point -> the scheduler's Prediction (or None)
         self.experiments: dict[str, Any] = {}
         self.checks: list = []
         self._job_kind: dict[int, str] = {}
@@ -630,6 +649,7 @@ class QtBandwidth(QWidget):
 
     def show_result(self, result) -> None:
         self.result = result
+        self._predictions = {}
         ms = list(result.measurements)
         if not ms:
             self.log.appendPlainText("The results contain no measurements.")
@@ -654,6 +674,7 @@ class QtBandwidth(QWidget):
         self._plotted = {"size": [], "block": []}
         for plot in (self.size_plot, self.block_plot):
             plot.getPlotItem().clear()
+            plot.getPlotItem()._has_prediction_entry = False
             leg = plot.getPlotItem().legend
             if leg is not None:
                 leg.clear()
@@ -716,6 +737,34 @@ class QtBandwidth(QWidget):
             out.append(max(group, key=lambda m: m.bandwidth_gbps) if len(group) > 1 else group[0])
         return out
 
+    def predicted(self, m) -> Prediction | None:
+        """What the block scheduler predicts for a measured point: only GPU timings of kernels
+        whose grid and occupancy are known (torch peers choose their own grid)."""
+        key = (m.kernel, m.elements, m.block_size, m.num_warps, m.median_ms)
+        if key not in self._predictions:
+            gpu = _result_gpu(self.result) if m.is_gpu_timing else None
+            prediction = None
+            if gpu is not None and getattr(m, "grid_blocks", None) and getattr(m, "blocks_per_sm", None):
+                try:
+                    prediction = predict_bandwidth(gpu, m.grid_blocks, m.blocks_per_sm, m.bytes_moved,
+                                                   self.result.copy_ceiling_gbps)
+                except (ValueError, UserError):
+                    prediction = None
+            self._predictions[key] = prediction
+        return self._predictions[key]
+
+    def _draw_prediction(self, pi, x, pts, color) -> None:
+        """The scheduler's prediction for these points, dashed in the curve's colour."""
+        preds = [self.predicted(m) for m in pts]
+        if not any(preds):
+            return
+        y = np.array([p.bandwidth_gbps if p else np.nan for p in preds])
+        if not getattr(pi, "_has_prediction_entry", False):  # one neutral legend entry per plot
+            pi.plot([], [], pen=pg.mkPen(style.FG, width=1.5, style=Qt.PenStyle.DashLine),
+                    name="dashed: simulator's prediction")
+            pi._has_prediction_entry = True
+        pi.plot(x, y, pen=pg.mkPen(color, width=1.5, style=Qt.PenStyle.DashLine), connect="finite")
+
     def _draw_vs_size(self, name, rows, color) -> None:
         pi = self.size_plot.getPlotItem()
         pts = self._best_block_rows(rows)
@@ -733,6 +782,7 @@ class QtBandwidth(QWidget):
         )
         pi.addItem(band)
         pi.plot(x, y, pen=pg.mkPen(color, width=2), name=name)
+        self._draw_prediction(pi, x, pts, color)
         sc = pg.ScatterPlotItem(
             x=lx,
             y=y,
@@ -740,7 +790,7 @@ class QtBandwidth(QWidget):
             brush=pg.mkBrush(color),
             pen=pg.mkPen("#000"),
             hoverable=True,
-            data=[_tip(m) for m in pts],
+            data=[_tip(m, self.predicted(m)) for m in pts],
             tip=lambda x, y, data: data,
         )
         pi.addItem(sc)
@@ -766,6 +816,7 @@ class QtBandwidth(QWidget):
         )
         pi.addItem(band)
         pi.plot(x, y, pen=pg.mkPen(color, width=2), name=f"{name} @ {n:,}")
+        self._draw_prediction(pi, x, pts, color)
         pi.addItem(
             pg.ScatterPlotItem(
                 x=lx,
@@ -774,7 +825,7 @@ class QtBandwidth(QWidget):
                 brush=pg.mkBrush(color),
                 pen=pg.mkPen("#000"),
                 hoverable=True,
-                data=[_tip(m) for m in pts],
+                data=[_tip(m, self.predicted(m)) for m in pts],
                 tip=lambda x, y, data: data,
             )
         )
@@ -925,10 +976,12 @@ class QtBandwidth(QWidget):
                 "waves",
                 "occupancy",
                 "limited_by",
+                "predicted_gbps",
                 "method",
             ]
 
             def row(m):
+                predicted = self.predicted(m)
                 return [
                     m.kernel,
                     m.backend,
@@ -945,6 +998,7 @@ class QtBandwidth(QWidget):
                     getattr(m, "waves", None),
                     getattr(m, "occupancy", None),
                     " ".join(getattr(m, "limited_by", ()) or ()),
+                    predicted.bandwidth_gbps if predicted else None,
                     m.method,
                 ]
 

@@ -449,3 +449,34 @@ def test_gpu_results_change_the_no_gpu_banner(qtbot, panel):
     panel.set_availability(NO_GPU)
     panel.show_result(fake_sweep()(["add_triton"], [2**20], [1024]))
     assert "are</b> GPU timings" in panel.banner.text() and "H200" in panel.banner.text()
+
+
+def test_measured_points_come_with_the_simulators_prediction(qtbot, panel):
+    """The H200 block-size sweep: every Numba/Triton point gets a dashed predicted curve and a
+    predicted_gbps column; torch peers (their grid is torch's choice) get none."""
+    from pathlib import Path
+
+    from kernels.results import load_results
+
+    path = Path(__file__).parents[2] / "benchmarks" / "gpu_blocks_h200.json"
+    panel.show_result(load_results(path))
+    rows = {i.name: i for i in panel.export_items()}["bandwidth_vs_block"].rows
+    header = {i.name: i for i in panel.export_items()}["bandwidth_vs_block"].header
+    k, measured, predicted = header.index("kernel"), header.index("bandwidth_gbps"), header.index("predicted_gbps")
+    ours = [r for r in rows if not r[k].endswith("torch")]
+    assert ours and all(0.75 < r[predicted] / r[measured] < 1.3 for r in ours)
+    assert all(r[predicted] is None for r in rows if r[k].endswith("torch"))
+    legend = [label.text for _, label in panel.block_plot.getPlotItem().legend.items]
+    assert "dashed: simulator's prediction" in legend
+
+
+def test_only_gpu_timings_get_a_prediction(qtbot, panel):
+    import dataclasses
+
+    res = fake_sweep()(["add_triton"], [2**20], [1024])  # device named "H200" only: the preset
+    panel.show_result(res)
+    assert all(panel.predicted(m) is not None for m in res.measurements)
+    cpu = dataclasses.replace(res, measurements=tuple(
+        dataclasses.replace(m, is_gpu_timing=False) for m in res.measurements))
+    panel.show_result(cpu)
+    assert all(panel.predicted(m) is None for m in cpu.measurements)
