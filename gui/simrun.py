@@ -16,6 +16,7 @@ import numpy as np
 
 from sim.devices import GpuSpec
 from sim.occupancy import Occupancy
+from sim.predict import H200_FIT
 
 MAX_SIM_BLOCKS = 150_000
 TIMELINE_BINS = 900
@@ -83,7 +84,8 @@ def make_cost(
 
     if name == "memory-bound":
         return scheduler.MemoryBoundCost.for_launch(
-            spec, max(1, int(elements)), threads_per_block, bytes_per_element=bytes_per_element
+            spec, max(1, int(elements)), threads_per_block, bytes_per_element=bytes_per_element,
+            latency_us=H200_FIT.latency_us,
         )
     return scheduler.UniformCost()
 
@@ -139,6 +141,8 @@ def run_simulation(
         occ,
         cost=make_cost(cost, spec, elements_sim, tpb, bytes_per_element),
         placement=make_placement(placement),
+        # SMs start blocks one at a time (fitted with the memory model, sim/predict.py)
+        sm_dispatch_interval_us=H200_FIT.sm_dispatch_interval_us if cost == "memory-bound" else 0.0,
     )
     start = np.asarray(sim.block_start_us, dtype=float)
     end = np.asarray(sim.block_end_us, dtype=float)

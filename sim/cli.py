@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 
 from sim.devices import GpuSpec, preset, presets
 from sim.errors import UserError
 from sim.geometry import launch_geometry
 from sim.occupancy import LIMITERS, occupancy
+from sim.predict import H200_FIT
 from sim.scheduler import PLACEMENTS, MemoryBoundCost, UniformCost, simulate
 from sim.trace import save_trace
 from sim.units import fmt_bytes, parse_bytes, parse_count
@@ -62,14 +64,21 @@ def register(subparsers) -> None:
                                           "print waves, makespan and the tail.")
     add_launch_arguments(p)
     p.add_argument("--cost", choices=["uniform", "memory"], default="memory",
-                   help="block durations: 'uniform' (every block --duration-us) or 'memory' (bytes at "
-                        "its share of DRAM bandwidth + --overhead-us; default)")
+                   help="block durations: 'uniform' (every block --duration-us) or 'memory' (default: "
+                        "bytes at the block's share of DRAM bandwidth, at least --latency-us, plus "
+                        "--overhead-us; SMs start a block per --sm-dispatch-us)")
     p.add_argument("--duration-us", type=float, default=10.0, help="block duration for --cost uniform")
     p.add_argument("--jitter", type=float, default=0.0,
                    help="uniform cost: +-fraction of random, seeded variation per block (e.g. 0.2)")
     p.add_argument("--bytes-per-element", type=float, default=12.0,
                    help="memory cost: bytes each element moves (vector add fp32: 12)")
-    p.add_argument("--overhead-us", type=float, default=1.0, help="memory cost: fixed time per block")
+    p.add_argument("--overhead-us", type=float, default=0.0, help="memory cost: fixed time per block")
+    p.add_argument("--latency-us", type=float, default=H200_FIT.latency_us,
+                   help="memory cost: no block finishes sooner than this DRAM round trip "
+                        "(default %(default)s: fitted on the H200, sim/predict.py)")
+    p.add_argument("--sm-dispatch-us", type=float, default=H200_FIT.sm_dispatch_interval_us,
+                   help="memory cost: an SM starts at most one block this often "
+                        "(default %(default)s: fitted on the H200)")
     p.add_argument("--placement", choices=["sm", "tpc"], default="tpc",
                    help="'sm': SM 0,1,2,...; 'tpc': TPC pairs spread over GPCs, as recorded on an H200")
     p.add_argument("--trace", metavar="FILE.json", help="write every block's SM, slot, start and end")
@@ -178,7 +187,8 @@ def cmd_simulate(args) -> int:
     if not occ.can_launch:
         raise UserError(f"this launch cannot run on {gpu.name}: {occ.reason}")
     for label, value in (("--duration-us", args.duration_us), ("--overhead-us", args.overhead_us),
-                         ("--bytes-per-element", args.bytes_per_element)):
+                         ("--bytes-per-element", args.bytes_per_element), ("--latency-us", args.latency_us),
+                         ("--sm-dispatch-us", args.sm_dispatch_us)):
         if not value >= 0:
             raise UserError(f"{label} cannot be negative, got {value}")
     if not 0 <= args.jitter < 1:
@@ -186,11 +196,16 @@ def cmd_simulate(args) -> int:
     if args.cost == "uniform":
         cost = UniformCost(args.duration_us, args.jitter)
     else:
-        cost = MemoryBoundCost.for_launch(gpu, geo.elements, geo.threads_per_block,
-                                          args.bytes_per_element, args.overhead_us)
+        cost = replace(MemoryBoundCost.for_launch(gpu, geo.elements, geo.threads_per_block,
+                                                  args.bytes_per_element, args.overhead_us),
+                       latency_us=args.latency_us)
     placement = PLACEMENTS["SM order" if args.placement == "sm" else "TPC/GPC spread"]
-    result = simulate(gpu, geo.blocks, occ, cost, placement)
+    dispatch = args.sm_dispatch_us if args.cost == "memory" else 0.0
+    result = simulate(gpu, geo.blocks, occ, cost, placement, sm_dispatch_interval_us=dispatch)
     summary = result.summary()
+    if args.cost == "memory" and args.bytes_per_element > 0:
+        seconds_us = H200_FIT.launch_overhead_us + result.makespan_us
+        summary["predicted_gbps"] = round(geo.elements * args.bytes_per_element / (seconds_us * 1e3), 1)
     if args.trace:
         save_trace(args.trace, source="simulated", gpu=gpu.name, records=result.trace_records(),
                    meta={"elements": geo.elements, "threads_per_block": geo.threads_per_block,
@@ -204,6 +219,9 @@ def cmd_simulate(args) -> int:
         ("Waves", f"{result.waves}", f"{result.waves_fractional:.2f} grids' worth of block slots"),
         ("Makespan", f"{result.makespan_us:,.2f} us", "first block start to last block end"),
         ("Tail", f"{result.tail_fraction:.1%}", "share of the run below full residency"),
+        *([("Predicted bandwidth", f"{summary['predicted_gbps']:,.0f} GB/s",
+            f"bytes / (makespan + {H200_FIT.launch_overhead_us} us launch); model fitted on the H200")]
+          if "predicted_gbps" in summary else []),
     ])
     if args.trace:
         print(f"  trace written to {args.trace}")

@@ -66,12 +66,14 @@ class MemoryBoundCost:
 
     @classmethod
     def for_launch(cls, gpu: GpuSpec, elements: int, threads_per_block: int,
-                   bytes_per_element: float = 12.0, overhead_us: float = 1.0) -> "MemoryBoundCost":
+                   bytes_per_element: float = 12.0, overhead_us: float = 0.0,
+                   latency_us: float = 0.0) -> "MemoryBoundCost":
         """Vector add by default: 3 float32 arrays = 12 bytes per element, one element per thread."""
         n_blocks = -(-elements // threads_per_block)
         last = elements - (n_blocks - 1) * threads_per_block
         return cls(bytes_per_block=threads_per_block * bytes_per_element, peak_gbps=gpu.peak_dram_gbps,
-                   overhead_us=overhead_us, last_block_bytes=last * bytes_per_element, n_blocks=n_blocks)
+                   overhead_us=overhead_us, last_block_bytes=last * bytes_per_element, n_blocks=n_blocks,
+                   latency_us=latency_us)
 
     def durations(self, block_ids: np.ndarray, resident_blocks: int) -> np.ndarray:
         nbytes = np.full(block_ids.shape, self.bytes_per_block, dtype=float)
