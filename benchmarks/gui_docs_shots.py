@@ -5,6 +5,7 @@ H200 results (benchmarks/gpu_bench_h200.json) and the recorded H200 block trace
     S="xvfb-run -s '-screen 0 1600x1000x24' .venv/bin/python benchmarks/gui_docs_shots.py"
     $S docs/screenshots/bandwidth-h200-results.png bw
     $S docs/screenshots/trace-h200-vs-simulation.png trace
+    $S docs/screenshots/blocks-h200-vs-prediction.png blocks
 """
 
 import os
@@ -44,9 +45,15 @@ pump(0.5)
 while w.kernels_info is None:
     pump(0.2)
 mode = sys.argv[2]
-if mode == "bw":
+if mode in ("bw", "blocks"):
     w.docks["bandwidth"].raise_()
-    w.bandwidth.open_results(str(ROOT / "benchmarks" / "gpu_bench_h200.json"))
+    if mode == "blocks":  # the block-size sweep, with the scheduler's prediction dashed
+        for i in range(w.bandwidth.kernel_list.count()):
+            item = w.bandwidth.kernel_list.item(i)
+            wanted = item.data(Qt.ItemDataRole.UserRole) in ("add_numba_naive", "add_numba", "add_triton")
+            item.setCheckState(Qt.CheckState.Checked if wanted else Qt.CheckState.Unchecked)
+    name = "gpu_blocks_h200.json" if mode == "blocks" else "gpu_bench_h200.json"
+    w.bandwidth.open_results(str(ROOT / "benchmarks" / name))
     while w.live_runner.busy():
         pump(0.1)
     w.resizeDocks([w.docks["bandwidth"]], [520], Qt.Orientation.Vertical)

@@ -14,6 +14,7 @@ and run by a TaskRunner that the main window owns.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -697,6 +698,12 @@ class QtBandwidth(QWidget):
             rows = [m for m in ms if m.kernel == name]
             self._draw_vs_size(name, rows, color)
             self._draw_vs_block(name, rows, color)
+        sizes = [m.elements for m in self._plotted["size"]]
+        if sizes:  # label the log axis 2^k: pyqtgraph's own minor labels collide on short ranges
+            lo, hi = math.floor(math.log2(min(sizes))), math.ceil(math.log2(max(sizes)))
+            step = max(1, math.ceil((hi - lo + 1) / 7))
+            ticks = [(k * math.log10(2), f"2^{k}") for k in range(lo, hi + 1, step)]
+            self.size_plot.getPlotItem().getAxis("bottom").setTicks([ticks, []])
         for plot in (self.size_plot, self.block_plot):
             pi = plot.getPlotItem()
             if result.copy_ceiling_gbps:
