@@ -9,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtGui import QCursor
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QToolTip,
+                               QVBoxLayout, QWidget)
 
 from gui import style
 from gui.simrun import SimRecord
@@ -34,6 +36,21 @@ def raster_rgb(raster: np.ndarray, block_wave: np.ndarray | None = None) -> np.n
     out = (rgb * shade[..., None]).astype(np.uint8)
     out[~busy] = bg
     return out
+
+
+def describe_block_at(record: SimRecord, t_us: float, y: float) -> str:
+    """The block under a point of the Gantt chart (time, SM + slot fraction), or ""."""
+    sm = int(np.floor(y))
+    if record is None or not 0 <= sm < record.spec.sm_count or not 0 <= t_us < record.makespan_us:
+        return ""
+    slot = min(int((y - sm) * record.slots_per_sm), record.slots_per_sm - 1)
+    b = int(record.sim.resident_at(t_us)[sm, slot])
+    if b < 0:
+        return f"SM {sm}, block slot {slot}: free at {t_us:,.2f} µs"
+    start, end = float(record.sim.block_start_us[b]), float(record.sim.block_end_us[b])
+    wave = int(record.sim.block_wave[b]) + record.skipped_waves
+    return (f"block {b + record.first_block:,} on SM {sm}, block slot {slot}\n"
+            f"wave {wave + 1:,} · runs {start:,.2f}–{end:,.2f} µs ({end - start:,.2f} µs)")
 
 
 def _gantt_plot(ylabel: str = "SM") -> pg.PlotWidget:
@@ -105,6 +122,7 @@ class QtTimeline(QWidget):
         self._wave_lines: list[pg.InfiniteLine] = []
         lay.addWidget(self.plot, 1)
         self._record: SimRecord | None = None
+        self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
         if simulation is not None:
             simulation.record_changed.connect(lambda rec, _msg: self._on_record(rec))
         if playback is not None:
@@ -161,6 +179,18 @@ class QtTimeline(QWidget):
             f" time (shaded red) · colour = wave, dashed lines = wave starts · cost {record.cost},"
             f" placement {record.placement}{skipped}"
         )
+
+    def _on_mouse_moved(self, scene_pos) -> None:
+        """Hovering a bar names its block: grid id, SM, slot, wave, start and end."""
+        vb = self.plot.getPlotItem().vb
+        text = ""
+        if self.trace_view is None and vb.sceneBoundingRect().contains(scene_pos):
+            p = vb.mapSceneToView(scene_pos)
+            text = describe_block_at(self._record, p.x(), p.y())
+        if text:
+            QToolTip.showText(QCursor.pos(), text, self.plot)
+        else:
+            QToolTip.hideText()
 
     # -- recorded trace beside its simulation -----------------------------------------------------
     def _on_open_trace_clicked(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
@@ -177,3 +178,19 @@ def test_broken_trace_file_gets_a_message(qtbot, make_window, tmp_path):
     assert "not a WarpScope trace" in win.statusBar().currentMessage()
     assert not win.open_trace(str(tmp_path / "missing.json"))
     assert win.timeline.trace_view is None
+
+
+def test_hovering_the_timeline_names_the_block(qtbot, make_window):
+    from gui.widgets.qt_timeline import describe_block_at
+
+    win = make_window("L40S", 1_000_000, 256)  # 6 block slots per SM, 4.59 waves
+    rec = wait_sim(qtbot, win)
+    sim = rec.sim
+    # The block in SM 3's slot 2 during the second wave, found from the trace itself.
+    b = int(np.flatnonzero((sim.block_sm == 3) & (sim.block_slot == 2) & (sim.block_wave == 1))[0])
+    t = (sim.block_start_us[b] + sim.block_end_us[b]) / 2
+    text = describe_block_at(rec, t, 3 + (2 + 0.5) / rec.slots_per_sm)
+    assert f"block {b:,} on SM 3, block slot 2" in text and "wave 2" in text
+    # In the tail, the last wave leaves slots free; off the chart there is nothing.
+    assert "free" in describe_block_at(rec, rec.makespan_us * 0.99, rec.spec.sm_count - 0.01)
+    assert describe_block_at(rec, -1.0, 3.5) == "" and describe_block_at(rec, t, 500.0) == ""
