@@ -106,13 +106,24 @@ def build_inputs(base, gpu=None, elements=None, block=None, regs=None, smem=None
 
 
 def _check_out_path(path: str, suffix: str | None = None) -> Path:
+    """Refuse an output path that cannot work (wrong suffix, a file where a folder must be)."""
     p = Path(path)
     if suffix and p.suffix.lower() != suffix:
         raise UserError(f"{path}: the screenshot must be a {suffix} file")
-    parent = p.parent if suffix else p
-    if parent.exists() and not parent.is_dir():
-        raise UserError(f"{parent} exists and is not a folder")
+    folder = p.parent if suffix else p
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"{folder} exists and is not a folder")
     return p
+
+
+def _make_folder(folder: Path) -> None:
+    """Create an output folder once the inputs are known good; an unwritable place is one line."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create {folder}: {exc.strerror or exc}") from None
+    if not os.access(folder, os.W_OK):
+        raise UserError(f"cannot write into {folder}: permission denied")
 
 
 def run_window(
@@ -126,6 +137,8 @@ def run_window(
     from gui.model import LaunchInputs
 
     build_inputs(LaunchInputs(), gpu, elements, block, regs, smem)
+    if shot is not None:
+        _make_folder(shot.parent)
     app = make_app()
     from gui.main_window import MainWindow
 
@@ -229,7 +242,6 @@ def _show_launch(app, win, time_fraction: float = 0.42) -> None:
 
 def _take_screenshot(app, win, path: Path, time_fraction: float = 0.42) -> int:
     _show_launch(app, win, time_fraction)
-    path.parent.mkdir(parents=True, exist_ok=True)
     if not win.grab().save(str(path), "PNG"):
         raise UserError(f"cannot write {path}")
     print(f"wrote {path}")
@@ -243,6 +255,7 @@ def run_export(gpu, elements, block, regs, smem, out: str, results: str | None =
     from gui.model import LaunchInputs
 
     inputs = build_inputs(LaunchInputs(), gpu, elements, block, regs, smem, carveout)
+    _make_folder(out_dir)
     bench = None
     if results:
         from kernels.results import load_results  # no torch/triton/numba: plain files

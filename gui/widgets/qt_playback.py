@@ -123,7 +123,9 @@ class QtPlayback(QWidget):
 
     def _on_record(self, record: SimRecord | None) -> None:
         self._record = record
-        if record is None:
+        self.tail_region.setVisible(record is not None)
+        self.full_line.setVisible(record is not None)
+        if record is None:  # nothing can be scheduled: an empty curve, no tail
             self.curve.setData([0, 1], [0])
             return
         t = np.append(record.res_times_us, record.makespan_us)

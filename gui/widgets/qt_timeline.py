@@ -136,9 +136,13 @@ class QtTimeline(QWidget):
         for ln in self._wave_lines:
             pi.removeItem(ln)
         self._wave_lines = []
-        if record is None:
+        self.tail.setVisible(record is not None)
+        if record is None:  # nothing can be scheduled: an empty chart with plain axes
             self.image.clear()
-            self.caption.setText("")
+            self.caption.setText("No schedule: this launch cannot run (see Occupancy).")
+            pi.getAxis("left").setTicks(None)
+            pi.setXRange(0, 1, padding=0)
+            pi.setYRange(0, 1, padding=0)
             return
         rgb = raster_rgb(record.raster, np.asarray(record.sim.block_wave))
         self.image.setImage(rgb, autoLevels=False, levels=(0, 255))

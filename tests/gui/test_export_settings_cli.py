@@ -359,3 +359,13 @@ def test_help_for_every_panel_and_layout_reset(qtbot, make_window):
         win.playback_view.scrub,
     ):
         assert w.toolTip(), w
+
+
+def test_unwritable_screenshot_path_is_one_line_and_leaves_nothing(tmp_path):
+    from gui.app import run_window
+
+    with pytest.raises(UserError, match="cannot create"):
+        run_window(screenshot="/proc/no-such-dir/shot.png")
+    with pytest.raises(UserError, match="threads per block"):  # bad input: no folder is made
+        run_window(block=0, screenshot=str(tmp_path / "new" / "shot.png"))
+    assert not (tmp_path / "new").exists()
