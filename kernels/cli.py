@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from sim.errors import UserError
+from sim.files import check_writable
 from sim.units import parse_count_list
 
 def register(subparsers) -> None:
@@ -112,7 +113,8 @@ def cmd_bench(args) -> int:
     from .registry import parse_kernel_list
     from .results import _kind, save_results
 
-    _kind(args.out)  # reject a bad extension before measuring anything
+    _kind(args.out)  # reject a bad extension or folder before measuring anything
+    check_writable(args.out)
     kernels = parse_kernel_list(args.kernel)
     sizes = parse_count_list(args.sizes, "sizes")
     blocks = parse_count_list(args.block, "block sizes", upper=None) if args.block else None
@@ -157,6 +159,7 @@ def cmd_trace(args) -> int:
 
     if not str(args.out).lower().endswith(".json"):
         raise UserError(f"trace file must end in .json, got {args.out!r}")
+    check_writable(args.out)
     trace = record_trace(args.grid, args.warps, args.spin_us,
                          command="warpscope " + " ".join(sys.argv[1:]))
     save(trace, args.out)

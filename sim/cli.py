@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from sim.devices import GpuSpec, preset, presets
 from sim.errors import UserError
+from sim.files import check_writable
 from sim.geometry import launch_geometry
 from sim.occupancy import LIMITERS, occupancy
 from sim.predict import H200_FIT
@@ -186,6 +187,8 @@ def cmd_simulate(args) -> int:
     gpu, occ, geo = resolve_launch(args)
     if not occ.can_launch:
         raise UserError(f"this launch cannot run on {gpu.name}: {occ.reason}")
+    if args.trace:
+        check_writable(args.trace)
     for label, value in (("--duration-us", args.duration_us), ("--overhead-us", args.overhead_us),
                          ("--bytes-per-element", args.bytes_per_element), ("--latency-us", args.latency_us),
                          ("--sm-dispatch-us", args.sm_dispatch_us)):

@@ -13,6 +13,16 @@ import tempfile
 from sim.errors import UserError
 
 
+def check_writable(path) -> None:
+    """Fail before the work, not after it: the folder `path` will be written into must exist and
+    take new files."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UserError(f"cannot write {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UserError(f"cannot write {path}: folder {folder} is not writable")
+
+
 def write_text_atomic(path, text: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     suffix = os.path.splitext(str(path))[1]

@@ -100,3 +100,12 @@ def _help(command):
     sub = parser.add_subparsers(dest="command")
     cli.register(sub)
     return sub.choices[command].format_help()
+
+
+def test_bench_refuses_an_unwritable_path_before_measuring(capsys, monkeypatch):
+    from kernels import bench
+
+    monkeypatch.setattr(bench, "sweep", lambda *a, **k: pytest.fail("measured before checking --out"))
+    args = _parse("bench", "--kernel", "add_triton", "--sizes", "1000", "--cpu", "--out", "/proc/no/x.json")
+    with pytest.raises(UserError, match="does not exist"):
+        args.handler(args)
