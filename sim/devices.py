@@ -155,8 +155,16 @@ def spec_from_device(
 ) -> GpuSpec:
     """A spec for a real device: architecture limits from its compute capability, overridden by
     whatever the driver reported (field names of GpuSpec)."""
-    values = architecture_limits(compute_capability)
-    values.update(gpc_count=_gpc_guess(name, sm_count), source="read from the device driver")
+    source = "read from the device driver"
+    try:
+        values = architecture_limits(compute_capability)
+    except UserError:
+        # A newer or rarer chip (8.7, 10.3, 12.1, ...): the driver's numbers below override most
+        # limits; allocation units and carveout steps come from the closest modelled capability.
+        nearest = _nearest_capability(_parse_cc(compute_capability))
+        values = architecture_limits(nearest)
+        source += f"; allocation rules of compute capability {nearest} assumed"
+    values.update(gpc_count=_gpc_guess(name, sm_count), source=source)
     unknown = set(measured) - {f.name for f in fields(GpuSpec)}
     if unknown:
         raise TypeError(f"not GpuSpec fields: {sorted(unknown)}")
@@ -172,6 +180,14 @@ def spec_from_device(
         detected=True,
         **{k: v for k, v in values.items() if k not in _DEVICE_ARGS},
     )
+
+
+def _nearest_capability(cc: tuple[int, int]) -> str:
+    """The modelled capability closest below `cc` (same major first), else the oldest one."""
+    known = sorted(_parse_cc(k) for k in _data()["architectures"])
+    below = [k for k in known if k <= cc]
+    major, minor = below[-1] if below else known[0]
+    return f"{major}.{minor}"
 
 
 _DEVICE_ARGS = {"name", "compute_capability", "sm_count", "l2_bytes", "memory_bytes",

@@ -48,3 +48,12 @@ def test_spec_from_device_overrides_with_measured_values():
     with pytest.raises(TypeError):
         spec_from_device(name="x", compute_capability="9.0", sm_count=1, l2_bytes=1, memory_bytes=1,
                          peak_dram_gbps=1, clock_mhz=1, bogus=3)
+
+
+@pytest.mark.parametrize("cc,nearest", [((12, 1), "12.0"), ((10, 3), "10.0"), ((8, 7), "8.6"), ((11, 0), "10.0"),
+                                        ((6, 1), "7.0")])
+def test_a_capability_we_do_not_model_still_gives_a_spec(cc, nearest):
+    spec = spec_from_device(name="future GPU", compute_capability=cc, sm_count=48, l2_bytes=1,
+                            memory_bytes=1, peak_dram_gbps=100.0, clock_mhz=1000, max_threads_per_sm=1536)
+    assert spec.compute_capability == cc and spec.max_threads_per_sm == 1536
+    assert f"compute capability {nearest} assumed" in spec.source
