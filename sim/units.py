@@ -35,7 +35,10 @@ def parse_bytes(text, what: str = "size") -> int:
     m = re.fullmatch(r"(-?[\d.]+)\s*([a-z]*)", s)
     if not m or m.group(2) not in _BYTES:
         raise UserError(f"{what} {text!r} is not a size in bytes (try 49152, 48K or 48KiB)")
-    value = float(m.group(1)) * _BYTES[m.group(2)]
+    try:
+        value = float(m.group(1)) * _BYTES[m.group(2)]
+    except ValueError:  # '.', '1.2.3': digits and dots that are no number
+        raise UserError(f"{what} {text!r} is not a size in bytes (try 49152, 48K or 48KiB)") from None
     if value != int(value):
         raise UserError(f"{what} must be a whole number of bytes, got {text!r}")
     return int(value)

@@ -23,7 +23,7 @@ def test_bytes(text, value):
     assert parse_bytes(text) == value
 
 
-@pytest.mark.parametrize("text", ["lots", "1.5", "12 parsecs"])
+@pytest.mark.parametrize("text", ["lots", "1.5", "12 parsecs", ".", "1.2.3K", "-."])
 def test_bad_bytes(text):
     with pytest.raises(UserError):
         parse_bytes(text)
