@@ -194,6 +194,8 @@ def cmd_simulate(args) -> int:
                          ("--sm-dispatch-us", args.sm_dispatch_us)):
         if not value >= 0:
             raise UserError(f"{label} cannot be negative, got {value}")
+        if value == float("inf"):
+            raise UserError(f"{label} must be a finite number, got {value}")
     if not 0 <= args.jitter < 1:
         raise UserError(f"--jitter is a fraction in [0, 1), got {args.jitter}")
     if args.cost == "uniform":
@@ -204,7 +206,12 @@ def cmd_simulate(args) -> int:
                        latency_us=args.latency_us)
     placement = PLACEMENTS["SM order" if args.placement == "sm" else "TPC/GPC spread"]
     dispatch = args.sm_dispatch_us if args.cost == "memory" else 0.0
-    result = simulate(gpu, geo.blocks, occ, cost, placement, sm_dispatch_interval_us=dispatch)
+    import numpy as np
+
+    with np.errstate(over="ignore", invalid="ignore"):  # huge durations: reported just below
+        result = simulate(gpu, geo.blocks, occ, cost, placement, sm_dispatch_interval_us=dispatch)
+    if not result.makespan_us < float("inf"):
+        raise UserError("block durations this long overflow the simulation's clock; use smaller values")
     summary = result.summary()
     if args.cost == "memory" and args.bytes_per_element > 0:
         seconds_us = H200_FIT.launch_overhead_us + result.makespan_us

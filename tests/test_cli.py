@@ -54,6 +54,9 @@ def test_simulate_writes_a_whole_trace(capsys, tmp_path):
     (["explain", "--elements", "2^40", "--block", "1"], "grid limit"),
     (["simulate", "--smem", "300K"], "opt-in"),
     (["simulate", "--trace", "/proc/nope/t.json"], "cannot write"),
+    (["simulate", "--cost", "uniform", "--duration-us", "inf"], "finite"),
+    (["simulate", "--latency-us", "inf"], "finite"),
+    (["simulate", "--overhead-us", "1e308"], "overflow"),
     (["frobnicate"], "invalid choice"),
 ])
 def test_bad_input_is_one_line_and_nonzero(capsys, argv, needle):
