@@ -249,6 +249,9 @@ def cmd_compare(args) -> int:
     gpu = preset(args.gpu) if args.gpu else preset_for_device_name(trace.gpu)
     if gpu is None:
         raise UserError(f"the trace names {trace.gpu!r}, which is no preset; pass --gpu")
+    if args.blocks_per_sm is not None and not 1 <= args.blocks_per_sm <= gpu.max_blocks_per_sm:
+        raise UserError(f"--blocks-per-sm must be 1..{gpu.max_blocks_per_sm} on {gpu.name}, "
+                        f"got {args.blocks_per_sm}")
     per_sm = args.blocks_per_sm or (trace.meta.get("predicted") or {}).get("blocks_per_sm")
     if not per_sm or per_sm < 1:
         raise UserError("the trace does not say how many blocks fit on an SM; pass --blocks-per-sm")

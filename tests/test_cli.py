@@ -57,6 +57,8 @@ def test_simulate_writes_a_whole_trace(capsys, tmp_path):
     (["simulate", "--cost", "uniform", "--duration-us", "inf"], "finite"),
     (["simulate", "--latency-us", "inf"], "finite"),
     (["simulate", "--overhead-us", "1e308"], "overflow"),
+    (["compare", str(ROOT / "tests" / "data" / "trace_h200.json"), "--blocks-per-sm", "0"], "1..32"),
+    (["compare", str(ROOT / "tests" / "data" / "trace_h200.json"), "--blocks-per-sm", "100000"], "1..32"),
     (["frobnicate"], "invalid choice"),
 ])
 def test_bad_input_is_one_line_and_nonzero(capsys, argv, needle):
