@@ -99,6 +99,10 @@ def build_inputs(base, gpu=None, elements=None, block=None, regs=None, smem=None
             raise
         inputs = replace(inputs, gpu=LaunchInputs().gpu)  # a device saved from another machine
         spec = preset(inputs.gpu)
+    if block is not None and int(block) > spec.max_threads_per_block:
+        # as `explain` says it; the window's threads box could not even show such a size
+        raise UserError(f"block size must be 1..{spec.max_threads_per_block} threads on {spec.name}, "
+                        f"got {int(block)}")
     state = compute_state(inputs, spec)
     if state.error:
         raise UserError(state.error)

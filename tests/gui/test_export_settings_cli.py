@@ -218,6 +218,7 @@ def test_headless_export_in_process(qtbot, tmp_path, capsys):
         (dict(gpu="GTX 9999"), "unknown GPU"),
         (dict(elements=0), "element"),
         (dict(block=0), "threads per block"),
+        (dict(block=2000), "block size must be 1..1024"),
     ],
 )
 def test_headless_export_bad_input_is_one_line(qtbot, tmp_path, kwargs, words):
