@@ -37,6 +37,7 @@ from gui.model import (
     LaunchState,
     PlaybackModel,
     SimulationModel,
+    compute_state,
 )
 from gui.settings import open_settings
 from gui.simrun import SimRecord, run_simulation
@@ -287,9 +288,20 @@ class MainWindow(QMainWindow):
         if not raw:
             return None
         try:
-            return LaunchInputs.from_dict(json.loads(raw))
+            inputs = LaunchInputs.from_dict(json.loads(raw))
         except (ValueError, TypeError):
             return None
+        # A hand-edited or damaged file (elements 0, carveout 500, 5000 threads) would open the
+        # window stuck on an error every later change is refused for: start from defaults.
+        from sim.devices import preset, presets
+
+        spec = preset(inputs.gpu if inputs.gpu in presets() else LaunchInputs().gpu)
+        if (
+            compute_state(inputs, spec).error
+            or not 1 <= inputs.threads_per_block <= spec.max_threads_per_block
+        ):
+            return None
+        return inputs
 
     def _restore_settings(self) -> None:
         geo = self.settings.value("window/geometry")

@@ -370,3 +370,28 @@ def test_unwritable_screenshot_path_is_one_line_and_leaves_nothing(tmp_path):
     with pytest.raises(UserError, match="threads per block"):  # bad input: no folder is made
         run_window(block=0, screenshot=str(tmp_path / "new" / "shot.png"))
     assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize(
+    "saved",
+    [{"elements": 0}, {"carveout_percent": 500}, {"threads_per_block": 5000}, {"smem_per_block": -1}],
+)
+def test_damaged_saved_launch_opens_the_defaults(qtbot, saved):
+    """A saved launch that is nonsense would leave every later change refused: defaults instead."""
+    import json
+
+    from gui.main_window import MainWindow
+    from gui.model import LaunchInputs
+    from gui.settings import open_settings
+
+    s = open_settings()
+    s.setValue("launch/inputs", json.dumps({**LaunchInputs().to_dict(), **saved}))
+    s.sync()
+    win = MainWindow(None, restore=True, load_kernels=False)
+    qtbot.addWidget(win)
+    try:
+        assert win.model.inputs == LaunchInputs()
+        assert win.model.state.ok and win.controls.threads.value() == 256
+        assert win.model.update(threads_per_block=512)
+    finally:
+        win.shutdown()
