@@ -262,6 +262,17 @@ class QtLaunchControls(QWidget):
             pct = (kib * 1024 * 100) // spec.smem_per_sm_bytes if spec.smem_per_sm_bytes else 0
             self.carveout.addItem(f"{kib} KiB shared ({pct}%)", pct)
         idx = self.carveout.findData(state.inputs.carveout_percent)
+        if idx < 0 and state.inputs.carveout_percent is not None:
+            # a percentage picked on another GPU (or typed elsewhere) that is none of this GPU's
+            # steps: show it as it is used, not as "driver default"
+            pct = state.inputs.carveout_percent
+            got = (
+                f" → {state.occ.smem_per_sm_config_bytes // 1024} KiB shared"
+                if state.occ is not None and state.occ.smem_per_sm_config_bytes
+                else ""
+            )
+            self.carveout.addItem(f"{pct}% preferred{got}", pct)
+            idx = self.carveout.count() - 1
         self.carveout.setCurrentIndex(max(0, idx))
 
     def _on_model_changed(self, state: LaunchState) -> None:

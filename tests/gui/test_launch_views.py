@@ -192,3 +192,17 @@ def test_carveout_entries_select_their_step(make_window, gpu):
         expected = kib * 1024 if kib * 1024 >= need else None
         if expected is not None:
             assert occ.smem_per_sm_config_bytes == expected, (combo.itemText(i), occ)
+
+
+def test_carveout_kept_across_gpus_is_shown_as_used(make_window):
+    """A percentage picked on one GPU that is none of the next GPU's steps must not read
+    'driver default' while the model still uses it; picking the default must then work."""
+    win = make_window("H200", 1_000_000, 256, smem=20_000)
+    combo = win.controls.carveout
+    combo.setCurrentIndex(combo.findData(3))  # H200's 8 KiB step
+    win.controls.gpu.setCurrentText("T4")
+    assert win.model.inputs.carveout_percent == 3
+    assert combo.currentData() == 3 and "3%" in combo.currentText()
+    assert "32 KiB" in combo.currentText()  # what the driver picks on the T4
+    combo.setCurrentIndex(0)
+    assert win.model.inputs.carveout_percent is None
