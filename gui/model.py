@@ -17,6 +17,8 @@ from sim.geometry import LaunchGeometry, launch_geometry
 from sim.occupancy import Occupancy, occupancy
 
 MAX_ELEMENTS = 2**31
+MAX_REGS = 512  # the registers box goes past every GPU's 255, to show why such a kernel cannot run
+MAX_SMEM = 1 << 20  # likewise shared memory per block (no GPU offers more than 228 KiB)
 CUSTOM_KERNEL = "custom"
 
 
@@ -133,6 +135,16 @@ def compute_state(inputs: LaunchInputs, spec: GpuSpec) -> LaunchState:
         if not 1 <= inputs.elements <= MAX_ELEMENTS:
             raise ValueError(
                 f"elements must be between 1 and 2^31 ({MAX_ELEMENTS:,}), got {inputs.elements:,}"
+            )
+        if inputs.regs_per_thread > MAX_REGS:
+            raise ValueError(
+                f"registers per thread must be at most {MAX_REGS} here (no GPU allows more than "
+                f"255), got {inputs.regs_per_thread:,}"
+            )
+        if inputs.smem_per_block > MAX_SMEM:
+            raise ValueError(
+                f"shared memory per block must be at most {MAX_SMEM:,} B here (no GPU lets a "
+                f"block have more than 227 KiB), got {inputs.smem_per_block:,} B"
             )
         occ = occupancy(
             spec,

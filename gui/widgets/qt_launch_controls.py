@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui.model import CUSTOM_KERNEL, MAX_ELEMENTS, LaunchModel, LaunchState
+from gui.model import CUSTOM_KERNEL, MAX_ELEMENTS, MAX_REGS, MAX_SMEM, LaunchModel, LaunchState
 from gui.simrun import COST_MODELS, PLACEMENTS
 
 LOG_STEPS = 310  # elements slider: 10 steps per power of two, 2^0 .. 2^31
@@ -146,7 +146,7 @@ class QtLaunchControls(QWidget):
             "registers can mean fewer blocks per SM."
         )
         self.regs = QSpinBox()
-        self.regs.setRange(0, 512)
+        self.regs.setRange(0, MAX_REGS)
         self.regs.setToolTip(
             "Exact registers per thread, as the compiler reports them "
             "(Triton n_regs, Numba get_regs_per_thread)."
@@ -156,7 +156,7 @@ class QtLaunchControls(QWidget):
         self.smem_slider.setRange(0, 228)
         self.smem_slider.setToolTip("Shared memory per block in KiB, static plus dynamic.")
         self.smem = QSpinBox()
-        self.smem.setRange(0, 1 << 20)
+        self.smem.setRange(0, MAX_SMEM)
         self.smem.setSingleStep(1024)
         self.smem.setSuffix(" B")
         self.smem.setGroupSeparatorShown(True)

@@ -49,6 +49,18 @@ def test_rejected_change_restores_controls(qtbot, make_window):
     assert "elements" in win.statusBar().currentMessage()
 
 
+def test_values_past_the_controls_are_refused(qtbot, make_window):
+    """Registers or shared memory no spin box can hold (a script, the command line) are refused
+    with a message instead of an OverflowError in the controls."""
+    win = make_window("H200", 1_000_000, 256)
+    assert not win.model.update(regs_per_thread=2**40)
+    assert not win.model.update(smem_per_block=2**32)
+    assert "at most 1,048,576 B" in win.controls.error.text()
+    assert win.model.inputs.regs_per_thread == 0 and win.controls.regs.value() == 0
+    assert win.model.update(regs_per_thread=512)  # the box's own maximum still shows why
+    assert win.controls.regs.value() == 512 and not win.model.state.occ.can_launch
+
+
 def test_play_pause_and_clock(qtbot, make_window):
     win = make_window("T4", 1_000_000, 256)
     rec = wait_sim(qtbot, win)

@@ -219,6 +219,8 @@ def test_headless_export_in_process(qtbot, tmp_path, capsys):
         (dict(elements=0), "element"),
         (dict(block=0), "threads per block"),
         (dict(block=2000), "block size must be 1..1024"),
+        (dict(smem=2**32), "at most 1,048,576 B"),  # used to be an OverflowError traceback
+        (dict(regs=2**40), "at most 512"),
     ],
 )
 def test_headless_export_bad_input_is_one_line(qtbot, tmp_path, kwargs, words):
