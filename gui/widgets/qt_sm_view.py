@@ -391,8 +391,10 @@ class QtSmView(QWidget):
             else ""
         )
         share = warps_busy / full if full else 0
+        # a grid far smaller than one wave (1 block of 4,224) is a fraction of a wave, not 0.00
+        waves_text = f"{total_waves:,.2f}" if total_waves >= 0.01 else f"{total_waves:.1g}"
         line = (
-            f"t = {self._time:,.2f} of {t_total:,.2f} µs   ·   wave {wave} of {total_waves:,.2f}"
+            f"t = {self._time:,.2f} of {t_total:,.2f} µs   ·   wave {wave:,} of {waves_text}"
             f"   ·   warp slots busy {warps_busy:,}/{full:,} ({share:.0%} of what "
             f"this launch can use){skipped}"
         )
@@ -408,10 +410,12 @@ class QtSmView(QWidget):
             p.setPen(QColor("#ffffff"))
             p.drawText(badge, Qt.AlignmentFlag.AlignCenter, "TAIL")
         elif queued > 0 and running > 0:
-            badge = QRect(self.width() - 96, 6, 84, 18)
+            text = f"WAVE {wave:,}"
+            w = max(84, p.fontMetrics().horizontalAdvance(text) + 16)  # wave 1,677,587 fits too
+            badge = QRect(self.width() - 12 - w, 6, w, 18)
             p.fillRect(badge, QColor("#2f5d3a"))
             p.setPen(QColor("#ffffff"))
-            p.drawText(badge, Qt.AlignmentFlag.AlignCenter, f"WAVE {wave}")
+            p.drawText(badge, Qt.AlignmentFlag.AlignCenter, text)
 
     def _paint_legend(self, p: QPainter) -> int:
         """Colour key at the right of the footer; returns the width it took."""

@@ -206,3 +206,32 @@ def test_hovering_the_timeline_names_the_block(qtbot, make_window):
     # In the tail, the last wave leaves slots free; off the chart there is nothing.
     assert "free" in describe_block_at(rec, rec.makespan_us * 0.99, rec.spec.sm_count - 0.01)
     assert describe_block_at(rec, -1.0, 3.5) == "" and describe_block_at(rec, t, 500.0) == ""
+
+
+def _header_texts(win, monkeypatch):
+    """Every string the SM view paints (its header and badge are drawn, not widgets)."""
+    import gui.widgets.qt_sm_view as smv
+
+    texts = []
+
+    class Recording(smv.QPainter):
+        def drawText(self, *args):
+            texts.append(str(args[-1]))
+            return super().drawText(*args)
+
+    monkeypatch.setattr(smv, "QPainter", Recording)
+    win.sm_view.grab()
+    return texts
+
+
+def test_header_of_tiny_and_huge_grids(qtbot, make_window, monkeypatch):
+    win = make_window("H200", 1, 1)  # 1 block of 4,224 per wave
+    wait_sim(qtbot, win)
+    assert any("wave 1 of 0.0002" in t for t in _header_texts(win, monkeypatch))
+    win = make_window("T4", 2**31, 2)  # 1.7 million waves
+    rec = wait_sim(qtbot, win, timeout=10000)
+    win.playback.set_time(rec.makespan_us * 0.4)
+    texts = _header_texts(win, monkeypatch)
+    badge = [t for t in texts if t.startswith("WAVE ")]
+    assert badge and "," in badge[0]  # 1,677,587, not 1677587
+    assert any(f"wave {badge[0][5:]} of 1,677,721.60" in t for t in texts)
