@@ -302,20 +302,26 @@ class QtLaunchControls(QWidget):
                 f"{spec.sm_count} SMs · {spec.max_warps_per_sm} warp slots/SM · "
                 f"{spec.peak_dram_gbps:,.0f} GB/s" + (" · detected" if spec.detected else "")
             )
-            self.elements.setValue(float(i.elements))
+            # only on a real change: rewriting a box mid-typing moves the cursor (1,234,567 typed
+            # became 1,235,467)
+            if self.elements.value() != i.elements:
+                self.elements.setValue(float(i.elements))
             self.elements_slider.setValue(elements_to_slider(i.elements))
             self.threads.setMaximum(max(1024, spec.max_threads_per_block))
             self.threads_slider.setMaximum(spec.max_threads_per_block)
-            self.threads.setValue(i.threads_per_block)
+            if self.threads.value() != i.threads_per_block:
+                self.threads.setValue(i.threads_per_block)
             self.threads_slider.setValue(i.threads_per_block)
             if i.threads_per_block % 32 and self.snap.isChecked():
                 self.snap.setChecked(False)  # an odd size came from elsewhere: show it as it is
                 self.threads_slider.setSingleStep(1)
             self.regs_slider.setMaximum(spec.max_regs_per_thread)
-            self.regs.setValue(i.regs_per_thread)
+            if self.regs.value() != i.regs_per_thread:
+                self.regs.setValue(i.regs_per_thread)
             self.regs_slider.setValue(min(i.regs_per_thread, spec.max_regs_per_thread))
             self.smem_slider.setMaximum(spec.smem_per_block_optin_bytes // 1024)
-            self.smem.setValue(i.smem_per_block)
+            if self.smem.value() != i.smem_per_block:
+                self.smem.setValue(i.smem_per_block)
             self.smem_slider.setValue(i.smem_per_block // 1024)
             self._populate_carveout(state)
             if i.elements_per_thread > 1:

@@ -235,3 +235,24 @@ def test_header_of_tiny_and_huge_grids(qtbot, make_window, monkeypatch):
     badge = [t for t in texts if t.startswith("WAVE ")]
     assert badge and "," in badge[0]  # 1,677,587, not 1677587
     assert any(f"wave {badge[0][5:]} of 1,677,721.60" in t for t in texts)
+
+
+def _type_into(qtbot, box, text):
+    box.setFocus()
+    box.selectAll()
+    qtbot.keyClick(box, Qt.Key.Key_Delete)
+    qtbot.keyClicks(box, text)
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+
+
+@pytest.mark.parametrize("text,value", [("1234567", 1_234_567), ("1,234,567", 1_234_567)])
+def test_typing_elements_is_not_rewritten_under_the_cursor(qtbot, make_window, text, value):
+    """Each keystroke updates the launch; writing the value back into the box while it is being
+    typed in moved the cursor, so 1,234,567 came out as 1,235,467."""
+    win = make_window("T4", 1_000_000, 256)
+    win.show()
+    qtbot.waitExposed(win)
+    _type_into(qtbot, win.controls.elements, text)
+    assert win.model.inputs.elements == value
+    _type_into(qtbot, win.controls.smem, "12345")
+    assert win.model.inputs.smem_per_block == 12345
