@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -25,6 +26,8 @@ from PySide6.QtWidgets import (
 
 from gui.model import CUSTOM_KERNEL, MAX_ELEMENTS, MAX_REGS, MAX_SMEM, LaunchModel, LaunchState
 from gui.simrun import COST_MODELS, PLACEMENTS
+from sim.errors import UserError
+from sim.units import parse_count
 
 LOG_STEPS = 310  # elements slider: 10 steps per power of two, 2^0 .. 2^31
 
@@ -40,6 +43,38 @@ def slider_to_elements(v: int) -> int:
     # round to 3 significant figures so the numbers read well (1,000,000 not 1,048,576 off by one)
     digits = max(0, len(str(n)) - 3)
     return max(1, min(MAX_ELEMENTS, round(n, -digits)))
+
+
+class CountSpinBox(QDoubleSpinBox):
+    """A whole-number box (past QSpinBox's 2^31 - 1) that reads what the command line reads:
+    1000000, 1e6, 2^20, 4M. A number out of range goes to the nearest end; anything else is
+    left as typed until Enter or leaving the box puts back the last good value."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setDecimals(0)
+
+    def _parse(self, text: str) -> int | None:
+        text = text.strip().replace(self.locale().groupSeparator(), "")
+        try:
+            return parse_count(text)
+        except UserError:
+            return None
+
+    def validate(self, text: str, pos: int):
+        v = self._parse(text)
+        ok = v is not None and self.minimum() <= v <= self.maximum()
+        return (QValidator.State.Acceptable if ok else QValidator.State.Intermediate), text, pos
+
+    def fixup(self, text: str) -> str:
+        v = self._parse(text)
+        if v is None:
+            return text  # not a number: the box puts back the last good value
+        return self.textFromValue(float(min(max(v, self.minimum()), self.maximum())))
+
+    def valueFromText(self, text: str) -> float:
+        v = self._parse(text)
+        return self.value() if v is None else float(min(max(v, self.minimum()), self.maximum()))
 
 
 def _row(*widgets) -> QWidget:
@@ -101,11 +136,12 @@ class QtLaunchControls(QWidget):
         self.elements_slider = QSlider(Qt.Orientation.Horizontal)
         self.elements_slider.setRange(0, LOG_STEPS)
         self.elements_slider.setToolTip("Number of array elements, on a log scale from 1 to 2^31.")
-        self.elements = QDoubleSpinBox()  # QSpinBox stops at 2^31 - 1; we go to 2^31
-        self.elements.setDecimals(0)
+        self.elements = CountSpinBox()  # QSpinBox stops at 2^31 - 1; we go to 2^31
         self.elements.setRange(1, MAX_ELEMENTS)
         self.elements.setGroupSeparatorShown(True)
-        self.elements.setToolTip("Exact number of elements the kernel processes (1 to 2^31).")
+        self.elements.setToolTip(
+            "Exact number of elements the kernel processes (1 to 2^31): 1000000, 1e6, 2^20 or 4M."
+        )
         self.elements.setMinimumWidth(120)
         form.addRow("Elements", _row(self.elements_slider, self.elements))
 

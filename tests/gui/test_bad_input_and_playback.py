@@ -256,3 +256,19 @@ def test_typing_elements_is_not_rewritten_under_the_cursor(qtbot, make_window, t
     assert win.model.inputs.elements == value
     _type_into(qtbot, win.controls.smem, "12345")
     assert win.model.inputs.smem_per_block == 12345
+
+
+@pytest.mark.parametrize(
+    "text,value",
+    [("4M", 4_000_000), ("2^20", 2**20), ("1e6", 1_000_000), ("3000000000", 2**31),
+     ("2^40", 2**31), ("lots", 777)],
+)
+def test_elements_box_reads_what_the_command_line_reads(qtbot, make_window, text, value):
+    """4M used to become 4 elements; a number past 2^31 lost its last digit; nonsense keeps the
+    last good value."""
+    win = make_window("T4", 777, 256)
+    win.show()
+    qtbot.waitExposed(win)
+    _type_into(qtbot, win.controls.elements, text)
+    assert win.model.inputs.elements == value
+    assert win.controls.elements.value() == value
