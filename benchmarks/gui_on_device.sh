@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Run benchmarks/gui_gpu_check.py on the lent GPU machine, whose image has no Qt: a stripped
+# PySide6 6.9.3 (QtCore/Gui/Widgets/Svg/Test/OpenGL only), pyqtgraph and the Debian 12 libraries
+# Qt needs that the image lacks are carried in .qtcarry/ (git-ignored, made by hand; see
+# benchmarks/RESULTS-gui.md). Libraries the image already has are never shadowed.
+set -u
+OUT=${1:?usage: gui_on_device.sh OUT_DIR}
+mkdir -p /tmp/qt /tmp/site /tmp/libs
+tar -xJf .qtcarry/pyside_strip.tar.xz -C /tmp/qt
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .qtcarry/pyqtgraph-*.whl
+for deb in .qtcarry/debs/*.deb; do dpkg -x "$deb" /tmp/libs; done
+for lib in /tmp/libs/usr/lib/x86_64-linux-gnu/*.so.* /tmp/libs/lib/x86_64-linux-gnu/*.so.*; do
+  [ -e "$lib" ] || continue
+  if ldconfig -p | grep -q " $(basename "$lib") "; then rm -f "$lib"; fi
+done
+printf '<?xml version="1.0"?><fontconfig><dir>/tmp/libs/usr/share/fonts</dir><cachedir>/tmp/fccache</cachedir></fontconfig>' > /tmp/fonts.conf
+export FONTCONFIG_FILE=/tmp/fonts.conf QT_QPA_PLATFORM=offscreen PYTHONUNBUFFERED=1
+export LD_LIBRARY_PATH=/tmp/libs/usr/lib/x86_64-linux-gnu:/tmp/libs/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PYTHONPATH=/tmp/qt:/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+if ! python3 -c "from PySide6 import QtWidgets; QtWidgets.QApplication([]); import pyqtgraph"; then
+  for f in /tmp/qt/PySide6/Qt/lib/libQt6*.so.6 /tmp/qt/PySide6/Qt/plugins/platforms/libqoffscreen.so; do
+    ldd "$f" | grep "not found"
+  done | sort -u
+  exit 3
+fi
+timeout 420 python3 benchmarks/gui_gpu_check.py "$OUT/gg" 2>&1 | grep -v propagateSizeHints | tee "$OUT/gg.log" | tail -5
