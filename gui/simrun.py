@@ -303,9 +303,14 @@ def load_trace_view(
     if len(trace.block) == 0:
         raise UserError(f"{path} holds no blocks")
     spec = preset_for_device_name(trace.gpu, trace.meta.get("sm_count")) or fallback
-    per_sm = blocks_per_sm or (trace.meta.get("predicted") or {}).get("blocks_per_sm")
-    if not per_sm:
-        per_sm = int(trace.max_resident_per_sm().max())
+    predicted = trace.meta.get("predicted")
+    per_sm = blocks_per_sm or (predicted.get("blocks_per_sm") if isinstance(predicted, dict) else None)
+    try:
+        per_sm = int(per_sm or 0)
+    except (TypeError, ValueError):
+        per_sm = 0
+    if not 1 <= per_sm <= spec.max_blocks_per_sm:  # missing or nonsense (100000 wanted 44 GiB)
+        per_sm = max(1, min(int(trace.max_resident_per_sm().max()), spec.max_blocks_per_sm))
     comparison, sim = compare_trace(trace, spec, int(per_sm), placement_from_trace(trace))
     start = trace.start_us - trace.start_us.min()
     end = trace.end_us - trace.start_us.min()

@@ -252,8 +252,9 @@ def cmd_compare(args) -> int:
     if args.blocks_per_sm is not None and not 1 <= args.blocks_per_sm <= gpu.max_blocks_per_sm:
         raise UserError(f"--blocks-per-sm must be 1..{gpu.max_blocks_per_sm} on {gpu.name}, "
                         f"got {args.blocks_per_sm}")
-    per_sm = args.blocks_per_sm or (trace.meta.get("predicted") or {}).get("blocks_per_sm")
-    if not per_sm or per_sm < 1:
+    predicted = trace.meta.get("predicted")
+    per_sm = args.blocks_per_sm or (predicted.get("blocks_per_sm") if isinstance(predicted, dict) else None)
+    if not isinstance(per_sm, int) or not 1 <= per_sm <= gpu.max_blocks_per_sm:
         raise UserError("the trace does not say how many blocks fit on an SM; pass --blocks-per-sm")
     placement = {"recorded": placement_from_trace(trace), "sm": PLACEMENTS["SM order"],
                  "tpc": PLACEMENTS["TPC/GPC spread"]}[args.placement]

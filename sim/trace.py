@@ -21,6 +21,7 @@ from sim.files import write_json_atomic
 
 FORMAT = "warpscope-trace/1"
 COLUMNS = ["block", "sm", "slot", "start_us", "end_us"]
+MAX_SMS = 1024  # far above any GPU (an H200 has 132 SMs); a bigger SM number is a damaged file
 
 
 @dataclass(frozen=True)
@@ -58,11 +59,23 @@ def load_trace(path) -> Trace:
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: bad JSON or bytes that are not UTF-8
         raise UserError(f"cannot read trace {path}: {exc}") from None
-    if data.get("format") != FORMAT:
-        raise UserError(f"{path} is not a WarpScope trace (format {data.get('format')!r})")
-    rows = np.asarray(data["blocks"], dtype=float).reshape(-1, 5)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        fmt = data.get("format") if isinstance(data, dict) else None
+        raise UserError(f"{path} is not a WarpScope trace (format {fmt!r})")
+    try:
+        rows = np.asarray(data["blocks"], dtype=float).reshape(-1, 5)
+    except (KeyError, ValueError, TypeError):
+        raise UserError(f"{path}: 'blocks' is not a list of [block, sm, slot, start_us, end_us] rows") from None
+    # A damaged file must not become a 40 GiB raster or a schedule of negative SMs.
+    if rows.size and not (np.isfinite(rows).all() and 0 <= rows[:, 1].min() and rows[:, 1].max() < MAX_SMS
+                          and (rows[:, 4] >= rows[:, 3]).all()):
+        raise UserError(f"{path}: every block needs an SM in 0..{MAX_SMS - 1} and finite times "
+                        "with end >= start")
+    if rows.size and not (rows[:, 4] > rows[:, 3]).any():
+        raise UserError(f"{path}: no block takes any time (every end_us equals its start_us)")
+    meta = data.get("meta")
     return Trace(source=data.get("source", "?"), gpu=data.get("gpu", "?"),
                  block=rows[:, 0].astype(int), sm=rows[:, 1].astype(int), slot=rows[:, 2].astype(int),
-                 start_us=rows[:, 3], end_us=rows[:, 4], meta=data.get("meta", {}))
+                 start_us=rows[:, 3], end_us=rows[:, 4], meta=meta if isinstance(meta, dict) else {})

@@ -84,3 +84,12 @@ def test_compare_a_recorded_trace(capsys):
     assert "predicted 8, recorded peak 8" in out and "100% of the first wave" in out
     code, _, err = run(capsys, "compare", str(ROOT / "tests" / "data" / "occupancy_h200.json"))
     assert code == 2 and "not a WarpScope trace" in err
+
+
+def test_compare_trace_with_nonsense_prediction_asks_for_blocks_per_sm(capsys, tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"format": "warpscope-trace/1", "gpu": "NVIDIA H200",
+                                "meta": {"predicted": {"blocks_per_sm": "eight"}},
+                                "blocks": [[0, 0, -1, 0.0, 1.0]]}))
+    code, _, err = run(capsys, "compare", str(path))  # was a TypeError traceback
+    assert code == 2 and "pass --blocks-per-sm" in err and err.count("\n") == 1

@@ -272,3 +272,28 @@ def test_elements_box_reads_what_the_command_line_reads(qtbot, make_window, text
     _type_into(qtbot, win.controls.elements, text)
     assert win.model.inputs.elements == value
     assert win.controls.elements.value() == value
+
+
+@pytest.mark.parametrize(
+    "meta", [[1, 2], {"predicted": {"blocks_per_sm": 100000}}, {"predicted": {"blocks_per_sm": "eight"}}]
+)
+def test_trace_with_nonsense_meta_opens_with_what_was_recorded(qtbot, make_window, tmp_path, meta):
+    """A predicted 100000 blocks per SM wanted a 44 GiB raster; a list as meta was an
+    AttributeError out of the slot."""
+    import json
+
+    path = tmp_path / "t.json"
+    blocks = [[b, b % 132, -1, 0.0, 10.0] for b in range(300)]
+    path.write_text(json.dumps({"format": "warpscope-trace/1", "source": "recorded",
+                                "gpu": "Mystery GPU", "meta": meta, "blocks": blocks}))
+    win = make_window("T4", 1_000_000, 256)
+    assert win.open_trace(str(path))
+    assert win.timeline.trace_view.blocks_per_sm == 3  # the recorded peak
+
+
+def test_damaged_trace_is_a_message(qtbot, make_window, tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text('{"format": "warpscope-trace/1", "blocks": [[0, 10000000, -1, 0.0, 1.0]]}')
+    win = make_window("T4", 1_000_000, 256)
+    assert not win.open_trace(str(path))
+    assert "an SM in 0..1023" in win.statusBar().currentMessage()

@@ -7,6 +7,7 @@ import pytest
 
 from sim.compare import RecordedPlacement, compare_trace, placement_from_trace
 from sim.devices import preset, preset_for_device_name
+from sim.errors import UserError
 from sim.scheduler import SmOrderPlacement, TpcSpreadPlacement, UniformCost, simulate
 from sim.trace import Trace, load_trace, save_trace
 
@@ -74,3 +75,32 @@ def test_trace_file_round_trip(tmp_path):
 def test_driver_names_map_to_presets(name, sms, expected):
     spec = preset_for_device_name(name, sms)
     assert (spec.name if spec else None) == expected
+
+
+def _raw_trace(tmp_path, blocks, meta=None, raw=None):
+    import json
+
+    path = tmp_path / "t.json"
+    path.write_text(raw if raw is not None else json.dumps(
+        {"format": "warpscope-trace/1", "source": "recorded", "gpu": "NVIDIA H200",
+         "meta": meta or {}, "blocks": blocks}))
+    return path
+
+
+@pytest.mark.parametrize("blocks,raw,words", [
+    ([[0, -1, -1, 0.0, 1.0]], None, "an SM in 0..1023"),
+    ([[0, 10**7, -1, 0.0, 1.0]], None, "an SM in 0..1023"),  # was a 33 GiB raster
+    ([[0, 0, -1, 5.0, 1.0]], None, "end >= start"),
+    ([[0, 0, -1, float("nan"), 1.0]], None, "finite times"),
+    ([[0, 0, -1, 1.0, 1.0]], None, "no block takes any time"),
+    ([[0, 0, -1], [1, 2]], None, "not a list of"),
+    (None, "[1, 2, 3]", "not a WarpScope trace"),  # was AttributeError
+    (None, "\xff\xfe", "cannot read trace"),
+])
+def test_damaged_trace_files_are_one_line_errors(tmp_path, blocks, raw, words):
+    path = _raw_trace(tmp_path, blocks, raw=raw)
+    if raw == "\xff\xfe":
+        path.write_bytes(b"\xff\xfe")  # not UTF-8: was an uncaught UnicodeDecodeError
+    with pytest.raises(UserError, match=words):
+        load_trace(path)
+
