@@ -15,6 +15,7 @@ import csv
 import dataclasses
 import io
 import json
+import math
 import os
 
 from sim.errors import UserError
@@ -43,17 +44,48 @@ def to_dict(result: BenchResult) -> dict:
 
 
 def _measurement(row: dict) -> Measurement:
+    if not isinstance(row, dict):
+        raise UserError(f"a measurement is not a set of fields: {row!r:.60}")
     known = {k: row.get(k) for k in FIELDS if k in row}
     known["limited_by"] = tuple(known.get("limited_by") or ())
     try:
-        return Measurement(**known)
+        m = Measurement(**known)
     except TypeError as exc:
         raise UserError(f"a measurement lacks fields: {exc}") from None
+    _check_numbers(m)
+    return m
+
+
+def _check_numbers(m: Measurement) -> None:
+    """What the plots divide by and take logarithms of: a damaged file is one error, not a
+    ZeroDivisionError or 'math domain error' in the window."""
+    def bad(name, want):
+        raise UserError(f"measurement of {m.kernel!r}: {name} must be {want}, got {getattr(m, name)!r}")
+
+    def number(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+    if not (isinstance(m.elements, int) and not isinstance(m.elements, bool) and m.elements >= 1):
+        bad("elements", "a whole number >= 1")
+    for name in ("block_size", "threads_per_block"):
+        v = getattr(m, name)
+        if v is not None and not (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
+            bad(name, "a whole number >= 1 (or empty)")
+    for name in ("median_ms", "bandwidth_gbps"):
+        if not (number(getattr(m, name)) and getattr(m, name) > 0):
+            bad(name, "a positive number")
+    for name in ("p20_ms", "p80_ms", "bandwidth_p20_gbps", "bandwidth_p80_gbps"):
+        if not (number(getattr(m, name)) and getattr(m, name) >= 0):
+            bad(name, "a number >= 0")
 
 
 def from_dict(data: dict) -> BenchResult:
+    if not isinstance(data, dict):
+        raise UserError(f"not a {FORMAT} file (a JSON {type(data).__name__}, not an object)")
     if data.get("format") != FORMAT:
         raise UserError(f"not a {FORMAT} file (format={data.get('format')!r})")
+    if not isinstance(data.get("measurements", []), list):
+        raise UserError(f"not a {FORMAT} file ('measurements' is not a list)")
     return BenchResult(device=data.get("device") or {}, created=data.get("created", ""),
                        command=data.get("command", ""),
                        measurements=tuple(_measurement(m) for m in data.get("measurements", [])),
@@ -127,6 +159,8 @@ def load_results(path) -> BenchResult:
             text = fh.read()
     except OSError as exc:
         raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path} is not a text file") from None
     if kind == "csv":
         return from_csv(text)
     try:

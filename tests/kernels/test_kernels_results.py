@@ -62,3 +62,36 @@ def test_errors_are_user_errors(tmp_path):
         load_results(tmp_path / "bad.json")
     with pytest.raises(UserError, match="cannot read"):
         load_results(tmp_path / "absent.json")
+
+
+@pytest.mark.parametrize("change,words", [
+    (dict(elements=0), "elements must be a whole number >= 1"),  # log2(0) in the window
+    (dict(elements="lots"), "elements must be"),
+    (dict(median_ms=0, bandwidth_gbps=0), "must be a positive number"),  # ZeroDivisionError
+    (dict(median_ms=float("nan")), "median_ms must be a positive number"),
+    (dict(block_size=-1), "block_size must be"),
+])
+def test_damaged_measurements_are_user_errors(tmp_path, change, words):
+    data = _as_dict(RESULT)
+    data["measurements"][0].update(change)
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    with pytest.raises(UserError, match=words):
+        load_results(tmp_path / "r.json")
+
+
+def _as_dict(result):
+    from kernels.results import to_dict
+
+    return to_dict(result)
+
+
+@pytest.mark.parametrize("text,words", [("[1, 2]", "not an object"),
+                                        ('{"format": "warpscope-bench/1", "measurements": {}}', "not a list"),
+                                        ('{"format": "warpscope-bench/1", "measurements": ["x"]}', "not a set")])
+def test_damaged_files_are_user_errors(tmp_path, text, words):
+    (tmp_path / "r.json").write_text(text)
+    with pytest.raises(UserError, match=words):
+        load_results(tmp_path / "r.json")
+    (tmp_path / "b.json").write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(UserError, match="not a text file"):
+        load_results(tmp_path / "b.json")
