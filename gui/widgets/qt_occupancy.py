@@ -41,7 +41,7 @@ class QtOccupancy(QWidget):
         self.bars.setMinimumHeight(150)
         self.threads_plot = _plot("Active warps vs threads per block", "threads per block")
         self.regs_plot = _plot("vs registers", "registers per thread", "warps / SM")
-        self.smem_plot = _plot("vs shared memory", "shared memory per block (KiB)", "warps / SM")
+        self.smem_plot = _plot("vs shared memory", "KiB per block", "warps / SM")
         grid.addWidget(self.bars, 0, 0, 1, 2)
         grid.addWidget(self.threads_plot, 1, 0, 1, 2)
         grid.addWidget(self.regs_plot, 2, 0)

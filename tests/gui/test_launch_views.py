@@ -206,3 +206,17 @@ def test_carveout_kept_across_gpus_is_shown_as_used(make_window):
     assert "32 KiB" in combo.currentText()  # what the driver picks on the T4
     combo.setCurrentIndex(0)
     assert win.model.inputs.carveout_percent is None
+
+
+def test_small_occupancy_charts_axis_labels_fit(qtbot, make_window):
+    """'shared memory per block (KiB)' was cut off at 'per block (K' in the default layout."""
+    from PySide6.QtWidgets import QApplication
+
+    win = make_window("H200")
+    win.resize(1600, 1000)
+    win.show()
+    qtbot.waitExposed(win)
+    QApplication.processEvents()
+    for plot in (win.occupancy_view.smem_plot, win.occupancy_view.regs_plot):
+        axis = plot.getPlotItem().getAxis("bottom")
+        assert axis.label.boundingRect().width() <= axis.width() + 1, axis.label.toPlainText()
