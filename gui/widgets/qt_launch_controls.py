@@ -363,7 +363,7 @@ class QtLaunchControls(QWidget):
             if i.elements_per_thread > 1:
                 self.ept_note.setText(
                     f"Triton program: BLOCK_SIZE = {i.elements_per_thread * i.threads_per_block:,} "
-                    f"elements run by {i.threads_per_block} threads ({i.threads_per_block // 32} "
+                    f"elements run by {i.threads_per_block} threads ({math.ceil(i.threads_per_block / 32)} "
                     f"warps), {i.elements_per_thread} elements per thread."
                 )
                 self.ept_note.show()

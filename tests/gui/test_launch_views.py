@@ -220,3 +220,12 @@ def test_small_occupancy_charts_axis_labels_fit(qtbot, make_window):
     for plot in (win.occupancy_view.smem_plot, win.occupancy_view.regs_plot):
         axis = plot.getPlotItem().getAxis("bottom")
         assert axis.label.boundingRect().width() <= axis.width() + 1, axis.label.toPlainText()
+
+
+def test_triton_note_counts_whole_warps(make_window):
+    """A Triton program with 33 threads is 2 warps, not '1 warps'."""
+    win = make_window("H200", 1_000_000, 128)
+    win.model.update(elements_per_thread=8)
+    assert "(4 warps)" in win.controls.ept_note.text()
+    win.model.update(threads_per_block=33)
+    assert "33 threads (2 warps)" in win.controls.ept_note.text()
