@@ -76,6 +76,6 @@ def parse_count_list(text, what: str = "sizes", upper: int | None = 2**31) -> li
     if not out:
         raise UserError(f"no {what} given")
     if min(out) < 1 or (upper is not None and max(out) > upper):
-        limit = f" and {upper:,}" if upper is not None else ""
-        raise UserError(f"{what} must be between 1{limit}, got {text!r}")
+        limit = f"between 1 and {upper:,}" if upper is not None else "at least 1"
+        raise UserError(f"{what} must be {limit}, got {text!r}")
     return sorted(set(out))

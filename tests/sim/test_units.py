@@ -37,6 +37,10 @@ def test_lists_and_ranges():
     for bad in ("", "2^40", "0", "2^20..2^16", "4..8 x1"):
         with pytest.raises(UserError):
             parse_count_list(bad)
+    with pytest.raises(UserError, match="block sizes must be at least 1, got '0'"):  # was 'between 1,'
+        parse_count_list("0", "block sizes", upper=None)
+    with pytest.raises(UserError, match="between 1 and 2,147,483,648"):
+        parse_count_list("0")
 
 
 def test_fmt_bytes_uses_binary_units():
