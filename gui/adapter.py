@@ -20,6 +20,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
+from sim.errors import UserError  # a message for the user, shown without its class name
+
 _LIVE_RUNNERS: weakref.WeakSet[TaskRunner] = weakref.WeakSet()
 
 
@@ -79,7 +81,7 @@ class _Worker(QObject):
                 False,
                 cancel.is_set(),
                 None,
-                f"{type(exc).__name__}: {msg}",
+                msg if isinstance(exc, UserError) else f"{type(exc).__name__}: {msg}",
                 time.perf_counter() - t0,
                 traceback.format_exc(),
             )

@@ -160,6 +160,15 @@ def test_runner_cancel_and_errors(qtbot, runner):
     out = blocker.args[0]
     assert not out.ok and out.error == "ValueError: bad things"
 
+    def user_error(ctx):
+        from sim.errors import UserError
+
+        raise UserError("Triton BLOCK_SIZE must be a power of two up to 131072, got 2000")
+
+    with qtbot.waitSignal(runner.finished, timeout=3000) as blocker:
+        runner.submit(user_error)
+    assert blocker.args[0].error.startswith("Triton BLOCK_SIZE")  # was 'UserError: Triton ...'
+
 
 def test_runner_latest_request_wins(qtbot, runner):
     gate = threading.Event()
