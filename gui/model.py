@@ -367,6 +367,8 @@ class PlaybackModel(QObject):
         self.set_playing(not self._playing)
 
     def set_speed(self, speed: float) -> None:
+        if not math.isfinite(float(speed)):
+            return  # e.g. 'nan' in a damaged settings file: max(0.05, nan) made it 0.05
         speed = min(max(0.05, float(speed)), 64.0)
         if speed != self._speed:
             self._speed = speed

@@ -297,3 +297,13 @@ def test_damaged_trace_is_a_message(qtbot, make_window, tmp_path):
     win = make_window("T4", 1_000_000, 256)
     assert not win.open_trace(str(path))
     assert "an SM in 0..1023" in win.statusBar().currentMessage()
+
+
+def test_speed_ignores_values_that_are_not_numbers(qtbot, make_window):
+    win = make_window("T4", 1_000_000, 256)
+    win.playback.set_speed(2.0)
+    win.playback.set_speed(float("nan"))  # a damaged settings file made this 0.05x
+    win.playback.set_speed(float("inf"))
+    assert win.playback.speed == 2.0
+    win.playback.set_speed(1000)
+    assert win.playback.speed == 64.0
