@@ -7,7 +7,7 @@ set -u
 OUT=${1:?usage: gui_on_device.sh OUT_DIR}
 mkdir -p /tmp/qt /tmp/site /tmp/libs
 tar -xJf .qtcarry/pyside_strip.tar.xz -C /tmp/qt
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .qtcarry/pyqtgraph-*.whl
+python3 -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/site .qtcarry/pyqtgraph-*.whl
 for deb in .qtcarry/debs/*.deb; do dpkg -x "$deb" /tmp/libs; done
 for lib in /tmp/libs/usr/lib/x86_64-linux-gnu/*.so.* /tmp/libs/lib/x86_64-linux-gnu/*.so.*; do
   [ -e "$lib" ] || continue
@@ -23,4 +23,5 @@ if ! python3 -c "from PySide6 import QtWidgets; QtWidgets.QApplication([]); impo
   done | sort -u
   exit 3
 fi
-timeout 420 python3 benchmarks/gui_gpu_check.py "$OUT/gg" 2>&1 | grep -v propagateSizeHints | tee "$OUT/gg.log" | tail -5
+timeout 330 python3 benchmarks/gui_gpu_check.py "$OUT/gg" > "$OUT/gg.log" 2>&1
+grep -v propagateSizeHints "$OUT/gg.log" | tail -8
