@@ -7,6 +7,8 @@ PlaybackClock --tick--> PlaybackModel --time_changed--> SM view, timeline cursor
 
 from __future__ import annotations
 
+import sys
+
 import datetime as _dt
 import json
 from dataclasses import asdict, dataclass
@@ -745,6 +747,9 @@ class MainWindow(QMainWindow):
         self.settings_debounce._timer.stop()
         self.clock.stop()
         self.sim_runner.shutdown()
+        experiments = sys.modules.get("kernels.experiments")
+        if experiments is not None:  # a child process still measuring would hold the worker
+            experiments.stop_children()
         self.live_runner.shutdown()
 
     def closeEvent(self, event) -> None:

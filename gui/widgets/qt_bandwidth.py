@@ -117,20 +117,22 @@ class BandwidthJobs:
 
             return run_checks(*a, **k)
 
-        def count(*a, **k):
-            from kernels.experiments import count_kernels
+        # The experiments run in a child process (kernels.experiments.run_in_subprocess): inside
+        # this worker thread torch.compile did not finish on the H200 and froze the window.
+        def count():
+            from kernels.experiments import run_in_subprocess
 
-            return count_kernels(*a, **k)
+            return run_in_subprocess("count_kernels")
 
-        def lvf(*a, **k):
-            from kernels.experiments import launch_vs_finish
+        def lvf():
+            from kernels.experiments import run_in_subprocess
 
-            return launch_vs_finish(*a, **k)
+            return run_in_subprocess("launch_vs_finish")
 
-        def square(*a, **k):
-            from kernels.experiments import square_host_steps
+        def square():
+            from kernels.experiments import run_in_subprocess
 
-            return square_host_steps(*a, **k)
+            return run_in_subprocess("square_host_steps")
 
         return {
             "sweep": sweep,
