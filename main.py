@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from sim.errors import UserError
@@ -62,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("warpscope: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into `head` and the reader left: nothing to report
+        sys.stdout = open(os.devnull, "w")  # keep Python's exit flush from raising again
+        return 0
 
 
 if __name__ == "__main__":

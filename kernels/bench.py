@@ -16,6 +16,7 @@ from sim.errors import UserError
 from .backends import gpu_status
 from .device import detect_device, device_summary
 from .harness import backend_status, measure
+from .launch import check_block, check_threads
 from .registry import KernelSpec, get_kernel
 from .timing import BenchResult, Measurement, percent_of
 
@@ -23,10 +24,18 @@ CEILING_KERNEL = "copy_torch"
 CEILING_ELEMENTS = 1 << 27  # 512 MiB per array: far past any L2, long enough to hide launch cost
 
 
-def _points(kernels: Sequence[KernelSpec], sizes: Sequence[int], blocks) -> list[tuple]:
+def _points(kernels: Sequence[KernelSpec], sizes: Sequence[int], blocks,
+            num_warps: int | None = None) -> list[tuple]:
+    """Every (kernel, size, block) point, each launch shape checked before anything is measured:
+    one bad block size must not cost a half-run sweep."""
     points = []
     for spec in kernels:
         spec_blocks = list(blocks) if (blocks and spec.block_param) else [None]
+        for b in spec_blocks:
+            if b is not None and spec.block_param == "threads":
+                check_threads(b)
+            elif spec.block_param == "BLOCK_SIZE":
+                check_block(spec.default_block if b is None else b, num_warps or spec.default_num_warps)
         for n in sizes:
             for b in spec_blocks:
                 points.append((spec, int(n), b))
@@ -72,7 +81,7 @@ def sweep(kernel_names: Iterable[str], sizes: Sequence[int], blocks: Sequence[in
             raise UserError(f"{spec.name} would not run on the GPU here: {status.reason}")
     gpu, why = detect_device()
     name = gpu.name if gpu is not None else f"CPU ({why})"
-    points = _points(kernels, sizes, blocks)
+    points = _points(kernels, sizes, blocks, num_warps)
     total = len(points) + (1 if measure_ceiling and gpu is not None else 0)
     done = 0
     results: list[Measurement] = []

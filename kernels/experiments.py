@@ -167,7 +167,8 @@ def square_host_steps(elements: int = 1 << 24, threads_per_block: int = 256,
     status = backend_status(spec)
     if not status.ok:
         raise UserError(f"square_numba: {status.reason}")
-    from .numba_kernels import SIMULATED, check_threads, cuda, square_kernel
+    from .launch import check_threads
+    from .numba_kernels import SIMULATED, cuda, square_kernel
 
     check_threads(threads_per_block)
     if SIMULATED:

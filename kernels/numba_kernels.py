@@ -16,7 +16,7 @@ import numba
 import numpy as np
 
 from .compat import numba_cuda
-from .launch import NO_RESOURCES, Launch, Resources, cdiv
+from .launch import NO_RESOURCES, Launch, Resources, cdiv, check_threads
 
 cuda = numba_cuda()
 SIMULATED = bool(numba.config.ENABLE_CUDASIM)
@@ -114,13 +114,6 @@ def lanes_kernel(lane_of_slot):
 # --------------------------------------------------------------------------------------------
 # Launchers
 # --------------------------------------------------------------------------------------------
-def check_threads(threads_per_block: int) -> None:
-    from sim.errors import UserError
-
-    if not 1 <= threads_per_block <= 1024:
-        raise UserError(f"threads per block must be 1..1024, got {threads_per_block}")
-
-
 def device_arrays(tensors) -> list:
     """Arrays Numba can launch on, made once. On a GPU, wrapping a torch tensor on every launch
     would also synchronize its stream every launch (CUDA_ARRAY_INTERFACE_SYNC), so the timed

@@ -12,7 +12,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .launch import NO_RESOURCES, Launch, Resources, cdiv
+from .launch import NO_RESOURCES, Launch, Resources, cdiv, check_block
 
 
 # --------------------------------------------------------------------------------------------
@@ -85,16 +85,6 @@ def square_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
 # --------------------------------------------------------------------------------------------
 # Launchers: one grid of cdiv(n, BLOCK_SIZE) programs; (inputs..., out, n) as arguments.
 # --------------------------------------------------------------------------------------------
-def check_block(block_size: int, num_warps: int) -> None:
-    """Triton's own limits, as a clear error instead of a compiler traceback."""
-    from sim.errors import UserError
-
-    if block_size < 1 or block_size & (block_size - 1) or block_size > 1 << 17:
-        raise UserError(f"Triton BLOCK_SIZE must be a power of two up to 131072, got {block_size}")
-    if num_warps not in (1, 2, 4, 8, 16, 32):
-        raise UserError(f"num_warps must be 1, 2, 4, 8, 16 or 32, got {num_warps}")
-
-
 def _bind(kernel, tensors: tuple, block_size: int, num_warps: int) -> Launch:
     check_block(block_size, num_warps)
     n = tensors[-1].numel()

@@ -93,3 +93,9 @@ def test_compare_trace_with_nonsense_prediction_asks_for_blocks_per_sm(capsys, t
                                 "blocks": [[0, 0, -1, 0.0, 1.0]]}))
     code, _, err = run(capsys, "compare", str(path))  # was a TypeError traceback
     assert code == 2 and "pass --blocks-per-sm" in err and err.count("\n") == 1
+
+
+def test_output_piped_into_a_closed_reader_is_not_an_error():
+    proc = subprocess.run(f"{sys.executable} main.py explain --gpu L40S | head -1", shell=True,
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.stdout.startswith("Device") and "Traceback" not in proc.stderr

@@ -51,3 +51,18 @@ def test_bad_requests():
         sweep(["add_triton"], [1024], [1000], allow_cpu=True)
     with pytest.raises(UserError, match="threads per block"):
         sweep(["add_numba"], [1024], [2048], allow_cpu=True)
+
+
+@pytest.mark.parametrize("kernel,blocks,warps,needle", [
+    ("add_numba_naive", [256, 2000], None, "1..1024"),
+    ("add_triton", [1024, 33], None, "power of two"),
+    ("add_triton", None, 3, "num_warps"),
+])
+def test_a_bad_launch_shape_is_refused_before_anything_is_measured(kernel, blocks, warps, needle):
+    from kernels.bench import sweep
+
+    calls = []
+    with pytest.raises(UserError, match=needle):
+        sweep([kernel], [1000], blocks, num_warps=warps, allow_cpu=True,
+              on_progress=lambda *a: calls.append(a))
+    assert calls == []
