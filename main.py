@@ -56,7 +56,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             import gui.cli
             return gui.cli.run_app(args)
-        return args.handler(args)
+        status = args.handler(args)
+        sys.stdout.flush()  # a closed pipe surfaces here, not in Python's exit-time flush
+        return status
     except UserError as exc:
         print(f"warpscope: error: {exc}", file=sys.stderr)
         return 2

@@ -95,7 +95,16 @@ def test_compare_trace_with_nonsense_prediction_asks_for_blocks_per_sm(capsys, t
     assert code == 2 and "pass --blocks-per-sm" in err and err.count("\n") == 1
 
 
-def test_output_piped_into_a_closed_reader_is_not_an_error():
-    proc = subprocess.run(f"{sys.executable} main.py explain --gpu L40S | head -1", shell=True,
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert proc.stdout.startswith("Device") and "Traceback" not in proc.stderr
+def test_output_piped_into_a_closed_reader_is_not_an_error(monkeypatch):
+    """`warpscope ... | head -3`: once the reader has gone, every write raises BrokenPipeError."""
+
+    class ClosedPipe:
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    assert main.main(["explain", "--gpu", "L40S"]) == 0
+    assert not isinstance(sys.stdout, ClosedPipe)  # swapped for /dev/null: exit's flush is quiet
