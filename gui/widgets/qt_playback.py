@@ -125,8 +125,10 @@ class QtPlayback(QWidget):
         self._record = record
         self.tail_region.setVisible(record is not None)
         self.full_line.setVisible(record is not None)
-        if record is None:  # nothing can be scheduled: an empty curve, no tail
+        if record is None:  # nothing can be scheduled: an empty curve on plain axes, no tail
             self.curve.setData([0, 1], [0])
+            self.curve_plot.getPlotItem().setXRange(0, 1, padding=0)
+            self.curve_plot.getPlotItem().setYRange(0, 1, padding=0)
             return
         t = np.append(record.res_times_us, record.makespan_us)
         self.curve.setData(t, record.res_warps)
