@@ -542,6 +542,9 @@ class MainWindow(QMainWindow):
         self.timeline.show_trace(view)
         self.docks["timeline"].show()
         self.docks["timeline"].raise_()
+        # Two Gantt charts, one above the other: give the panel the room both need to be read.
+        if self.docks["timeline"].height() < 480:
+            self.resizeDocks([self.docks["timeline"]], [max(480, self.height() // 2)], Qt.Orientation.Vertical)
         self.show_message(f"Trace {Path(path).name}: {view.lines[1]}")
         return True
 
