@@ -623,7 +623,7 @@ class MainWindow(QMainWindow):
         st = self.model.state
         i, spec, occ, g = st.inputs, st.spec, st.occ, st.geometry
         facts = [
-            ("GPU", f"{spec.name} (cc {spec.compute_capability[0]}.{spec.compute_capability[1]})"),
+            ("GPU", f"{spec.name} (cc {spec.cc_string})"),
             ("SMs × warp slots", f"{spec.sm_count} × {spec.max_warps_per_sm}"),
             ("Elements", f"{i.elements:,}"),
             ("Threads per block", f"{i.threads_per_block}"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 from sim.devices import GpuSpec, preset, presets
 from sim.errors import UserError
@@ -164,9 +164,7 @@ def occupancy_rows(occ) -> list[tuple[str, str, str]]:
 
 
 def explain_payload(gpu, occ, geo) -> dict:
-    from dataclasses import asdict
-    return {"device": gpu.to_dict(), "geometry": asdict(geo),
-            "occupancy": {k: v for k, v in asdict(occ).items()}}
+    return {"device": gpu.to_dict(), "geometry": asdict(geo), "occupancy": asdict(occ)}
 
 
 def cmd_explain(args) -> int:
@@ -214,8 +212,8 @@ def cmd_simulate(args) -> int:
         raise UserError("block durations this long overflow the simulation's clock; use smaller values")
     summary = result.summary()
     if args.cost == "memory" and args.bytes_per_element > 0:
-        seconds_us = H200_FIT.launch_overhead_us + result.makespan_us
-        summary["predicted_gbps"] = round(geo.elements * args.bytes_per_element / (seconds_us * 1e3), 1)
+        bytes_moved = geo.elements * args.bytes_per_element
+        summary["predicted_gbps"] = round(H200_FIT.kernel_gbps(bytes_moved, result.makespan_us), 1)
     if args.trace:
         save_trace(args.trace, source="simulated", gpu=gpu.name, records=result.trace_records(),
                    meta={"elements": geo.elements, "threads_per_block": geo.threads_per_block,
@@ -239,8 +237,6 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from dataclasses import asdict
-
     from sim.compare import compare_trace, placement_from_trace
     from sim.devices import preset_for_device_name
     from sim.trace import load_trace

@@ -34,7 +34,7 @@ class RecordedPlacement:
                 order.append(sm * slots_per_sm + used[sm])
                 used[sm] += 1
         taken = set(order)
-        rest = [s for s in _breadth_first(list(range(gpu.sm_count)), slots_per_sm, gpu.sm_count)
+        rest = [s for s in _breadth_first(list(range(gpu.sm_count)), slots_per_sm)
                 if s not in taken]
         return np.asarray(order + rest, dtype=np.int64)
 

@@ -6,7 +6,7 @@ Figures live in resources/gpus.json with the source of each; this module only lo
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
 from pathlib import Path
 
@@ -47,10 +47,6 @@ class GpuSpec:
     @property
     def max_warps_per_sm(self) -> int:
         return self.max_threads_per_sm // self.warp_size
-
-    @property
-    def warp_slots(self) -> int:
-        return self.max_warps_per_sm * self.sm_count
 
     @property
     def cc_string(self) -> str:
@@ -199,7 +195,3 @@ def _gpc_guess(name: str, sm_count: int) -> int:
     spec = preset_for_device_name(name, sm_count)
     return spec.gpc_count if spec is not None and spec.sm_count == sm_count else 8
 
-
-def with_sm_count(spec: GpuSpec, sm_count: int) -> GpuSpec:
-    """The same GPU with a different SM count (MIG slices, what-if views)."""
-    return replace(spec, sm_count=int(sm_count))

@@ -48,10 +48,6 @@ class Occupancy:
     def can_launch(self) -> bool:
         return self.blocks_per_sm > 0
 
-    @property
-    def active_threads_per_sm(self) -> int:
-        return self.blocks_per_sm * self.threads_per_block
-
     def explain(self) -> str:
         if not self.can_launch:
             return f"cannot launch: {self.reason}"

@@ -27,6 +27,10 @@ class MemoryModel:
     launch_overhead_us: float  # per kernel: from the start event to the first block, and draining
     source: str
 
+    def kernel_gbps(self, bytes_moved: float, makespan_us: float) -> float:
+        """GB/s a device-event timing would report for a grid the scheduler ran in makespan_us."""
+        return bytes_moved / ((self.launch_overhead_us + makespan_us) * 1e3)
+
 
 # Least-squares fit (by hand, in benchmarks/RESULTS.md) to add_numba_naive at 2^26 elements,
 # 32..1024 threads per block, measured on the H200 on 2026-11-29.
@@ -63,10 +67,9 @@ def predict_bandwidth(gpu: GpuSpec, grid_blocks: int, blocks_per_sm: int, bytes_
     n_sim = grid_blocks if waves <= max_waves else (head - 1) * slots + (grid_blocks - (waves - 1) * slots)
     sim = simulate(gpu, n_sim, blocks_per_sm, cost,
                    sm_dispatch_interval_us=model.sm_dispatch_interval_us)
-    time_us = model.launch_overhead_us + sim.makespan_us
-    steady = _steady_wave_us(sim)
+    makespan_us = sim.makespan_us
     if waves > max_waves:
-        time_us += (waves - head) * steady
+        makespan_us += (waves - head) * _steady_wave_us(sim)
     per_sm_rate = min(blocks_per_sm / model.latency_us, 1.0 / model.sm_dispatch_interval_us)
     if bytes_per_block * per_sm_rate * gpu.sm_count / 1e3 >= ceiling:
         bound = "bandwidth"
@@ -74,7 +77,8 @@ def predict_bandwidth(gpu: GpuSpec, grid_blocks: int, blocks_per_sm: int, bytes_
         bound = "latency"
     else:
         bound = "block dispatch"
-    return Prediction(time_us=time_us, bandwidth_gbps=bytes_moved / (time_us * 1e3), waves=waves,
+    return Prediction(time_us=model.launch_overhead_us + makespan_us,
+                      bandwidth_gbps=model.kernel_gbps(bytes_moved, makespan_us), waves=waves,
                       simulated_blocks=n_sim, bound=bound)
 
 

@@ -11,6 +11,7 @@ same instant are refilled together, so a run costs one numpy step per distinct c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -85,7 +86,7 @@ class MemoryBoundCost:
 
 # ---- placement policies: which free slot takes the next block --------------------------------
 
-def _breadth_first(sm_order: list[int], slots_per_sm: int, sm_count: int) -> np.ndarray:
+def _breadth_first(sm_order: list[int], slots_per_sm: int) -> np.ndarray:
     """Global slot ids (sm * slots_per_sm + k): one block per SM in `sm_order`, then the next layer."""
     sms = np.asarray(sm_order)
     layers = np.arange(slots_per_sm)[:, None]
@@ -98,7 +99,7 @@ class SmOrderPlacement:
     name: str = "SM order"
 
     def slot_order(self, gpu: GpuSpec, slots_per_sm: int) -> np.ndarray:
-        return _breadth_first(list(range(gpu.sm_count)), slots_per_sm, gpu.sm_count)
+        return _breadth_first(list(range(gpu.sm_count)), slots_per_sm)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +124,7 @@ class TpcSpreadPlacement:
         return order
 
     def slot_order(self, gpu: GpuSpec, slots_per_sm: int) -> np.ndarray:
-        return _breadth_first(self.sm_order(gpu), slots_per_sm, gpu.sm_count)
+        return _breadth_first(self.sm_order(gpu), slots_per_sm)
 
 
 PLACEMENTS = {p.name: p for p in (SmOrderPlacement(), TpcSpreadPlacement())}
@@ -259,17 +260,14 @@ class Simulation:
             & (self.block_start_us[blocks] <= t_us)
         return np.where(alive, blocks, -1).reshape(self.gpu.sm_count, self.blocks_per_sm)
 
-    @property
+    @cached_property
     def _index(self):
-        cached = self.__dict__.get("_index_cache")
-        if cached is None:
-            global_slot = self.block_sm * self.blocks_per_sm + self.block_slot
-            order = np.lexsort((self.block_start_us, global_slot))
-            span = self.makespan_us * 2.0 + 1.0
-            keys = global_slot[order] * span + self.block_start_us[order]
-            cached = (order, keys, span)
-            object.__setattr__(self, "_index_cache", cached)
-        return cached
+        """Blocks sorted by (slot, start) as one searchable key, built on the first snapshot."""
+        global_slot = self.block_sm * self.blocks_per_sm + self.block_slot
+        order = np.lexsort((self.block_start_us, global_slot))
+        span = self.makespan_us * 2.0 + 1.0
+        keys = global_slot[order] * span + self.block_start_us[order]
+        return order, keys, span
 
     def residency_steps(self) -> tuple[np.ndarray, np.ndarray]:
         """Resident blocks on the whole GPU as a step function: value[i] holds from times[i]."""

@@ -334,7 +334,7 @@ class QtLaunchControls(QWidget):
                 )
             self.kernel_note.setText(note)
             self.gpu_note.setText(
-                f"cc {spec.compute_capability[0]}.{spec.compute_capability[1]} · "
+                f"cc {spec.cc_string} · "
                 f"{spec.sm_count} SMs · {spec.max_warps_per_sm} warp slots/SM · "
                 f"{spec.peak_dram_gbps:,.0f} GB/s" + (" · detected" if spec.detected else "")
             )
