@@ -6,9 +6,14 @@ Each returns a frozen record that says whether its times are GPU timings.
 
 from __future__ import annotations
 
+import os
+import pickle
 import statistics
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -207,12 +212,6 @@ _CHILDREN: set = set()
 
 def run_in_subprocess(name: str, timeout_s: float = 300.0):
     """Run one experiment (a key of EXPERIMENTS) in a fresh interpreter and return its record."""
-    import os
-    import pickle
-    import subprocess
-    import sys
-    from pathlib import Path
-
     if name not in EXPERIMENTS:
         raise UserError(f"unknown experiment {name!r}; choose one of {', '.join(EXPERIMENTS)}")
     root = str(Path(__file__).resolve().parents[1])
@@ -242,9 +241,6 @@ def stop_children() -> None:
 
 
 def _main(argv: list[str]) -> int:
-    import pickle
-    import sys
-
     try:
         result = EXPERIMENTS[argv[0]]()
     except (UserError, KeyError, IndexError) as exc:
@@ -255,8 +251,6 @@ def _main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    import sys
-
     from kernels import experiments  # records must pickle as kernels.experiments.*, not __main__.*
 
     sys.exit(experiments._main(sys.argv[1:]))

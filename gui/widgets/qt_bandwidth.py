@@ -213,6 +213,7 @@ class QtBandwidth(QWidget):
         self.jobs = jobs or BandwidthJobs.real()
         self.result = None  # BenchResult shown now
         self._predictions: dict = {}  # measured point -> the scheduler's Prediction (or None)
+        self._result_spec: GpuSpec | None = None
         self.experiments: dict[str, Any] = {}
         self.checks: list = []
         self._job_kind: dict[int, str] = {}
@@ -653,6 +654,7 @@ class QtBandwidth(QWidget):
     def show_result(self, result) -> None:
         self.result = result
         self._predictions = {}
+        self._result_spec = _result_gpu(result)  # the GPU the predictions are made for
         ms = list(result.measurements)
         if not ms:
             self.log.appendPlainText("The results contain no measurements.")
@@ -751,7 +753,7 @@ class QtBandwidth(QWidget):
         whose grid and occupancy are known (torch peers choose their own grid)."""
         key = (m.kernel, m.elements, m.block_size, m.num_warps, m.median_ms)
         if key not in self._predictions:
-            gpu = _result_gpu(self.result) if m.is_gpu_timing else None
+            gpu = self._result_spec if m.is_gpu_timing else None
             prediction = None
             if gpu is not None and getattr(m, "grid_blocks", None) and getattr(m, "blocks_per_sm", None):
                 try:

@@ -77,6 +77,16 @@ class CountSpinBox(QDoubleSpinBox):
         return self.value() if v is None else float(min(max(v, self.minimum()), self.maximum()))
 
 
+def _form_box(title: str) -> tuple[QGroupBox, QFormLayout]:
+    """A titled group of labelled rows, laid out the same way in every section."""
+    box = QGroupBox(title)
+    form = QFormLayout(box)
+    form.setVerticalSpacing(4)
+    form.setContentsMargins(6, 4, 6, 4)
+    form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+    return box, form
+
+
 def _row(*widgets) -> QWidget:
     w = QWidget()
     lay = QHBoxLayout(w)
@@ -101,11 +111,7 @@ class QtLaunchControls(QWidget):
         outer.setSpacing(2)
 
         # -- device and kernel --------------------------------------------------------------------
-        box = QGroupBox("Device and kernel")
-        form = QFormLayout(box)
-        form.setVerticalSpacing(4)
-        form.setContentsMargins(6, 4, 6, 4)
-        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        box, form = _form_box("Device and kernel")
         self.gpu = QComboBox()
         self.gpu.setToolTip(
             "The GPU to model: a detected device is listed first, then every preset."
@@ -128,11 +134,7 @@ class QtLaunchControls(QWidget):
         outer.addWidget(box)
 
         # -- launch -------------------------------------------------------------------------------
-        box = QGroupBox("Launch")
-        form = QFormLayout(box)
-        form.setVerticalSpacing(4)
-        form.setContentsMargins(6, 4, 6, 4)
-        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        box, form = _form_box("Launch")
         self.elements_slider = QSlider(Qt.Orientation.Horizontal)
         self.elements_slider.setRange(0, LOG_STEPS)
         self.elements_slider.setToolTip("Number of array elements, on a log scale from 1 to 2^31.")
@@ -170,11 +172,7 @@ class QtLaunchControls(QWidget):
         outer.addWidget(box)
 
         # -- resources ----------------------------------------------------------------------------
-        box = QGroupBox("Resources per thread / block")
-        form = QFormLayout(box)
-        form.setVerticalSpacing(4)
-        form.setContentsMargins(6, 4, 6, 4)
-        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        box, form = _form_box("Resources per thread / block")
         self.regs_slider = QSlider(Qt.Orientation.Horizontal)
         self.regs_slider.setRange(0, 255)
         self.regs_slider.setToolTip(
@@ -211,11 +209,7 @@ class QtLaunchControls(QWidget):
         outer.addWidget(box)
 
         # -- simulation ---------------------------------------------------------------------------
-        box = QGroupBox("Scheduler model")
-        form = QFormLayout(box)
-        form.setVerticalSpacing(4)
-        form.setContentsMargins(6, 4, 6, 4)
-        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        box, form = _form_box("Scheduler model")
         self.cost = QComboBox()
         self.cost.addItems(list(COST_MODELS))
         self.cost.setToolTip(
