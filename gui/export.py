@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import csv
 import html
+import io
 import json
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from PySide6.QtGui import QColor, QFont, QImage, QPainter
 from PySide6.QtWidgets import QWidget
 
 from gui import style
+from sim.files import write_text_atomic
 
 
 @dataclass(frozen=True)
@@ -40,14 +42,12 @@ def _is_plot_item(target) -> bool:
 
 
 def write_csv(path: Path, header: list, rows: list) -> Path:
-    path = Path(path)
-    tmp = path.with_suffix(path.suffix + ".part")
-    with open(tmp, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(header)
-        w.writerows(rows)
-    tmp.replace(path)
-    return path
+    text = io.StringIO()
+    w = csv.writer(text)
+    w.writerow(header)
+    w.writerows(rows)
+    write_text_atomic(path, text.getvalue())
+    return Path(path)
 
 
 def render_image(target, scale: float = 2.0) -> QImage:
@@ -148,11 +148,8 @@ def export_item(item: ExportItem, out_dir: Path) -> list[Path]:
 
 
 def write_json(path: Path, data: dict) -> Path:
-    path = Path(path)
-    tmp = path.with_suffix(path.suffix + ".part")
-    tmp.write_text(json.dumps(data, indent=2, default=_json_default), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    write_text_atomic(path, json.dumps(data, indent=2, default=_json_default))
+    return Path(path)
 
 
 def _json_default(o):

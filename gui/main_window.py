@@ -50,6 +50,7 @@ from gui.widgets.qt_occupancy import QtOccupancy
 from gui.widgets.qt_playback import QtPlayback
 from gui.widgets.qt_sm_view import QtSmView
 from gui.widgets.qt_timeline import QtTimeline
+from sim.files import write_text_atomic
 
 SESSION_FORMAT = "warpscope-session/1"
 SETTINGS_VERSION = 1
@@ -693,7 +694,7 @@ class MainWindow(QMainWindow):
         written.append(p)
         html = summary_html(title, self.summary_facts(), panels, [w.name for w in written])
         h = out / "summary.html"
-        h.write_text(html, encoding="utf-8")
+        write_text_atomic(h, html)
         written.append(h)
         return written
 
