@@ -14,6 +14,9 @@ from sim.files import check_writable
 from sim.units import parse_count_list
 
 def register(subparsers) -> None:
+    for command in ("explain", "simulate"):  # sim's commands, registered before ours
+        if command in subparsers.choices:
+            add_kernel_options(subparsers.choices[command])
     p = subparsers.add_parser(
         "check", help="run every live kernel against its float64 reference (GPU, or CPU fallback)",
         description="Runs every registry kernel's correctness check on whatever is available "
@@ -69,6 +72,42 @@ def register(subparsers) -> None:
                         "(default: %(default)s)")
     p.add_argument("--out", required=True, metavar="FILE.json", help="where to write the trace")
     p.set_defaults(handler=cmd_trace)
+
+
+def add_kernel_options(parser) -> None:
+    """`--kernel NAME`: take the grid from that kernel's declaration (sim/cli.py asks
+    `args.kernel_launch(args, gpu)`)."""
+    parser.add_argument("--kernel", metavar="NAME", default=None,
+                        help="a registry kernel: its own grid rule gives the blocks (e.g. add_numba "
+                             "covers 4 elements per thread); --block sets its block parameter")
+    parser.add_argument("--warps", type=int, default=None, metavar="W",
+                        help="with a Triton --kernel: num_warps (default: the kernel's own)")
+    parser.set_defaults(kernel_launch=kernel_launch)
+
+
+def kernel_launch(args, gpu):
+    """The launch of `args.kernel` at `args.elements` on `gpu`, or None without --kernel."""
+    if not getattr(args, "kernel", None):
+        if getattr(args, "warps", None) is not None:
+            raise UserError("--warps needs a Triton --kernel")
+        return None
+    from sim.cli import KernelLaunch
+
+    from .harness import block_setting
+    from .registry import get_kernel
+
+    spec = get_kernel(args.kernel)
+    if not spec.launchable:
+        raise UserError(f"{spec.name}: torch chooses its own grid; pick a Triton or Numba kernel")
+    shape = spec.launch_shape(args.elements, block_setting(spec, args.block, args.warps),
+                              gpu.sm_count)
+    params = ", ".join(f"{k}={v}" for k, v in shape.params.items())
+    return KernelLaunch(name=spec.name, blocks=shape.grid_blocks,
+                        threads_per_block=shape.threads_per_block,
+                        elements_per_block=shape.elements_per_block,
+                        bytes_moved=spec.bytes_moved(args.elements) if spec.bytes else None,
+                        regs_per_thread=None, smem_per_block=None,
+                        note=f"grid from {spec.name}'s declaration: {params}")
 
 
 def cmd_check(args) -> int:
