@@ -6,6 +6,7 @@ import argparse
 import json
 from dataclasses import asdict, dataclass, replace
 
+from sim.advice import findings
 from sim.devices import GpuSpec, preset, presets
 from sim.errors import UserError
 from sim.files import check_writable
@@ -197,7 +198,8 @@ def occupancy_rows(occ) -> list[tuple[str, str, str]]:
 
 
 def explain_payload(gpu, occ, geo, kernel=None) -> dict:
-    payload = {"device": gpu.to_dict(), "geometry": asdict(geo), "occupancy": asdict(occ)}
+    payload = {"device": gpu.to_dict(), "geometry": asdict(geo), "occupancy": asdict(occ),
+               "findings": [asdict(f) for f in findings(gpu, occ, geo)]}
     if kernel is not None:
         payload["kernel"] = asdict(kernel)
     return payload
@@ -216,8 +218,15 @@ def cmd_explain(args) -> int:
         launch += f"\n  ({kernel.note})"
     _print_table(launch, geometry_rows(gpu, geo))
     _print_table("Occupancy (blocks per SM each limiter allows)", occupancy_rows(occ))
-    print(f"  => {occ.explain()}")
+    print(f"  => {occ.explain()} (theoretical: what the limits allow)")
+    print_findings(findings(gpu, occ, geo))
     return 0
+
+
+def print_findings(found) -> None:
+    print("\nFindings, biggest waste first" if found else "\nFindings: nothing to fix in this launch")
+    for i, f in enumerate(found, 1):
+        print(f"  {i}. {f.title}\n     {f.detail}\n     Try: {f.action}")
 
 
 def cmd_simulate(args) -> int:
