@@ -246,6 +246,9 @@ class OccupancySweep:
         chase = [c for c in run.data.get("calibration", {}).get("dram_latency", [])
                  if c.get("region_bytes") == CHASE_REGIONS[0]]
         self.measured_latency = chase[0]["median_ns"] if chase else None
+        # idle blocks' turn of a slot, by target, for the overhead term (256 threads only)
+        self.turn_ns = {r["target_blocks_per_sm"]: r["slot_turn_ns"]
+                        for r in run.data.get("calibration", {}).get("idle_blocks", [])}
         self.jitted = {"add_numba_naive": nk.add_naive_kernel, "add_numba": nk.add_kernel}
         self.flush = flush_bytes_for(gpu.l2_bytes)
 
@@ -334,16 +337,18 @@ class OccupancySweep:
             row["copy_ceiling_gbps"] = peers.get("copy_torch")
             if peers.get("add_torch"):
                 row["ratio_to_torch_add"] = row["gbps"] / peers["add_torch"]
-            row.update(self.model(kernel, p, peers.get("copy_torch")))
+            row.update(self.model(kernel, p, peers.get("copy_torch"),
+                                  self.turn_ns.get(target) if threads == 256 else None))
         self.occ["rows"].append(row)
         print(f"  {kernel:16s} n={n:>10,} thr={threads:4d} target={target!s:>4} "
               f"smem={launch.dynamic_smem_bytes:6d} pred={p.blocks_per_sm:2d} "
               f"drv={launch.driver_blocks_per_sm} regs={launch.regs_per_thread} "
               f"ok={correct} {row.get('gbps', float('nan')):8.0f} GB/s", flush=True)
 
-    def model(self, kernel: str, occ, ceiling_gbps) -> dict:
-        """sim/latency.py's a-priori prediction for the row (no overhead term, nothing fitted):
-        with the preset's DRAM latency and with this run's pointer chase."""
+    def model(self, kernel: str, occ, ceiling_gbps, turn_ns) -> dict:
+        """sim/latency.py's a-priori predictions for the row, nothing fitted: with the preset's
+        DRAM latency; with this run's pointer chase; and with the chase plus the idle blocks'
+        turn of a slot at the same target as the overhead per trip."""
         from sim.latency import predicted_gbps
 
         m = self.inputs[kernel]
@@ -357,6 +362,9 @@ class OccupancySweep:
         if self.measured_latency:
             out["model_gbps_measured_latency"] = predicted_gbps(
                 *args, latency_ns=self.measured_latency, **kw)
+            if turn_ns is not None:
+                out["model_gbps_measured_latency_turn"] = predicted_gbps(
+                    *args, latency_ns=self.measured_latency, overhead_ns=turn_ns, **kw)
         return out
 
 
@@ -391,7 +399,8 @@ def summary(run: Run) -> None:
     rows = run.data.get("occupancy", {}).get("rows", [])
     print("\n=== forced occupancy (GB/s: median [p20-p80], / torch.add, Little's law) ===")
     print(f"{'kernel':16s} {'n':>10s} {'thr':>4s} {'blk/SM':>6s} {'drv':>4s} {'smem':>7s} "
-          f"{'regs':>4s} {'GB/s':>7s} {'p20-p80':>13s} {'/add':>6s} {'model':>7s} {'model*':>7s}")
+          f"{'regs':>4s} {'GB/s':>7s} {'p20-p80':>13s} {'/add':>6s} {'model':>7s} {'model*':>7s} "
+          f"{'model+':>7s}")
     for r in rows:
         if "gbps" not in r:
             continue
@@ -400,8 +409,10 @@ def summary(run: Run) -> None:
               f"{r['dyn_smem_bytes']:>7d} {r['regs_per_thread']!s:>4s} {r['gbps']:>7.0f} "
               f"{r['gbps_p20']:>6.0f}-{r['gbps_p80']:<6.0f} {r.get('ratio_to_torch_add', 0):>6.1%} "
               f"{r.get('model_gbps_preset_latency', float('nan')):>7.0f} "
-              f"{r.get('model_gbps_measured_latency', float('nan')):>7.0f}")
-    print("model: gpus.json latency; model*: this run's pointer chase (64 MiB); no overhead term")
+              f"{r.get('model_gbps_measured_latency', float('nan')):>7.0f} "
+              f"{r.get('model_gbps_measured_latency_turn', float('nan')):>7.0f}")
+    print("model: gpus.json latency; model*: this run's pointer chase (64 MiB); model+: the chase "
+          "plus the idle blocks' slot turn as overhead per trip")
     print("\n=== timing methods: median us (GB/s from it) ===")
     from kernels.timing_methods import METHOD_IDS
 

@@ -44,7 +44,7 @@ def chase_order(region_bytes: int, hops: int, seed: int = 0) -> np.ndarray:
     if not 2 <= hops <= lines:
         raise ValueError(f"hops must be 2..{lines} for a {region_bytes:,} B region, got {hops}")
     rng = np.random.default_rng(seed)
-    others = rng.choice(np.arange(1, lines), size=hops - 1, replace=False)
+    others = rng.choice(lines - 1, size=hops - 1, replace=False) + 1  # never line 0
     return np.concatenate(([0], others)) * (LINE_BYTES // 8)
 
 

@@ -112,6 +112,24 @@ def test_padded_launch_runs_in_the_simulator():
         padded_launch(nk.add_naive_kernel, nk.device_arrays((x, y, out)), 4, 256, gpu, 9)
 
 
+@pytest.mark.gpu
+def test_on_a_gpu_the_driver_agrees_with_the_padding():
+    import kernels.numba_kernels as nk
+    from kernels.device import detect_device
+
+    gpu, _ = detect_device()
+    n = 1 << 20
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    out = torch.full_like(x, float("nan"))
+    arrays = nk.device_arrays((x, y, out))
+    for target in (1, 2, 3, 4, 8):
+        launch = padded_launch(nk.add_naive_kernel, arrays, n // 256, 256, gpu, target)
+        launch.run()
+        assert torch.equal(out, x + y)
+        assert launch.predicted.blocks_per_sm == target
+        assert launch.driver_blocks_per_sm in (None, target), launch.driver_note
+
+
 def test_chase_order_visits_distinct_lines_from_element_zero():
     from kernels.latency_kernels import LINE_BYTES, chase_order
 
