@@ -12,11 +12,15 @@ Numba, imported lazily like kernels/numba_kernels.py (numba.cuda through kernels
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .compat import numba_cuda
 
 cuda = numba_cuda()
+# The chase is one thread on purpose: Numba's under-utilization warning would only be noise.
+warnings.filterwarnings("ignore", message=".*will likely result in GPU under-utilization")
 LINE_BYTES = 128  # one L2 line: each hop lands on a new one
 
 
