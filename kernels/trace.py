@@ -58,7 +58,7 @@ def check_grid(grid: int | None, waves: float | None) -> None:
         raise UserError(f"--waves must be in (0, 1000], got {waves}")
 
 
-def _gpu():
+def require_gpu():
     """The device as a sim GpuSpec; UserError where Triton cannot run on a GPU here."""
     from .backends import available, gpu_status
     from .device import detect_device
@@ -138,6 +138,25 @@ def chase_buffer():
     return nxt.to(torch.int32)
 
 
+def compile_spin(wait: str, num_warps: int, spin_us: float, hold_regs: int = 0):
+    """Compile (and run on one program) the wait kernel as record_trace launches it. Returns
+    (compiled kernel, its launch arguments, its constexprs) for launching it again."""
+    import torch
+
+    from .trace_kernels import held_values, placement_kernel
+
+    # two chase entries when there is no chase: a length of 1 would be specialized away
+    chase = (chase_buffer() if wait == "memory"
+             else torch.zeros(2, dtype=torch.int32, device="cuda"))
+    args = (int(spin_us * 1000), chase, chase.numel())
+    consts = dict(WAIT=WAITS.index(wait), HELD=held_values(hold_regs, num_warps),
+                  num_warps=num_warps)
+    probe = torch.zeros((1, 3), dtype=torch.int64, device="cuda")
+    compiled = placement_kernel[(1,)](probe, *args, **consts)
+    torch.cuda.synchronize()
+    return compiled, args, consts
+
+
 def record_trace(grid: int | None = None, num_warps: int = 4, spin_us: float = 100.0,
                  command: str = "", *, wait: str = "spin", hold_regs: int = 0,
                  waves: float | None = None) -> Trace:
@@ -146,30 +165,25 @@ def record_trace(grid: int | None = None, num_warps: int = 4, spin_us: float = 1
     full waves at the occupancy sim/ predicts for the compiled kernel (default three)."""
     check_spin_args(wait, num_warps, spin_us, hold_regs)
     check_grid(grid, waves)
-    gpu = _gpu()
+    gpu = require_gpu()
     import torch
 
-    from .trace_kernels import held_values, placement_kernel
+    from .trace_kernels import placement_kernel
 
-    spin_ns = int(spin_us * 1000)
-    chase = chase_buffer() if wait == "memory" else torch.zeros(1, dtype=torch.int32, device="cuda")
-    consts = dict(WAIT=WAITS.index(wait), HELD=held_values(hold_regs, num_warps),
-                  num_warps=num_warps)
-    # compile on one program first (same arguments' specialization): the grid needs its registers
-    probe = torch.zeros((1, 3), dtype=torch.int64, device="cuda")
-    res = _resources(placement_kernel[(1,)](probe, spin_ns, chase, chase.numel(), **consts))
-    threads = 32 * num_warps
+    # compiled on one program first: the grid in waves needs its registers
+    compiled, args, consts = compile_spin(wait, num_warps, spin_us, hold_regs)
+    res = _resources(compiled)
     if grid is None:
-        grid = grid_for_waves(gpu, 3.0 if waves is None else waves, threads, res)
+        grid = grid_for_waves(gpu, 3.0 if waves is None else waves, 32 * num_warps, res)
         check_grid(grid, None)
     out = torch.full((grid, 3), -1, dtype=torch.int64, device="cuda")
-    placement_kernel[(grid,)](out, spin_ns, chase, chase.numel(), **consts)
+    placement_kernel[(grid,)](out, *args, **consts)
     torch.cuda.synchronize()
-    extra = {"hold_regs": hold_regs}
+    extra = {"hold_regs": hold_regs, "launched_by": "triton"}
     if wait == "sleep":
         extra["sleep_ns"] = SLEEP_NS
     if wait == "memory":
-        extra["chase_buffer_bytes"] = chase.numel() * chase.element_size()
+        extra["chase_buffer_bytes"] = args[1].numel() * args[1].element_size()
     meta = trace_meta(gpu, kernel=KERNELS["spin"], grid=grid, num_warps=num_warps, res=res,
                       command=command, wait=wait, spin_us=spin_us, **extra, **_versions())
     return trace_from_stamps(out.cpu().numpy(), gpu.name, meta)
@@ -180,7 +194,7 @@ def record_add_trace(elements: int, block_size: int = 1024, num_warps: int = 4,
     """A real vector add of `elements` fp32 values, one BLOCK_SIZE tile per program, every
     program stamped at entry and after its store; the sum is checked."""
     check_add_args(elements, block_size, num_warps)
-    gpu = _gpu()
+    gpu = require_gpu()
     import torch
 
     from .trace_kernels import add_trace_kernel
@@ -204,7 +218,8 @@ def record_add_trace(elements: int, block_size: int = 1024, num_warps: int = 4,
     torch.cuda.synchronize()
     meta = trace_meta(gpu, kernel=KERNELS["add"], grid=grid, num_warps=num_warps,
                       res=_resources(compiled), command=command, wait=None, spin_us=None,
-                      elements=elements, block_size=block_size, l2_flushed=True, **_versions())
+                      elements=elements, block_size=block_size, l2_flushed=True,
+                      launched_by="triton", **_versions())
     return trace_from_stamps(stamps.cpu().numpy(), gpu.name, meta)
 
 

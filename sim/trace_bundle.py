@@ -17,16 +17,15 @@ warpscope-trace/1 file for `main.py compare`.
 from __future__ import annotations
 
 import argparse
+import io
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from sim.errors import UserError
-from sim.files import write_json_atomic
+from sim.files import write_bytes_atomic, write_json_atomic
 from sim.trace import MAX_SMS, Trace, write_trace
 
 BUNDLE_FORMAT = "warpscope-trace-bundle/1"
@@ -46,15 +45,9 @@ def write_bundle(folder, traces, failed=(), info: dict | None = None) -> None:
     offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
     columns = {c: np.concatenate([np.asarray(getattr(t, c)) for _, _, t, _ in traces] or [[]])
                .astype(dtype) for c, dtype in COLUMNS.items()}
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".npz")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, offsets=offsets, **columns)
-        os.replace(tmp, folder / ARRAYS_NAME)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, offsets=offsets, **columns)
+    write_bytes_atomic(folder / ARRAYS_NAME, buffer.getvalue())
     index = {"format": BUNDLE_FORMAT, "arrays": ARRAYS_NAME, "info": info or {},
              "traces": [{"name": name, "family": family, "source": t.source, "gpu": t.gpu,
                          "offset": int(off), "count": int(n), "meta": t.meta, "summary": summary}
