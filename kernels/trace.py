@@ -95,9 +95,16 @@ def trace_meta(gpu, *, kernel: str, grid: int, num_warps: int, res: Resources, c
             "regs_per_thread": res.regs_per_thread, "smem_per_block_bytes": res.smem_per_block_bytes,
             "spills": res.spills, "sm_count": gpu.sm_count, **extra,
             "timer": "%globaltimer (ns) of thread 0, relative to the earliest block start",
-            "predicted": predicted_shape(gpu, grid, threads, res),
-            "command": command, "date": datetime.datetime.now(datetime.timezone.utc)
+            "predicted": predicted_shape(gpu, grid, threads, res), "command": command,
+            **_versions(), "date": datetime.datetime.now(datetime.timezone.utc)
             .isoformat(timespec="seconds")}
+
+
+def _versions() -> dict:
+    import torch
+    import triton
+
+    return {"triton_version": triton.__version__, "torch_version": torch.__version__}
 
 
 def trace_from_stamps(stamps: np.ndarray, gpu_name: str, meta: dict) -> Trace:
@@ -115,13 +122,6 @@ def trace_from_stamps(stamps: np.ndarray, gpu_name: str, meta: dict) -> Trace:
 
 def _resources(compiled) -> Resources:
     return Resources(int(compiled.n_regs), int(compiled.metadata.shared), int(compiled.n_spills))
-
-
-def _versions() -> dict:
-    import torch
-    import triton
-
-    return {"triton_version": triton.__version__, "torch_version": torch.__version__}
 
 
 @functools.lru_cache(maxsize=1)
@@ -185,7 +185,7 @@ def record_trace(grid: int | None = None, num_warps: int = 4, spin_us: float = 1
     if wait == "memory":
         extra["chase_buffer_bytes"] = args[1].numel() * args[1].element_size()
     meta = trace_meta(gpu, kernel=KERNELS["spin"], grid=grid, num_warps=num_warps, res=res,
-                      command=command, wait=wait, spin_us=spin_us, **extra, **_versions())
+                      command=command, wait=wait, spin_us=spin_us, **extra)
     return trace_from_stamps(out.cpu().numpy(), gpu.name, meta)
 
 
@@ -208,8 +208,8 @@ def record_add_trace(elements: int, block_size: int = 1024, num_warps: int = 4,
     torch.cuda.synchronize()
     if not torch.equal(out, x + y):
         raise UserError("the stamped vector add gave a wrong sum")
-    # Record a second launch: compiled already, and with L2 emptied first, so that every block
-    # reads its tile from DRAM as a cold run would
+    # Record a second launch: compiled already, and with L2 full of other data first (do_bench's
+    # flush), so that every block reads its tile from DRAM as a cold run would
     stamps.fill_(-1)
     torch.empty(flush_bytes_for(gpu.l2_bytes), dtype=torch.int8, device="cuda").zero_()
     torch.cuda.synchronize()
@@ -219,7 +219,7 @@ def record_add_trace(elements: int, block_size: int = 1024, num_warps: int = 4,
     meta = trace_meta(gpu, kernel=KERNELS["add"], grid=grid, num_warps=num_warps,
                       res=_resources(compiled), command=command, wait=None, spin_us=None,
                       elements=elements, block_size=block_size, l2_flushed=True,
-                      launched_by="triton", **_versions())
+                      launched_by="triton")
     return trace_from_stamps(stamps.cpu().numpy(), gpu.name, meta)
 
 
