@@ -104,7 +104,8 @@ def record_probe(wait: str, num_warps: int = 4, spin_us: float = 20.0, grid: int
                       wait=trace_wait, spin_us=spin_us, hold_regs=0,
                       launched_by="cupy RawModule", cupy_version=cp.__version__,
                       source=("Triton's cubin of kernels/trace_kernels.py:placement_kernel"
-                              if wait == TRITON_BINARY else f"benchmarks/{SOURCE.name}:{PROBES[wait]}"))
+                              if wait == TRITON_BINARY
+                              else f"benchmarks/{SOURCE.name}:{PROBES[wait]}"))
     return trace_from_stamps(out.get(), gpu.name, meta)
 
 

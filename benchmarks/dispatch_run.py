@@ -77,9 +77,8 @@ class Experiment:
     def compile_key(self) -> tuple:
         """Experiments with equal keys share one compiled kernel."""
         p = self.params
-        spin_ns = int(p.get("spin_us", 0) * 1000)
         return (self.kind, p.get("wait"), p.get("num_warps"), p.get("hold_regs", 0),
-                p.get("block_size"), spin_ns % 16 == 0)
+                p.get("block_size"))
 
     def estimate_s(self, compiled: set) -> float:
         """Seconds this trace should take, compile included if its kernel is new."""
@@ -188,7 +187,8 @@ def format_table(done) -> str:
                      f"{s['started_within_0_5us']:,}",
                      f"{s['median_max_resident_per_sm']:g}/{s['predicted_blocks_per_sm']}",
                      f"{s['makespan_us']:.1f}",
-                     "-" if s["textbook_makespan_us"] is None else f"{s['textbook_makespan_us']:.1f}"))
+                     "-" if s["textbook_makespan_us"] is None
+                     else f"{s['textbook_makespan_us']:.1f}"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(c.ljust(w) if i < 3 else c.rjust(w)
                                for i, (c, w) in enumerate(zip(r, widths))) for r in rows)

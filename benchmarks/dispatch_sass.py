@@ -87,7 +87,8 @@ def main(argv=None) -> int:
                 print(f"ok    CUDA probe: {regs}")
                 version = subprocess.run([nvcc, "--version"], capture_output=True,
                                          text=True).stdout.strip().splitlines()[-1]
-                sections.append(f"### CUDA C probe (nvcc -arch=sm_90; {version})\n# {regs}\n{code}\n")
+                sections.append(f"### CUDA C probe (nvcc -arch=sm_90; {version})\n"
+                                f"# {regs}\n{code}\n")
         else:
             print("skip  CUDA probe: no nvcc on PATH")
     if not args.check and sections:

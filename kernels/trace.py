@@ -92,7 +92,8 @@ def trace_meta(gpu, *, kernel: str, grid: int, num_warps: int, res: Resources, c
     threads = 32 * num_warps
     return {"kernel": kernel, "wait": wait, "grid": grid, "num_warps": num_warps,
             "threads_per_block": threads, "spin_us": spin_us,
-            "regs_per_thread": res.regs_per_thread, "smem_per_block_bytes": res.smem_per_block_bytes,
+            "regs_per_thread": res.regs_per_thread,
+            "smem_per_block_bytes": res.smem_per_block_bytes,
             "spills": res.spills, "sm_count": gpu.sm_count, **extra,
             "timer": "%globaltimer (ns) of thread 0, relative to the earliest block start",
             "predicted": predicted_shape(gpu, grid, threads, res), "command": command,

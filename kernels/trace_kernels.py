@@ -80,7 +80,7 @@ def _store_stamp(out_ptr, pid, start, end):
     tl.store(out_ptr + pid * 3 + 2, end)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["spin_ns"])  # one compile for every duration (same SASS)
 def placement_kernel(
     out_ptr,  # int64 [grid, 3]: sm, start ns, end ns per program
     spin_ns,  # how long each program stays resident

@@ -90,8 +90,9 @@ def load_bundle(path) -> dict[str, Trace]:
     traces = {}
     for entry in index.get("traces", []):
         name, lo, n = entry.get("name"), entry.get("offset"), entry.get("count")
-        if not (isinstance(lo, int) and isinstance(n, int) and n > 0 and 0 <= lo and lo + n <= rows):
-            raise UserError(f"{index_path}: trace {name!r} points outside the {rows:,} recorded rows")
+        if not (isinstance(lo, int) and isinstance(n, int) and 0 < n and 0 <= lo <= rows - n):
+            raise UserError(f"{index_path}: trace {name!r} points outside the {rows:,} "
+                            "recorded rows")
         part = {c: v[lo:lo + n] for c, v in cols.items()}
         start, end = part["start_us"].astype(float), part["end_us"].astype(float)
         sm = part["sm"].astype(int)
