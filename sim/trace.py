@@ -55,6 +55,12 @@ def save_trace(path, *, source: str, gpu: str, records, meta: dict | None = None
                              "meta": meta or {}, "columns": COLUMNS, "blocks": rows})
 
 
+def write_trace(path, trace: Trace) -> None:
+    """A Trace (simulated, recorded, or read from a bundle) as a warpscope-trace/1 file."""
+    save_trace(path, source=trace.source, gpu=trace.gpu, meta=trace.meta,
+               records=zip(trace.block, trace.sm, trace.slot, trace.start_us, trace.end_us))
+
+
 def load_trace(path) -> Trace:
     try:
         with open(path, encoding="utf-8") as fh:
