@@ -299,7 +299,7 @@ class OccupancySweep:
 
         n = ctx["n"]
         # the registry owns the grid rule; the probe launches the same grid, padded
-        grid = get_kernel(kernel).bind((ctx["x"], ctx["y"]), ctx["dst"], threads).grid_blocks
+        grid = get_kernel(kernel).launch_shape(n, threads, self.gpu.sm_count).grid_blocks
         base = padded_launch(self.jitted[kernel], ctx["arrays"], grid, threads, self.gpu)
         plan = padding_plan(self.gpu, threads, TARGETS, base.regs_per_thread or 0,
                             base.static_smem_bytes or 0)

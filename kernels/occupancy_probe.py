@@ -23,7 +23,6 @@ from sim.devices import GpuSpec
 from sim.errors import UserError
 from sim.occupancy import Occupancy, occupancy
 
-from .launch import check_threads
 
 
 # --------------------------------------------------------------------------------------------
@@ -37,6 +36,11 @@ def natural_occupancy(gpu: GpuSpec, threads_per_block: int, regs_per_thread: int
 
 def _blocks_with(gpu: GpuSpec, threads: int, regs: int, static: int, padding: int) -> int:
     return occupancy(gpu, threads, regs, static + padding).blocks_per_sm
+
+
+def check_threads(threads_per_block: int) -> None:
+    if not 1 <= threads_per_block <= 1024:
+        raise UserError(f"threads per block must be 1..1024, got {threads_per_block}")
 
 
 def dynamic_smem_for(gpu: GpuSpec, threads_per_block: int, target_blocks_per_sm: int,

@@ -96,7 +96,7 @@ KERNELS: list[KernelSpec] = [
                  title="Hello, warp lanes", kind="lanes", group="lanes", teaching=True,
                  description="One block of N threads writes cuda.laneid: which of each warp's 32 "
                              "lanes run.", block=dict(threads=250))),
-    declare(dict(name="trace_triton", kernel="kernels.trace:placement_kernel", backend="triton",
+    declare(dict(name="trace_triton", kernel="kernels.trace_kernels:placement_kernel", backend="triton",
                  title="Block-placement trace", kind="trace", group="trace",
                  description="Each program spins for a set time and records its SM (%smid), start "
                              "and end (%globaltimer) through inline PTX: a real schedule to lay "

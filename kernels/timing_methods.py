@@ -123,7 +123,8 @@ def time_kernel_methods(kernel: str, elements: int, block: int | None = None,
     """A registry kernel at one size, checked against float64 once, then timed each way. On the
     CPU path the size is capped at the kernel's `cpu_max_elements` (the record says the size
     it ran)."""
-    from .harness import backend_status, bind, compare, first_run, make_arrays, result_of
+    from .harness import (backend_status, bind, block_setting, compare, first_run, make_arrays,
+                          reference_of, result_of)
     from .registry import get_kernel
     from .timing import flush_bytes_for
 
@@ -132,17 +133,17 @@ def time_kernel_methods(kernel: str, elements: int, block: int | None = None,
     if not status.ok:
         raise UserError(f"{spec.name}: {spec.backend} cannot run here: {status.reason}")
     if not spec.benchable:
-        raise UserError(f"{spec.name} is not a streaming kernel; it has no bandwidth to time")
+        raise UserError(f"{spec.name} is not a kernel with a throughput to time")
     on_gpu = status.is_gpu
     n = int(elements) if on_gpu else min(int(elements), spec.cpu_max_elements)
     flush_bytes = flush_bytes_for(gpu.l2_bytes if gpu is not None else None)
     inputs, out = make_arrays(spec, n, on_gpu, extra_bytes=flush_bytes if on_gpu else 0)
-    launch = bind(spec, inputs, out, block, num_warps)
+    launch = bind(spec, inputs, out, n, block_setting(spec, block, num_warps), gpu)
     first_run(spec, launch)
-    acc = compare(result_of(launch, out), spec.reference(*inputs))
+    acc = compare(result_of(launch, out), reference_of(spec, inputs))
     if not acc.ok:
         raise UserError(f"{spec.name} at {n:,} elements gave wrong results: {acc.detail}")
-    return time_methods(launch.run, spec.bytes_moved(n, out.element_size()), on_gpu=on_gpu,
+    return time_methods(launch.run, spec.bytes_moved(n, (*inputs, out)), on_gpu=on_gpu,
                         kernel=spec.name, elements=n, methods=methods, reps=reps,
                         flush_bytes=flush_bytes, cpu_mode=status.mode)
 

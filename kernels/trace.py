@@ -21,7 +21,7 @@ import numpy as np
 from sim.errors import UserError
 from sim.trace import Trace, write_trace
 
-from .launch import Launch, Resources, check_block
+from .launch import Launch, Resources
 from .timing import flush_bytes_for
 from .trace_kernels import HOLD_REGS, SLEEP_NS, WAITS
 
@@ -46,7 +46,9 @@ def check_spin_args(wait: str, num_warps: int, spin_us: float, hold_regs: int = 
 def check_add_args(elements: int, block_size: int, num_warps: int) -> None:
     if not 1 <= elements <= MAX_ADD_ELEMENTS:
         raise UserError(f"--elements must be 1..{MAX_ADD_ELEMENTS:,}, got {elements:,}")
-    check_block(block_size, num_warps)
+    from .registry import get_kernel  # the add's block rules: a Triton BLOCK_SIZE and num_warps
+
+    get_kernel("add_triton").check_block({"BLOCK_SIZE": block_size, "num_warps": num_warps})
 
 
 def check_grid(grid: int | None, waves: float | None) -> None:

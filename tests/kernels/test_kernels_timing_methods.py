@@ -70,7 +70,7 @@ def test_registry_kernel_on_the_cpu_path_is_capped_and_checked():
     assert {r.elements for r in recs} == {cap}  # the size it really ran
     host = [r for r in recs if r.median_us is not None]
     assert len(host) == 2 and all("(cpu)" in r.note for r in host)
-    with pytest.raises(UserError, match="not a streaming kernel"):
+    with pytest.raises(UserError, match="not a kernel with a throughput"):
         time_kernel_methods("lanes_numba", 32)
 
 
