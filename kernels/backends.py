@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 
 BACKENDS = ("triton", "numba", "torch")
-TRITON_KERNEL_MODULES = ("kernels.triton_kernels", "kernels.trace")
+TRITON_KERNEL_MODULES = ("kernels.triton_kernels", "kernels.trace", "kernels.matmul")
 
 
 @dataclass(frozen=True, slots=True)

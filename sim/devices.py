@@ -43,6 +43,9 @@ class GpuSpec:
     sms_per_tpc: int
     source: str
     detected: bool = False
+    # Dense (no 2:4 sparsity) BF16 tensor-core rate with FP32 accumulation, from the datasheet or
+    # whitepaper named in `source`; None where no such figure is sourced (or there is no BF16).
+    tensor_tflops_bf16: float | None = None
 
     @property
     def max_warps_per_sm(self) -> int:
