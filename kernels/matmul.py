@@ -1,4 +1,4 @@
-"""Matrix multiplication in Triton: tiled, persistent, and persistent with stream-K for the last wave.
+"""Matrix multiplication in Triton: tiled, persistent, and persistent + stream-K for the last wave.
 
 C = A @ B with A (M, K) and B (K, N) in fp16 or bf16, accumulated in fp32, C in the inputs' dtype.
 Read it like Triton's tutorials 03 and 09: each kernel, then its launcher.
@@ -9,9 +9,10 @@ Read it like Triton's tutorials 03 and 09: each kernel, then its launcher.
   looping over tiles. With STREAM_K=False it only saves launches: 133 tiles on 132 programs still
   leave one program with two tiles, so the second "wave" costs a whole tile's time for 1/133 of the
   work (wave quantization). With STREAM_K=True ("hybrid stream-K") the full waves go tile by tile
-  and the K-iterations of the leftover tiles are spread evenly over *all* programs; partial sums meet
-  in an fp32 workspace through atomic adds, and the program that completes a tile's K range (an
-  atomic counter says which) reads the sum back, writes C and zeroes the workspace for the next call.
+  and the K-iterations of the leftover tiles are spread evenly over *all* programs; partial sums
+  meet in an fp32 workspace through atomic adds, and the program that completes a tile's K range
+  (an atomic counter says which) reads the sum back, writes C and zeroes the workspace for the
+  next call.
 
 Every kernel can stamp, per tile (or per stream-K work unit), the SM it ran on (%smid) and the
 global nanosecond timer (%globaltimer) when its K loop starts and after its store, into an int64
@@ -38,7 +39,7 @@ STAMP_COLUMNS = ("tile", "sm", "start_ns", "end_ns", "k_begin", "k_end", "progra
 # --------------------------------------------------------------------------------------------
 @triton.jit
 def _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
-    """Tile number -> (row of tiles, column of tiles), GROUP_M rows of tiles at a time (L2 reuse)."""
+    """Tile number -> (tile row, tile column), GROUP_M tile rows at a time (for L2 reuse)."""
     num_pid_in_group = GROUP_M * num_pid_n
     group_id = tile_id // num_pid_in_group
     first_pid_m = group_id * GROUP_M
@@ -58,8 +59,9 @@ def _dot_k_range(a_ptr, b_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_
     offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
     offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
     offs_k = tl.arange(0, BLOCK_K)
-    a_ptrs = a_ptr + offs_am[:, None] * stride_am + (k_begin * BLOCK_K + offs_k[None, :]) * stride_ak
-    b_ptrs = b_ptr + (k_begin * BLOCK_K + offs_k[:, None]) * stride_bk + offs_bn[None, :] * stride_bn
+    k0 = k_begin * BLOCK_K
+    a_ptrs = a_ptr + offs_am[:, None] * stride_am + (k0 + offs_k[None, :]) * stride_ak
+    b_ptrs = b_ptr + (k0 + offs_k[:, None]) * stride_bk + offs_bn[None, :] * stride_bn
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(k_begin, k_end):
         # K is masked: the last K-iteration may run past the end of the rows of A / columns of B

@@ -111,7 +111,8 @@ def variants(quick: bool):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="the two stamping variants of one small config")
+    ap.add_argument("--quick", action="store_true",
+                    help="the two stamping variants of one small config")
     args = ap.parse_args()
     if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
         print("unset TRITON_INTERPRET: the interpreter cannot compile", file=sys.stderr)

@@ -107,7 +107,8 @@ def test_declarations_run_and_check(decl):
     code = decl["args"].__code__
     arg_names = code.co_varnames[:code.co_argcount]
     n_inputs = arg_names.index("out")
-    args = decl["args"](*tensors[:n_inputs], out_t, **{k: dims[k] for k in arg_names[n_inputs + 1:]})
+    args = decl["args"](*tensors[:n_inputs], out_t,
+                        **{k: dims[k] for k in arg_names[n_inputs + 1:]})
     decl["kernel"][(grid,)](*args, **block, **decl.get("constants", {}))
     ref = decl["reference"](*arrays)
     np.testing.assert_allclose(out_t.cpu().numpy().astype(np.float64), ref,
