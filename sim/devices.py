@@ -47,6 +47,9 @@ class GpuSpec:
     # with "measured" or "assumed". None where no figure is known.
     dram_latency_ns: float | None = None
     dram_latency_source: str | None = None
+    # Dense (no 2:4 sparsity) BF16 tensor-core rate with FP32 accumulation, from the datasheet or
+    # whitepaper named in `source`; None where no such figure is sourced (or there is no BF16).
+    tensor_tflops_bf16: float | None = None
 
     @property
     def max_warps_per_sm(self) -> int:
