@@ -121,6 +121,9 @@ def kernel_launch(args, gpu):
     shape = spec.launch_shape(args.elements, block_setting(spec, args.block, args.warps),
                               gpu.sm_count)
     params = ", ".join(f"{k}={v}" for k, v in shape.params.items())
+    dims = spec.size_dims(args.elements)
+    if set(dims) != {"n"}:
+        params = ", ".join(f"{k}={v:,}" for k, v in dims.items()) + "; " + params
     return KernelLaunch(name=spec.name, blocks=shape.grid_blocks,
                         threads_per_block=shape.threads_per_block,
                         elements_per_block=shape.elements_per_block,

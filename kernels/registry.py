@@ -10,6 +10,7 @@ from __future__ import annotations
 from sim.errors import UserError
 
 from . import reference
+from .matmul_problem import MATMUL
 from .spec import KernelSpec, cdiv, declare
 
 TRITON = "kernels.triton_kernels"
@@ -91,6 +92,8 @@ KERNELS: list[KernelSpec] = [
             "square", reference.square, inputs=1),
     _torch("square_torch", "square", "Square, torch", "torch.mul(x, x, out=out): 2 trips.",
            "square", reference.square, inputs=1),
+    # matrix products: one output tile per program, where wave quantization costs the most
+    *(declare(d) for d in MATMUL),
     # not streams: one block's lanes, and the block-placement trace
     declare(dict(name="lanes_numba", kernel=f"{NUMBA}:lanes_kernel", backend="numba",
                  title="Hello, warp lanes", kind="lanes", group="lanes", teaching=True,

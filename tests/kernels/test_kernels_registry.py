@@ -20,8 +20,9 @@ def test_names_unique_and_fields_valid():
         assert k.block_param in ("threads", "BLOCK_SIZE", None)
         assert k.kind in ("kernel", "lanes", "trace")
         if k.benchable:
-            assert callable(k.reference) and k.arity in (1, 2)
-            assert k.bytes_moved(1000) >= 2 * 4 * 1000
+            assert callable(k.reference)
+            assert k.bytes_moved(1000) >= 2 * 4 * 1000 or k.group == "matmul"
+            assert k.arity in (1, 2) or callable(k.inputs)
         if k.launchable:
             assert k.block_problem() is None, k.name  # its own defaults suit it
 

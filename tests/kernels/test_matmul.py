@@ -86,34 +86,19 @@ def test_flop_and_byte_formulas():
     assert mm.stamp_rows(896, 4864, mm.DEFAULT_CONFIG, 132, stream_k=True) == 132 + 2 * 132
 
 
-def _call(fn, **names):
-    """Call a declaration's lambda with only the names it asks for (docs/KERNEL_FILES.md)."""
-    code = fn.__code__
-    wanted = code.co_varnames[:code.co_argcount]
-    return fn(**{k: names[k] for k in wanted})
+def test_declarations_run_and_check_through_the_registry():
+    """`check --kernel matmul`: each declaration, launched by kernels/launcher.py with its own
+    grid rule, against the float64 reference (under the interpreter here)."""
+    from kernels.check import run_checks
 
+    results = run_checks(["matmul_tiled", "matmul_persistent", "matmul_stream_k"], [100])
+    assert [(r.kernel, r.status) for r in results] == [
+        ("matmul_tiled", "OK"), ("matmul_persistent", "OK"), ("matmul_stream_k", "OK")], results
+    from kernels.registry import get_kernel
 
-@pytest.mark.parametrize("decl", mm.MATMUL, ids=lambda d: d["name"])
-def test_declarations_run_and_check(decl):
-    """Each declaration, consumed the way the kernel file format says, gives the right product."""
-    n = decl["check_sizes"][1]
-    dims = decl["dims"](n)
-    arrays = _call(decl["inputs"], **dims)
-    out = decl["output"](*arrays, M=dims["M"], N=dims["N"])
-    tensors = [torch.from_numpy(x).to(DEVICE) for x in arrays]
-    out_t = torch.from_numpy(out).to(DEVICE)
-    block = dict(decl["block"])
-    grid = _call(decl["grid"], **dims, **block, sm_count=6)
-    code = decl["args"].__code__
-    arg_names = code.co_varnames[:code.co_argcount]
-    n_inputs = arg_names.index("out")
-    args = decl["args"](*tensors[:n_inputs], out_t,
-                        **{k: dims[k] for k in arg_names[n_inputs + 1:]})
-    decl["kernel"][(grid,)](*args, **block, **decl.get("constants", {}))
-    ref = decl["reference"](*arrays)
-    np.testing.assert_allclose(out_t.cpu().numpy().astype(np.float64), ref,
-                               rtol=decl["rtol"], atol=decl["atol"])
-    assert decl["flops"](**dims) == 2 * n**3 and decl["group"] == "matmul"
+    spec = get_kernel("matmul_tiled")
+    assert spec.flops_of(100) == 2 * 100**3 and spec.group == "matmul"
+    assert spec.launch_shape(8192).grid_blocks == 64 * 32  # 128 x 256 tiles of an 8192^2 C
 
 
 def test_every_variant_compiles_for_sm90():
