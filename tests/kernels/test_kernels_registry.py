@@ -17,7 +17,7 @@ def test_names_unique_and_fields_valid():
     assert len(names) == len(set(names))
     for k in KERNELS:
         assert k.backend in ("numba", "triton", "torch")
-        assert k.block_param in ("threads", "BLOCK_SIZE", None)
+        assert k.block_param in ("threads", "BLOCK_SIZE", "BLOCK_M", None)
         assert k.kind in ("kernel", "lanes", "trace")
         if k.benchable:
             assert callable(k.reference)
