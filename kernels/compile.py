@@ -241,14 +241,15 @@ def cache_folder() -> Path:
 class ResourceCache:
     """Compiled resources by request digest: in memory, and one JSON file each in `folder`
     (None: memory only). A damaged or foreign file is ignored and compiled again; a folder that
-    cannot be written only costs the next session a compile."""
+    cannot be written only costs the next session a compile. Compile errors are remembered in
+    memory only (an edited file is a new key)."""
 
     def __init__(self, folder: Path | str | None = None):
         self.folder = Path(folder) if folder is not None else None
-        self._memory: dict[str, CompiledResources] = {}
+        self._memory: dict[str, CompiledResources | CompileError] = {}
         self.compiled = 0  # configurations this cache had to compile
 
-    def get(self, request: CompileRequest) -> CompiledResources | None:
+    def get(self, request: CompileRequest) -> CompiledResources | CompileError | None:
         digest = request.digest
         if digest in self._memory:
             return self._memory[digest]
@@ -264,9 +265,9 @@ class ResourceCache:
         self._memory[digest] = found
         return found
 
-    def put(self, request: CompileRequest, resources: CompiledResources) -> None:
+    def put(self, request: CompileRequest, resources: CompiledResources | CompileError) -> None:
         self._memory[request.digest] = resources
-        if self.folder is None:
+        if self.folder is None or isinstance(resources, CompileError):
             return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -366,9 +367,8 @@ def resources_many(requests, cache: ResourceCache | None = None
         for i, res in zip(child, _compile_in_children([requests[i] for i in child])):
             results[i] = res
     for i in missing:
-        if isinstance(results[i], CompiledResources):
-            cache.compiled += 1
-            cache.put(requests[i], results[i])
+        cache.compiled += 1
+        cache.put(requests[i], results[i])
     return results
 
 
