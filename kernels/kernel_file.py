@@ -14,12 +14,15 @@ leaves nothing behind in ``sys.modules``. Turning a declaration into the registr
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import os
 import re
 import sys
 import traceback
 import types
+
+import numpy as np
 
 from sim.errors import UserError
 
@@ -160,3 +163,49 @@ def _select(module, name: str | None) -> list[dict]:
     if name not in names:
         raise UserError(f"{path} has no kernel named {name!r} (it has {', '.join(names)})")
     return [decls[names.index(name)]]
+
+
+# --------------------------------------------------------------------------------------------
+# Calling a declaration's lambdas the documented way (the compile checks and the GPU run use it;
+# kernels/spec.py may take it over)
+# --------------------------------------------------------------------------------------------
+def call_declared(fn, positional=(), names: dict | None = None):
+    """Call one of a declaration's functions: `positional` first (inputs, out), then, by name,
+    only the names it asks for (its dims, block parameters, sm_count)."""
+    names = names or {}
+    kwargs = {}
+    for i, p in enumerate(inspect.signature(fn).parameters.values()):
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and i < len(positional):
+            continue  # given by position
+        if p.name in names:
+            kwargs[p.name] = names[p.name]
+        elif p.default is p.empty:
+            raise UserError(f"{getattr(fn, '__name__', 'a function')} asks for {p.name!r}, "
+                            f"which is none of {', '.join(sorted(names)) or 'nothing'}")
+    return fn(*positional, **kwargs)
+
+
+def launch_arguments(decl: dict, n: int) -> tuple[dict, list, object, tuple]:
+    """(dims, inputs, out, args) of a declaration for a problem of size n, defaults included."""
+    dims = call_declared(decl["dims"], (n,)) if "dims" in decl else {"n": n}
+    inputs = list(call_declared(decl["inputs"], names=dims))
+    out = (call_declared(decl["output"], inputs, dims) if "output" in decl
+           else np.empty_like(inputs[0]))
+    if "args" in decl:
+        args = tuple(call_declared(decl["args"], (*inputs, out), dims))
+    else:
+        args = (*inputs, out, dims["n"]) if decl["backend"] == "triton" else (*inputs, out)
+    return dims, inputs, out, args
+
+
+def launch_grid(decl: dict, dims: dict, block: dict, sm_count: int | None = None) -> tuple:
+    """The grid (a tuple of 1 to 3 ints) for these dims and block parameters."""
+    names = dims | decl.get("constants", {}) | block | {"sm_count": sm_count}
+    if "grid" in decl:
+        grid = call_declared(decl["grid"], names=names)
+    else:
+        per_block = block.get("BLOCK_SIZE") if decl["backend"] == "triton" else block["threads"]
+        grid = -(-dims["n"] // int(np.prod(per_block)))
+    return tuple(int(g) for g in grid) if isinstance(grid, (tuple, list)) else (int(grid),)

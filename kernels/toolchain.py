@@ -133,11 +133,16 @@ def res_usage(cubin: bytes, entry: str | None = None) -> dict[str, int]:
 # --------------------------------------------------------------------------------------------
 # Triton
 # --------------------------------------------------------------------------------------------
+NO_CONSTANT = object()
+
+
 def _parse_entry(entry) -> tuple[str, int | None, object]:
-    """A signature entry -> (type, divisibility hint, constant). Entries follow Triton's AOT
-    compiler (triton/tools/compile.py): "*fp32:16" (a pointer whose address is a multiple of 16),
-    "i32:16", "i32", "fp32", or a number, which the launcher passes as a constant (it does that
-    for the int 1)."""
+    """A signature entry -> (type, divisibility hint, constant or NO_CONSTANT). Entries follow
+    Triton's AOT compiler (triton/tools/compile.py): "*fp32:16" (a pointer whose address is a
+    multiple of 16), "i32:16", "i32", "fp32", or a constant the launcher bakes in: a number
+    (it does that for the int 1) or "None" (a None argument)."""
+    if entry is None or str(entry).strip() == "None":
+        return "", None, None
     if isinstance(entry, (bool, int, float)):
         return "", None, entry
     text = str(entry).strip()
@@ -146,7 +151,7 @@ def _parse_entry(entry) -> tuple[str, int | None, object]:
     except ValueError:
         pass
     ty, _, hint = text.partition(":")
-    return ty.strip(), int(hint) if hint else None, None
+    return ty.strip(), int(hint) if hint else None, NO_CONSTANT
 
 
 def triton_source(jit_fn, signature, constexprs: dict):
@@ -162,18 +167,18 @@ def triton_source(jit_fn, signature, constexprs: dict):
         if unknown:
             raise CompileError(f"{jit_fn.__name__} has no argument(s) {', '.join(sorted(unknown))}")
         missing = [p.name for p in runtime if p.name not in signature and not p.has_default]
-        entries = [signature.get(p.name) for p in runtime]
+        by_name = dict(signature)
     else:
         entries = list(signature)
         missing = [p.name for p in runtime[len(entries):] if not p.has_default]
         if len(entries) > len(runtime):
             raise CompileError(f"{jit_fn.__name__} takes {len(runtime)} arguments before its "
                                f"constexprs, got {len(entries)}")
+        by_name = dict(zip((p.name for p in runtime), entries))
     if missing:
         raise CompileError(f"{jit_fn.__name__}: no value for argument(s) {', '.join(missing)}")
     sig, consts, attrs = {}, {}, {}
     divisible = BaseBackend.parse_attr("D")
-    by_name = dict(zip((p.name for p in runtime), entries))
     for p in jit_fn.params:
         key = (p.num,)
         if p.is_constexpr:
@@ -185,21 +190,16 @@ def triton_source(jit_fn, signature, constexprs: dict):
             else:
                 raise CompileError(f"{jit_fn.__name__}: no value for constexpr {p.name}")
             continue
-        entry = by_name.get(p.name)
-        if entry is None:  # an argument left at its default
-            entry = p.default if isinstance(p.default, (int, float)) else None
-            if entry is None:
-                raise CompileError(f"{jit_fn.__name__}: cannot type the default of {p.name}")
-            entry = signature_entry(entry)
+        entry = by_name[p.name] if p.name in by_name else signature_entry(p.default)
         ty, hint, const = _parse_entry(entry)
         annotated = p.annotation_type
-        if const is not None:
-            if p.do_not_specialize or annotated or const != 1:
-                ty, hint = annotated or signature_entry(const).partition(":")[0], None
-            else:
-                sig[p.name] = "constexpr"
-                consts[key] = const
-                continue
+        if const is None or type(const) is int and const == 1 and not (
+                p.do_not_specialize or annotated):
+            sig[p.name] = "constexpr"  # None, or the int 1: the launcher passes a constant
+            consts[key] = const
+            continue
+        if const is not NO_CONSTANT:  # a number the launcher would not bake in
+            ty, hint = _scalar_type(const), None
         if annotated:
             if annotated == "u1" or annotated[:2] in ("fp", "bf"):
                 hint = None  # the launcher does not specialize floats and bools
@@ -217,19 +217,28 @@ POINTER_TYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "floa
 
 def signature_entry(value) -> str:
     """One argument as the launcher types and specializes it (see _parse_entry)."""
+    if value is None:
+        return "None"
     if hasattr(value, "data_ptr") or getattr(value, "ndim", 0) > 0:  # an array: a pointer
         dtype = str(value.dtype).removeprefix("torch.")
         if dtype not in POINTER_TYPES:
             raise UserError(f"Triton has no pointer type for {dtype} arrays")
         return f"*{POINTER_TYPES[dtype]}:16"  # device copies are allocated 256-byte aligned
+    ty = _scalar_type(value)
+    if ty[0] in "iu" and ty != "u1":
+        if int(value) == 1:
+            return "1"
+        if int(value) % 16 == 0:
+            return f"{ty}:16"
+    return ty
+
+
+def _scalar_type(value) -> str:
     if isinstance(value, bool) or type(value).__name__ == "bool_":
         return "u1"
     if isinstance(value, numbers.Integral):
         value = int(value)
-        if value == 1:
-            return "1"
-        ty = "i32" if -2**31 <= value < 2**31 else "u64" if value >= 2**63 else "i64"
-        return f"{ty}:16" if value % 16 == 0 else ty
+        return "i32" if -2**31 <= value < 2**31 else "u64" if value >= 2**63 else "i64"
     if isinstance(value, numbers.Real):
         return "fp32"
     raise UserError(f"cannot pass a {type(value).__name__} to a Triton kernel: "

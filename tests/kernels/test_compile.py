@@ -87,48 +87,58 @@ def test_numba_argtypes_from_args_match_numba_typeof():
     assert tuple(sig) == tuple(numba.typeof(a) for a in args)
 
 
+class _DeviceTensor:
+    """What Triton's launcher asks of a tensor: a device address and a dtype."""
+
+    def __init__(self, ptr: int, dtype: str):
+        self.ptr, self.dtype = ptr, dtype
+
+    def data_ptr(self) -> int:
+        return self.ptr
+
+
+def _launcher_source(fn, args, consts: dict):
+    """The ASTSource Triton's own launcher builds for these arguments (its private binder)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource, make_backend
+    from triton.runtime.jit import create_function_from_signature
+
+    backend = make_backend(GPUTarget("cuda", 90, 32))
+    binder = create_function_from_signature(fn.signature, fn.params, backend)
+    bound, spec, opts = binder(*args, **consts, num_warps=4)
+    _, sig, constants, attrs = fn._pack_args(backend, {**consts, "num_warps": 4}, bound, spec,
+                                             opts)
+    return ASTSource(fn, sig, constants, attrs)
+
+
 def test_triton_source_is_the_launchers_source():
     """The ASTSource built from a signature equals what Triton's own launcher builds from real
-    arguments (pointers aligned or not, ints divisible by 16 or not, the int 1), attribute by
-    attribute. Uses Triton's private binder: skipped where this Triton has none."""
+    arguments (pointers aligned or not, ints divisible by 16 or not, the int 1, None, a kernel
+    that opts out of specialization), attribute by attribute. Uses Triton's private binder:
+    skipped where this Triton has none."""
     jit = pytest.importorskip("triton.runtime.jit")
     if not hasattr(jit.JITFunction, "_pack_args"):
         pytest.skip("this Triton has no JITFunction._pack_args to compare with")
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource, make_backend
-
     from kernels.toolchain import triton_source
 
-    def kernel(x_ptr, out_ptr, n, stride, eps, BLOCK_SIZE: jit.constexpr):
+    def kernel(x_ptr, out_ptr, n, stride, eps, extra_ptr, BLOCK_SIZE: jit.constexpr):
         pass
 
-    fn = jit.JITFunction(kernel)
-
-    class Tensor:  # what the launcher asks of a tensor
-        def __init__(self, ptr, dtype):
-            self.ptr, self.dtype = ptr, dtype
-
-        def data_ptr(self):
-            return self.ptr
-
-    backend = make_backend(GPUTarget("cuda", 90, 32))
-    binder = jit.create_function_from_signature(fn.signature, fn.params, backend)
-    cases = [((Tensor(256, "float32"), Tensor(512, "float32"), 4096, 1, 0.5), True),
-             ((Tensor(256, "float32"), Tensor(8, "float32"), 1000, 3, 2.0), False),
-             ((Tensor(0, "float16"), Tensor(0, "float16"), 2**40, 16, 1.0), True)]
-    for args, aligned in cases:
-        bound, spec, opts = binder(*args, BLOCK_SIZE=128, num_warps=4)
-        _, sig, consts, attrs = fn._pack_args(backend, {"BLOCK_SIZE": 128, "num_warps": 4},
-                                              bound, spec, opts)
-        theirs = ASTSource(fn, sig, consts, attrs)
-        arrays = [np.zeros(2, a.dtype) if isinstance(a, Tensor) else a for a in args]
-        ours = list(signature_from_args(arrays))
-        if not aligned:  # numpy gives no device address: an unaligned pointer is written so
-            ours[1] = ours[1].removesuffix(":16")
-        mine = triton_source(fn, ours, {"BLOCK_SIZE": 128})
-        assert mine.signature == theirs.signature
-        assert mine.constants == theirs.constants
-        assert mine.attrs == {k: v for k, v in theirs.attrs.items() if v}  # [] changes nothing
+    T = _DeviceTensor
+    cases = [((T(256, "float32"), T(512, "float32"), 4096, 1, 0.5, None), True),
+             ((T(256, "float32"), T(8, "float32"), 1000, 3, 2.0, None), False),
+             ((T(0, "float16"), T(0, "float16"), 2**40, 16, 1.0, T(0, "int32")), True)]
+    for fn in (jit.JITFunction(kernel), jit.JITFunction(kernel, do_not_specialize=["n", "stride"])):
+        for args, aligned in cases:
+            theirs = _launcher_source(fn, args, {"BLOCK_SIZE": 128})
+            arrays = [np.zeros(2, a.dtype) if isinstance(a, T) else a for a in args]
+            ours = list(signature_from_args(arrays))
+            if not aligned:  # numpy has no device address: an unaligned pointer is written so
+                ours[1] = ours[1].removesuffix(":16")
+            mine = triton_source(fn, ours, {"BLOCK_SIZE": 128})
+            assert mine.signature == theirs.signature, args
+            assert mine.constants == theirs.constants, args
+            assert mine.attrs == {k: v for k, v in theirs.attrs.items() if v}  # [] is nothing
 
 
 # --------------------------------------------------------------------------------------------

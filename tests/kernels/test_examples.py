@@ -4,7 +4,6 @@ the way docs/KERNEL_FILES.md says a declaration is run (in the interpreter/simul
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +11,7 @@ import pytest
 
 from kernels.compile import (CompiledResources, ResourceCache, numba_argtypes_from_args,
                              numba_request, resources_many, signature_from_args, triton_request)
-from kernels.kernel_file import load_kernel_file
+from kernels.kernel_file import launch_arguments, launch_grid, load_kernel_file
 from kernels_env import AVAILABLE
 from sim.devices import preset, presets
 
@@ -21,25 +20,8 @@ FILES = ("softmax_triton.py", "layernorm_triton.py", "stencil_numba.py")
 CCS = sorted({preset(name).compute_capability for name in presets()})
 
 
-def _call(fn, positional=(), names=None):
-    """Call a declaration's lambda the documented way: its leading positional arguments, then
-    only the names it asks for."""
-    params = list(inspect.signature(fn).parameters)[len(positional):]
-    return fn(*positional, **{p: (names or {})[p] for p in params})
-
-
-def _launch_args(decl: dict, n: int):
-    """(dims, inputs, out, kernel args) for a problem of size n, as the format defines them."""
-    dims = _call(decl["dims"], (n,)) if "dims" in decl else {"n": n}
-    inputs = _call(decl["inputs"], names=dims)
-    out = (_call(decl["output"], inputs, dims) if "output" in decl
-           else np.empty_like(inputs[0]))
-    args = _call(decl["args"], (*inputs, out), dims) if "args" in decl else (*inputs, out)
-    return dims, inputs, out, args
-
-
 def _compile_request(decl: dict, cc):
-    _, _, _, args = _launch_args(decl, 4 * 4096)
+    _, _, _, args = launch_arguments(decl, 4 * 4096)
     block = dict(decl["block"])
     if decl["backend"] == "triton":
         num_warps = block.pop("num_warps", 4)
@@ -82,10 +64,9 @@ def test_example_is_right_against_its_reference(declarations, file):
     if not AVAILABLE[backend].ok:
         pytest.skip(AVAILABLE[backend].reason)
     for n in decl["check_sizes"][:2]:
-        dims, inputs, out, args = _launch_args(decl, n)
+        dims, inputs, out, args = launch_arguments(decl, n)
         block = dict(decl["block"])
-        grid = _call(decl["grid"], names=dims | block)
-        grid = grid if isinstance(grid, tuple) else (grid,)
+        grid = launch_grid(decl, dims, block)
         if backend == "triton":
             import torch
 
@@ -105,7 +86,7 @@ def test_example_is_right_against_its_reference(declarations, file):
 def test_peer_agrees_with_the_reference(declarations, file):
     torch = pytest.importorskip("torch")
     [decl] = declarations[file]
-    _, inputs, _, _ = _launch_args(decl, decl["check_sizes"][-1])
+    _, inputs, _, _ = launch_arguments(decl, decl["check_sizes"][-1])
     got = decl["peer"](torch, *[torch.from_numpy(a) for a in inputs]).numpy()
     np.testing.assert_allclose(got, decl["reference"](*inputs), rtol=decl["rtol"],
                                atol=decl.get("atol", 1e-6))

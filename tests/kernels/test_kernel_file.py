@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
 import pytest
 
 from kernels.kernel_file import MAX_FILE_BYTES, MODULE_PREFIX, load_kernel_file, split_path
@@ -148,3 +149,25 @@ def test_a_kernel_that_is_neither_triton_nor_numba(tmp_path):
 def test_two_declarations_of_one_name(tmp_path):
     path = _write(tmp_path, GOOD + "\nWARPSCOPE[1]['name'] = 'double_kernel'\n")
     _fails(path, "two declarations are named 'double_kernel'")
+
+
+def test_declared_functions_get_what_they_ask_for():
+    from kernels.kernel_file import call_declared, launch_arguments, launch_grid
+
+    dims = {"M": 4, "N": 5, "K": 6}
+    assert call_declared(lambda a, *_, M, N: (a, M, N), (1, 2, 3, 4), dims) == (1, 4, 5)
+    assert call_declared(lambda x, out, N: (x, out, N), (1, 2), dims) == (1, 2, 5)
+    assert call_declared(lambda K, M: K * M, names=dims) == 24
+    assert call_declared(lambda M, scale=3: M * scale, names=dims) == 12
+    with pytest.raises(UserError, match="asks for 'BLOCK_Q', which is none of K, M, N"):
+        call_declared(lambda M, BLOCK_Q: 0, names=dims)
+    decl = {"backend": "triton", "inputs": lambda n: [np.ones(n, np.float32)]}
+    _, inputs, out, args = launch_arguments(decl, 10)
+    assert args[0] is inputs[0] and args[1] is out and args[2] == 10 and out.shape == (10,)
+    assert launch_grid(decl, {"n": 1000}, {"BLOCK_SIZE": 256}) == (4,)
+    numba_decl = {**decl, "backend": "numba"}
+    _, _, out, args = launch_arguments(numba_decl, 10)
+    assert len(args) == 2 and args[1] is out
+    assert launch_grid(numba_decl, {"n": 1000}, {"threads": 128}) == (8,)
+    assert launch_grid({**decl, "grid": lambda n, sm_count: (sm_count, 2)}, {"n": 1}, {}, 132) \
+        == (132, 2)
