@@ -14,6 +14,7 @@ user, the compiler's whole output in ``.log``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import json
@@ -25,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import traceback
+import types
 from pathlib import Path
 
 from sim.errors import UserError
@@ -346,14 +348,18 @@ def ptx_to_cubin(ptx: str, cc: tuple[int, int], what: str) -> tuple[bytes, str]:
     raise CompileError(f"ptxas cannot assemble {what}: {one_line(log.split(':', 1)[-1])}", log)
 
 
-def _numba_error(exc: Exception, name: str, where: str) -> CompileError:
+def _numba_error(exc: Exception, name: str, cc: tuple[int, int], where: str) -> CompileError:
     log = "".join(traceback.format_exception(exc))
-    if type(exc).__name__ == "DynamicLibNotFoundError":
-        return CompileError(NVRTC_HINT, log)
     chain, cause = [], exc
     while cause is not None and len(chain) < 10:  # numba's own error, not what its handler hit
         chain.append(cause)
         cause = cause.__context__
+    kinds = {type(e).__name__: e for e in chain}
+    if "DynamicLibNotFoundError" in kinds:
+        return CompileError(NVRTC_HINT, log)
+    if "CCSupportError" in kinds:
+        return CompileError(f"compute capability {cc[0]}.{cc[1]} cannot be targeted: "
+                            f"numba-cuda's NVVM says {one_line(kinds['CCSupportError'])}", log)
     numba_errors = [e for e in chain if type(e).__module__.startswith("numba")
                     and "Support" not in type(e).__name__]
     root = numba_errors[-1] if numba_errors else exc
@@ -362,6 +368,24 @@ def _numba_error(exc: Exception, name: str, where: str) -> CompileError:
     detail = next((ln for ln in lines if not ln.startswith(("Failed in", "During:"))),
                   lines[0] if lines else type(root).__name__)
     return CompileError(f"{name} does not compile ({where}): {one_line(detail)}", log)
+
+
+@contextlib.contextmanager
+def _device_functions_for(cuda, cc: tuple[int, int]):
+    """numba-cuda compiles a kernel's @cuda.jit(device=True) callees for the current device's
+    compute capability, which it asks the driver for (numba/cuda/dispatcher.py,
+    compile_device). With no driver there is no current device: answer `cc` for the duration."""
+    from numba.cuda import dispatcher
+
+    if cuda.is_available() or not hasattr(dispatcher, "get_current_device"):
+        yield
+        return
+    real = dispatcher.get_current_device
+    dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=cc)
+    try:
+        yield
+    finally:
+        dispatcher.get_current_device = real
 
 
 def numba_signature(argtypes) -> str:
@@ -381,9 +405,10 @@ def compile_numba(dispatcher, argtypes, cc: tuple[int, int]) -> dict:
     kwargs = {k: opts[k] for k in ("fastmath", "lineinfo", "opt", "launch_bounds") if k in opts}
     where = f"{numba_signature(argtypes)}, sm_{cc[0]}{cc[1]}"
     try:
-        ptx, _ = cuda.compile_ptx(pyfunc, numba_signature(argtypes), cc=cc, **kwargs)
+        with _device_functions_for(cuda, cc):
+            ptx, _ = cuda.compile_ptx(pyfunc, numba_signature(argtypes), cc=cc, **kwargs)
     except Exception as exc:  # TypingError, missing NVVM/NVRTC, an unsupported cc
-        raise _numba_error(exc, name, where) from None
+        raise _numba_error(exc, name, cc, where) from None
     entry = re.search(r"\.entry\s+([\w$.]+)", ptx)
     cubin, ptxas = ptx_to_cubin(ptx, cc, name)
     usage = res_usage(cubin, entry.group(1) if entry else None)

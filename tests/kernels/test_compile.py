@@ -41,6 +41,18 @@ def scale_numba(x, out, factor):
         out[i] = x[i] * factor
 
 
+@cuda.jit(device=True)
+def _twice(v):
+    return v + v
+
+
+@cuda.jit
+def twice_numba(x, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = _twice(x[i])
+
+
 @cuda.jit
 def broken_numba(x, out):
     i = cuda.grid(1)
@@ -167,6 +179,7 @@ def _requests(m) -> dict:
         "extra_arg": tri(signature_from_args((X, X, 64, 2.0, 3)), {"BLOCK_SIZE": 64}),
         "no_constexpr": tri(SIG, {}),
         "numba": numba_request(m.scale_numba, NUMBA_TYPES, (8, 6)),
+        "numba_device_fn": numba_request(m.twice_numba, numba_argtypes_from_args((X, X)), (8, 0)),
         "numba_broken": numba_request(m.broken_numba, numba_argtypes_from_args((X, X)), (9, 0)),
         "numba_sm130": numba_request(m.scale_numba, NUMBA_TYPES, (13, 0)),
     }
@@ -233,6 +246,8 @@ def test_numba_resources(user_module, compiled):
     assert res.threads_per_block is None and res.dynamic_smem_bytes == 0
     assert res.compiler.startswith("numba-cuda ")
     assert numba_resources(user_module.scale_numba, NUMBA_TYPES, (8, 6), cache=cache) == res
+    # a kernel calling a device function: numba-cuda asks the driver for the device's cc there
+    assert isinstance(got["numba_device_fn"], CompiledResources), got["numba_device_fn"]
 
 
 def test_a_sweep_compiles_each_configuration_once_and_the_disk_remembers(compiled):
@@ -322,3 +337,26 @@ def test_a_kernel_in_no_file_says_so(tmp_path):
     result = resources_many([numba_request(namespace["floating"], ["float32[::1]"])],
                             ResourceCache(tmp_path))
     assert isinstance(result[0], CompileError) and "defined in no file" in str(result[0])
+
+
+def test_numba_toolchain_failures_say_what_to_do():
+    """What a laptop without NVIDIA's libraries, or with a too-new NVVM, is told."""
+    from kernels.toolchain import NVRTC_HINT, _numba_error
+
+    class DynamicLibNotFoundError(Exception):
+        pass
+
+    class CCSupportError(Exception):
+        pass
+
+    try:
+        try:
+            raise DynamicLibNotFoundError('Failure finding "libnvrtc.so.13"')
+        except DynamicLibNotFoundError:
+            raise RuntimeError("while compiling")
+    except RuntimeError as exc:
+        err = _numba_error(exc, "k", (9, 0), "sm_90")
+    assert str(err) == NVRTC_HINT and "pip install nvidia-cuda-nvcc-cu12" in str(err)
+    err = _numba_error(CCSupportError("GPU compute capability 7.0 is not supported"), "k",
+                       (7, 0), "sm_70")
+    assert str(err).startswith("compute capability 7.0 cannot be targeted")
