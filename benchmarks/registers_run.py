@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import math
+import os
 import platform
 import sys
 import time
@@ -32,8 +33,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kernels.compile import (CompileError, ResourceCache, numba_argtypes_from_args,  # noqa: E402
-                             numba_resources, signature_from_args, triton_resources)
+from kernels.compile import (CompiledResources, ResourceCache,  # noqa: E402
+                             numba_argtypes_from_args, numba_request, resources_many,
+                             signature_from_args, triton_request)
 from kernels.kernel_file import import_file, launch_arguments, launch_grid  # noqa: E402
 from sim.files import write_json_atomic  # noqa: E402
 
@@ -167,17 +169,19 @@ def all_cases(sm_count: int) -> list[Case]:
 # --------------------------------------------------------------------------------------------
 # Compiled here, and loaded on the GPU
 # --------------------------------------------------------------------------------------------
-def compile_here(case: Case, cc, cache) -> dict:
-    try:
+def compile_all(cases: list[Case], cc, budget_s: float) -> list[dict]:
+    """Every case compiled without loading, in parallel child processes (one core each)."""
+    requests = []
+    for case in cases:
         if case.backend == "triton":
-            res = triton_resources(case.kernel, signature_from_args(case.args), case.constexprs,
-                                   case.num_warps, case.num_stages, cc, cache=cache)
+            requests.append(triton_request(case.kernel, signature_from_args(case.args),
+                                           case.constexprs, case.num_warps, case.num_stages, cc))
         else:
-            res = numba_resources(case.kernel, numba_argtypes_from_args(case.args), cc,
-                                  cache=cache)
-    except CompileError as exc:
-        return {"error": str(exc), "log_tail": exc.log[-2000:]}
-    return res.to_dict()
+            requests.append(numba_request(case.kernel, numba_argtypes_from_args(case.args), cc))
+    workers = max(1, min(8, (os.cpu_count() or 2) - 1))
+    results = resources_many(requests, ResourceCache(), workers=workers, timeout_s=budget_s)
+    return [r.to_dict() if isinstance(r, CompiledResources)
+            else {"error": str(r), "log_tail": r.log[-2000:]} for r in results]
 
 
 def _cu_attributes(function_handle) -> dict:
@@ -380,6 +384,7 @@ def main() -> int:
         gpu = next((preset(n) for n in ("H200", "H100 SXM") if preset(n).compute_capability
                     == cc), None)
         tag = f"sm{cc[0]}{cc[1]}_triton{_versions()['triton']}"
+    Path(opts.out).mkdir(parents=True, exist_ok=True)
     path = Path(opts.out) / f"registers_{tag}.json"
     log(f"registers_run: {gpu_name}, cc {cc[0]}.{cc[1]}, budget {opts.budget_s:.0f} s -> {path}")
     result = {"format": FORMAT, "command": " ".join(sys.argv), "device": gpu_name,
@@ -390,14 +395,17 @@ def main() -> int:
                         "the cubin); driver: the loaded kernel after one launch",
                         "spills: Triton's n_spills is LOCAL_SIZE_BYTES / 4; spills_bytes = 4 x "
                         "n_spills compares with the cubin's STACK (stack_bytes)"]}
-    cache = ResourceCache()  # memory only: every row really compiles once
     try:
         cases = all_cases(gpu.sm_count if gpu else 132)
     except Exception as exc:
         result["error"] = f"building the cases failed: {type(exc).__name__}: {exc}"
         write_json_atomic(path, result, indent=1)
         raise
-    log(f"{len(cases)} rows")
+    log(f"{len(cases)} rows: compiling each without loading it, in parallel")
+    t1 = time.time()
+    compiled = compile_all(cases, cc, max(30.0, budget_left() / 2))
+    result["compile_all_s"] = round(time.time() - t1, 1)
+    log(f"compiled {len(cases)} configurations in {result['compile_all_s']} s")
     reserve = TIMING_RESERVE_S if has_gpu else 0
     for i, case in enumerate(cases):
         if budget_left() < reserve + 5:
@@ -410,9 +418,7 @@ def main() -> int:
                "num_warps": case.num_warps if case.backend == "triton" else None,
                "num_stages": case.num_stages if case.backend == "triton" else None,
                "cc": f"{cc[0]}.{cc[1]}"}
-        t1 = time.time()
-        row["compiled"] = compile_here(case, cc, cache)
-        row["compile_s"] = round(time.time() - t1, 3)
+        row["compiled"] = compiled[i]
         if has_gpu:
             try:
                 row["driver"] = load_on_gpu(case, torch)

@@ -307,15 +307,14 @@ def _start_child(specs: list[dict]) -> tuple[subprocess.Popen, str]:
     return proc, json.dumps(batch)
 
 
-def _finish_child(proc: subprocess.Popen, batch: str, count: int
+def _finish_child(proc: subprocess.Popen, batch: str, count: int, timeout: float
                   ) -> list[CompiledResources | CompileError]:
-    timeout = CHILD_TIMEOUT_S * count
     try:
         stdout, stderr = proc.communicate(batch, timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         _, stderr = proc.communicate()
-        err = CompileError(f"compiling took longer than {timeout} s and was stopped "
+        err = CompileError(f"compiling took longer than {timeout:.0f} s and was stopped "
                            "(a very large block?)", stderr)
         return [err] * count
     try:
@@ -328,12 +327,12 @@ def _finish_child(proc: subprocess.Popen, batch: str, count: int
             for a in answers]
 
 
-def _compile_in_children(requests: list[CompileRequest]
-                         ) -> list[CompiledResources | CompileError]:
-    """One child process per backend, running side by side (Triton's and Numba's front ends are
-    both single-threaded)."""
+def _compile_in_children(requests: list[CompileRequest], workers: int | None,
+                         timeout_s: float | None) -> list[CompiledResources | CompileError]:
+    """Child processes side by side (both compilers' front ends are single-threaded): one per
+    backend, or `workers` of them sharing the requests round-robin."""
     results: list = [None] * len(requests)
-    groups: dict[str, list[int]] = {}
+    groups: dict[object, list[int]] = {}
     specs = {}
     for i, r in enumerate(requests):
         try:
@@ -341,22 +340,28 @@ def _compile_in_children(requests: list[CompileRequest]
         except UserError as exc:
             results[i] = CompileError(str(exc))
             continue
-        groups.setdefault(r.spec["backend"], []).append(i)
+        group = len(specs) % workers if workers else r.spec["backend"]
+        groups.setdefault(group, []).append(i)
     children = [(idx, *_start_child([specs[i] for i in idx])) for idx in groups.values()]
     for idx, proc, batch in children:
-        for i, res in zip(idx, _finish_child(proc, batch, len(idx))):
+        timeout = timeout_s or CHILD_TIMEOUT_S * len(idx)
+        for i, res in zip(idx, _finish_child(proc, batch, len(idx), timeout)):
             results[i] = res
     return results
 
 
-def resources_many(requests, cache: ResourceCache | None = None
-                   ) -> list[CompiledResources | CompileError]:
+def resources_many(requests, cache: ResourceCache | None = None, *, workers: int | None = None,
+                   timeout_s: float | None = None) -> list[CompiledResources | CompileError]:
     """Resources for each request, in order; a configuration that does not compile gives its
-    CompileError in its place. Cache misses that need a child process share one."""
+    CompileError in its place. Cache misses that need a child process share one per backend;
+    `workers` > 1 sends every miss to that many child processes instead (a sweep over many
+    configurations on a many-core machine). `timeout_s` bounds each child (default: 120 s per
+    configuration it compiles)."""
     cache = cache or default_cache()
     results: list = [cache.get(r) for r in requests]
     missing = [i for i, r in enumerate(results) if r is None]
-    here = [i for i in missing if _in_process(requests[i].kernel)]
+    parallel = workers is not None and workers > 1
+    here = [i for i in missing if not parallel and _in_process(requests[i].kernel)]
     child = [i for i in missing if i not in here]
     for i in here:
         try:
@@ -364,7 +369,9 @@ def resources_many(requests, cache: ResourceCache | None = None
         except CompileError as exc:
             results[i] = exc
     if child:
-        for i, res in zip(child, _compile_in_children([requests[i] for i in child])):
+        compiled = _compile_in_children([requests[i] for i in child],
+                                         workers if parallel else None, timeout_s)
+        for i, res in zip(child, compiled):
             results[i] = res
     for i in missing:
         cache.compiled += 1
