@@ -48,6 +48,7 @@ WARPSCOPE = dict(
     group="stencil",
     dims=lambda n: dict(H=max(1, math.isqrt(n)), W=max(1, math.isqrt(n))),  # a square grid
     inputs=lambda H, W: [np.random.rand(H, W).astype(np.float32)],
+    args=lambda u, out: (u, out),
     grid=lambda H, W, threads: (math.ceil(W / threads[0]), math.ceil(H / threads[1])),
     block=dict(threads=(32, 8)),
     bytes=lambda H, W: 2 * 4 * H * W,  # read u once, write out once

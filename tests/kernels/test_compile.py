@@ -360,3 +360,13 @@ def test_numba_toolchain_failures_say_what_to_do():
     err = _numba_error(CCSupportError("GPU compute capability 7.0 is not supported"), "k",
                        (7, 0), "sm_70")
     assert str(err).startswith("compute capability 7.0 cannot be targeted")
+
+
+def test_the_disk_cache_lives_in_the_users_cache_folder(monkeypatch, tmp_path):
+    from kernels.compile import cache_folder
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache_folder() == tmp_path / "warpscope" / "compiled"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_folder() == tmp_path / "home" / ".cache" / "warpscope" / "compiled"

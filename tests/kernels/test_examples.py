@@ -40,7 +40,7 @@ def test_each_example_declares_one_kernel_with_everything(declarations):
     for file, decls in declarations.items():
         [decl] = decls
         assert decl["backend"] == file.split("_")[-1].removesuffix(".py"), file
-        for key in ("inputs", "grid", "block", "bytes", "reference", "rtol", "peer"):
+        for key in ("inputs", "args", "grid", "block", "bytes", "reference", "rtol", "peer"):
             assert key in decl, f"{file} lacks {key}"
 
 
