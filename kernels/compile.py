@@ -40,8 +40,9 @@ from sim.files import write_json_atomic
 from .toolchain import CompileError, signature_entry
 
 __all__ = ["CompileError", "CompiledResources", "CompileRequest", "ResourceCache",
-           "kernel_backend", "numba_argtypes_from_args", "numba_request", "numba_resources",
-           "resources_many", "signature_from_args", "triton_request", "triton_resources"]
+           "numba_argtypes_from_args", "numba_request", "numba_resources",
+           "resources_many", "signature_from_args", "spec_request", "triton_request",
+           "triton_resources"]
 
 ROOT = Path(__file__).resolve().parent.parent
 CHILD_TIMEOUT_S = 120  # per configuration: a huge tile can keep LLVM busy for minutes
@@ -106,31 +107,20 @@ def numba_argtypes_from_args(args) -> tuple[str, ...]:
             out.append("int64")
         elif isinstance(a, float):
             out.append("float64")
-        elif hasattr(a, "dtype") and hasattr(a, "ndim") and a.ndim > 0:
+        elif hasattr(a, "dtype") and getattr(a, "ndim", 0) > 0:  # a numpy array or a tensor
             dims = [":"] * a.ndim
-            if a.flags.c_contiguous:
+            flags = getattr(a, "flags", None)
+            if flags.c_contiguous if flags is not None else a.is_contiguous():
                 dims[-1] = "::1"
-            elif a.flags.f_contiguous:
+            elif flags is not None and flags.f_contiguous:
                 dims[0] = "::1"
-            out.append(f"{a.dtype}[{', '.join(dims)}]")
+            out.append(f"{str(a.dtype).removeprefix('torch.')}[{', '.join(dims)}]")
         elif hasattr(a, "dtype"):  # a numpy scalar
             out.append(str(a.dtype))
         else:
             raise UserError(f"cannot pass a {type(a).__name__} to a Numba kernel: "
                             "give numpy arrays, ints and floats")
     return tuple(out)
-
-
-def kernel_backend(kernel) -> str | None:
-    """"triton" for a @triton.jit function, "numba" for a @cuda.jit kernel, else None (either
-    as compiled or as the CPU interpreter/simulator wraps them)."""
-    cls = type(kernel)
-    module = cls.__module__
-    if module.startswith("triton.") and cls.__name__ in ("JITFunction", "InterpretedFunction"):
-        return "triton"
-    if module.startswith("numba.cuda.") and cls.__name__ in ("CUDADispatcher", "FakeCUDAKernel"):
-        return "numba"
-    return None
 
 
 def _numba_simulated() -> bool:
@@ -209,10 +199,26 @@ def _jsonable(value):
     return str(value)  # a tl.dtype constexpr, say
 
 
+def _kernel_of(kernel, backend: str):
+    """The kernel object (a registry's "module:attr" is imported), checked for its backend."""
+    from .spec import backend_of, resolve
+
+    kernel = resolve(kernel)
+    if backend == "numba" and type(kernel).__name__ == "function":
+        return kernel  # a plain Python function, compiled as a Numba kernel
+    try:
+        found = backend_of(kernel)
+    except UserError:
+        found = None
+    if found != backend:
+        decorator = "@triton.jit" if backend == "triton" else "@cuda.jit"
+        raise UserError(f"{type(kernel).__name__} is not a {decorator} function")
+    return kernel
+
+
 def triton_request(fn, signature, constexprs: dict | None = None, num_warps: int = 4,
                    num_stages: int = 3, cc=(9, 0)) -> CompileRequest:
-    if kernel_backend(fn) != "triton":
-        raise UserError(f"{type(fn).__name__} is not a @triton.jit function")
+    fn = _kernel_of(fn, "triton")
     cc = (int(cc[0]), int(cc[1]))
     sig = ({k: str(v) for k, v in signature.items()} if isinstance(signature, dict)
            else [str(v) for v in signature])
@@ -224,13 +230,32 @@ def triton_request(fn, signature, constexprs: dict | None = None, num_warps: int
 
 
 def numba_request(kernel, argtypes, cc=(9, 0)) -> CompileRequest:
-    if kernel_backend(kernel) != "numba" and type(kernel).__name__ != "function":
-        raise UserError(f"{type(kernel).__name__} is not a @cuda.jit kernel")
+    kernel = _kernel_of(kernel, "numba")
     cc = (int(cc[0]), int(cc[1]))
     spec = {"backend": "numba", "argtypes": [str(t) for t in argtypes], "cc": list(cc)}
     key = spec | {"source": _source_hash(kernel),
                   "compiler": f"numba-cuda {_version('numba-cuda')}"}
     return CompileRequest(kernel, key, spec)
+
+
+def spec_request(spec, n: int, block=None, cc=(9, 0), arrays=None) -> CompileRequest:
+    """The request for a registry kernel (a KernelSpec) launched at size `n` with `block` (a
+    sweep value or a dict): the arguments, constexprs and options kernels/launcher.py passes.
+    `arrays`: (inputs, out) if you have them; else they are made on the host for size n (the
+    ints among the arguments, and so the code, depend on n)."""
+    from .harness import make_arrays
+    from .launcher import TRITON_OPTIONS, kernel_args
+
+    if not spec.launchable:
+        raise UserError(f"{spec.name} is not a kernel WarpScope launches with a grid")
+    params = spec.check_block(block)
+    inputs, out = arrays if arrays is not None else make_arrays(spec, n, on_gpu=False)
+    args = kernel_args(spec, inputs, out, n)
+    if spec.backend == "numba":
+        return numba_request(spec.kernel, numba_argtypes_from_args(args), cc)
+    options = {k: params.pop(k) for k in TRITON_OPTIONS if k in params}
+    return triton_request(spec.kernel, signature_from_args(args), {**spec.constants, **params},
+                          options.get("num_warps", 4), options.get("num_stages", 3), cc)
 
 
 def cache_folder() -> Path:

@@ -14,15 +14,12 @@ leaves nothing behind in ``sys.modules``. Turning a declaration into the registr
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import os
 import re
 import sys
 import traceback
 import types
-
-import numpy as np
 
 from sim.errors import UserError
 
@@ -105,8 +102,8 @@ def _declarations(module, path: str) -> list[dict]:
 
 
 def _check(decl, index: int, path: str) -> dict:
-    """A copy of one declaration with "name", "backend" and "file" filled in."""
-    from .compile import _python_function, kernel_backend
+    """A copy of one declaration with "name" and "backend" filled in."""
+    from .spec import backend_of
 
     label = f"{path}: WARPSCOPE[{index}]"
     if not isinstance(decl, dict):
@@ -118,26 +115,27 @@ def _check(decl, index: int, path: str) -> dict:
         raise UserError(f"{label} lacks {', '.join(missing)} (required: {', '.join(REQUIRED)}; "
                         f"{FORMAT_HINT})")
     kernel = decl["kernel"]
-    backend = kernel_backend(kernel)
-    if backend is None:
+    try:
+        backend = backend_of(kernel)
+    except UserError:
         what = ("a plain function: decorate it with @triton.jit or @cuda.jit"
                 if type(kernel).__name__ == "function" else f"a {type(kernel).__name__}")
         raise UserError(f"{label}: kernel must be a @triton.jit or @cuda.jit function, "
-                        f"got {what}")
+                        f"got {what}") from None
     if not callable(decl["inputs"]):
         raise UserError(f"{label}: inputs must be a function of the size, like "
                         "lambda n: [np.random.rand(n).astype(np.float32)]")
     if not isinstance(decl["block"], dict) or not decl["block"]:
         raise UserError(f"{label}: block must be a dict of block parameters and their defaults, "
                         "like dict(BLOCK_SIZE=1024, num_warps=4) or dict(threads=256)")
-    name = decl.get("name") or _python_function(kernel).__name__
-    return {**decl, "name": name, "backend": backend, "file": path}
+    name = decl.get("name") or (getattr(kernel, "py_func", None) or kernel.fn).__name__
+    return {**decl, "name": name, "backend": backend}
 
 
 def load_kernel_file(path, name: str | None = None) -> list[dict]:
     """The declarations of a kernel file ("FILE.py", or "FILE.py:NAME" for one of them), each a
-    copy of the user's dict plus "name" (defaulted to the kernel function's), "backend"
-    ("triton" | "numba") and "file" (absolute path)."""
+    copy of the user's dict with "name" (defaulted to the kernel function's) and "backend"
+    ("triton" | "numba") filled in: ready for kernels.spec.declare(decl, origin=path)."""
     from .backends import available
 
     path, named = split_path(path)
@@ -164,48 +162,3 @@ def _select(module, name: str | None) -> list[dict]:
         raise UserError(f"{path} has no kernel named {name!r} (it has {', '.join(names)})")
     return [decls[names.index(name)]]
 
-
-# --------------------------------------------------------------------------------------------
-# Calling a declaration's lambdas the documented way (the compile checks and the GPU run use it;
-# kernels/spec.py may take it over)
-# --------------------------------------------------------------------------------------------
-def call_declared(fn, positional=(), names: dict | None = None):
-    """Call one of a declaration's functions: `positional` first (inputs, out), then, by name,
-    only the names it asks for (its dims, block parameters, sm_count)."""
-    names = names or {}
-    kwargs = {}
-    for i, p in enumerate(inspect.signature(fn).parameters.values()):
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            continue
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and i < len(positional):
-            continue  # given by position
-        if p.name in names:
-            kwargs[p.name] = names[p.name]
-        elif p.default is p.empty:
-            raise UserError(f"{getattr(fn, '__name__', 'a function')} asks for {p.name!r}, "
-                            f"which is none of {', '.join(sorted(names)) or 'nothing'}")
-    return fn(*positional, **kwargs)
-
-
-def launch_arguments(decl: dict, n: int) -> tuple[dict, list, object, tuple]:
-    """(dims, inputs, out, args) of a declaration for a problem of size n, defaults included."""
-    dims = call_declared(decl["dims"], (n,)) if "dims" in decl else {"n": n}
-    inputs = list(call_declared(decl["inputs"], names=dims))
-    out = (call_declared(decl["output"], inputs, dims) if "output" in decl
-           else np.empty_like(inputs[0]))
-    if "args" in decl:
-        args = tuple(call_declared(decl["args"], (*inputs, out), dims))
-    else:
-        args = (*inputs, out, dims["n"]) if decl["backend"] == "triton" else (*inputs, out)
-    return dims, inputs, out, args
-
-
-def launch_grid(decl: dict, dims: dict, block: dict, sm_count: int | None = None) -> tuple:
-    """The grid (a tuple of 1 to 3 ints) for these dims and block parameters."""
-    names = dims | decl.get("constants", {}) | block | {"sm_count": sm_count}
-    if "grid" in decl:
-        grid = call_declared(decl["grid"], names=names)
-    else:
-        per_block = block.get("BLOCK_SIZE") if decl["backend"] == "triton" else block["threads"]
-        grid = -(-dims["n"] // int(np.prod(per_block)))
-    return tuple(int(g) for g in grid) if isinstance(grid, (tuple, list)) else (int(grid),)

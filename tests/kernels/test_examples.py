@@ -1,6 +1,6 @@
-"""The example kernel files in resources/examples: each loads, compiles for every GPU preset's
-compute capability with nonzero registers, and is right against its float64 reference when run
-the way docs/KERNEL_FILES.md says a declaration is run (in the interpreter/simulator here)."""
+"""The example kernel files in resources/examples: each loads, becomes a KernelSpec, compiles for
+every GPU preset's compute capability with nonzero registers, and is right against its float64
+reference when launched by WarpScope's launcher (in the interpreter/simulator here)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernels.compile import (CompiledResources, ResourceCache, numba_argtypes_from_args,
-                             numba_request, resources_many, signature_from_args, triton_request)
-from kernels.kernel_file import launch_arguments, launch_grid, load_kernel_file
+from kernels import harness
+from kernels.compile import CompiledResources, ResourceCache, resources_many, spec_request
+from kernels.kernel_file import load_kernel_file
+from kernels.spec import declare
 from kernels_env import AVAILABLE
 from sim.devices import preset, presets
 
@@ -20,35 +21,30 @@ FILES = ("softmax_triton.py", "layernorm_triton.py", "stencil_numba.py")
 CCS = sorted({preset(name).compute_capability for name in presets()})
 
 
-def _compile_request(decl: dict, cc):
-    _, _, _, args = launch_arguments(decl, 4 * 4096)
-    block = dict(decl["block"])
-    if decl["backend"] == "triton":
-        num_warps = block.pop("num_warps", 4)
-        num_stages = block.pop("num_stages", 3)
-        return triton_request(decl["kernel"], signature_from_args(args),
-                              block | decl.get("constants", {}), num_warps, num_stages, cc)
-    return numba_request(decl["kernel"], numba_argtypes_from_args(args), cc)
-
-
 @pytest.fixture(scope="module")
-def declarations():
-    return {f: load_kernel_file(EXAMPLES / f) for f in FILES}
-
-
-def test_each_example_declares_one_kernel_with_everything(declarations):
-    for file, decls in declarations.items():
-        [decl] = decls
-        assert decl["backend"] == file.split("_")[-1].removesuffix(".py"), file
+def specs():
+    out = {}
+    for file in FILES:
+        [decl] = load_kernel_file(EXAMPLES / file)
         for key in ("inputs", "args", "grid", "block", "bytes", "reference", "rtol", "peer"):
             assert key in decl, f"{file} lacks {key}"
+        out[file] = declare(decl, origin=str(EXAMPLES / file))
+    return out
 
 
-def test_every_example_compiles_for_every_preset(declarations, tmp_path):
+def test_each_example_is_a_kernel_of_its_backend(specs):
+    for file, spec in specs.items():
+        assert spec.backend == file.removesuffix(".py").split("_")[-1], file
+        assert spec.launchable and spec.sweep in spec.block
+        shape = spec.launch_shape(spec.check_sizes[-1])
+        assert shape.grid_blocks >= 1
+
+
+def test_every_example_compiles_for_every_preset(specs, tmp_path):
     """Distinct compute capabilities only (12 presets share 8); one batch, so one compiler
     process per backend."""
-    requests = [(file, cc, _compile_request(decls[0], cc))
-                for file, decls in declarations.items() for cc in CCS]
+    requests = [(file, cc, spec_request(spec, spec.check_sizes[-1], None, cc))
+                for file, spec in specs.items() for cc in CCS]
     results = resources_many([r for _, _, r in requests], ResourceCache(tmp_path))
     for (file, cc, _), res in zip(requests, results):
         assert isinstance(res, CompiledResources), f"{file} for {cc}: {res}"
@@ -58,35 +54,24 @@ def test_every_example_compiles_for_every_preset(declarations, tmp_path):
 
 
 @pytest.mark.parametrize("file", FILES)
-def test_example_is_right_against_its_reference(declarations, file):
-    [decl] = declarations[file]
-    backend = decl["backend"]
-    if not AVAILABLE[backend].ok:
-        pytest.skip(AVAILABLE[backend].reason)
-    for n in decl["check_sizes"][:2]:
-        dims, inputs, out, args = launch_arguments(decl, n)
-        block = dict(decl["block"])
-        grid = launch_grid(decl, dims, block)
-        if backend == "triton":
-            import torch
-
-            tensors = {id(a): torch.from_numpy(a) for a in (*inputs, out)}
-            launch_args = [tensors.get(id(a), a) for a in args]
-            num_warps = block.pop("num_warps")
-            decl["kernel"][grid](*launch_args, **block, num_warps=num_warps)
-            out = tensors[id(out)].numpy()
-        else:
-            decl["kernel"][grid, block["threads"]](*args)
-        want = decl["reference"](*inputs)
-        np.testing.assert_allclose(out, want, rtol=decl["rtol"], atol=decl.get("atol", 1e-6),
-                                   err_msg=f"{file} at n={n}")
+def test_example_is_right_against_its_reference(specs, file):
+    spec = specs[file]
+    if not AVAILABLE[spec.backend].ok:
+        pytest.skip(AVAILABLE[spec.backend].reason)
+    for n in spec.check_sizes[:2]:
+        inputs, out = harness.make_arrays(spec, n, on_gpu=False, seed=n)
+        launch = harness.bind(spec, inputs, out, n)
+        launch.run()
+        got = out.numpy() if hasattr(out, "numpy") else out
+        np.testing.assert_allclose(got, harness.reference_of(spec, inputs), rtol=spec.rtol,
+                                   atol=spec.atol, err_msg=f"{file} at n={n}")
 
 
 @pytest.mark.parametrize("file", FILES)
-def test_peer_agrees_with_the_reference(declarations, file):
+def test_peer_agrees_with_the_reference(specs, file):
     torch = pytest.importorskip("torch")
-    [decl] = declarations[file]
-    _, inputs, _, _ = launch_arguments(decl, decl["check_sizes"][-1])
-    got = decl["peer"](torch, *[torch.from_numpy(a) for a in inputs]).numpy()
-    np.testing.assert_allclose(got, decl["reference"](*inputs), rtol=decl["rtol"],
-                               atol=decl.get("atol", 1e-6))
+    spec = specs[file]
+    inputs, _ = harness.make_arrays(spec, spec.check_sizes[-1], on_gpu=False, seed=1)
+    got = spec.peer(torch, *inputs).numpy()
+    np.testing.assert_allclose(got, harness.reference_of(spec, inputs), rtol=spec.rtol,
+                               atol=spec.atol)

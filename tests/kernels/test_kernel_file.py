@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
 import pytest
 
 from kernels.kernel_file import MAX_FILE_BYTES, MODULE_PREFIX, load_kernel_file, split_path
@@ -66,7 +65,6 @@ def test_a_file_with_two_declarations(tmp_path):
     triton_decl, numba_decl = load_kernel_file(path)
     assert (triton_decl["name"], triton_decl["backend"]) == ("double_kernel", "triton")
     assert (numba_decl["name"], numba_decl["backend"]) == ("double_cuda", "numba")
-    assert triton_decl["file"] == str(path.resolve())
     assert triton_decl["block"] == {"BLOCK_SIZE": 1024, "num_warps": 4}
     assert triton_decl["inputs"](3)[0].tolist() == [1, 1, 1]
 
@@ -151,23 +149,11 @@ def test_two_declarations_of_one_name(tmp_path):
     _fails(path, "two declarations are named 'double_kernel'")
 
 
-def test_declared_functions_get_what_they_ask_for():
-    from kernels.kernel_file import call_declared, launch_arguments, launch_grid
+def test_declarations_become_kernel_specs(tmp_path):
+    from kernels.spec import declare
 
-    dims = {"M": 4, "N": 5, "K": 6}
-    assert call_declared(lambda a, *_, M, N: (a, M, N), (1, 2, 3, 4), dims) == (1, 4, 5)
-    assert call_declared(lambda x, out, N: (x, out, N), (1, 2), dims) == (1, 2, 5)
-    assert call_declared(lambda K, M: K * M, names=dims) == 24
-    assert call_declared(lambda M, scale=3: M * scale, names=dims) == 12
-    with pytest.raises(UserError, match="asks for 'BLOCK_Q', which is none of K, M, N"):
-        call_declared(lambda M, BLOCK_Q: 0, names=dims)
-    decl = {"backend": "triton", "inputs": lambda n: [np.ones(n, np.float32)]}
-    _, inputs, out, args = launch_arguments(decl, 10)
-    assert args[0] is inputs[0] and args[1] is out and args[2] == 10 and out.shape == (10,)
-    assert launch_grid(decl, {"n": 1000}, {"BLOCK_SIZE": 256}) == (4,)
-    numba_decl = {**decl, "backend": "numba"}
-    _, _, out, args = launch_arguments(numba_decl, 10)
-    assert len(args) == 2 and args[1] is out
-    assert launch_grid(numba_decl, {"n": 1000}, {"threads": 128}) == (8,)
-    assert launch_grid({**decl, "grid": lambda n, sm_count: (sm_count, 2)}, {"n": 1}, {}, 132) \
-        == (132, 2)
+    path = _write(tmp_path, GOOD)
+    specs = [declare(d, origin=str(path)) for d in load_kernel_file(path)]
+    assert [(s.name, s.backend, s.sweep) for s in specs] == [
+        ("double_kernel", "triton", "BLOCK_SIZE"), ("double_cuda", "numba", "threads")]
+    assert specs[0].launch_shape(4096).grid == (4,)
