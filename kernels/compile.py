@@ -193,10 +193,14 @@ class CompileRequest:
         return hashlib.sha256(json.dumps(self.key, sort_keys=True).encode()).hexdigest()
 
 
-def _jsonable(value):
+def _jsonable(name: str, value):
+    """A constexpr as JSON (requests travel to child processes and into the disk cache)."""
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
-    return str(value)  # a tl.dtype constexpr, say
+    if type(value).__name__ == "dtype" and type(value).__module__.startswith("triton"):
+        return {"triton_dtype": str(value)}  # tl.float16 and friends
+    raise UserError(f"constexpr {name}={value!r}: WarpScope passes numbers, strings, None and "
+                    "Triton dtypes")
 
 
 def _kernel_of(kernel, backend: str):
@@ -222,7 +226,7 @@ def triton_request(fn, signature, constexprs: dict | None = None, num_warps: int
     cc = (int(cc[0]), int(cc[1]))
     sig = ({k: str(v) for k, v in signature.items()} if isinstance(signature, dict)
            else [str(v) for v in signature])
-    consts = {k: _jsonable(v) for k, v in (constexprs or {}).items()}
+    consts = {k: _jsonable(k, v) for k, v in (constexprs or {}).items()}
     spec = {"backend": "triton", "signature": sig, "constexprs": consts,
             "num_warps": int(num_warps), "num_stages": int(num_stages), "cc": list(cc)}
     key = spec | {"source": _source_hash(fn), "compiler": f"triton {_version('triton')}"}

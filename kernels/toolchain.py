@@ -274,6 +274,10 @@ def compile_triton(jit_fn, signature, constexprs: dict, num_warps: int, num_stag
     from triton.backends.compiler import GPUTarget
     from triton.backends.nvidia.compiler import get_ptxas
 
+    import triton.language as tl
+
+    constexprs = {k: tl.dtype(v["triton_dtype"]) if isinstance(v, dict) else v
+                  for k, v in constexprs.items()}
     arch = cc[0] * 10 + cc[1]
     ptxas = get_ptxas(arch).path
     check_target(ptxas, cc, f"bundled with triton {triton.__version__}")

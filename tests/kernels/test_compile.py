@@ -370,3 +370,13 @@ def test_the_disk_cache_lives_in_the_users_cache_folder(monkeypatch, tmp_path):
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert cache_folder() == tmp_path / "home" / ".cache" / "warpscope" / "compiled"
+
+
+def test_constexprs_travel_as_json(user_module):
+    import triton.language as tl
+
+    req = triton_request(user_module.scale_kernel, SIG, {"BLOCK_SIZE": 64, "DT": tl.float16})
+    assert req.spec["constexprs"] == {"BLOCK_SIZE": 64, "DT": {"triton_dtype": "fp16"}}
+    json.dumps(req.key)
+    with pytest.raises(UserError, match="constexpr BLOCK_SIZE=<object"):
+        triton_request(user_module.scale_kernel, SIG, {"BLOCK_SIZE": object()})
