@@ -18,7 +18,7 @@ def ceil_div(a: int, b: int) -> int:
 class LaunchGeometry:
     elements: int
     threads_per_block: int
-    blocks: int  # ceil(elements / threads_per_block)
+    blocks: int  # the kernel's grid; one element per thread: ceil(elements / threads_per_block)
     warps_per_block: int
     warps_in_grid: int
     threads_in_grid: int
@@ -30,6 +30,7 @@ class LaunchGeometry:
     blocks_per_sm: int | None  # from the occupancy, if given
     blocks_per_wave: int | None
     waves_at_occupancy: float | None  # blocks / (SMs x blocks per SM)
+    elements_per_thread: int = 1  # a tile per thread (e.g. 4 in the fast Numba add)
 
     @property
     def full_waves(self) -> int | None:
@@ -53,10 +54,16 @@ def _check(elements: int, threads_per_block: int) -> None:
 
 
 def launch_geometry(gpu: GpuSpec, elements: int, threads_per_block: int,
-                    occ: Occupancy | None = None) -> LaunchGeometry:
-    """The article's table for one element per thread: grid, warps, idle threads, waves."""
+                    occ: Occupancy | None = None, *, blocks: int | None = None,
+                    elements_per_thread: int = 1) -> LaunchGeometry:
+    """The article's table: grid, warps, idle threads, waves. By default one element per thread;
+    a kernel's own grid rule gives `blocks` (and the elements each thread covers), e.g. a fixed
+    grid-stride grid, whose threads loop and so leave none idle once the grid is covered."""
     _check(elements, threads_per_block)
-    blocks = ceil_div(elements, threads_per_block)
+    threads_needed = ceil_div(elements, max(1, int(elements_per_thread)))
+    blocks = ceil_div(threads_needed, threads_per_block) if blocks is None else int(blocks)
+    if blocks < 1:
+        raise ValueError(f"the grid needs at least one block, got {blocks:,}")
     if blocks > MAX_GRID_BLOCKS:
         raise ValueError(f"{blocks:,} blocks is over the grid limit of {MAX_GRID_BLOCKS:,}; "
                          "use bigger blocks or a grid-stride loop")
@@ -72,11 +79,12 @@ def launch_geometry(gpu: GpuSpec, elements: int, threads_per_block: int,
         elements=elements, threads_per_block=threads_per_block, blocks=blocks,
         warps_per_block=warps_per_block, warps_in_grid=warps_in_grid,
         threads_in_grid=blocks * threads_per_block,
-        idle_threads_last_block=blocks * threads_per_block - elements,
+        idle_threads_last_block=max(0, blocks * threads_per_block - threads_needed),
         idle_lanes_per_block=warps_per_block * gpu.warp_size - threads_per_block,
         warp_slots_per_sm=gpu.max_warps_per_sm, warp_slots_on_gpu=warp_slots_on_gpu,
         waves_at_best=warps_in_grid / warp_slots_on_gpu,
         blocks_per_sm=blocks_per_sm, blocks_per_wave=blocks_per_wave, waves_at_occupancy=waves,
+        elements_per_thread=max(1, int(elements_per_thread)),
     )
 
 
