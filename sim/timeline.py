@@ -208,6 +208,11 @@ class Timeline:
             img = img.reshape(-1, group, img.shape[1]).max(axis=1)
         return img
 
+    def prepare(self) -> Timeline:
+        """Work out now what every view reads (e.g. in a worker thread, so a GUI only draws)."""
+        self.residency, self.wave, self.tail_start_us, self.event_times_us, self._lane_index  # noqa: B018
+        return self
+
     def summary(self) -> dict:
         return {
             "blocks_scheduled": self.n_blocks,
