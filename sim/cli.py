@@ -9,7 +9,7 @@ from dataclasses import asdict, replace
 from sim.devices import GpuSpec, preset, presets
 from sim.errors import UserError
 from sim.files import check_writable
-from sim.geometry import launch_geometry
+from sim.geometry import launch_facts, launch_geometry
 from sim.occupancy import LIMITERS, occupancy
 from sim.policies import (COST_MODELS, PLACEMENTS, SIMULATED_PLACEMENTS, CostParams, cost_model_id,
                           make_placement, placement_id, schedule_launch)
@@ -152,23 +152,7 @@ def device_rows(gpu: GpuSpec) -> list[tuple[str, str]]:
 
 
 def geometry_rows(gpu: GpuSpec, geo) -> list[tuple[str, str, str]]:
-    rows = [
-        ("Elements", f"{geo.elements:,}", "the input"),
-        ("Threads per block", f"{geo.threads_per_block:,}", "our choice"),
-        ("Blocks in the grid", f"{geo.blocks:,}", f"ceiling of {geo.elements:,} / {geo.threads_per_block:,}"),
-        ("Warps per block", f"{geo.warps_per_block}", f"ceiling of {geo.threads_per_block} / {gpu.warp_size}"),
-        ("Warps in the grid", f"{geo.warps_in_grid:,}", f"{geo.blocks:,} x {geo.warps_per_block}"),
-        ("Threads in the last block with no element", f"{geo.idle_threads_last_block:,}",
-         f"{geo.blocks:,} x {geo.threads_per_block:,} - {geo.elements:,}"),
-        ("Idle lanes in every block", f"{geo.idle_lanes_per_block}",
-         f"{geo.warps_per_block} x {gpu.warp_size} - {geo.threads_per_block}"),
-        ("Warp slots on the GPU", f"{geo.warp_slots_on_gpu:,}", f"{gpu.sm_count} SMs x {gpu.max_warps_per_sm}"),
-        ("Waves, at best", f"{geo.waves_at_best:.1f}", f"{geo.warps_in_grid:,} / {geo.warp_slots_on_gpu:,}"),
-    ]
-    if geo.blocks_per_wave:
-        rows.append(("Waves at this occupancy", f"{geo.waves_at_occupancy:.1f}",
-                     f"{geo.blocks:,} / ({gpu.sm_count} SMs x {geo.blocks_per_sm} blocks)"))
-    return rows
+    return [(f.label, f.value, f.how) for f in launch_facts(gpu, geo)]
 
 
 def occupancy_rows(occ) -> list[tuple[str, str, str]]:

@@ -93,3 +93,58 @@ def warp_lanes(threads_per_block: int, warp_size: int = 32) -> list[int]:
     _check(1, threads_per_block)
     full, rest = divmod(threads_per_block, warp_size)
     return [warp_size] * full + ([rest] if rest else [])
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One row of the launch table: the same rows in `explain`, the window and the export."""
+    key: str
+    label: str
+    value: str
+    how: str
+
+
+def launch_facts(gpu: GpuSpec, geo: LaunchGeometry) -> list[Fact]:
+    """The article's launch table for `geo`, each value with how it is worked out."""
+    g, ws = geo, gpu.warp_size
+    ept = g.elements_per_thread
+    tiled = ceil_div(ceil_div(g.elements, ept), g.threads_per_block)
+    if tiled != g.blocks:
+        grid_how = "the kernel's grid rule: a fixed grid that loops over the data"
+    elif ept > 1:
+        grid_how = f"ceiling of {g.elements:,} / ({ept} x {g.threads_per_block:,}) elements per block"
+    else:
+        grid_how = f"ceiling of {g.elements:,} / {g.threads_per_block:,}"
+    facts = [
+        Fact("elements", "Elements", f"{g.elements:,}" + (f"  ({ept} per thread)" if ept > 1 else ""),
+             "the input"),
+        Fact("tpb", "Threads per block", f"{g.threads_per_block:,}", "your choice"),
+        Fact("blocks", "Blocks in the grid", f"{g.blocks:,}", grid_how),
+        Fact("wpb", "Warps per block", f"{g.warps_per_block}", f"ceiling of {g.threads_per_block} / {ws}"),
+        Fact("warps", "Warps in the grid", f"{g.warps_in_grid:,}", f"{g.blocks:,} x {g.warps_per_block}"),
+        Fact("idle_last", "Idle threads, last block", f"{g.idle_threads_last_block:,}",
+             f"threads with no element: {g.blocks:,} x {g.threads_per_block:,} - "
+             f"{ceil_div(g.elements, ept):,}, at least 0"),
+        Fact("idle_lanes", "Idle lanes per block", f"{g.idle_lanes_per_block}",
+             f"{g.warps_per_block} x {ws} - {g.threads_per_block}"),
+        Fact("slots_sm", "Warp slots per SM", f"{g.warp_slots_per_sm}",
+             f"{gpu.max_threads_per_sm:,} threads per SM / {ws}"),
+        Fact("slots_gpu", "Warp slots on the GPU", f"{g.warp_slots_on_gpu:,}",
+             f"{gpu.sm_count} SMs x {g.warp_slots_per_sm}"),
+        Fact("waves_best", "Waves, at best", f"{g.waves_at_best:,.1f}",
+             f"{g.warps_in_grid:,} / {g.warp_slots_on_gpu:,}"),
+    ]
+    if g.blocks_per_sm is not None:
+        can = bool(g.blocks_per_wave)
+        facts += [
+            Fact("bps", "Blocks per SM", f"{g.blocks_per_sm}", "the occupancy: its binding limiter"),
+            Fact("bpw", "Blocks per wave", f"{g.blocks_per_wave:,}" if can else "—",
+                 f"{gpu.sm_count} SMs x {g.blocks_per_sm} blocks"),
+            Fact("waves_occ", "Waves at occupancy",
+                 f"{g.waves_at_occupancy:,.2f}" if can else "cannot launch",
+                 f"{g.blocks:,} / {g.blocks_per_wave:,}" if can else "no block fits on an SM"),
+            Fact("last_wave", "Blocks in last wave",
+                 f"{g.blocks_in_last_wave:,} of {g.blocks_per_wave:,}" if can else "—",
+                 "what the tail runs on"),
+        ]
+    return facts

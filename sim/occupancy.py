@@ -43,12 +43,13 @@ class Occupancy:
     regs_allocated_per_block: int
     smem_allocated_per_block_bytes: int
     smem_per_sm_config_bytes: int  # the shared-memory carveout the driver would pick
-    smem_per_sm_preferred_bytes: int = 0  # the step the preferred carveout asks for (0: none fits)
+    smem_per_sm_preferred_bytes: int = 0  # the carveout step the preference asks for
 
     @property
     def carveout_raised(self) -> bool:
         """The driver took a bigger carveout than the preference, because one block needs it."""
-        return self.smem_per_sm_config_bytes > self.smem_per_sm_preferred_bytes > 0
+        return self.carveout_percent is not None and \
+            self.smem_per_sm_config_bytes > self.smem_per_sm_preferred_bytes
 
     @property
     def can_launch(self) -> bool:

@@ -102,10 +102,11 @@ def point_tip(m, predicted: Prediction | None = None) -> str:
 
 
 class BenchModel:
-    """Signals: `result_changed(result)`, `shown_changed()`, `availability_changed()`,
+    """Signals: `kernels_changed()`, `result_changed(result)`, `shown_changed()`, `availability_changed()`,
     `checks_changed(list, cancelled)`, `experiments_changed(dict)`, `busy_changed(kind or "")`,
     `progress_changed(done, total, label)`, `log(line)`, `message(text)`."""
 
+    kernels_changed = Signal()
     result_changed = Signal(object)
     shown_changed = Signal()
     availability_changed = Signal()
@@ -134,6 +135,7 @@ class BenchModel:
         self.kernels = [k for k in kernels if getattr(k, "benchable", True)]
         names = [k.name for k in self.kernels]
         self._ticked = tuple(n for n in DEFAULT_TICKED if n in names)
+        self.kernels_changed.emit()
         self.shown_changed.emit()
 
     def set_availability(self, available: dict | None, error: str = "") -> None:

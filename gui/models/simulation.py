@@ -144,7 +144,7 @@ class SimulationModel:
     def __init__(self, launch: LaunchModel, options: SimulationOptions) -> None:
         self.launch, self.options = launch, options
         self._run: SimRun | None = None
-        self._message = "Simulating…"
+        self._message = launch.state.message() or "Simulating…"
         launch.changed.connect(self._on_launch_changed)
         options.changed.connect(self._on_options_changed)
 

@@ -15,7 +15,9 @@ from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from gui import style
-from gui.simrun import SimRecord
+from gui.models.playback import PlaybackModel
+from gui.models.simulation import SimRun, SimulationModel
+from sim.timeline import Frame
 
 TILE_COLS = 8  # warp slots per row inside a tile
 
@@ -161,6 +163,17 @@ class _Layout:
         return -1, -1
 
 
+def _fit_line(fm, parts: list[tuple[str, ...]], width: int, sep: str = "   ·   ") -> str:
+    """Join the parts, each in its longest form that lets the whole line fit `width`."""
+    chosen = [alts[0] for alts in parts]
+    for i in reversed(range(len(parts))):
+        for alt in parts[i]:
+            chosen[i] = alt
+            if fm.horizontalAdvance(sep.join(c for c in chosen if c)) <= width:
+                return sep.join(c for c in chosen if c)
+    return sep.join(c for c in chosen if c)
+
+
 class QtSmView(QWidget):
     """The centre of the window: SM tiles with their warp slots, animated through time."""
 
@@ -169,56 +182,42 @@ class QtSmView(QWidget):
     HEADER = 40
     FOOTER = 50
 
-    def __init__(self, simulation=None, playback=None, parent: QWidget | None = None) -> None:
-        """`simulation` (SimulationModel) and `playback` (PlaybackModel) are subscribed to once;
-        without them, drive the view with set_record / set_time."""
+    def __init__(self, simulation: SimulationModel, playback: PlaybackModel,
+                 parent: QWidget | None = None) -> None:
+        """Draws the simulation's run at the playback's frame; subscribes to both once."""
         super().__init__(parent)
+        self.simulation, self.playback = simulation, playback
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.setMinimumSize(360, 260)
+        self.setMinimumSize(300, 180)
         self.setMouseTracking(True)
         self._lut = _build_lut()
-        self._record: SimRecord | None = None
-        self._time = 0.0
-        self._message = "Simulating…"
         self._layout: _Layout | None = None
         self._image: QImage | None = None
         self._buffer: np.ndarray | None = None
         self._codes: np.ndarray | None = None
-        self._resident: np.ndarray | None = None
-        self._stats = (0, 0, 0, 0)
         self.frames_drawn = 0
-        if simulation is not None:
-            simulation.record_changed.connect(self._on_record_changed)
-        if playback is not None:
-            playback.time_changed.connect(self._on_time_changed)
-
-    def _on_record_changed(self, record, message: str) -> None:
-        self.set_record(record, message)
-
-    def _on_time_changed(self, t_us: float) -> None:
-        self.set_time(t_us)
-
-    # -- model side -------------------------------------------------------------------------------
-    def set_record(self, record: SimRecord | None, message: str = "") -> None:
-        self._record = record
-        self._message = message
-        self._layout = None
-        if record is not None:
-            self._sorted_starts = np.sort(np.asarray(record.sim.block_start_us, dtype=float))
+        simulation.changed.connect(self._on_run_changed)
+        playback.time_changed.connect(self._on_time_changed)
         self._refresh_frame()
 
-    def set_message(self, message: str) -> None:
-        """Show a message instead of (or over) the SMs: e.g. why the launch cannot run."""
-        self._message = message
-        self.update()
+    def _on_run_changed(self, _run, _message: str) -> None:
+        self._layout = None
+        self._refresh_frame()
 
-    def set_time(self, t_us: float) -> None:
-        self._time = float(t_us)
+    def _on_time_changed(self, _t_us: float) -> None:
         self._refresh_frame()
 
     @property
-    def record(self) -> SimRecord | None:
-        return self._record
+    def record(self) -> SimRun | None:
+        return self.simulation.run
+
+    @property
+    def frame(self) -> Frame | None:
+        return self.playback.frame
+
+    @property
+    def _message(self) -> str:
+        return self.simulation.message
 
     def sizeHint(self) -> QSize:
         return QSize(900, 620)
@@ -228,7 +227,7 @@ class QtSmView(QWidget):
         return self.rect().adjusted(8, self.HEADER, -8, -self.FOOTER)
 
     def _ensure_layout(self) -> None:
-        rec = self._record
+        rec = self.record
         if rec is None:
             return
         area = self._grid_rect()
@@ -257,8 +256,8 @@ class QtSmView(QWidget):
             self._image.setDevicePixelRatio(dpr)
 
     def _refresh_frame(self) -> None:
-        rec = self._record
-        if rec is not None:
+        rec = self.record
+        if rec is not None and self.frame is not None:
             self._ensure_layout()
             self._compute_codes()
             lay = self._layout
@@ -267,17 +266,16 @@ class QtSmView(QWidget):
         self.update()
 
     def _compute_codes(self) -> None:
-        rec = self._record
-        spec, occ = rec.spec, rec.occ
+        """Colour code of every warp slot: which block holds it, free, or never usable."""
+        rec, frame = self.record, self.frame
+        spec, occ, tl = rec.spec, rec.occ, rec.timeline
         n_sm, warps = spec.sm_count, spec.max_warps_per_sm
-        wpb, slots = occ.warps_per_block, rec.slots_per_sm
-        resident = rec.resident_at(self._time)  # (sm, slots) simulated block ids
-        self._resident = resident
+        wpb = occ.warps_per_block
         codes = np.full((n_sm, warps), _C_NEVER, dtype=np.int32)
-        used = min(warps, slots * wpb)
-        ids = np.repeat(resident, wpb, axis=1)[:, :used]
+        used = min(warps, tl.lanes * wpb)
+        ids = np.repeat(frame.resident, wpb, axis=1)[:, :used]
         busy = ids >= 0
-        gid = ids + rec.first_block  # grid block id, so colours do not jump when waves are skipped
+        gid = ids + tl.first_block  # grid block id, so colours do not jump when waves are skipped
         col = np.where(busy, style.block_color_index(np.where(busy, gid, 0)), 0)
         n = style.N_COLORS
         # the last warp of a block whose size is not a multiple of 32 has idle lanes: dimmer
@@ -285,26 +283,19 @@ class QtSmView(QWidget):
             last = (np.arange(used) % wpb) == wpb - 1
             col = np.where(last[None, :], col + n, col)
         # blocks that arrived a moment ago flash a lighter shade
-        if busy.any() and rec.makespan_us > 0:
-            start = np.asarray(rec.sim.block_start_us)
-            end = np.asarray(rec.sim.block_end_us)
+        if busy.any() and tl.makespan_us > 0:
             safe = np.where(busy, ids, 0)
-            age = self._time - start[safe]
-            fresh = busy & (age < 0.06 * (end[safe] - start[safe]))
+            age = frame.time_us - tl.start_us[safe]
+            fresh = busy & (age < 0.06 * (tl.end_us[safe] - tl.start_us[safe]))
             col = np.where(fresh & (col < n), col + 2 * n, col)
         codes[:, :used] = np.where(busy, _C_BLOCK + col, _C_FREE)
         self._codes = np.concatenate([[_C_BG], codes.reshape(-1)]).astype(np.int32)
-        running = int((resident >= 0).sum())
-        started = int(np.searchsorted(self._sorted_starts, self._time, side="right"))
-        done = started - running + rec.first_block
-        queued = rec.n_blocks - done - running
-        self._stats = (done, running, queued, running * wpb)
 
     def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.fillRect(self.rect(), QColor(style.PLOT_BG))
-        rec = self._record
-        if rec is None or self._image is None:
+        rec = self.record
+        if rec is None or self._image is None or self.frame is None:
             self._paint_message(p, self._message or "No simulation")
             p.end()
             return
@@ -363,13 +354,12 @@ class QtSmView(QWidget):
             )
 
     def _paint_header(self, p: QPainter) -> None:
-        rec = self._record
-        spec, occ = rec.spec, rec.occ
-        _done, running, queued, warps_busy = self._stats
-        full = spec.sm_count * occ.blocks_per_sm * occ.warps_per_block
-        wave = self._wave_at(self._time)
-        total_waves = rec.waves
-        in_tail = self._time >= rec.tail_start_us and rec.makespan_us > 0 and queued == 0
+        rec, frame = self.record, self.frame
+        spec, tl = rec.spec, rec.timeline
+        running, queued, wave = frame.running, frame.queued, frame.wave
+        warps_busy = running * rec.occ.warps_per_block
+        full = rec.full_warps
+        total_waves = tl.grid_blocks / tl.capacity
         f = QFont(self.font())
         f.setPointSizeF(10.5)
         f.setBold(True)
@@ -384,27 +374,22 @@ class QtSmView(QWidget):
         f.setBold(False)
         f.setPointSizeF(9.0)
         p.setFont(f)
-        t_total = rec.makespan_us
-        skipped = (
-            f"  (+{rec.skipped_waves:,} identical full waves before this, not drawn)"
-            if rec.skipped_waves
-            else ""
-        )
         share = warps_busy / full if full else 0
         # a grid far smaller than one wave (1 block of 4,224) is a fraction of a wave, not 0.00
         waves_text = f"{total_waves:,.2f}" if total_waves >= 0.01 else f"{total_waves:.1g}"
-        line = (
-            f"t = {self._time:,.2f} of {t_total:,.2f} µs   ·   wave {wave:,} of {waves_text}"
-            f"   ·   warp slots busy {warps_busy:,}/{full:,} ({share:.0%} of what "
-            f"this launch can use){skipped}"
-        )
+        # the long form of each part if the line fits, else shorter ones: never cut off mid-word
+        parts = [(f"t = {frame.time_us:,.2f} of {tl.makespan_us:,.2f} µs", f"t = {frame.time_us:,.2f} µs"),
+                 (f"wave {wave:,} of {waves_text}",) * 2,
+                 (f"warp slots busy {warps_busy:,}/{full:,} ({share:.0%} of what this launch can use)",
+                  f"busy {warps_busy:,}/{full:,} warps ({share:.0%})", f"{share:.0%} busy")]
+        if tl.skipped_waves:
+            parts.append((f"+{tl.skipped_waves:,} identical full waves before this, not drawn",
+                          f"+{tl.skipped_waves:,} waves not drawn", ""))
         p.setPen(QColor(style.MUTED))
-        p.drawText(
-            QRect(12, 22, self.width() - 24, 16),
-            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-            line,
-        )
-        if in_tail:
+        p.drawText(QRect(12, 22, self.width() - 24, 16),
+                   Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                   _fit_line(p.fontMetrics(), parts, self.width() - 24))
+        if frame.in_tail:
             badge = QRect(self.width() - 96, 6, 84, 18)
             p.fillRect(badge, QColor(style.TAIL))
             p.setPen(QColor("#ffffff"))
@@ -432,7 +417,7 @@ class QtSmView(QWidget):
             (style.EMPTY_SLOT, "free"),
             (style.NO_SLOT, "unusable"),
         ]
-        if self._record is not None and self._record.occ.threads_per_block % 32 == 0:
+        if self.record is not None and self.record.occ.threads_per_block % 32 == 0:
             entries.pop(1)
         widths = [14 + fm.horizontalAdvance(t) + 12 for _, t in entries]
         total = sum(widths)
@@ -447,15 +432,10 @@ class QtSmView(QWidget):
             x += w
         return total + 12
 
-    def _wave_at(self, t: float) -> int:
-        rec = self._record
-        starts = rec.wave_starts_us
-        k = int(np.searchsorted(np.asarray(starts), t, side="right")) if starts else 1
-        return max(1, k) + rec.skipped_waves
-
     def _paint_queue(self, p: QPainter) -> None:
         """The grid as a bar: retired | running | still queued."""
-        done, running, queued, _ = self._stats
+        f = self.frame
+        done, running, queued = f.retired, f.running, f.queued
         total = max(1, done + running + queued)
         self._paint_legend(p)
         r = QRect(12, self.height() - self.FOOTER + 8, self.width() - 24, 14)
@@ -478,8 +458,8 @@ class QtSmView(QWidget):
 
     # -- interaction ------------------------------------------------------------------------------
     def describe_at(self, pos: QPoint) -> str:
-        rec, lay = self._record, self._layout
-        if rec is None or lay is None or self._resident is None:
+        rec, lay, frame = self.record, self._layout, self.frame
+        if rec is None or lay is None or frame is None:
             return ""
         area = self._grid_rect()
         sm, warp = lay.hit(
@@ -489,19 +469,19 @@ class QtSmView(QWidget):
             return ""
         wpb = rec.occ.warps_per_block
         slot = warp // wpb
-        if slot >= rec.slots_per_sm:
+        if slot >= rec.timeline.lanes:
             lim = ", ".join(rec.occ.limited_by)
             return (
                 f"SM {sm}, warp slot {warp}: never used by this launch — "
                 f"only {rec.occ.blocks_per_sm} blocks fit per SM (limited by {lim})"
             )
-        b = int(self._resident[sm, slot])
+        b = int(frame.resident[sm, slot])
         if b < 0:
             return f"SM {sm}, warp slot {warp}: free right now"
-        s = float(rec.sim.block_start_us[b])
-        e = float(rec.sim.block_end_us[b])
+        tl = rec.timeline
+        s, e = float(tl.start_us[b]), float(tl.end_us[b])
         return (
-            f"SM {sm}, warp slot {warp}: block {b + rec.first_block:,} (warp {warp % wpb} of "
+            f"SM {sm}, warp slot {warp}: block {b + tl.first_block:,} (warp {warp % wpb} of "
             f"{wpb}), runs {s:,.2f}–{e:,.2f} µs"
         )
 
@@ -522,24 +502,12 @@ class QtSmView(QWidget):
     def csv_rows(self) -> tuple[list[str], list[list]]:
         """Resident blocks at the current time: one row per SM slot."""
         header = ["time_us", "sm", "slot", "block", "start_us", "end_us"]
+        rec, frame = self.record, self.frame
+        if rec is None or frame is None:
+            return header, []
+        tl, t = rec.timeline, round(frame.time_us, 4)
         rows = []
-        rec = self._record
-        if rec is None or self._resident is None:
-            return header, rows
-        for sm in range(self._resident.shape[0]):
-            for slot in range(self._resident.shape[1]):
-                b = int(self._resident[sm, slot])
-                if b >= 0:
-                    rows.append(
-                        [
-                            round(self._time, 4),
-                            sm,
-                            slot,
-                            b + rec.first_block,
-                            round(float(rec.sim.block_start_us[b]), 4),
-                            round(float(rec.sim.block_end_us[b]), 4),
-                        ]
-                    )
-                else:
-                    rows.append([round(self._time, 4), sm, slot, -1, "", ""])
+        for (sm, slot), b in np.ndenumerate(frame.resident):
+            rows.append([t, sm, slot, int(b) + tl.first_block, round(float(tl.start_us[b]), 4),
+                         round(float(tl.end_us[b]), 4)] if b >= 0 else [t, sm, slot, -1, "", ""])
         return header, rows
