@@ -53,7 +53,7 @@ class Series:
     """One kernel's curve on one plot: median with its p20-p80 band, the prediction, the points."""
 
     kernel: str
-    label: str
+    label: str  # the legend's name
     x: np.ndarray
     median: np.ndarray
     p20: np.ndarray
@@ -159,23 +159,19 @@ class BenchModel:
             head = (why if why.endswith("…") else
                     f"Live kernels are unavailable: {html.escape(why)}. Everything simulated still works")
         else:
-            first = next((a.reason for a in self.available.values() if a.reason), "")
-            why = first.split(";")[0].split(":")[0].strip() or "no CUDA GPU"
-            modes = " · ".join(f"{n}: {getattr(a, 'mode', 'cpu')}" for n, a in self.available.items())
-            head = (f"<b>No GPU here</b> ({html.escape(why)}), so a sweep run here is not a GPU "
-                    f"timing ({html.escape(modes)})")
+            head = "<b>No GPU here</b>: a sweep run here is not a GPU timing"
         if gpu_curves:
             dev = self.result.device.get("name", "") if isinstance(self.result.device, dict) else ""
-            tail = (f". The curves below <b>are</b> GPU timings: measured on "
-                    f"{html.escape(dev or 'a GPU')} ({html.escape(str(self.result.created))}) and "
-                    "loaded from a results file.")
+            created = html.escape(str(self.result.created)[:10])
+            tail = (f". The curves below <b>are</b> GPU timings, measured on "
+                    f"{html.escape(dev or 'a GPU')} ({created}), from a results file.")
         elif shown:
-            tail = (". The curves below are the <b>CPU path: NOT GPU timings</b> (the interpreter "
-                    "and simulator), for checking the plumbing only.")
+            tail = ". The curves below are the <b>CPU path: NOT GPU timings</b>."
         else:
-            tail = (". Run the correctness check, open a results file from "
-                    "<code>python main.py bench</code> on a GPU server, or tick <i>CPU path</i>.")
-        tip = "\n".join(f"{n}: {a.reason}" for n, a in (self.available or {}).items())
+            tail = (". Open a results file from <code>python main.py bench</code>, tick <i>CPU "
+                    "path</i>, or run the correctness checks.")
+        tip = "\n".join(f"{n}: {a.reason} ({getattr(a, 'mode', '')})"
+                        for n, a in (self.available or {}).items())
         return head + tail, tip
 
     # -- which kernels -------------------------------------------------------------------------
@@ -267,9 +263,8 @@ class BenchModel:
             if not pts:
                 continue
             preds = [self.predicted(m) for m in pts]
-            label = name if plot == "size" else f"{name} @ {pts[0].elements:,}"
             out.append(Series(
-                name, label,
+                name, name,
                 np.array([m.elements if plot == "size" else m.block_size for m in pts], dtype=float),
                 np.array([m.bandwidth_gbps for m in pts]), np.array([m.bandwidth_p20_gbps for m in pts]),
                 np.array([m.bandwidth_p80_gbps for m in pts]),

@@ -8,13 +8,25 @@ the banner says why (kernels.available()) and what still works.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
+                               QScrollArea, QTabWidget, QVBoxLayout, QWidget)
 
 from gui import style
 from gui.jobs import BenchJobs
 from gui.models.bench import BenchModel
 from gui.widgets.qt_experiments import QtExperiments
 from gui.widgets.qt_sweep import QtSweep
+
+
+def _scrolled(widget: QWidget) -> QScrollArea:
+    """A tab that scrolls when the dock is shorter than its plots need, instead of squashing
+    them until their axes are cut off."""
+    area = QScrollArea()
+    area.setWidget(widget)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    return area
 
 
 class QtBandwidth(QWidget):
@@ -33,15 +45,27 @@ class QtBandwidth(QWidget):
         lay.addWidget(self.tabs, 1)
         self.sweep = QtSweep(bench, jobs)
         self.experiments = QtExperiments(bench, jobs)
+        log_tab = QWidget()
+        log_lay = QVBoxLayout(log_tab)
+        log_lay.setContentsMargins(2, 2, 2, 2)
+        self.check_button = QPushButton("Correctness run")
+        self.check_button.setToolTip("Run every registry kernel against its float64 reference on "
+                                     "whatever runs here (the interpreter/simulator without a GPU).")
+        row = QHBoxLayout()
+        row.addWidget(self.check_button)
+        row.addStretch(1)
+        log_lay.addLayout(row)
         self.log = QPlainTextEdit()
         self.log.setReadOnly(True)
         self.log.setMaximumBlockCount(2000)
         self.log.setFont(style.monospace_font(8.5))
         self.log.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.log.setPlaceholderText("Results of the correctness run and notes on loaded files appear here.")
-        self.tabs.addTab(self.sweep, "Sweep")
-        self.tabs.addTab(self.experiments, "Experiments")
-        self.tabs.addTab(self.log, "Log")
+        log_lay.addWidget(self.log, 1)
+        self.tabs.addTab(_scrolled(self.sweep), "Sweep")
+        self.tabs.addTab(_scrolled(self.experiments), "Experiments")
+        self.tabs.addTab(log_tab, "Checks and log")
+        self.check_button.clicked.connect(jobs.start_checks)
 
         bench.availability_changed.connect(self._on_banner_facts_changed)
         bench.result_changed.connect(self._on_result_changed)
@@ -61,14 +85,15 @@ class QtBandwidth(QWidget):
 
     def _on_result_changed(self, _result) -> None:
         self._on_banner_facts_changed()
-        self.tabs.setCurrentWidget(self.sweep)
+        self.tabs.setCurrentIndex(0)
 
     def _on_busy_changed(self, busy: str) -> None:
+        self.check_button.setEnabled(not busy)
         if busy == "check":
-            self.tabs.setCurrentWidget(self.log)
+            self.tabs.setCurrentIndex(2)
 
     def _on_experiments_changed(self, _out) -> None:
-        self.tabs.setCurrentWidget(self.experiments)
+        self.tabs.setCurrentIndex(1)
 
     def export_items(self):
         return self.sweep.export_items() + self.experiments.export_items()

@@ -19,7 +19,7 @@ NOT_GPU = "<br><span style='color:%s'>NOT a GPU timing</span>" % style.BAD
 
 def _plot(title: str, ylabel: str = "") -> pg.PlotWidget:
     w = style.make_plot(title, "", ylabel)
-    w.setMinimumWidth(160)
+    w.setMinimumSize(150, 190)
     return w
 
 

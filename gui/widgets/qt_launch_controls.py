@@ -233,8 +233,11 @@ class QtLaunchControls(QWidget):
         form.addRow("Placement", self.placement)
         lay.addWidget(box)
         lay.addStretch(1)
-        for w in (self.elements, self.threads, self.regs, self.smem, self.block_size):
-            w.setMinimumWidth(84)
+        for w in (self.elements, self.smem):  # stepping a million elements by one helps nobody
+            w.setButtonSymbols(QDoubleSpinBox.ButtonSymbols.NoButtons)
+            w.setMinimumWidth(100)  # 2,147,483,648 and 1,048,576 B fit
+        for w in (self.threads, self.regs, self.block_size):
+            w.setMinimumWidth(76)
         for w in (self.elements_slider, self.threads_slider, self.regs_slider, self.smem_slider):
             w.setMinimumWidth(40)
         for w in (self.gpu, self.kernel, self.carveout, self.cost, self.placement):

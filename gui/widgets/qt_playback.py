@@ -145,7 +145,11 @@ class QtPlayback(QWidget):
     def _on_time(self, t: float) -> None:
         end = self.playback.end_us
         self.cursor.setPos(t)
-        self.time_label.setText(f"{t:,.2f} / {end:,.2f} µs")
+        text = f"{t:,.2f} / {end:,.2f} µs"
+        self.time_label.setText(text)
+        need = self.time_label.fontMetrics().horizontalAdvance(text) + 8
+        if need > self.time_label.minimumWidth():  # grow only: the row does not jitter while playing
+            self.time_label.setMinimumWidth(need)
         if end > 0 and not self._scrubbing:
             self.scrub.blockSignals(True)
             self.scrub.setValue(round(t / end * SCRUB_STEPS))

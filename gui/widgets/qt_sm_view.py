@@ -188,7 +188,7 @@ class QtSmView(QWidget):
         super().__init__(parent)
         self.simulation, self.playback = simulation, playback
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.setMinimumSize(300, 180)
+        self.setMinimumSize(300, 150)
         self.setMouseTracking(True)
         self._lut = _build_lut()
         self._layout: _Layout | None = None

@@ -11,15 +11,16 @@ import math
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QCheckBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit,
                                QListWidget, QListWidgetItem, QMenu, QProgressBar, QPushButton,
-                               QSpinBox, QSplitter, QToolButton, QVBoxLayout, QWidget,
+                               QSpinBox, QTabBar, QToolButton, QVBoxLayout, QWidget,
                                QWidgetAction)
 
 from gui import style
 from gui.jobs import BenchJobs
 from gui.models.bench import BenchModel
-from gui.widgets.series import clear_series_plot, draw_level, draw_series, series_plot
+from gui.widgets.series import clear_series_plot, draw_level, draw_series, fit_legend, series_plot
 
-TITLES = {"size": "Bandwidth vs size", "block": "Bandwidth vs block size (largest size)"}
+TITLES = {"size": "GB/s vs size", "block": "GB/s vs block size"}
+SIDE_BY_SIDE_WIDTH = 760  # narrower: one plot at a time, chosen by a tab
 
 
 class QtSweep(QWidget):
@@ -30,8 +31,10 @@ class QtSweep(QWidget):
         lay.setContentsMargins(2, 2, 2, 2)
         lay.setSpacing(3)
 
-        row1 = QHBoxLayout()
+        # two short rows: the panel fits between the side docks of a 1024-pixel window
+        row1, row2 = QHBoxLayout(), QHBoxLayout()
         row1.setSpacing(6)
+        row2.setSpacing(6)
         self.kernel_list = QListWidget()
         self.kernel_list.setToolTip("Registry kernels to measure (tick several to compare).")
         self.kernel_list.setMinimumSize(320, 300)
@@ -44,42 +47,30 @@ class QtSweep(QWidget):
         action.setDefaultWidget(self.kernel_list)
         menu.addAction(action)
         self.kernels_button.setMenu(menu)
-        row1.addWidget(self.kernels_button)
-        row1.addWidget(QLabel("sizes"))
         self.sizes = QLineEdit("2^16..2^28 x4")
         self.sizes.setToolTip("Element counts: a list (1e6, 2^20, 1048583) or a range of powers of "
                               "two (2^16..2^28, add 'x4' to take every second one).")
-        self.sizes.setMinimumWidth(90)
-        row1.addWidget(self.sizes, 2)
-        row1.addWidget(QLabel("blocks"))
+        self.sizes.setMinimumWidth(80)
         self.blocks = QLineEdit("default")
         self.blocks.setToolTip("Block sizes to try: threads per block for Numba, BLOCK_SIZE for "
                                "Triton; 'default' uses each kernel's own.")
-        self.blocks.setMinimumWidth(60)
-        row1.addWidget(self.blocks, 1)
+        self.blocks.setMinimumWidth(50)
         self.reps = QSpinBox()
         self.reps.setPrefix("reps ")
         self.reps.setRange(3, 500)
         self.reps.setValue(50)
         self.reps.setKeyboardTracking(False)
         self.reps.setToolTip("Timed repetitions per point; the median and p20/p80 come from them.")
-        lay.addLayout(row1)
-        row1 = QHBoxLayout()  # three short rows: the panel fits beside the side docks at 1024 px
-        row1.setSpacing(6)
-        row1.addWidget(self.reps)
+        for w, stretch in ((self.kernels_button, 0), (QLabel("sizes"), 0), (self.sizes, 2),
+                           (QLabel("blocks"), 0), (self.blocks, 1), (self.reps, 0)):
+            row1.addWidget(w, stretch)
         self.flush = QCheckBox("flush L2")
         self.flush.setChecked(True)
         self.flush.setToolTip("Evict the L2 cache before each timed run; untick it to see the "
                               "cache trap (numbers above DRAM speed on small sizes).")
-        row1.addWidget(self.flush)
         self.allow_cpu = QCheckBox("CPU path")
         self.allow_cpu.setToolTip("Without a GPU, time the interpreter/simulator anyway; every "
                                   "point is labelled as not a GPU timing.")
-        row1.addWidget(self.allow_cpu)
-        row1.addStretch(1)
-
-        row2 = QHBoxLayout()
-        row2.setSpacing(6)
         self.run_button = QPushButton("Run sweep")
         self.run_button.setToolTip("Measure every ticked kernel at every size and block size, in the background.")
         self.cancel_button = QPushButton("Cancel")
@@ -88,34 +79,38 @@ class QtSweep(QWidget):
         self.progress.setRange(0, 1)
         self.progress.setTextVisible(True)
         self.progress.setFormat("idle")
-        self.open_button = QPushButton("Open results…")
+        self.progress.setMinimumWidth(40)
+        self.open_button = QPushButton("Open…")
         self.open_button.setToolTip("Plot a results file written by `python main.py bench` (JSON "
-                                    "or CSV), e.g. from a GPU server.")
-        self.check_button = QPushButton("Correctness run")
-        self.check_button.setToolTip("Run every registry kernel against its float64 reference on "
-                                     "whatever runs here (the interpreter/simulator without a GPU).")
-        for w in (self.run_button, self.cancel_button):
-            row1.addWidget(w)
+                                    "or CSV), e.g. from a GPU server (also File ▸ Open, Ctrl+O).")
+        for w, stretch in ((self.flush, 0), (self.allow_cpu, 0), (self.run_button, 0),
+                           (self.cancel_button, 0), (self.progress, 1), (self.open_button, 0)):
+            row2.addWidget(w, stretch)
         lay.addLayout(row1)
-        row2.addWidget(self.progress, 1)
-        row2.addWidget(self.open_button)
-        row2.addWidget(self.check_button)
         lay.addLayout(row2)
 
         self.plots = {"size": series_plot(TITLES["size"], "elements (log)", "GB/s", logx=True),
                       "block": series_plot(TITLES["block"], "block size (Numba: threads, Triton: "
                                            "BLOCK_SIZE)", "GB/s", logx=True)}
-        splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.plot_tabs = QTabBar()
+        self.plot_tabs.addTab("vs size")
+        self.plot_tabs.addTab("vs block size")
+        self.plot_tabs.setExpanding(False)
+        self.plot_tabs.hide()
+        lay.addWidget(self.plot_tabs)
+        plots = QHBoxLayout()
+        plots.setSpacing(4)
         for plot in self.plots.values():
-            plot.setMinimumWidth(200)
-            splitter.addWidget(plot)
-        lay.addWidget(splitter, 1)
+            plot.setMinimumSize(200, 210)  # shorter, and the axes would be cut off: the tab scrolls
+            plots.addWidget(plot)
+        lay.addLayout(plots, 1)
         self.size_plot, self.block_plot = self.plots["size"], self.plots["block"]
+        self._side_by_side = True
+        self.plot_tabs.currentChanged.connect(self._show_plots)
 
         self.run_button.clicked.connect(self._on_run_clicked)
         self.cancel_button.clicked.connect(jobs.cancel)
         self.open_button.clicked.connect(self.open_results_dialog)
-        self.check_button.clicked.connect(jobs.start_checks)
         self.kernel_list.itemChanged.connect(self._on_kernel_ticked)
         bench.kernels_changed.connect(self._on_kernels_changed)
         bench.shown_changed.connect(self._on_shown_changed)
@@ -124,6 +119,19 @@ class QtSweep(QWidget):
         bench.progress_changed.connect(self._on_progress)
         self._on_kernels_changed()
         self._on_busy_changed(bench.busy)
+
+    # -- layout ------------------------------------------------------------------------------------
+    def resizeEvent(self, event) -> None:
+        side_by_side = event.size().width() >= SIDE_BY_SIDE_WIDTH
+        if side_by_side != self._side_by_side:
+            self._side_by_side = side_by_side
+            self.plot_tabs.setVisible(not side_by_side)
+            self._show_plots()
+        super().resizeEvent(event)
+
+    def _show_plots(self, *_args) -> None:
+        for i, plot in enumerate(self.plots.values()):
+            plot.setVisible(self._side_by_side or i == self.plot_tabs.currentIndex())
 
     # -- model -> view -----------------------------------------------------------------------------
     def _on_kernels_changed(self) -> None:
@@ -147,9 +155,10 @@ class QtSweep(QWidget):
         self.redraw()
 
     def _on_busy_changed(self, busy: str) -> None:
-        for w in (self.run_button, self.check_button, self.open_button):
+        for w in (self.run_button, self.open_button):
             w.setEnabled(not busy)
         self.cancel_button.setEnabled(bool(busy))
+        self.cancel_button.setVisible(bool(busy))  # room for the progress bar when idle
 
     def _on_progress(self, done: int, total: int, label: str) -> None:
         self.progress.setRange(0, max(0, total))
@@ -166,10 +175,11 @@ class QtSweep(QWidget):
                 continue
             dev = result.device.get("name", "") if isinstance(result.device, dict) else ""
             gpu = bench.gpu_timings_shown
-            tag = (f" · {dev}" if dev else "") if gpu else " — CPU path, NOT GPU timings"
-            pi.setTitle(f"<span style='color:{style.FG if gpu else style.BAD};font-size:10pt'>"
-                        f"{TITLES[key]}{tag}</span>")
             series = bench.series(key)
+            at = f" at {series[0].points[0].elements:,}" if key == "block" and series else ""
+            tag = (f" · {dev}" if dev else "") if gpu else " · NOT GPU timings"
+            pi.setTitle(f"<span style='color:{style.FG if gpu else style.BAD};font-size:9pt'>"
+                        f"{TITLES[key]}{at}{tag}</span>")
             for i, s in enumerate(series):
                 draw_series(pi, s, style.CURVE_HUES[i % len(style.CURVE_HUES)])
             if key == "size" and series:  # 2^k labels: pyqtgraph's own minor labels collide
@@ -178,11 +188,12 @@ class QtSweep(QWidget):
                 step = max(1, math.ceil((hi - lo + 1) / 7))
                 pi.getAxis("bottom").setTicks([[(k * math.log10(2), f"2^{k}") for k in range(lo, hi + 1, step)], []])
             if result.copy_ceiling_gbps:
-                draw_level(pi, result.copy_ceiling_gbps, f"copy ceiling {result.copy_ceiling_gbps:,.0f} GB/s",
+                draw_level(pi, result.copy_ceiling_gbps, f"copy {result.copy_ceiling_gbps:,.0f} GB/s",
                            style.GOOD, Qt.PenStyle.DashLine)
             if result.peak_dram_gbps:
-                draw_level(pi, result.peak_dram_gbps, f"theoretical peak {result.peak_dram_gbps:,.0f} GB/s",
+                draw_level(pi, result.peak_dram_gbps, f"peak {result.peak_dram_gbps:,.0f} GB/s",
                            style.BAD, Qt.PenStyle.DotLine)
+            fit_legend(pi)
             pi.enableAutoRange()
             pi.autoRange()
 

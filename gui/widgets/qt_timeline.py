@@ -247,6 +247,7 @@ class QtTimeline(QWidget):
     def _on_trace_changed(self, view) -> None:
         """Recorded (top) and simulated with the same grid, block time and SM order (bottom)."""
         if view is None:
+            self.caption.setToolTip("")
             self.trace_plot.hide()
             self.trace_plot.setXLink(None)
             self.close_trace_button.hide()
@@ -260,9 +261,9 @@ class QtTimeline(QWidget):
         self.cursor.hide()
         span = view.makespan_us
         for gantt, tl, title in (
-            (self.trace_plot, view.recorded, f"recorded on {view.gpu_name} (%smid, %globaltimer)"),
-            (self.plot, view.simulated, f"simulated on the {view.spec.name} preset: same grid, median "
-                                        f"block time, recorded SM order, {view.blocks_per_sm} blocks/SM"),
+            (self.trace_plot, view.recorded, f"recorded on {view.gpu_name}"),
+            (self.plot, view.simulated, f"simulated ({view.spec.name}, recorded SM order, "
+                                        f"{view.blocks_per_sm} blocks/SM)"),
         ):
             gantt.show_timeline(tl, span)
             pi = gantt.getPlotItem()
@@ -273,7 +274,11 @@ class QtTimeline(QWidget):
         self.trace_plot.show()
         self.open_trace_button.hide()
         self.close_trace_button.show()
-        self.caption.setText(" · ".join(view.lines))
+        # the two numbers the comparison is about; every line of it in the tooltip
+        self.caption.setText(" · ".join(view.lines[1:3]))
+        self.caption.setToolTip("\n".join(view.lines) + "\n\nTop: recorded with %smid and "
+                                "%globaltimer. Bottom: the same grid simulated with the median "
+                                "block time and the SMs the hardware used.")
 
     # -- export ------------------------------------------------------------------------------------
     def export_items(self):

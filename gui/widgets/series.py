@@ -1,5 +1,5 @@
 """Measured curves, drawn one way everywhere: median line, p20-p80 band, the scheduler's dashed
-prediction and hoverable points, with the legend below the plot where it covers nothing."""
+prediction and hoverable points, with the legend beside the plot where it covers nothing."""
 
 from __future__ import annotations
 
@@ -11,18 +11,19 @@ from PySide6.QtGui import QColor
 from gui import style
 from gui.models.bench import Series
 
-PREDICTION_LABEL = "dashed: simulator's prediction"
+PREDICTION_LABEL = "simulated (dashed)"
 
 
 def series_plot(title: str, xlabel: str, ylabel: str, logx: bool = False) -> pg.PlotWidget:
-    """A plot for measured series, with its legend in a row under the x axis."""
+    """A plot for measured series, with its legend in a column right of the data."""
     w = style.make_plot(title, xlabel, ylabel)
     pi = w.getPlotItem()
     if logx:
         pi.setLogMode(x=True, y=False)
-    legend = pg.LegendItem(colCount=3, labelTextSize="8pt", labelTextColor=style.FG,
-                           brush=pg.mkBrush(None), pen=pg.mkPen(None), verSpacing=-6, horSpacing=12)
-    pi.layout.addItem(legend, 4, 1)
+    legend = pg.LegendItem(labelTextSize="8pt", labelTextColor=style.FG, brush=pg.mkBrush(None),
+                           pen=pg.mkPen(None), verSpacing=-8)
+    pi.layout.addItem(legend, 2, 3)
+    pi.layout.setAlignment(legend, Qt.AlignmentFlag.AlignTop)
     pi.legend = legend
     return w
 
@@ -64,3 +65,10 @@ def draw_level(pi: pg.PlotItem, gbps: float, label: str, color: str, dash) -> No
     pen = pg.mkPen(color, width=1.2, style=dash)
     pi.addItem(pg.InfiniteLine(pos=gbps, angle=0, pen=pen))
     legend_entry(pi, label, pen)
+
+
+def fit_legend(pi: pg.PlotItem) -> None:
+    """Keep the legend as tall as its entries (the plot's row would spread them out)."""
+    legend = pi.legend
+    legend.layout.activate()
+    legend.setMaximumHeight(legend.layout.preferredHeight() + 4)

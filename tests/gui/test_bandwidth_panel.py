@@ -47,13 +47,13 @@ def test_no_gpu_panel_says_why_and_refuses_to_time(panel):
     bench = panel.bench
     bench.set_availability(NO_GPU)
     assert panel.banner.isVisibleTo(panel)
-    assert "No GPU" in panel.banner.text() and "interpreter" in panel.banner.text()
-    assert "TRITON_INTERPRET" in panel.banner.toolTip()
+    assert "No GPU" in panel.banner.text() and "not a GPU timing" in panel.banner.text()
+    assert "TRITON_INTERPRET" in panel.banner.toolTip() and "interpreter" in panel.banner.toolTip()
     said = []
     bench.message.connect(said.append)
     assert panel.sweep.start_sweep() is None
     assert "no GPU" in said[-1]
-    assert panel.sweep.check_button.isEnabled() and panel.sweep.open_button.isEnabled()
+    assert panel.check_button.isEnabled() and panel.sweep.open_button.isEnabled()
 
 
 def test_sweep_runs_in_worker_with_progress(qtbot, panel):
@@ -79,9 +79,9 @@ def test_sweep_runs_in_worker_with_progress(qtbot, panel):
     assert {round(ln.value()) for ln in _items(pi, "InfiniteLine")} == {4200, 4800}
 
 
-def test_legend_sits_below_the_curves(qtbot, panel):
-    """Legends and labels covered the curves at the default size: the legend is a row of its own
-    under the x axis, never over the data."""
+def test_legend_sits_beside_the_curves(qtbot, panel):
+    """Legends and labels covered the curves at the default size: the legend is a column of its
+    own right of the data, never over it."""
     panel.bench.set_result(fake_sweep()(["add_triton", "add_torch", "copy_torch"], [2**16, 2**24], [1024]))
     panel.resize(900, 500)
     panel.show()
@@ -89,10 +89,10 @@ def test_legend_sits_below_the_curves(qtbot, panel):
     for plot in (panel.sweep.size_plot, panel.sweep.block_plot):
         pi = plot.getPlotItem()
         labels = [label.text for _, label in pi.legend.items]
-        assert "add_triton" in labels[0] and any("copy ceiling" in t for t in labels)
-        assert any("simulator's prediction" in t for t in labels)
+        assert labels[0] == "add_triton" and any(t.startswith("copy ") for t in labels)
+        assert "simulated (dashed)" in labels
         vb = pi.vb.sceneBoundingRect()
-        assert pi.legend.sceneBoundingRect().top() >= vb.bottom()
+        assert pi.legend.sceneBoundingRect().left() >= vb.right() - 1 and vb.height() > 100
 
 
 def test_sweep_cancel_keeps_what_was_measured(qtbot, runner):
@@ -174,8 +174,8 @@ def test_correctness_run_reports_and_cancels(qtbot, runner):
 
     p = _panel(qtbot, runner, run_checks=run_checks)
     with qtbot.waitSignal(runner.finished, timeout=5000):
-        p.sweep.check_button.click()
-        assert p.tabs.currentWidget() is p.log
+        p.check_button.click()
+        assert p.tabs.currentIndex() == 2 and not p.check_button.isEnabled()
         qtbot.waitUntil(lambda: p.sweep.progress.value() >= 2, timeout=3000)
         p.sweep.cancel_button.click()
     assert 0 < len(p.bench.checks) < 200
@@ -234,4 +234,4 @@ def test_h200_block_sweep_draws_the_prediction(panel):
 
     panel.bench.set_result(load_results(Path(__file__).parents[2] / "benchmarks" / "gpu_blocks_h200.json"))
     legend = [label.text for _, label in panel.sweep.block_plot.getPlotItem().legend.items]
-    assert "dashed: simulator's prediction" in legend
+    assert "simulated (dashed)" in legend

@@ -79,7 +79,7 @@ def test_each_plot_draws_its_points_with_predictions():
     assert s.median.tolist() == best and (s.p20 <= s.median).all() and (s.median <= s.p80).all()
     assert np.isfinite(s.predicted).all() and "simulator predicts" in s.tips[0]
     block = {s.kernel: s for s in m.series("block")}["add_triton"]
-    assert block.x.tolist() == [1024, 4096] and block.label == "add_triton @ 16,777,216"
+    assert block.x.tolist() == [1024, 4096] and {p.elements for p in block.points} == {2**24}
     header, rows = m.export_rows("size")
     assert len(rows) == 4 and rows[0][header.index("predicted_gbps")] > 0
 
