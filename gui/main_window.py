@@ -136,7 +136,7 @@ class MainWindow(QMainWindow):
         self.bandwidth = QtBandwidth(self.bench, self.bench_jobs)
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
-        self.controls.setMinimumWidth(270)
+        self.controls.setMinimumWidth(286)  # the form (270) and its scroll bar
         self.occupancy_view.setMinimumWidth(250)
         self.docks: dict[str, QDockWidget] = {}
         left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
@@ -203,7 +203,7 @@ class MainWindow(QMainWindow):
     def apply_default_dock_sizes(self) -> None:
         """Side panels about a fifth of the width each, the timeline a third of the height."""
         w, h = max(self.width(), MIN_SIZE[0]), max(self.height(), MIN_SIZE[1])
-        side = max(270, min(360, w // 5))
+        side = max(286, min(360, w // 5))
         self.resizeDocks([self.docks["controls"], self.docks["occupancy"]], [side, max(250, side + 30)],
                          Qt.Orientation.Horizontal)
         # the form whole if it fits beside the launch table, else the two share the height
@@ -212,7 +212,7 @@ class MainWindow(QMainWindow):
         split = form if form + table <= h - 60 else (h - 60) * form // (form + table)
         self.resizeDocks([self.docks["controls"], self.docks["geometry"]], [split, h - 60 - split],
                          Qt.Orientation.Vertical)
-        self.resizeDocks([self.docks["timeline"]], [max(200, h // 3)], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["timeline"]], [max(240, h // 3)], Qt.Orientation.Vertical)
 
     def _build_menus(self) -> None:
         pb = self.playback

@@ -134,6 +134,10 @@ class QtPlayback(QWidget):
         pi = self.curve_plot.getPlotItem()
         pi.setXRange(0, tl.makespan_us, padding=0)
         pi.setYRange(0, run.full_warps * 1.1, padding=0)
+        # as wide as the longest time this run shows, so the row does not jitter while playing
+        end = f"{tl.makespan_us:,.2f}"
+        self.time_label.setMinimumWidth(
+            self.time_label.fontMetrics().horizontalAdvance(f"{end} / {end} µs") + 8)
         self._on_time(self.playback.time_us)
 
     def _on_back_clicked(self) -> None:
@@ -145,11 +149,7 @@ class QtPlayback(QWidget):
     def _on_time(self, t: float) -> None:
         end = self.playback.end_us
         self.cursor.setPos(t)
-        text = f"{t:,.2f} / {end:,.2f} µs"
-        self.time_label.setText(text)
-        need = self.time_label.fontMetrics().horizontalAdvance(text) + 8
-        if need > self.time_label.minimumWidth():  # grow only: the row does not jitter while playing
-            self.time_label.setMinimumWidth(need)
+        self.time_label.setText(f"{t:,.2f} / {end:,.2f} µs")
         if end > 0 and not self._scrubbing:
             self.scrub.blockSignals(True)
             self.scrub.setValue(round(t / end * SCRUB_STEPS))
