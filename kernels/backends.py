@@ -16,7 +16,8 @@ import sys
 from dataclasses import dataclass
 
 BACKENDS = ("triton", "numba", "torch")
-TRITON_KERNEL_MODULES = ("kernels.triton_kernels", "kernels.trace")
+TRITON_KERNEL_MODULES = ("kernels.triton_kernels", "kernels.trace", "kernels.trace_kernels",
+                         "kernels.matmul")
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,11 +18,11 @@ def ceil_div(a: int, b: int) -> int:
 class LaunchGeometry:
     elements: int
     threads_per_block: int
-    blocks: int  # the kernel's grid; one element per thread: ceil(elements / threads_per_block)
+    blocks: int  # the kernel's grid: ceil(elements / elements per block) unless it says otherwise
     warps_per_block: int
     warps_in_grid: int
     threads_in_grid: int
-    idle_threads_last_block: int  # threads past the end of the data: the `if (i < n)` guard
+    idle_threads_last_block: int  # threads (elements, for tiles) past the end of the data
     idle_lanes_per_block: int  # lanes of the last warp of every block that no thread fills
     warp_slots_per_sm: int
     warp_slots_on_gpu: int
@@ -30,7 +30,21 @@ class LaunchGeometry:
     blocks_per_sm: int | None  # from the occupancy, if given
     blocks_per_wave: int | None
     waves_at_occupancy: float | None  # blocks / (SMs x blocks per SM)
-    elements_per_thread: int = 1  # a tile per thread (e.g. 4 in the fast Numba add)
+    elements_per_block: int | None = None  # the tile one block covers (None: no fixed tile)
+
+    @property
+    def elements_per_thread(self) -> int:
+        """Elements each thread of a block covers (1 unless a block's tile is bigger)."""
+        tile = self.elements_per_block
+        return max(1, tile // self.threads_per_block) if tile else 1
+
+    @property
+    def threads_with_data_in_last_block(self) -> int:
+        """Threads of the grid's last block that find an element (the rest are masked off)."""
+        if not self.elements_per_block:
+            return self.threads_per_block
+        last = self.elements - (self.blocks - 1) * self.elements_per_block
+        return min(self.threads_per_block, ceil_div(max(0, last), self.elements_per_thread))
 
     @property
     def full_waves(self) -> int | None:
@@ -55,15 +69,16 @@ def _check(elements: int, threads_per_block: int) -> None:
 
 def launch_geometry(gpu: GpuSpec, elements: int, threads_per_block: int,
                     occ: Occupancy | None = None, *, blocks: int | None = None,
-                    elements_per_thread: int = 1) -> LaunchGeometry:
-    """The article's table: grid, warps, idle threads, waves. By default one element per thread;
-    a kernel's own grid rule gives `blocks` (and the elements each thread covers), e.g. a fixed
-    grid-stride grid, whose threads loop and so leave none idle once the grid is covered."""
+                    elements_per_block: int | None = None) -> LaunchGeometry:
+    """The article's table for a launch: grid, warps, idle threads, waves.
+
+    By default one element per thread (the article's kernels). A kernel's own grid rule
+    (kernels/spec.py) passes `blocks` and, where a block covers a fixed tile, `elements_per_block`
+    (4 x threads for four elements per thread, BLOCK_SIZE for a Triton program)."""
     _check(elements, threads_per_block)
-    threads_needed = ceil_div(elements, max(1, int(elements_per_thread)))
-    blocks = ceil_div(threads_needed, threads_per_block) if blocks is None else int(blocks)
-    if blocks < 1:
-        raise ValueError(f"the grid needs at least one block, got {blocks:,}")
+    tile = elements_per_block if blocks is not None else threads_per_block
+    if blocks is None:
+        blocks = ceil_div(elements, threads_per_block)
     if blocks > MAX_GRID_BLOCKS:
         raise ValueError(f"{blocks:,} blocks is over the grid limit of {MAX_GRID_BLOCKS:,}; "
                          "use bigger blocks or a grid-stride loop")
@@ -75,16 +90,17 @@ def launch_geometry(gpu: GpuSpec, elements: int, threads_per_block: int,
         blocks_per_sm = occ.blocks_per_sm
         blocks_per_wave = occ.blocks_per_sm * gpu.sm_count
         waves = blocks / blocks_per_wave if blocks_per_wave else float("inf")
+    idle = max(0, blocks * tile - elements) if tile else 0
     return LaunchGeometry(
         elements=elements, threads_per_block=threads_per_block, blocks=blocks,
         warps_per_block=warps_per_block, warps_in_grid=warps_in_grid,
         threads_in_grid=blocks * threads_per_block,
-        idle_threads_last_block=max(0, blocks * threads_per_block - threads_needed),
+        idle_threads_last_block=idle,
         idle_lanes_per_block=warps_per_block * gpu.warp_size - threads_per_block,
         warp_slots_per_sm=gpu.max_warps_per_sm, warp_slots_on_gpu=warp_slots_on_gpu,
         waves_at_best=warps_in_grid / warp_slots_on_gpu,
         blocks_per_sm=blocks_per_sm, blocks_per_wave=blocks_per_wave, waves_at_occupancy=waves,
-        elements_per_thread=max(1, int(elements_per_thread)),
+        elements_per_block=tile,
     )
 
 
@@ -106,25 +122,27 @@ class Fact:
 
 def launch_facts(gpu: GpuSpec, geo: LaunchGeometry) -> list[Fact]:
     """The article's launch table for `geo`, each value with how it is worked out."""
-    g, ws = geo, gpu.warp_size
-    ept = g.elements_per_thread
-    tiled = ceil_div(ceil_div(g.elements, ept), g.threads_per_block)
-    if tiled != g.blocks:
-        grid_how = "the kernel's grid rule: a fixed grid that loops over the data"
-    elif ept > 1:
-        grid_how = f"ceiling of {g.elements:,} / ({ept} x {g.threads_per_block:,}) elements per block"
-    else:
+    g, ws, tile = geo, gpu.warp_size, geo.elements_per_block
+    if tile == g.threads_per_block:
         grid_how = f"ceiling of {g.elements:,} / {g.threads_per_block:,}"
+        idle = Fact("idle_last", "Idle threads, last block", f"{g.idle_threads_last_block:,}",
+                    f"threads with no element: {g.blocks:,} x {g.threads_per_block:,} - {g.elements:,}")
+    elif tile:
+        grid_how = f"ceiling of {g.elements:,} / {tile:,} elements per block"
+        idle = Fact("idle_last", "Unused tile, last block", f"{g.idle_threads_last_block:,}",
+                    f"elements the last block's tile has no data for: {g.blocks:,} x {tile:,} - {g.elements:,}")
+    else:
+        grid_how = "the kernel's own grid rule (blocks have no fixed tile of elements)"
+        idle = Fact("idle_last", "Idle threads, last block", "—",
+                    "no fixed tile: a grid-stride loop gives every thread work")
+    per_thread = f"  ({g.elements_per_thread} per thread)" if g.elements_per_thread > 1 else ""
     facts = [
-        Fact("elements", "Elements", f"{g.elements:,}" + (f"  ({ept} per thread)" if ept > 1 else ""),
-             "the input"),
+        Fact("elements", "Elements", f"{g.elements:,}{per_thread}", "the input"),
         Fact("tpb", "Threads per block", f"{g.threads_per_block:,}", "your choice"),
         Fact("blocks", "Blocks in the grid", f"{g.blocks:,}", grid_how),
         Fact("wpb", "Warps per block", f"{g.warps_per_block}", f"ceiling of {g.threads_per_block} / {ws}"),
         Fact("warps", "Warps in the grid", f"{g.warps_in_grid:,}", f"{g.blocks:,} x {g.warps_per_block}"),
-        Fact("idle_last", "Idle threads, last block", f"{g.idle_threads_last_block:,}",
-             f"threads with no element: {g.blocks:,} x {g.threads_per_block:,} - "
-             f"{ceil_div(g.elements, ept):,}, at least 0"),
+        idle,
         Fact("idle_lanes", "Idle lanes per block", f"{g.idle_lanes_per_block}",
              f"{g.warps_per_block} x {ws} - {g.threads_per_block}"),
         Fact("slots_sm", "Warp slots per SM", f"{g.warp_slots_per_sm}",
@@ -140,8 +158,7 @@ def launch_facts(gpu: GpuSpec, geo: LaunchGeometry) -> list[Fact]:
             Fact("bps", "Blocks per SM", f"{g.blocks_per_sm}", "the occupancy: its binding limiter"),
             Fact("bpw", "Blocks per wave", f"{g.blocks_per_wave:,}" if can else "—",
                  f"{gpu.sm_count} SMs x {g.blocks_per_sm} blocks"),
-            Fact("waves_occ", "Waves at occupancy",
-                 f"{g.waves_at_occupancy:,.2f}" if can else "cannot launch",
+            Fact("waves_occ", "Waves at occupancy", f"{g.waves_at_occupancy:,.2f}" if can else "cannot launch",
                  f"{g.blocks:,} / {g.blocks_per_wave:,}" if can else "no block fits on an SM"),
             Fact("last_wave", "Blocks in last wave",
                  f"{g.blocks_in_last_wave:,} of {g.blocks_per_wave:,}" if can else "—",

@@ -103,12 +103,8 @@ def block_params(kernel, inputs: LaunchInputs) -> dict:
 def kernel_grid(kernel, inputs: LaunchInputs, sm_count: int) -> GridShape:
     """The grid `kernel` launches: its spec's grid rule (the launcher's own)."""
     params = block_params(kernel, inputs)
-    if hasattr(kernel, "launch_shape"):
-        shape = kernel.launch_shape(inputs.elements, params, sm_count)
-        return GridShape(shape.grid_blocks, shape.threads_per_block, shape.elements_per_block)
-    # A registry from before kernels/spec.py: one element per thread, or BLOCK_SIZE per program.
-    per_block = params.get("BLOCK_SIZE", inputs.threads_per_block)
-    return GridShape(-(-inputs.elements // per_block), inputs.threads_per_block, per_block)
+    shape = kernel.launch_shape(inputs.elements, params, sm_count)
+    return GridShape(shape.grid_blocks, shape.threads_per_block, shape.elements_per_block)
 
 
 # -- the state -----------------------------------------------------------------------------------
@@ -124,6 +120,7 @@ class LaunchState:
     geometry: LaunchGeometry | None
     error: str = ""
     elements_per_block: int | None = None  # what one block covers (None: it loops)
+    bytes_moved: int | None = None  # one call's DRAM traffic, as the kernel declares it
 
     @property
     def ok(self) -> bool:
@@ -160,16 +157,23 @@ def compute_state(inputs: LaunchInputs, spec: GpuSpec, kernel=None) -> LaunchSta
         occ = occupancy(spec, inputs.threads_per_block, inputs.regs_per_thread,
                         inputs.smem_per_block, inputs.carveout_percent)
         if kernel is None:
-            per_block, blocks, per_thread = inputs.threads_per_block, None, 1
+            per_block, blocks, nbytes = inputs.threads_per_block, None, None
         else:
             shape = kernel_grid(kernel, inputs, spec.sm_count)
             per_block, blocks = shape.elements_per_block, shape.grid_blocks
-            per_thread = max(1, (per_block or 0) // inputs.threads_per_block)
+            nbytes = _declared_bytes(kernel, inputs.elements)
         geo = launch_geometry(spec, inputs.elements, inputs.threads_per_block, occ, blocks=blocks,
-                              elements_per_thread=per_thread)
+                              elements_per_block=per_block)
     except (ValueError, TypeError) as exc:  # UserError is a ValueError
         return LaunchState(inputs, spec, None, None, str(exc).splitlines()[0])
-    return LaunchState(inputs, spec, occ, geo, "", per_block)
+    return LaunchState(inputs, spec, occ, geo, "", per_block, nbytes)
+
+
+def _declared_bytes(kernel, n: int) -> int | None:
+    try:
+        return int(kernel.bytes_moved(n))
+    except (UserError, TypeError, ValueError):  # no 'bytes' declared
+        return None
 
 
 class LaunchModel:
@@ -293,7 +297,5 @@ class LaunchModel:
 
 
 def _shows_grid(kernel) -> bool:
-    launchable = getattr(kernel, "launchable", None)
-    if launchable is not None:
-        return bool(launchable)
-    return kernel.backend != "torch" and getattr(kernel, "kind", "elementwise") == "elementwise"
+    """Its grid is ours to know (torch picks its own; the lanes demo and the trace are no launch)."""
+    return bool(kernel.launchable)

@@ -19,7 +19,7 @@ from gui.models.launch import LaunchModel, LaunchState
 from sim.devices import GpuSpec
 from sim.errors import UserError
 from sim.occupancy import Occupancy
-from sim.policies import (COST_MODELS, PLACEMENTS, SIMULATED_PLACEMENTS, cost_model_id,
+from sim.policies import (COST_MODELS, PLACEMENTS, SIMULATED_PLACEMENTS, CostParams, cost_model_id,
                           placement_id, schedule_launch)
 from sim.scheduler import Simulation
 from sim.timeline import Timeline
@@ -119,9 +119,12 @@ def run_simulation(state: LaunchState, cost: str, placement: str, key: tuple = (
     t0 = time.perf_counter()
     if not state.ok:
         raise UserError(state.message() or "this launch cannot run")
-    sim = schedule_launch(state.spec, state.occ, state.blocks, elements=state.inputs.elements,
+    n = state.inputs.elements
+    # a kernel's declared bytes, else the article's vector add (12 bytes per element)
+    params = CostParams(bytes_per_element=state.bytes_moved / n) if state.bytes_moved else CostParams()
+    sim = schedule_launch(state.spec, state.occ, state.blocks, elements=n,
                           elements_per_block=_elements_per_block(state), cost=cost,
-                          placement=placement, max_blocks=max_blocks)
+                          placement=placement, params=params, max_blocks=max_blocks)
     sim.timeline.prepare()
     return SimRun(key, state.spec, state.occ, cost, placement, sim, time.perf_counter() - t0)
 

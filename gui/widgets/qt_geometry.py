@@ -176,8 +176,7 @@ class QtGeometry(QWidget):
             tip = f"{fact.label} = {fact.how}" if fact else ""
             self.table.item(r, 0).setToolTip(tip)
             self.table.item(r, 1).setToolTip(tip)
-        with_data = max(0, g.threads_per_block - g.idle_threads_last_block)
-        self.lanes.set_block(inp.threads_per_block, with_data, spec.warp_size)
+        self.lanes.set_block(inp.threads_per_block, g.threads_with_data_in_last_block, spec.warp_size)
         lanes = warp_lanes(inp.threads_per_block, spec.warp_size)
         idle = g.idle_lanes_per_block
         self.lanes_label.setText(
@@ -185,8 +184,8 @@ class QtGeometry(QWidget):
             f"{'s' if len(lanes) != 1 else ''}; "
             + (f"the last warp has {lanes[-1]} active lanes and {idle} idle." if idle
                else "every lane of every warp has a thread.")
-            + f" In the grid's last block {g.idle_threads_last_block:,} threads find no element "
-            "(purple): the bounds check keeps them out of memory.")
+            + f" In the grid's last block {g.threads_per_block - g.threads_with_data_in_last_block:,} "
+            "threads find no element (purple): the bounds check keeps them out of memory.")
 
     def export_items(self):
         from gui.export import ExportItem

@@ -95,6 +95,9 @@ class FakeKernel:
     description: str = ""
     launchable: bool = True
 
+    def bytes_moved(self, n):
+        return 12 * n
+
     def launch_shape(self, n, block, sm_count):
         if self.backend == "triton":
             threads, per_block = 32 * block["num_warps"], block["BLOCK_SIZE"]
@@ -116,8 +119,8 @@ def test_the_grid_comes_from_the_kernels_rule():
     assert [k.name for k in model.kernels()] == ["add_numba", "add_numba_gridstride", "add_triton"]
     assert model.select_kernel("add_numba")
     g = model.state.geometry
-    assert g.blocks == 977 and g.elements_per_thread == 4 and model.state.elements_per_block == 1024
-    assert g.idle_threads_last_block == 977 * 256 - 250_000
+    assert g.blocks == 977 and g.elements_per_thread == 4 and g.elements_per_block == 1024
+    assert g.idle_threads_last_block == 977 * 1024 - 1_000_000 and g.threads_with_data_in_last_block == 144
     assert model.select_kernel("add_numba_gridstride")
     g = model.state.geometry
     assert g.blocks == 8 * 132 and g.idle_threads_last_block == 0  # every thread loops
