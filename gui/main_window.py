@@ -24,12 +24,12 @@ from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMe
 from gui import help as help_texts
 from gui import style
 from gui.adapter import Debouncer, PlaybackClock, TaskOutcome, TaskRunner
-from gui.export import ExportItem, export_item, summary_html, summary_page, write_json
+from gui.export import ExportItem
 from gui.jobs import BandwidthJobs, BenchJobs
 from gui.models.bench import BenchModel
 from gui.models.launch import LaunchInputs, LaunchModel, compute_state
 from gui.models.playback import PlaybackModel
-from gui.models.session import session_dict, summary_facts
+from gui.models.session import session_dict
 from gui.models.simulation import SimRun, SimulationModel, SimulationOptions
 from gui.models.trace import TraceModel
 from gui.settings import open_settings
@@ -40,8 +40,8 @@ from gui.widgets.qt_occupancy import QtOccupancy
 from gui.widgets.qt_playback import QtPlayback
 from gui.widgets.qt_sm_view import QtSmView
 from gui.widgets.qt_timeline import QtTimeline
+from gui.window_export import export_window
 from sim.errors import UserError
-from sim.files import write_text_atomic
 
 SETTINGS_VERSION = 1
 MIN_SIZE = (1024, 640)
@@ -457,53 +457,7 @@ class MainWindow(QMainWindow):
 
     def export_all(self, out_dir: str | Path) -> list[Path]:
         """Every plot as PNG/SVG/CSV, session.json, summary.png and summary.html."""
-        out = Path(out_dir)
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UserError(f"cannot create {out}: {exc.strerror or exc}") from None
-        if self.bench.result is not None or self.bench.experiments:
-            self._lay_out_hidden_dock("bandwidth")  # plots behind a tab have no size yet
-        written: list[Path] = []
-        for item in self.export_items():
-            written += export_item(item, out)
-        written.append(write_json(out / "session.json", self.session_dict()))
-        st = self.model.state
-        title = (f"WarpScope · {st.spec.name} · {st.inputs.elements:,} elements × "
-                 f"{st.inputs.threads_per_block} threads per block")
-        panels = [("SM view", self.centralWidget().grab().toImage(), True),
-                  ("Occupancy", self.occupancy_view.grab().toImage()),
-                  ("Geometry", self.geometry_view.grab().toImage()),
-                  ("Timeline", self.timeline.grab().toImage(), True)]
-        if self.bench.result is not None:
-            sweep = self.bandwidth.sweep
-            panels += [("Bandwidth vs size", sweep.size_plot.grab().toImage()),
-                       ("Bandwidth vs block size", sweep.block_plot.grab().toImage())]
-        facts = summary_facts(self.model, self.simulation)
-        page = summary_page(title, facts, panels)
-        p = out / "summary.png"
-        if not page.save(str(p), "PNG"):
-            raise OSError(f"could not write {p}")
-        written.append(p)
-        h = out / "summary.html"
-        write_text_atomic(h, summary_html(title, facts, panels, [w.name for w in written]))
-        return written + [h]
-
-    def _lay_out_hidden_dock(self, key: str) -> None:
-        """A dock behind another tab was never laid out: raise it once, then put the other back."""
-        from PySide6.QtWidgets import QApplication
-
-        dock = self.docks[key]
-        if dock.widget().visibleRegion().isEmpty():
-            front = [d for d in self.tabifiedDockWidgets(dock) if not d.widget().visibleRegion().isEmpty()]
-            height = dock.height()
-            dock.raise_()
-            self.resizeDocks([dock], [max(height, 480)], Qt.Orientation.Vertical)
-            QApplication.processEvents()
-            if front:
-                front[0].raise_()
-            self.resizeDocks([dock], [height], Qt.Orientation.Vertical)
-            QApplication.processEvents()
+        return export_window(self, out_dir)
 
     def _on_export(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Export everything to a folder")

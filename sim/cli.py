@@ -255,7 +255,8 @@ def cmd_simulate(args) -> int:
         ("Waves", f"{result.waves}", f"{result.waves_fractional:.2f} grids' worth of block slots"),
         ("Makespan", f"{result.makespan_us:,.2f} us", "first block start to last block end"),
         ("Steady residency", f"{timeline.steady_blocks:,} blocks",
-         "resident while blocks were still waiting (median)"),
+         "resident while blocks were still waiting (median)" if timeline.waves > 1
+         else "no block waited for a slot: the GPU's block slots"),
         ("Tail", f"{timeline.tail_fraction:.1%}",
          f"from {timeline.tail_start_us:,.2f} us: below the steady residency, the grid used up"),
         *([("Predicted bandwidth", f"{summary['predicted_gbps']:,.0f} GB/s",

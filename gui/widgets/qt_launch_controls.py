@@ -60,14 +60,16 @@ class NumberBox(QDoubleSpinBox):
         self.setSuffix(suffix)
         self.setAccelerated(True)
 
-    def _parse(self, text: str) -> int | None:
-        text = text.strip()
-        if self.suffix() and text.endswith(self.suffix().strip()):
-            text = text[: -len(self.suffix().strip())]
+    def _read(self, text: str) -> tuple[int | None, str]:
+        """(value, "") or (None, why it is no number)."""
+        text = text.strip().removesuffix(self.suffix().strip()).replace(self.locale().groupSeparator(), "")
         try:
-            return parse_field(self.field, text.replace(self.locale().groupSeparator(), ""))
-        except UserError:
-            return None
+            return parse_field(self.field, text), ""
+        except UserError as exc:
+            return None, str(exc)
+
+    def _parse(self, text: str) -> int | None:
+        return self._read(text)[0]
 
     def validate(self, text: str, pos: int):
         v = self._parse(text)
@@ -75,12 +77,9 @@ class NumberBox(QDoubleSpinBox):
         return (QValidator.State.Acceptable if ok else QValidator.State.Intermediate), text, pos
 
     def fixup(self, text: str) -> str:
-        v = self._parse(text)
+        v, why = self._read(text)
         if v is None:
-            try:
-                parse_field(self.field, text.strip().removesuffix(self.suffix().strip()))
-            except UserError as exc:
-                self.refused.emit(str(exc))
+            self.refused.emit(why)
             return text  # the box puts back the last good value
         return self.textFromValue(float(min(max(v, self.minimum()), self.maximum())))
 

@@ -90,8 +90,8 @@ class QtSweep(QWidget):
         lay.addLayout(row2)
 
         self.plots = {"size": series_plot(TITLES["size"], "elements (log)", "GB/s", logx=True),
-                      "block": series_plot(TITLES["block"], "block size (Numba: threads, Triton: "
-                                           "BLOCK_SIZE)", "GB/s", logx=True)}
+                      "block": series_plot(TITLES["block"], "block size (threads or BLOCK_SIZE)",
+                                           "GB/s", logx=True)}
         self.plot_tabs = QTabBar()
         self.plot_tabs.addTab("vs size")
         self.plot_tabs.addTab("vs block size")
@@ -106,7 +106,9 @@ class QtSweep(QWidget):
         lay.addLayout(plots, 1)
         self.size_plot, self.block_plot = self.plots["size"], self.plots["block"]
         self._side_by_side = True
+        self._size_span: tuple[int, int] | None = None  # log2 of the smallest and largest size drawn
         self.plot_tabs.currentChanged.connect(self._show_plots)
+        self.size_plot.getPlotItem().vb.sigResized.connect(self._size_ticks)
 
         self.run_button.clicked.connect(self._on_run_clicked)
         self.cancel_button.clicked.connect(jobs.cancel)
@@ -128,6 +130,15 @@ class QtSweep(QWidget):
             self.plot_tabs.setVisible(not side_by_side)
             self._show_plots()
         super().resizeEvent(event)
+
+    def _size_ticks(self, *_args) -> None:
+        """2^k labels, as many as fit side by side (pyqtgraph's own minor labels collide)."""
+        if self._size_span is None:
+            return
+        lo, hi = self._size_span
+        pi = self.size_plot.getPlotItem()
+        step = max(1, math.ceil((hi - lo + 1) / max(2, int(pi.vb.width() // 48))))
+        pi.getAxis("bottom").setTicks([[(k * math.log10(2), f"2^{k}") for k in range(lo, hi + 1, step)], []])
 
     def _show_plots(self, *_args) -> None:
         for i, plot in enumerate(self.plots.values()):
@@ -182,11 +193,10 @@ class QtSweep(QWidget):
                         f"{TITLES[key]}{at}{tag}</span>")
             for i, s in enumerate(series):
                 draw_series(pi, s, style.CURVE_HUES[i % len(style.CURVE_HUES)])
-            if key == "size" and series:  # 2^k labels: pyqtgraph's own minor labels collide
+            if key == "size" and series:
                 xs = [x for s in series for x in s.x]
-                lo, hi = math.floor(math.log2(min(xs))), math.ceil(math.log2(max(xs)))
-                step = max(1, math.ceil((hi - lo + 1) / 7))
-                pi.getAxis("bottom").setTicks([[(k * math.log10(2), f"2^{k}") for k in range(lo, hi + 1, step)], []])
+                self._size_span = (math.floor(math.log2(min(xs))), math.ceil(math.log2(max(xs))))
+                self._size_ticks()
             if result.copy_ceiling_gbps:
                 draw_level(pi, result.copy_ceiling_gbps, f"copy {result.copy_ceiling_gbps:,.0f} GB/s",
                            style.GOOD, Qt.PenStyle.DashLine)

@@ -147,8 +147,9 @@ class QtTimeline(QWidget):
         pi = self.plot.getPlotItem()
         pi.setLabel("bottom", "time since launch (µs)")
         self.image = self.plot.image
-        self.tail = pg.LinearRegionItem(brush=pg.mkBrush(181, 74, 74, 50), movable=False,
-                                        pen=pg.mkPen(None))
+        # red over the wave colours, with a solid edge where the tail starts
+        self.tail = pg.LinearRegionItem(brush=pg.mkBrush(181, 74, 74, 90), movable=False,
+                                        pen=pg.mkPen(style.TAIL, width=2))
         self.tail.setZValue(5)
         pi.addItem(self.tail)
         self.cursor = pg.InfiniteLine(angle=90, movable=True, pen=pg.mkPen("#ffffff", width=1.5),

@@ -24,6 +24,9 @@ def series_plot(title: str, xlabel: str, ylabel: str, logx: bool = False) -> pg.
                            pen=pg.mkPen(None), verSpacing=-8)
     pi.layout.addItem(legend, 2, 3)
     pi.layout.setAlignment(legend, Qt.AlignmentFlag.AlignTop)
+    # the title spans the data and the legend, so a long title does not squeeze the legend
+    pi.layout.removeItem(pi.titleLabel)
+    pi.layout.addItem(pi.titleLabel, 0, 1, 1, 3)
     pi.legend = legend
     return w
 
@@ -68,7 +71,9 @@ def draw_level(pi: pg.PlotItem, gbps: float, label: str, color: str, dash) -> No
 
 
 def fit_legend(pi: pg.PlotItem) -> None:
-    """Keep the legend as tall as its entries (the plot's row would spread them out)."""
+    """Keep the legend as tall as its entries (the plot's row would spread them out) and as wide
+    as its longest one (a narrow plot would cut its names)."""
     legend = pi.legend
     legend.layout.activate()
     legend.setMaximumHeight(legend.layout.preferredHeight() + 4)
+    legend.setMinimumWidth(legend.layout.preferredWidth())
