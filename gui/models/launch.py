@@ -16,7 +16,7 @@ from psygnal import Signal
 from sim.devices import GpuSpec, preset, presets
 from sim.errors import UserError
 from sim.geometry import LaunchGeometry, launch_geometry
-from sim.occupancy import Occupancy, occupancy
+from sim.occupancy import Occupancy, occupancy, sweep_registers, sweep_smem, sweep_threads
 from sim.units import parse_bytes, parse_count
 
 MAX_ELEMENTS = 2**31
@@ -138,6 +138,30 @@ class LaunchState:
         return ""
 
 
+@dataclass(frozen=True)
+class OccupancyCurves:
+    """The CUDA Occupancy Calculator's three charts for a launch: active warps per SM as one input
+    varies, the others fixed. Each is (x values, warps); the launch itself is the marker."""
+
+    threads: tuple
+    registers: tuple
+    smem: tuple  # x in bytes
+
+
+def occupancy_curves(state: LaunchState) -> OccupancyCurves | None:
+    """None when the inputs are nonsense (no occupancy to sweep around)."""
+    if state.occ is None:
+        return None
+    spec, i = state.spec, state.inputs
+    co = i.carveout_percent
+    try:
+        return OccupancyCurves(sweep_threads(spec, i.regs_per_thread, i.smem_per_block, co),
+                               sweep_registers(spec, i.threads_per_block, i.smem_per_block, co),
+                               sweep_smem(spec, i.threads_per_block, i.regs_per_thread, co))
+    except ValueError:
+        return None
+
+
 def _check_ranges(inputs: LaunchInputs) -> None:
     if not 1 <= inputs.elements <= MAX_ELEMENTS:
         raise ValueError(f"elements must be between 1 and 2^31 ({MAX_ELEMENTS:,}), got {inputs.elements:,}")
@@ -189,6 +213,7 @@ class LaunchModel:
         self._extra_specs: dict[str, GpuSpec] = {}
         self._kernels: dict[str, Any] = {}  # registry specs shown in the kernel menu
         self._measured: dict[str, tuple[int, int]] = {}  # kernel -> (regs/thread, smem/block)
+        self._curves: tuple | None = None
         inputs = inputs or LaunchInputs()
         try:
             spec = self.spec_for(inputs.gpu)
@@ -225,6 +250,13 @@ class LaunchModel:
 
     def measured_resources(self, name: str) -> tuple[int, int] | None:
         return self._measured.get(name)
+
+    @property
+    def curves(self) -> OccupancyCurves | None:
+        """The occupancy sweeps around the current launch (worked out once per launch)."""
+        if self._curves is None or self._curves[0] is not self._state:
+            self._curves = (self._state, occupancy_curves(self._state))
+        return self._curves[1]
 
     # -- changing -----------------------------------------------------------------------------
     def add_detected_spec(self, spec: GpuSpec) -> str:

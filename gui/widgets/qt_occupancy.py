@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from gui import style
 from gui.models.launch import LaunchModel, LaunchState
-from sim.occupancy import LIMITERS, sweep_registers, sweep_smem, sweep_threads
+from sim.occupancy import LIMITERS
 
 
 def _plot(title: str, xlabel: str, ylabel: str = "active warps / SM") -> pg.PlotWidget:
@@ -27,6 +27,7 @@ def _plot(title: str, xlabel: str, ylabel: str = "active warps / SM") -> pg.Plot
 class QtOccupancy(QWidget):
     def __init__(self, model: LaunchModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.model = model
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
         lay.setSpacing(4)
@@ -174,24 +175,13 @@ class QtOccupancy(QWidget):
         self.bars.getPlotItem().setXRange(0, edge, padding=0.02)
         self.bars.getPlotItem().setYRange(-0.6, 3.6, padding=0)
 
-        # sweeps (cheap: ~550 occupancy evaluations)
-        co = inp.carveout_percent
-        try:
-            xs, ys = sweep_threads(spec, inp.regs_per_thread, inp.smem_per_block, co)
-            self._set_sweep("threads", xs, ys, inp.threads_per_block, occ.active_warps_per_sm)
-            xs, ys = sweep_registers(spec, inp.threads_per_block, inp.smem_per_block, co)
-            self._set_sweep("registers", xs, ys, inp.regs_per_thread, occ.active_warps_per_sm)
-            xs, ys = sweep_smem(spec, inp.threads_per_block, inp.regs_per_thread, co)
-            self._set_sweep(
-                "smem",
-                xs / 1024.0,
-                ys,
-                inp.smem_per_block / 1024.0,
-                occ.active_warps_per_sm,
-                raw_x=xs,
-            )
-        except ValueError as exc:
-            self.summary.setText(f"<span style='color:{style.BAD}'>{exc}</span>")
+        curves = self.model.curves
+        if curves is not None:
+            warps = occ.active_warps_per_sm
+            self._set_sweep("threads", *curves.threads, inp.threads_per_block, warps)
+            self._set_sweep("registers", *curves.registers, inp.regs_per_thread, warps)
+            xs, ys = curves.smem
+            self._set_sweep("smem", xs / 1024.0, ys, inp.smem_per_block / 1024.0, warps, raw_x=xs)
         for plot in (self.threads_plot, self.regs_plot, self.smem_plot):
             plot.getPlotItem().setYRange(0, spec.max_warps_per_sm * 1.05, padding=0)
 

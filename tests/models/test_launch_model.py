@@ -159,3 +159,18 @@ def test_detected_device_is_listed_first():
     label = model.add_detected_spec(replace(preset("H200"), detected=True))
     assert label == "H200 (this machine)" and model.gpu_names()[0] == label and specs.calls
     assert model.update(gpu=label) and model.state.spec.detected
+
+
+def test_occupancy_curves_are_sims_sweeps_around_the_launch():
+    from sim.occupancy import occupancy
+
+    model = LaunchModel(LaunchInputs(gpu="H200", threads_per_block=128, regs_per_thread=40))
+    curves = model.curves
+    xs, ys = curves.threads
+    i = list(xs).index(128)
+    assert ys[i] == model.state.occ.active_warps_per_sm
+    rx, ry = curves.registers
+    assert ry[64] == occupancy(preset("H200"), 128, 64).active_warps_per_sm
+    assert model.curves is curves  # worked out once per launch
+    model.update(threads_per_block=256)
+    assert model.curves is not curves
