@@ -237,6 +237,8 @@ def test_header_fits_a_narrow_window(qtbot, win, monkeypatch):
     qtbot.addWidget(view)
     view.resize(360, 300)
     texts = _painted_texts(w, monkeypatch, view)
+    w.simulation.changed.disconnect(view._on_run_changed)  # the shared window lives on
+    w.playback.time_changed.disconnect(view._on_time_changed)
     line = next(t for t in texts if t.startswith("t = "))
     font = w.sm_view.font()
     font.setPointSizeF(9.0)
