@@ -281,7 +281,9 @@ class MainWindow(QMainWindow):
             self._restored_state = bool(self.restoreState(state, SETTINGS_VERSION))
         # ids, or the spellings of earlier versions ("memory-bound"): the options resolve them
         self.options.set(str(self.settings.value("sim/cost", self.options.cost)),
-                         str(self.settings.value("sim/placement", self.options.placement)))
+                         str(self.settings.value("sim/placement", self.options.placement)),
+                         str(self.settings.value("sim/schedule", self.options.schedule)),
+                         str(self.settings.value("sim/wait", self.options.wait)))
         self.playback.set_speed(self.settings.value("sim/speed", 1.0))
 
     def _first_run_size(self) -> None:
@@ -301,6 +303,8 @@ class MainWindow(QMainWindow):
         s.setValue("window/state", self.saveState(SETTINGS_VERSION))
         s.setValue("sim/cost", self.options.cost)
         s.setValue("sim/placement", self.options.placement)
+        s.setValue("sim/schedule", self.options.schedule)
+        s.setValue("sim/wait", self.options.wait)
         s.setValue("sim/speed", self.playback.speed)
         s.sync()
 

@@ -1,4 +1,5 @@
-"""`check`, `bench` and `trace`: the kernels layer's sub-commands, headless, for GPU servers.
+"""`check`, `bench`, `trace` and `calibrate`: the kernels layer's sub-commands, headless, for
+GPU servers.
 
 Importing this module is cheap (no torch/triton/numba): each handler imports what it needs.
 User-caused errors raise sim.errors.UserError; main.py prints them on one line.
@@ -91,6 +92,21 @@ def register(subparsers) -> None:
                    help="add kernel: BLOCK_SIZE, elements per program (default: 1024)")
     p.add_argument("--out", required=True, metavar="FILE.json", help="where to write the trace")
     p.set_defaults(handler=cmd_trace)
+
+    p = subparsers.add_parser(
+        "calibrate", help="measure how this GPU fills its SMs and save it as its dispatch profile",
+        description="Records a small family of block traces on the GPU (about a minute), fits the "
+                    "dispatch model to them (a few minutes at most) and writes the profile to "
+                    "the user's config folder ($XDG_CONFIG_HOME/warpscope/dispatch/<GPU>.json), "
+                    "where the app and every command find it and say 'calibrated on <GPU>'.")
+    p.add_argument("--out", default=None, metavar="FILE.json",
+                   help="write the profile here instead of the config folder")
+    p.add_argument("--keep-traces", default=None, metavar="DIR",
+                   help="also save the recorded traces there (a trace bundle: python3 -m "
+                        "sim.trace_bundle DIR lists them)")
+    p.add_argument("--fit-seconds", type=float, default=240.0, metavar="S",
+                   help="stop the fit after S seconds, keeping the best so far (default: %(default)s)")
+    p.set_defaults(handler=cmd_calibrate)
 
 
 def add_kernel_options(parser) -> None:
@@ -265,8 +281,33 @@ def cmd_trace(args) -> int:
     return 0
 
 
+def cmd_calibrate(args) -> int:
+    from .calibrate import calibrate
+
+    if args.out is not None:
+        if not str(args.out).lower().endswith(".json"):
+            raise UserError(f"profile file must end in .json, got {args.out!r}")
+        check_writable(args.out)
+    if args.keep_traces is not None:
+        import os
+
+        os.makedirs(args.keep_traces, exist_ok=True)
+    if not args.fit_seconds > 0:
+        raise UserError(f"--fit-seconds must be positive, got {args.fit_seconds}")
+    result = calibrate(args.out, fit_s=args.fit_seconds, keep=args.keep_traces,
+                       command="warpscope " + " ".join(sys.argv[1:]),
+                       say=lambda msg: print(msg, flush=True))
+    good = sum(s.within() for _, s in result.scores)
+    print(f"{result.profile.label}: the fitted model meets the bar (makespan 10%, median peak "
+          f"1 block, residency error 0.15) on {good} of {len(result.scores)} recorded traces")
+    if result.failed:
+        print(f"{len(result.failed)} traces failed: " + "; ".join(f"{n}: {e}" for n, e in result.failed))
+    print(f"wrote {result.path}")
+    return 0
+
+
 def main(argv=None) -> int:
-    """`python -m kernels.cli check|bench|trace`: the same commands without main.py (GPU servers
+    """`python -m kernels.cli check|bench|trace|calibrate`: the same commands without main.py (GPU servers
     that lack the GUI's dependencies)."""
     parser = argparse.ArgumentParser(prog="python -m kernels.cli")
     register(parser.add_subparsers(dest="command", required=True))

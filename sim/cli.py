@@ -12,9 +12,11 @@ from sim.errors import UserError
 from sim.files import check_writable
 from sim.geometry import launch_facts, launch_geometry
 from sim.occupancy import LIMITERS, occupancy
-from sim.policies import (COST_MODELS, PLACEMENTS, SIMULATED_PLACEMENTS, CostParams, cost_model_id,
-                          make_placement, placement_id, schedule_launch)
-from sim.predict import H200_FIT
+from sim.dispatch_profile import WAITS, profile_for
+from sim.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
+                          CostParams, cost_model_id, make_placement, placement_id, schedule_id,
+                          schedule_launch)
+from sim.predict import H200_FIT, memory_model_for
 from sim.trace import save_trace
 from sim.units import fmt_bytes, parse_bytes, parse_count
 
@@ -81,13 +83,20 @@ def register(subparsers) -> None:
     p.add_argument("--latency-us", type=float, default=H200_FIT.latency_us,
                    help="memory cost: no block finishes sooner than this DRAM round trip "
                         "(default %(default)s: fitted on the H200, sim/predict.py)")
-    p.add_argument("--sm-dispatch-us", type=float, default=H200_FIT.sm_dispatch_interval_us,
-                   help="memory cost: an SM starts at most one block this often "
-                        "(default %(default)s: fitted on the H200)")
+    p.add_argument("--sm-dispatch-us", type=float, default=None,
+                   help="an SM starts at most one block this often (default: the GPU's dispatch "
+                        "profile when calibrated, none in the ideal schedule)")
     p.add_argument("--placement", type=_policy_type(placement_id), choices=list(SIMULATED_PLACEMENTS),
                    default="tpc-spread",
                    help="'sm-order' (or 'sm'): SM 0,1,2,...; 'tpc-spread' (default, or 'tpc'): TPC "
                         "pairs spread over GPCs, as recorded on an H200")
+    add_schedule_arguments(p)
+    p.add_argument("--wait", choices=list(WAITS), default="spin",
+                   help="uniform cost: what the warps do while resident: 'spin' (default: busy, "
+                        "like the trace kernel; on the H200 this holds new blocks back), 'sleep' "
+                        "or 'memory' (waiting warps: blocks arrive as in the textbook)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="the calibrated schedule's random draws (and --jitter's)")
     p.add_argument("--trace", metavar="FILE.json", help="write every block's SM, slot, start and end")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_simulate)
@@ -101,11 +110,22 @@ def register(subparsers) -> None:
     p.add_argument("--blocks-per-sm", type=int, metavar="N",
                    help="block slots per SM (default: the occupancy predicted when recording)")
     p.add_argument("--placement", type=_policy_type(placement_id), choices=list(PLACEMENTS),
-                   default="recorded",
-                   help="simulated placement: the SM order the hardware used (default), 'sm-order' "
-                        "(or 'sm') or 'tpc-spread' (or 'tpc')")
+                   default="tpc-spread",
+                   help="simulated placement: 'tpc-spread' (default, or 'tpc'), 'sm-order' (or "
+                        "'sm'), or 'recorded': the SM order the hardware used (read off the trace, "
+                        "so no longer a prediction)")
+    add_schedule_arguments(p, flag="--mode")
+    p.add_argument("--seed", type=int, default=0, help="the calibrated schedule's random draws")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_compare)
+
+
+def add_schedule_arguments(parser, flag: str = "--schedule") -> None:
+    parser.add_argument(flag, dest="schedule", type=_policy_type(schedule_id),
+                        choices=list(SCHEDULES), default="calibrated",
+                        help="'calibrated' (default): the GPU's dispatch model, measured on the GPU "
+                             "(main.py calibrate) or assumed from the H200; 'ideal': the textbook, "
+                             "a block starts the moment a slot frees")
 
 
 def _policy_type(resolve):
@@ -233,13 +253,20 @@ def cmd_simulate(args) -> int:
     params = CostParams(duration_us=args.duration_us, jitter=args.jitter,
                         bytes_per_element=bytes_moved / geo.elements if kernel else args.bytes_per_element,
                         overhead_us=args.overhead_us, latency_us=args.latency_us,
-                        sm_dispatch_us=args.sm_dispatch_us)
+                        sm_dispatch_us=args.sm_dispatch_us, wait=args.wait, seed=args.seed)
+    profile = profile_for(gpu.name)
     result = schedule_launch(gpu, occ, geo.blocks, elements=geo.elements, elements_per_block=per_block,
-                             cost=args.cost, placement=args.placement, params=params)
+                             cost=args.cost, placement=args.placement, params=params,
+                             schedule=args.schedule, profile=profile)
     timeline = result.timeline
     summary = result.summary()
+    summary["schedule"] = args.schedule
+    summary["dispatch_profile"] = profile.label if args.schedule == "calibrated" else None
+    if args.cost == "uniform":
+        summary["wait"] = args.wait
+    memory_model = memory_model_for(gpu)
     if args.cost == "memory" and bytes_moved > 0:
-        summary["predicted_gbps"] = round(H200_FIT.kernel_gbps(bytes_moved, result.makespan_us), 1)
+        summary["predicted_gbps"] = round(memory_model.kernel_gbps(bytes_moved, result.makespan_us), 1)
     if args.trace:
         save_trace(args.trace, source="simulated", gpu=gpu.name, records=result.trace_records(),
                    meta={"elements": geo.elements, "threads_per_block": geo.threads_per_block,
@@ -249,9 +276,13 @@ def cmd_simulate(args) -> int:
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
+    what = (f"{COST_MODELS[args.cost].title} ({WAIT_TITLES[args.wait]} warps)"
+            if args.cost == "uniform" else COST_MODELS[args.cost].title)
+    how = (f"calibrated schedule, {profile.label}" if args.schedule == "calibrated"
+           else "ideal (textbook) schedule")
     _print_table(f"Simulated {gpu.name}: {geo.blocks:,} blocks, {occ.blocks_per_sm} per SM "
-                 f"({result.n_slots:,} block slots), {COST_MODELS[args.cost].title}, "
-                 f"{PLACEMENTS[args.placement].title}", [
+                 f"({result.n_slots:,} block slots), {what}, {PLACEMENTS[args.placement].title}, "
+                 f"{how}", [
         ("Waves", f"{result.waves}", f"{result.waves_fractional:.2f} grids' worth of block slots"),
         ("Makespan", f"{result.makespan_us:,.2f} us", "first block start to last block end"),
         ("Steady residency", f"{timeline.steady_blocks:,} blocks",
@@ -260,7 +291,7 @@ def cmd_simulate(args) -> int:
         ("Tail", f"{timeline.tail_fraction:.1%}",
          f"from {timeline.tail_start_us:,.2f} us: below the steady residency, the grid used up"),
         *([("Predicted bandwidth", f"{summary['predicted_gbps']:,.0f} GB/s",
-            f"bytes / (makespan + {H200_FIT.launch_overhead_us} us launch); model fitted on the H200")]
+            f"bytes / (makespan + {memory_model.launch_overhead_us} us launch); model fitted on the H200")]
           if "predicted_gbps" in summary else []),
     ])
     if args.trace:
@@ -269,28 +300,27 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from sim.compare import compare_trace, placement_from_trace
+    from sim.compare import compare_trace, launch_of_trace, placement_from_trace
     from sim.devices import preset_for_device_name
     from sim.trace import load_trace
 
     trace = load_trace(args.trace_file)
-    gpu = preset(args.gpu) if args.gpu else preset_for_device_name(trace.gpu)
+    gpu = preset(args.gpu) if args.gpu else preset_for_device_name(trace.gpu, trace.meta.get("sm_count"))
     if gpu is None:
         raise UserError(f"the trace names {trace.gpu!r}, which is no preset; pass --gpu")
     if args.blocks_per_sm is not None and not 1 <= args.blocks_per_sm <= gpu.max_blocks_per_sm:
         raise UserError(f"--blocks-per-sm must be 1..{gpu.max_blocks_per_sm} on {gpu.name}, "
                         f"got {args.blocks_per_sm}")
-    predicted = trace.meta.get("predicted")
-    per_sm = args.blocks_per_sm or (predicted.get("blocks_per_sm") if isinstance(predicted, dict) else None)
-    if not isinstance(per_sm, int) or not 1 <= per_sm <= gpu.max_blocks_per_sm:
-        raise UserError("the trace does not say how many blocks fit on an SM; pass --blocks-per-sm")
     placement = make_placement(args.placement, recorded=placement_from_trace(trace))
-    comparison, _ = compare_trace(trace, gpu, int(per_sm), placement)
+    comparison, _ = compare_trace(trace, gpu, args.blocks_per_sm, mode=args.schedule,
+                                  placement=placement, seed=args.seed)
     if args.json:
         print(json.dumps(asdict(comparison), indent=2))
         return 0
-    print(f"{args.trace_file}: recorded on {trace.gpu}, simulated on {gpu.name} "
+    print(f"{args.trace_file}: recorded on {trace.gpu}, predicted from its launch on {gpu.name} "
           f"({PLACEMENTS[args.placement].title})")
+    for note in launch_of_trace(trace, gpu, args.blocks_per_sm).notes:
+        print(f"  note: {note}")
     for line in comparison.lines():
         print(f"  {line}")
     return 0

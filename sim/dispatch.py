@@ -1,243 +1,269 @@
-"""How blocks really land on SMs: a dispatch model fitted to traces recorded on the GPU.
+"""How blocks really reach SMs: the dispatch model fitted to traces recorded on the GPU.
 
-The textbook schedule starts a block the moment a slot frees. Traces recorded on the H200
-(tests/data/dispatch_h200, docs/DISPATCH.md) show that this holds while the resident warps wait
-(on memory, or in `nanosleep`), but not while they are busy issuing instructions, as the Triton
-trace kernel's busy loop is: then an SM starts new blocks only while few warps are busy, and the
-rest of its free slots wait until blocks finish or a fixed time has passed. Per SM:
+The textbook schedule (sim/scheduler.py, the "ideal" mode) starts a block the moment a block slot
+frees. Block traces recorded on an H200 (tests/data/dispatch_h200, docs/DISPATCH.md) agree while
+the resident warps wait (on DRAM, or asleep), but not while they busy-issue instructions: then an
+SM takes new blocks only while few of its warps are busy, and the rest come later. Per SM:
 
-1. a waiting block starts at once while fewer than `burst_warps` (plus half the block's own
-   warps: bigger blocks get in more easily) are busy on its SM;
-2. beyond that, blocks trickle in, one at a time, while fewer than `trickle_warps` are busy: each
-   after a wait whose median is `trickle_us`, log-normally spread (seeded, so runs repeat): on
-   most SMs it lands within microseconds, on a few it waits for the release;
-3. every other waiting block starts once it has waited `release_us` (blocks that began waiting
-   together start together), or earlier, when finished blocks bring the busy warps back under
-   the limits.
+1. burst: a block waiting for the SM starts at once while fewer than `burst_warps` warps are busy
+   on it, and always until it holds `burst_min_blocks` blocks;
+2. trickle: beyond that, one more block (small blocks: more, up to `trickle_cap_warps`) gets in
+   after a log-normal wait, with a probability and median that depend on the warps per block
+   (the table `trickle`); an SM whose draw fails waits for the next exit to try again;
+3. ticks: SMs are served in groups (`group_sms`: one TPC of each GPC); each group is visited once
+   per `tick_us`, first at `tick_first_us` plus up to `tick_first_spread_us`. At a visit, an SM
+   on which nothing started or ended since the previous visit takes every block waiting for it;
+   a busy one takes a single block (with probability `tick_single_p`);
+4. exits free warps: the burst rule applies again at once.
 
-Each SM also starts at most one block per `sm_interval_us` (memory-bound kernels measure this).
-Kernels whose warps do not issue while resident ("sleep", "memory") follow the textbook, apart
-from that interval. The parameters live per GPU in resources/dispatch/ (measured for the H200;
-other GPUs assumed until `main.py calibrate` measures them).
+The launch's first blocks reach an SM one warp per `fill_warp_us`; later an SM starts at most one
+block per `sm_interval_us`. Warps that sleep or wait on memory hold nothing back: rules 1-3 do
+not apply, only the pacing. The numbers live in sim/dispatch_profile.py (per GPU, as data).
+
+The engine: the SMs do not influence each other except through the grid's queue, and a block's
+start depends only on blocks handed to its SM before it. So every SM is simulated as if the queue
+never ran dry, all SMs in lockstep with numpy (one step = each SM's next event), and the grid's
+blocks are then the first `n_blocks` hand-outs in time (ties in the placement's order). A
+150,000-block grid takes well under a second.
 """
 
 from __future__ import annotations
 
-import heapq
-import json
 import math
-from collections import deque
-from dataclasses import asdict, dataclass, fields, replace
-from pathlib import Path
 
 import numpy as np
 
 from sim.devices import GpuSpec
+from sim.dispatch_profile import BUSY_WAITS, WAITS, DispatchParams
 from sim.errors import UserError
 
-PROFILE_FORMAT = "warpscope-dispatch/1"
-PROFILE_DIR = Path(__file__).resolve().parent.parent / "resources" / "dispatch"
-BUSY_WAITS = ("spin",)  # what resident warps do that holds new blocks back
-WAITS = ("spin", "sleep", "memory")
+INF = math.inf
+MAX_BLOCKS = 2**21  # as sim.scheduler: beyond that use bigger blocks
 
 
-@dataclass(frozen=True, slots=True)
-class DispatchProfile:
-    gpu: str  # the device it was measured on (or is assumed for)
-    burst_warps: float  # new blocks start at once while fewer warps than this are busy on the SM
-    trickle_warps: float  # ... then one per trickle_us while at most this many are busy
-    trickle_us: float  # median wait of a trickling block (log-normally spread over SMs)
-    trickle_spread: float  # sigma of that log-normal: some SMs wait far longer than others
-    release_us: float  # a block kept waiting this long starts, with every block waiting beside it
-    sm_interval_us: float  # the least time between two block starts on one SM
-    measured: bool  # False: assumed from another GPU's measurement
-    source: str  # how it was measured (date, command, traces) or what it is assumed from
-
-    def to_dict(self) -> dict:
-        return {"format": PROFILE_FORMAT, **asdict(self)}
-
-    @classmethod
-    def from_dict(cls, data, where: str = "dispatch profile") -> "DispatchProfile":
-        """Field by field, with one line naming the field that is wrong."""
-        if not isinstance(data, dict) or data.get("format") != PROFILE_FORMAT:
-            raise UserError(f"{where} is not a {PROFILE_FORMAT} file")
-        values = {}
-        for f in fields(cls):
-            if f.name not in data:
-                raise UserError(f"{where}: field {f.name!r} is missing")
-            v = data[f.name]
-            if f.type in ("float",):
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-                    raise UserError(f"{where}: field {f.name!r} must be a non-negative number, got {v!r}")
-                v = float(v)
-            elif f.type == "bool":
-                if not isinstance(v, bool):
-                    raise UserError(f"{where}: field {f.name!r} must be true or false, got {v!r}")
-            elif not isinstance(v, str):
-                raise UserError(f"{where}: field {f.name!r} must be text, got {v!r}")
-            values[f.name] = v
-        if values["trickle_warps"] < values["burst_warps"]:
-            raise UserError(f"{where}: trickle_warps must be at least burst_warps")
-        return cls(**values)
-
-    @property
-    def label(self) -> str:
-        return (f"calibrated on {self.gpu}" if self.measured
-                else f"assumed from {self.gpu} (not measured on this GPU)")
+def _group_starts(rows: np.ndarray) -> np.ndarray:
+    """For rows sorted ascending: the index of the first element of each element's run."""
+    first = np.ones(rows.size, dtype=bool)
+    first[1:] = rows[1:] != rows[:-1]
+    return np.maximum.accumulate(np.where(first, np.arange(rows.size), 0))
 
 
-def load_profile(path) -> DispatchProfile:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise UserError(f"cannot read dispatch profile {path}: {exc}") from None
-    return DispatchProfile.from_dict(data, str(path))
+def _noise(ids: np.ndarray, seed: int) -> np.ndarray:
+    from sim.scheduler import _unit_noise  # one hash for every seeded per-block variation
 
+    return _unit_noise(ids, seed)
 
-def builtin_profile() -> DispatchProfile:
-    """The profile measured on the H200 and checked in (resources/dispatch/H200.json)."""
-    return load_profile(PROFILE_DIR / "H200.json")
-
-
-def profile_for(gpu: GpuSpec, extra_dirs=()) -> DispatchProfile:
-    """A profile measured on this GPU (a user's calibration first, then the checked-in ones), or
-    the H200's, labelled as assumed."""
-    for folder in (*extra_dirs, PROFILE_DIR):
-        path = Path(folder) / f"{_key(gpu.name)}.json"
-        if path.is_file():
-            try:
-                return load_profile(path)
-            except UserError:
-                continue
-    base = builtin_profile()
-    if _key(base.gpu) == _key(gpu.name) or _key(gpu.name) in _key(base.gpu):
-        return base
-    return replace(base, measured=False, source=f"assumed: measured on {base.gpu} ({base.source})")
-
-
-def _key(name: str) -> str:
-    return "".join(ch for ch in name.upper() if ch.isalnum()).removeprefix("NVIDIA")
-
-
-# ---- the engine ---------------------------------------------------------------------------------
 
 def dispatch_schedule(gpu: GpuSpec, n_blocks: int, blocks_per_sm: int, warps_per_block: int,
-                      duration_us, profile: DispatchProfile, wait: str = "spin",
-                      slot_order: np.ndarray | None = None, seed: int = 0):
-    """Place and start every block of the grid under `profile`.
-
-    `duration_us`: one number, or an array with one per block. `slot_order`: global slot ids
-    (sm * blocks_per_sm + k) in the order the dispatcher prefers them (default: breadth first
-    over SMs). Returns (block_sm, block_slot, start_us, end_us)."""
-    if n_blocks < 1 or blocks_per_sm < 1 or warps_per_block < 1:
-        raise UserError("a schedule needs at least one block, one block per SM and one warp")
+                      duration_us: float, params: DispatchParams, wait: str = "spin",
+                      slot_order: np.ndarray | None = None, seed: int = 0, jitter: float = 0.0):
+    """Place and start every block of the grid. `slot_order`: global slot ids
+    (sm * blocks_per_sm + k) in the order the placement prefers them (default breadth first over
+    SM 0, 1, ...). `jitter`: +- fraction of seeded variation of each block's duration.
+    Returns (block_sm, block_slot, start_us, end_us) in grid order."""
     if wait not in WAITS:
         raise UserError(f"what the warps do must be one of {', '.join(WAITS)}, got {wait!r}")
-    durations = np.broadcast_to(np.asarray(duration_us, dtype=float), (n_blocks,))
-    sms, per_sm = gpu.sm_count, blocks_per_sm
-    if slot_order is None:  # breadth first: one block per SM, then the next layer
-        slot_order = (np.arange(sms)[None, :] * per_sm + np.arange(per_sm)[:, None]).ravel()
-    rank = np.empty(sms * per_sm, dtype=np.int64)
-    rank[np.asarray(slot_order)] = np.arange(sms * per_sm)
-    free = [(int(rank[g]), int(g)) for g in range(sms * per_sm)]  # the dispatcher's free slots
-    heapq.heapify(free)
-    busy_kernel = wait in BUSY_WAITS
-    # A block of more warps gets in more easily: its own half counts toward the limit (fitted).
-    burst = profile.burst_warps + warps_per_block / 2 if busy_kernel else math.inf
-    trickle_cap = profile.trickle_warps if busy_kernel else math.inf
-    w = warps_per_block
+    if not 1 <= n_blocks <= MAX_BLOCKS:
+        raise UserError(f"the grid needs 1..{MAX_BLOCKS:,} blocks, got {n_blocks:,}")
+    if blocks_per_sm < 1 or warps_per_block < 1:
+        raise UserError("a schedule needs at least one block per SM and one warp per block")
+    if not (duration_us > 0 and math.isfinite(duration_us)):
+        raise UserError(f"block duration must be a positive number, got {duration_us}")
+    S, K, w = gpu.sm_count, int(blocks_per_sm), int(warps_per_block)
+    if slot_order is None:
+        slot_order = (np.arange(S)[None, :] * K + np.arange(K)[:, None]).ravel()
+    slot_order = np.asarray(slot_order, dtype=np.int64)
+    rank = np.empty(S * K, dtype=np.int64)
+    rank[slot_order] = np.arange(S * K)
+    # column j of SM s holds that SM's j-th preferred slot: a stable sort by waiting time then
+    # keeps the placement's order among blocks handed out at the same moment
+    col_slot = np.argsort(rank.reshape(S, K), axis=1, kind="stable")
+    sm_rank = np.argsort(rank.reshape(S, K).min(axis=1), kind="stable")  # SMs in placement order
+    group = np.empty(S, dtype=np.int64)
+    group[sm_rank] = np.arange(S) // max(1, params.group_sms)
+    sim = _Lockstep(S, K, w, float(duration_us), params, wait in BUSY_WAITS, group, seed, jitter,
+                    n_blocks)
+    sim.run()
+    return sim.select(n_blocks, rank, col_slot)
 
-    block_sm = np.full(n_blocks, -1, dtype=np.int64)
-    block_slot = np.full(n_blocks, -1, dtype=np.int64)
-    start = np.zeros(n_blocks)
-    end = np.zeros(n_blocks)
-    busy = [0] * sms  # busy-issuing warps started on each SM
-    waiting = [deque() for _ in range(sms)]  # (block, waiting since)
-    last_start = [-math.inf] * sms
-    trickle_at = [None] * sms  # time of the next trickle start, if one is due
-    release_at = [None] * sms
-    events: list = []  # (time, seq, kind, sm, block)
-    seq = 0
-    next_block = 0
 
-    def push(t, kind, sm, block=-1):
-        nonlocal seq
-        heapq.heappush(events, (t, seq, kind, sm, block))
-        seq += 1
+class _Lockstep:
+    """Every SM's blocks, as if the grid never ran out, stepped one event per SM at a time."""
 
-    def start_block(sm, t):
-        b, _since = waiting[sm].popleft()
-        s = max(t, last_start[sm] + profile.sm_interval_us)
-        last_start[sm] = s
-        start[b], end[b] = s, s + durations[b]
+    def __init__(self, S, K, w, d, p: DispatchParams, busy_kernel, group, seed, jitter, n_blocks):
+        self.S, self.K, self.w, self.d, self.p = S, K, w, d, p
+        self.jitter, self.seed = jitter, seed
+        self.rng = np.random.default_rng(seed)
         if busy_kernel:
-            busy[sm] += w
-        push(end[b], 0, sm, b)
+            self.B, self.min_blocks = p.burst_warps, p.burst_min_blocks
+            self.single_cap = p.tick_single_cap_warps
+            self.C = max(p.trickle_cap_warps, p.burst_warps + w)  # one block beyond the burst
+            self.trickle_p, self.trickle_us = p.trickle_for(w)
+            phase = p.tick_first_us + p.tick_first_spread_us * self.rng.random(group.max() + 1)
+            self.next_tick = phase[group].astype(float)
+        else:
+            self.B, self.C, self.min_blocks, self.single_cap = INF, INF, K, INF
+            self.trickle_p, self.trickle_us = 0.0, 1.0
+            self.next_tick = np.full(S, INF)
+        self.M = max(8, math.ceil(n_blocks / S * 1.3)) + 2 * K
+        self.rec_assign = np.full((S, self.M), INF)
+        self.rec_start = np.full((S, self.M), INF)
+        self.rec_col = np.zeros((S, self.M), dtype=np.int32)
+        self.rec_assign[:, :K] = 0.0
+        self.rec_col[:, :K] = np.arange(K)
+        self.count = np.full(S, K)
+        self.run_end = np.full((S, K), INF)  # INF: the slot's block is waiting
+        self.since = np.zeros((S, K))  # when the slot's block began waiting
+        self.slot_rec = np.tile(np.arange(K), (S, 1))
+        # the waiting blocks' slots, oldest first: a ring of K per SM (exits append in time order)
+        self.queue = np.tile(np.arange(K), (S, 1))
+        self.head = np.zeros(S, dtype=np.int64)
+        self.busy = np.zeros(S)
+        self.nrun = np.zeros(S, dtype=np.int64)
+        self.nwait = np.full(S, K, dtype=np.int64)
+        self.trickle_at = np.full(S, INF)
+        self.blocked = np.zeros(S, dtype=bool)
+        self.now = np.zeros(S)
+        self.last_start = np.full(S, -INF)
+        self.last_activity = np.zeros(S)
+        self.n_blocks = n_blocks
 
-    draws = np.random.default_rng(seed).standard_normal(4 * n_blocks + 16)
-    drawn = 0
-
-    def trickle_wait() -> float:
-        nonlocal drawn
-        z = draws[drawn % draws.size]
-        drawn += 1
-        return profile.trickle_us * math.exp(profile.trickle_spread * z)
-
-    def admit(sm, t):
-        while waiting[sm] and busy[sm] < burst:
-            start_block(sm, t)
-        if not waiting[sm]:
-            trickle_at[sm] = release_at[sm] = None
+    # -- starting blocks -------------------------------------------------------------------------
+    def _start(self, n: np.ndarray, activity: np.ndarray) -> None:
+        """Start the n[s] longest-waiting blocks of each SM s, paced."""
+        rows = np.flatnonzero(n > 0)
+        if rows.size == 0:
             return
-        if busy[sm] < trickle_cap and trickle_at[sm] is None:
-            trickle_at[sm] = t + trickle_wait()
-            push(trickle_at[sm], 1, sm)
-        if release_at[sm] is None:
-            release_at[sm] = waiting[sm][0][1] + profile.release_us
-            push(release_at[sm], 2, sm)
+        k = n[rows]
+        rr = np.repeat(rows, k)
+        g0 = _group_starts(rr)
+        nth = np.arange(rr.size) - g0
+        cc = self.queue[rr, (self.head[rr] + nth) % self.K]
+        self.head[rows] += k
+        idx = self.slot_rec[rr, cc]
+        p = self.p
+        gap = np.where(idx < self.K, p.fill_warp_us * self.w, p.sm_interval_us)  # first: launch
+        csum = np.cumsum(gap)
+        t = np.maximum(self.now[rr], self.last_start[rr] + gap[g0]) + (csum - csum[g0])
+        self.last_start[rows] = t[np.cumsum(k) - 1]
+        dur = self.d
+        if self.jitter:
+            dur = self.d * (1.0 + self.jitter * _noise(rr * (1 << 24) + idx, self.seed))
+        self.run_end[rr, cc] = t + dur
+        self.rec_start[rr, idx] = t
+        self.busy[rows] += self.w * k
+        self.nrun[rows] += k
+        self.nwait[rows] -= k
+        act = rows[activity[rows]]
+        self.last_activity[act] = self.now[act]
 
-    def fill(t):
-        """The dispatcher hands queued blocks to free slots, in its order of preference."""
-        nonlocal next_block
-        touched = set()
-        while free and next_block < n_blocks:
-            _, g = heapq.heappop(free)
-            sm, b = g // per_sm, next_block
-            next_block += 1
-            block_sm[b], block_slot[b] = sm, g % per_sm
-            waiting[sm].append((b, t))
-            touched.add(sm)
-        return touched
+    def _draw_trickles(self, active: np.ndarray) -> None:
+        draw = (active & (self.nwait > 0) & (self.busy >= self.B) & (self.busy < self.C)
+                & (self.trickle_at == INF) & ~self.blocked)
+        if not draw.any():
+            return
+        u = self.rng.random(self.S)
+        z = self.rng.standard_normal(self.S)
+        ok = draw & (u < self.trickle_p)
+        self.trickle_at[ok] = self.now[ok] + self.trickle_us * np.exp(self.p.trickle_spread * z[ok])
+        self.blocked[draw & ~ok] = True
 
-    def retire(sm, b):
-        g = sm * per_sm + int(block_slot[b])
-        heapq.heappush(free, (int(rank[g]), g))
-        if busy_kernel:
-            busy[sm] -= w
+    def _burst(self, busy, nrun, free):
+        need = np.maximum(np.ceil((self.B - busy) / self.w), self.min_blocks - nrun)
+        return np.clip(need, 0, free).astype(np.int64) if self.B < INF else free
 
-    t = 0.0
-    touched = fill(t)
-    while True:
-        for sm in touched:
-            admit(sm, t)
-        if not events:
-            break
-        t, _, kind, sm, b = heapq.heappop(events)
-        touched = {sm}
-        if kind == 0:  # a block ends: its slot frees and its warps stop
-            retire(sm, b)
-            while events and events[0][0] == t and events[0][2] == 0:  # same-instant ends
-                _, _, _, sm2, b2 = heapq.heappop(events)
-                retire(sm2, b2)
-                touched.add(sm2)
-            touched |= fill(t)
-        elif kind == 1 and trickle_at[sm] == t:  # one block trickles in
-            trickle_at[sm] = None
-            if waiting[sm] and busy[sm] < trickle_cap:
-                start_block(sm, t)
-        elif kind == 2 and release_at[sm] == t:  # blocks kept waiting long enough go, together
-            release_at[sm] = None
-            while waiting[sm] and waiting[sm][0][1] + profile.release_us <= t + 1e-9:
-                start_block(sm, t)
-    return block_sm, block_slot, start, end
+    # -- the loop --------------------------------------------------------------------------------
+    def _record_exits(self, E: np.ndarray, t: np.ndarray) -> None:
+        er, ec = np.nonzero(E)
+        self.run_end[er, ec] = INF
+        self.since[er, ec] = t[er]
+        nth = np.arange(er.size) - _group_starts(er)
+        self.queue[er, (self.head[er] + self.nwait[er] + nth) % self.K] = ec
+        if self.count.max() + self.K > self.M:  # the grid lasts longer on some SM: grow
+            extra = self.M
+            self.rec_assign = np.concatenate([self.rec_assign, np.full((self.S, extra), INF)], 1)
+            self.rec_start = np.concatenate([self.rec_start, np.full((self.S, extra), INF)], 1)
+            self.rec_col = np.concatenate([self.rec_col, np.zeros((self.S, extra), np.int32)], 1)
+            self.M += extra
+        idx = self.count[er] + np.arange(er.size) - _group_starts(er)
+        self.rec_assign[er, idx] = t[er]
+        self.rec_col[er, idx] = ec
+        self.slot_rec[er, ec] = idx
+
+    def run(self) -> None:
+        S, p = self.S, self.p
+        everyone = np.ones(S, dtype=bool)
+        self._start(self._burst(self.busy, self.nrun, self.nwait), everyone)
+        self._draw_trickles(everyone)
+        horizon, steps = INF, 0
+        while True:
+            stale = self.next_tick < self.now
+            if stale.any():  # ticks that passed while nothing waited
+                self.next_tick[stale] += p.tick_us * (np.floor((self.now[stale] - self.next_tick[stale])
+                                                               / p.tick_us) + 1)
+            t_tick = np.where(self.nwait > 0, self.next_tick, INF)
+            t = np.minimum(np.minimum(self.run_end.min(axis=1), self.trickle_at), t_tick)
+            active = t <= horizon
+            if horizon < INF:  # past the last block the grid needs: finish what was handed out
+                oldest = self.since[np.arange(S), self.queue[np.arange(S), self.head % self.K]]
+                active |= (self.nwait > 0) & (oldest <= horizon)
+            active &= t < INF
+            if not active.any():
+                break
+            t = np.where(active, t, self.now)
+            self.now = t
+            E = (self.run_end == t[:, None]) & active[:, None]
+            ended = E.sum(axis=1)
+            if ended.any():
+                hit = ended > 0
+                self.busy -= self.w * ended
+                self.nrun -= ended
+                self.blocked[hit] = False
+                self.last_activity[hit] = t[hit]
+                self._record_exits(E, t)
+                self.nwait += ended
+                self.count += ended
+            at_tick = active & (t == t_tick)
+            self.next_tick[at_tick] += p.tick_us
+            quiet = self.last_activity <= t - p.tick_us + 1e-9
+            single = (self.rng.random(S) < p.tick_single_p) & (self.busy < self.single_cap)
+            n1 = np.where(at_tick, np.where(quiet, self.nwait, np.minimum(self.nwait, single)), 0)
+            at_trickle = active & (t == self.trickle_at)
+            self.trickle_at[at_trickle] = INF
+            busy1 = self.busy + self.w * n1
+            n2 = (at_trickle & (busy1 < self.C) & (self.nwait > n1)).astype(np.int64)
+            busy2 = busy1 + self.w * n2
+            n3 = np.where(active, self._burst(busy2, self.nrun + n1 + n2, self.nwait - n1 - n2), 0)
+            self._start(n1 + n2 + n3, (n2 + n3) > 0)
+            self._draw_trickles(active)
+            steps += 1
+            if steps % 16 == 0 and self.count.sum() >= self.n_blocks:
+                handed = self.rec_assign[self.rec_assign < INF]
+                horizon = float(np.partition(handed, self.n_blocks - 1)[self.n_blocks - 1])
+                if p.handout_window_us > 0:
+                    horizon = (math.floor(horizon / p.handout_window_us) + 1) * p.handout_window_us
+
+    def select(self, n_blocks: int, rank: np.ndarray, col_slot: np.ndarray):
+        """The grid: the first n_blocks hand-outs in time, ties in the placement's order."""
+        sm, j = np.nonzero(self.rec_assign < INF)
+        col = self.rec_col[sm, j]
+        slot = col_slot[sm, col]
+        assign = self.rec_assign[sm, j]
+        q = self.p.handout_window_us
+        if q > 0:  # slots freed within one window are served one block per SM per round
+            window = np.floor(assign / q)
+            by_sm = np.lexsort((assign, window, sm))  # nonzero() is sorted by sm already
+            run = np.empty(sm.size, dtype=np.int64)
+            key = sm[by_sm] * (1 << 40) + window[by_sm].astype(np.int64)
+            run[by_sm] = np.arange(sm.size) - _group_starts(key)
+            order = np.lexsort((rank[sm * self.K + slot], run, window))[:n_blocks]
+        else:
+            order = np.lexsort((rank[sm * self.K + slot], assign))[:n_blocks]
+        sm, j, slot = sm[order], j[order], slot[order]
+        start = self.rec_start[sm, j]
+        if not np.isfinite(start).all():
+            raise RuntimeError("dispatch model: a block of the grid never started")
+        dur = self.d
+        if self.jitter:
+            dur = self.d * (1.0 + self.jitter * _noise(sm * (1 << 24) + j, self.seed))
+        return sm, slot, start, start + dur

@@ -1,4 +1,4 @@
-"""The scheduler's swappable policies by name: one registry of cost models, one of placements.
+"""The scheduler's swappable policies by name: cost models, placements and schedules.
 
 Every front end (the `simulate` and `compare` commands, the window's menus, saved settings, files)
 names a policy by its stable id and shows its title from here; older spellings still resolve:
@@ -6,9 +6,11 @@ names a policy by its stable id and shows its title from here; older spellings s
     cost models: "uniform", "memory" (also "memory-bound")
     placements:  "sm-order" (also "sm", "SM order"), "tpc-spread" (also "tpc", "TPC/GPC spread"),
                  "recorded" (only beside a recorded trace: the SM order the hardware used)
+    schedules:   "calibrated" (the GPU's dispatch model, sim/dispatch.py), "ideal" (the textbook:
+                 a block starts the moment a slot frees)
 
 `schedule_launch` runs one launch with policies given by id, so the command line and the window
-simulate exactly the same thing.
+simulate exactly the same thing; `run_schedule` is its core for a grid already worked out.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import numpy as np
 from dataclasses import dataclass, replace
 
 from sim.devices import GpuSpec
+from sim.dispatch import dispatch_schedule
+from sim.dispatch_profile import WAITS, DispatchProfile, profile_for
 from sim.errors import UserError
 from sim.occupancy import Occupancy
 from sim.predict import H200_FIT
@@ -52,6 +56,16 @@ PLACEMENTS: dict[str, Policy] = {p.id: p for p in (
 
 SIMULATED_PLACEMENTS = ("sm-order", "tpc-spread")  # "recorded" needs a trace
 
+SCHEDULES: dict[str, Policy] = {p.id: p for p in (
+    Policy("calibrated", "calibrated",
+           "the GPU's dispatch model, measured on the GPU (sim/dispatch.py): busy warps slow the "
+           "arrival of new blocks on their SM"),
+    Policy("ideal", "ideal (textbook)", "a block starts the moment a block slot frees",
+           ("textbook",)),
+)}
+
+WAIT_TITLES = {"spin": "busy-spin", "sleep": "sleep", "memory": "wait on memory"}
+
 
 def _resolve(registry: dict[str, Policy], what: str, text, allowed=None) -> str:
     key = str(text).strip()
@@ -73,6 +87,18 @@ def placement_id(text, allowed=None) -> str:
     return _resolve(PLACEMENTS, "placement", text, allowed)
 
 
+def schedule_id(text) -> str:
+    """'textbook' -> 'ideal'; UserError for an unknown name."""
+    return _resolve(SCHEDULES, "schedule", text)
+
+
+def wait_id(text) -> str:
+    key = str(text).strip().lower()
+    if key not in WAITS:
+        raise UserError(f"unknown wait {text!r}; known: {', '.join(WAITS)}")
+    return key
+
+
 @dataclass(frozen=True, slots=True)
 class CostParams:
     """The cost models' knobs; the defaults are the `simulate` command's."""
@@ -82,12 +108,18 @@ class CostParams:
     bytes_per_element: float = 12.0  # memory: vector add of float32
     overhead_us: float = 0.0  # memory: fixed time per block
     latency_us: float = H200_FIT.latency_us  # memory: no block beats one DRAM round trip
-    sm_dispatch_us: float = H200_FIT.sm_dispatch_interval_us  # memory: an SM starts one block this often
+    # memory: an SM starts one block this often (None: the schedule's: the dispatch profile's
+    # when calibrated, none in the textbook)
+    sm_dispatch_us: float | None = None
+    wait: str = "spin"  # uniform: what the warps do while resident (holds blocks back or not)
+    seed: int = 0  # the calibrated schedule's random draws
 
     def check(self) -> None:
+        wait_id(self.wait)
         for label, value in (("--duration-us", self.duration_us), ("--overhead-us", self.overhead_us),
                              ("--bytes-per-element", self.bytes_per_element),
-                             ("--latency-us", self.latency_us), ("--sm-dispatch-us", self.sm_dispatch_us)):
+                             ("--latency-us", self.latency_us),
+                             ("--sm-dispatch-us", 0.0 if self.sm_dispatch_us is None else self.sm_dispatch_us)):
             if not value >= 0:
                 raise UserError(f"{label} cannot be negative, got {value}")
             if value == math.inf:
@@ -107,12 +139,40 @@ def make_placement(pid: str, recorded: Placement | None = None) -> Placement:
 
 def _make_cost(cid: str, gpu: GpuSpec, elements: int, elements_per_block: int, n_blocks: int,
                params: CostParams):
-    """(cost model, per-SM dispatch interval) for a grid."""
     if cost_model_id(cid) == "uniform":
-        return UniformCost(params.duration_us, params.jitter), 0.0
-    cost = MemoryBoundCost.for_launch(gpu, elements, elements_per_block, params.bytes_per_element,
+        return UniformCost(params.duration_us, params.jitter, params.seed)
+    return MemoryBoundCost.for_launch(gpu, elements, elements_per_block, params.bytes_per_element,
                                       params.overhead_us, params.latency_us, n_blocks=n_blocks)
-    return cost, params.sm_dispatch_us
+
+
+def run_schedule(gpu: GpuSpec, n_blocks: int, blocks_per_sm: int, warps_per_block: int, cost,
+                 placement: Placement, *, schedule: str = "calibrated", wait: str = "spin",
+                 profile: DispatchProfile | None = None, sm_interval_us: float | None = None,
+                 seed: int = 0) -> Simulation:
+    """One grid under a schedule. Calibrated: blocks of equal time go through the dispatch model
+    (what the warps do decides whether busy warps hold new blocks back); memory-bound blocks, whose
+    time depends on their neighbours, through the block scheduler at the profile's per-SM start
+    interval. Ideal: the textbook block scheduler. `sm_interval_us` overrides the interval."""
+    schedule = schedule_id(schedule)
+    if schedule == "ideal" or not isinstance(cost, UniformCost) or cost.duration_us <= 0:
+        if schedule == "ideal":
+            interval = sm_interval_us or 0.0
+        else:
+            interval = sm_interval_us if sm_interval_us is not None else \
+                (profile or profile_for(gpu.name)).params.sm_interval_us
+        return simulate(gpu, n_blocks, blocks_per_sm, cost, placement,
+                        sm_dispatch_interval_us=interval)
+    params = (profile or profile_for(gpu.name)).params
+    if sm_interval_us is not None:
+        params = replace(params, sm_interval_us=sm_interval_us)
+    order = placement.slot_order(gpu, blocks_per_sm)
+    sm, slot, start, end = dispatch_schedule(gpu, int(n_blocks), blocks_per_sm, warps_per_block,
+                                             cost.duration_us, params, wait, order, seed,
+                                             cost.jitter)
+    return Simulation(gpu=gpu, blocks_per_sm=blocks_per_sm, n_blocks=int(n_blocks), block_sm=sm,
+                      block_slot=slot, block_start_us=start, block_end_us=end,
+                      makespan_us=float(end.max()), placement=getattr(placement, "id", "custom"),
+                      cost=cost.id)
 
 
 def plan_blocks(n_blocks: int, blocks_per_wave: int, cap: int | None) -> tuple[int, int]:
@@ -127,10 +187,13 @@ def plan_blocks(n_blocks: int, blocks_per_wave: int, cap: int | None) -> tuple[i
 def schedule_launch(gpu: GpuSpec, occ: Occupancy, grid_blocks: int, *, elements: int | None = None,
                     elements_per_block: int | None = None, cost: str = "memory",
                     placement: str = "tpc-spread", params: CostParams = CostParams(),
-                    max_blocks: int | None = None) -> Simulation:
+                    max_blocks: int | None = None, schedule: str = "calibrated",
+                    profile: DispatchProfile | None = None) -> Simulation:
     """Simulate a launch of `grid_blocks` blocks whose blocks each cover `elements_per_block` of
-    `elements` (default: one element per thread). With `max_blocks`, a bigger grid's leading full
-    waves (all alike) are left out and counted in `skipped_waves`."""
+    `elements` (default: one element per thread), under `schedule` ("calibrated": the GPU's
+    dispatch profile, default the one profile_for finds; "ideal": the textbook). With
+    `max_blocks`, a bigger grid's leading full waves (alike: in the dispatch model, nearly) are
+    left out and counted in `skipped_waves`."""
     if not occ.can_launch:
         raise UserError(f"nothing to schedule: {occ.reason}")
     params.check()
@@ -138,11 +201,13 @@ def schedule_launch(gpu: GpuSpec, occ: Occupancy, grid_blocks: int, *, elements:
     elements = int(elements if elements is not None else grid_blocks * per_block)
     n_sim, skipped = plan_blocks(int(grid_blocks), occ.blocks_per_sm * gpu.sm_count, max_blocks)
     first = int(grid_blocks) - n_sim
-    model, sm_dispatch = _make_cost(cost, gpu, max(1, elements - first * per_block), per_block,
-                                    n_sim, params)
+    model = _make_cost(cost, gpu, max(1, elements - first * per_block), per_block, n_sim, params)
+    if isinstance(model, UniformCost) and not model.duration_us * (1 + model.jitter) < 1e12:
+        raise UserError("block durations this long overflow the simulation's clock; use smaller values")
     with np.errstate(over="ignore", invalid="ignore"):  # huge durations: reported just below
-        sim = simulate(gpu, n_sim, occ, model, make_placement(placement),
-                       sm_dispatch_interval_us=sm_dispatch)
+        sim = run_schedule(gpu, n_sim, occ.blocks_per_sm, occ.warps_per_block, model,
+                           make_placement(placement), schedule=schedule, wait=params.wait,
+                           profile=profile, sm_interval_us=params.sm_dispatch_us, seed=params.seed)
     if not sim.makespan_us < math.inf:
         raise UserError("block durations this long overflow the simulation's clock; use smaller values")
     return replace(sim, skipped_waves=skipped, first_block=first)

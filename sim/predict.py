@@ -4,7 +4,9 @@ The grid runs through the block scheduler with a memory-bound cost: each block m
 its share of the achievable DRAM bandwidth, but never faster than one DRAM round trip
 (`latency_us`); each SM starts at most one block per `sm_dispatch_interval_us`; every launch pays
 `launch_overhead_us`. These three numbers were fitted once, to a block-size sweep of the article's
-one-element-per-thread add on the H200 (benchmarks/RESULTS.md). They explain why small blocks are
+one-element-per-thread add on the H200 (benchmarks/RESULTS.md); the per-SM start interval is the
+dispatch model's (sim/dispatch_profile.py: the GPU's calibration, else the H200's), so the
+schedules the window draws and the bandwidth it predicts come from one model. They explain why small blocks are
 slow: with 32-thread blocks an SM is busy starting blocks, not moving bytes; with one element per
 thread too few bytes are in flight to cover the latency (Little's law). Long grids are simulated
 for a bounded number of waves and extended by the steady per-wave time, so a prediction costs
@@ -16,7 +18,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from dataclasses import replace
+
 from sim.devices import GpuSpec
+from sim.dispatch_profile import builtin_profile, profile_for
 from sim.scheduler import MemoryBoundCost, simulate
 
 
@@ -33,9 +38,19 @@ class MemoryModel:
 
 
 # Least-squares fit (by hand, in benchmarks/RESULTS.md) to add_numba_naive at 2^26 elements,
-# 32..1024 threads per block, measured on the H200 on 2026-11-29.
-H200_FIT = MemoryModel(latency_us=0.95, sm_dispatch_interval_us=0.078, launch_overhead_us=4.4,
+# 32..1024 threads per block, measured on the H200 on 2026-11-29; the SM interval (0.078 us) is
+# the checked-in H200 dispatch profile's, which holds that fit.
+H200_FIT = MemoryModel(latency_us=0.95,
+                       sm_dispatch_interval_us=builtin_profile().params.sm_interval_us,
+                       launch_overhead_us=4.4,
                        source="fit to the naive Numba add's block-size sweep on the H200, 2026-11-29")
+
+
+def memory_model_for(gpu: GpuSpec) -> MemoryModel:
+    """H200_FIT with the per-SM start interval of the GPU's dispatch profile."""
+    profile = profile_for(gpu.name)
+    return replace(H200_FIT, sm_dispatch_interval_us=profile.params.sm_interval_us,
+                   source=f"{H200_FIT.source}; SM interval {profile.label}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,12 +63,13 @@ class Prediction:
 
 
 def predict_bandwidth(gpu: GpuSpec, grid_blocks: int, blocks_per_sm: int, bytes_moved: float,
-                      ceiling_gbps: float | None = None, model: MemoryModel = H200_FIT,
+                      ceiling_gbps: float | None = None, model: MemoryModel | None = None,
                       max_waves: int = 12) -> Prediction:
     """Time and GB/s the scheduler predicts for a memory-bound grid.
 
     `ceiling_gbps` is the bandwidth a full GPU can reach (a measured copy ceiling is best; default
-    the theoretical peak)."""
+    the theoretical peak). `model`: default memory_model_for(gpu)."""
+    model = model or memory_model_for(gpu)
     if grid_blocks < 1 or blocks_per_sm < 1 or bytes_moved <= 0:
         raise ValueError("a prediction needs at least one block, one block per SM and some bytes")
     ceiling = float(ceiling_gbps or gpu.peak_dram_gbps)

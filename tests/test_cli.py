@@ -37,12 +37,33 @@ def test_explain_json(capsys):
 def test_simulate_writes_a_whole_trace(capsys, tmp_path):
     path = tmp_path / "t.json"
     code, out, _ = run(capsys, "simulate", "--gpu", "H200", "--elements", "1e6", "--block", "256",
-                       "--cost", "uniform", "--trace", str(path), "--json")
+                       "--cost", "uniform", "--schedule", "ideal", "--trace", str(path), "--json")
     summary = json.loads(out)
     assert code == 0 and summary["waves"] == 4 and summary["blocks"] == 3907
+    assert summary["schedule"] == "ideal" and summary["dispatch_profile"] is None
     trace = load_trace(path)
     assert trace.source == "simulated" and len(trace.block) == 3907
     assert trace.max_resident_per_sm().max() == 8
+
+
+def _makespan(capsys, *extra):
+    code, out, _ = run(capsys, "simulate", "--gpu", "H200", "--elements", "594688", "--block",
+                       "128", "--cost", "uniform", "--duration-us", "20", "--json", *extra)
+    assert code == 0
+    return json.loads(out)
+
+
+def test_simulate_schedules_and_waits(capsys):
+    """2.2 waves of 4-warp blocks of 20 us: the H200 ran them in 101.6 us (A-spin-w4-20us-2.2w in
+    tests/data/dispatch_h200); the textbook says 60; sleeping warps fill as the textbook."""
+    ideal = _makespan(capsys, "--schedule", "ideal")
+    spin = _makespan(capsys)
+    sleep = _makespan(capsys, "--wait", "sleep")
+    assert ideal["makespan_us"] == 60.0 and ideal["blocks"] == 4646
+    assert spin["schedule"] == "calibrated" and spin["wait"] == "spin"
+    assert spin["dispatch_profile"].startswith("calibrated on NVIDIA H200")
+    assert abs(spin["makespan_us"] / 101.6 - 1) < 0.10
+    assert 60.0 < sleep["makespan_us"] < 63.0
 
 
 @pytest.mark.parametrize("argv,needle", [
@@ -79,9 +100,20 @@ def test_real_process_has_no_traceback():
 
 
 def test_compare_a_recorded_trace(capsys):
-    code, out, _ = run(capsys, "compare", str(ROOT / "tests" / "data" / "trace_h200.json"))
+    trace = str(ROOT / "tests" / "data" / "trace_h200.json")
+    code, out, _ = run(capsys, "compare", trace)
     assert code == 0
-    assert "predicted 8, recorded peak 8" in out and "100% of the first wave" in out
+    assert "recorded 8, simulated 8 (occupancy allows 8" in out and "busy spin" in out
+    assert "calibrated on NVIDIA H200" in out
+    code, out, _ = run(capsys, "compare", trace, "--placement", "recorded", "--mode", "ideal")
+    assert code == 0 and "100% of the first wave" in out and "the textbook" in out
+    code, out, _ = run(capsys, "compare", trace, "--json")
+    keys = set(json.loads(out))
+    assert {"blocks", "block_duration_us", "predicted_blocks_per_sm", "recorded_max_blocks_per_sm",
+            "recorded_median_peak_blocks_per_sm", "recorded_makespan_us", "simulated_makespan_us",
+            "recorded_mean_resident", "simulated_mean_resident", "recorded_sms_used",
+            "dispatch_interval_us", "same_sm_first_wave", "same_sm_fraction",
+            "simulated_median_peak_blocks_per_sm", "residency_error"} <= keys
     code, _, err = run(capsys, "compare", str(ROOT / "tests" / "data" / "occupancy_h200.json"))
     assert code == 2 and "not a WarpScope trace" in err
 

@@ -1,10 +1,12 @@
 """How the launch is simulated, and the simulation being shown.
 
-`SimulationOptions` holds the cost model and placement (ids from sim.policies). `SimulationModel`
-follows the launch and the options: it says when a new run is `wanted`, hands out the job that
-makes it (`job()`: a plain function the window runs in a worker thread), and keeps the newest
-finished `SimRun`, dropping stale ones. Everything the views draw comes from the run's
-`sim.timeline.Timeline`.
+`SimulationOptions` holds the cost model, placement, schedule (the GPU's calibrated dispatch model
+or the ideal textbook) and what the warps of a uniform block do (ids from sim.policies).
+`SimulationModel` follows the launch and the options: it says when a new run is `wanted`, hands
+out the job that makes it (`job()`: a plain function the window runs in a worker thread), and
+keeps the newest finished `SimRun`, dropping stale ones. Everything the views draw comes from the
+run's `sim.timeline.Timeline`; the run also holds the other schedule's timeline, so the residency
+curve can show both.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from gui.models.launch import LaunchModel, LaunchState
 from sim.devices import GpuSpec
 from sim.errors import UserError
 from sim.occupancy import Occupancy
-from sim.policies import (COST_MODELS, PLACEMENTS, SIMULATED_PLACEMENTS, CostParams, cost_model_id,
-                          placement_id, schedule_launch)
+from sim.dispatch_profile import WAITS, profile_for
+from sim.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
+                          CostParams, cost_model_id, placement_id, schedule_id, schedule_launch,
+                          wait_id)
 from sim.scheduler import Simulation
 from sim.timeline import Timeline
 
@@ -28,12 +32,15 @@ MAX_SIM_BLOCKS = 150_000  # more: the leading full waves (all alike) are left ou
 
 
 class SimulationOptions:
-    """The cost model and placement, by sim.policies id. Emits `changed(cost, placement)`."""
+    """The cost model, placement, schedule and wait, by sim.policies id. Emits
+    `changed(cost, placement)` when any of them changes (read the rest off the options)."""
 
     changed = Signal(str, str)
 
-    def __init__(self, cost: str = "uniform", placement: str = "sm-order") -> None:
+    def __init__(self, cost: str = "uniform", placement: str = "sm-order",
+                 schedule: str = "calibrated", wait: str = "spin") -> None:
         self._cost, self._placement = cost_model_id(cost), placement_id(placement)
+        self._schedule, self._wait = schedule_id(schedule), wait_id(wait)
 
     @property
     def cost(self) -> str:
@@ -42,6 +49,22 @@ class SimulationOptions:
     @property
     def placement(self) -> str:
         return self._placement
+
+    @property
+    def schedule(self) -> str:
+        return self._schedule
+
+    @property
+    def wait(self) -> str:
+        return self._wait
+
+    @staticmethod
+    def schedules() -> list[tuple[str, str]]:
+        return [(p.id, p.title) for p in SCHEDULES.values()]
+
+    @staticmethod
+    def waits() -> list[tuple[str, str]]:
+        return [(w, WAIT_TITLES[w]) for w in WAITS]
 
     @staticmethod
     def costs() -> list[tuple[str, str]]:
@@ -52,37 +75,58 @@ class SimulationOptions:
     def placements() -> list[tuple[str, str]]:
         return [(pid, PLACEMENTS[pid].title) for pid in SIMULATED_PLACEMENTS]
 
-    def set(self, cost: str | None = None, placement: str | None = None) -> None:
+    def set(self, cost: str | None = None, placement: str | None = None,
+            schedule: str | None = None, wait: str | None = None) -> None:
         """Ids or any spelling sim.policies knows (settings saved as 'memory-bound' still load);
         an unknown name is ignored."""
-        new_cost, new_placement = self._cost, self._placement
+        new = [self._cost, self._placement, self._schedule, self._wait]
         try:
             if cost is not None:
-                new_cost = cost_model_id(cost)
+                new[0] = cost_model_id(cost)
             if placement is not None:
-                new_placement = placement_id(placement, SIMULATED_PLACEMENTS)
+                new[1] = placement_id(placement, SIMULATED_PLACEMENTS)
+            if schedule is not None:
+                new[2] = schedule_id(schedule)
+            if wait is not None:
+                new[3] = wait_id(wait)
         except UserError:
             return
-        if (new_cost, new_placement) != (self._cost, self._placement):
-            self._cost, self._placement = new_cost, new_placement
-            self.changed.emit(new_cost, new_placement)
+        if new != [self._cost, self._placement, self._schedule, self._wait]:
+            self._cost, self._placement, self._schedule, self._wait = new
+            self.changed.emit(new[0], new[1])
+
+    def key(self) -> tuple:
+        return (self._cost, self._placement, self._schedule, self._wait)
 
 
 @dataclass(frozen=True)
 class SimRun:
     """One finished simulation of a launch, as the views draw it."""
 
-    key: tuple  # what it was made for: (inputs, spec, cost, placement)
+    key: tuple  # what it was made for: (inputs, spec, cost, placement, schedule, wait)
     spec: GpuSpec
     occ: Occupancy
     cost: str  # sim.policies id
     placement: str
     simulation: Simulation = field(repr=False)
     elapsed_s: float = 0.0
+    schedule: str = "calibrated"  # sim.policies SCHEDULES id
+    wait: str = "spin"
+    profile_label: str = ""  # the dispatch profile the calibrated schedule used
+    other: Simulation | None = field(default=None, repr=False)  # the other schedule, same launch
 
     @property
     def timeline(self) -> Timeline:
         return self.simulation.timeline
+
+    @property
+    def other_schedule(self) -> str:
+        return "ideal" if self.schedule == "calibrated" else "calibrated"
+
+    @property
+    def schedule_label(self) -> str:
+        """'calibrated on NVIDIA H200, 2026-12-01' or 'ideal (textbook)'."""
+        return self.profile_label if self.schedule == "calibrated" else SCHEDULES["ideal"].title
 
     @property
     def makespan_us(self) -> float:
@@ -100,7 +144,9 @@ class SimRun:
     def summary(self) -> dict:
         tl = self.timeline
         return {
-            "cost_model": self.cost, "placement": self.placement,
+            "cost_model": self.cost, "placement": self.placement, "schedule": self.schedule,
+            "dispatch_profile": self.profile_label if self.schedule == "calibrated" else None,
+            "wait": self.wait if self.cost == "uniform" else None,
             "blocks_in_grid": tl.grid_blocks, "blocks_simulated": tl.n_blocks,
             "identical_full_waves_not_simulated": tl.skipped_waves,
             "makespan_us_simulated_part": round(tl.makespan_us, 4),
@@ -113,20 +159,33 @@ class SimRun:
 
 
 def run_simulation(state: LaunchState, cost: str, placement: str, key: tuple = (),
-                   max_blocks: int = MAX_SIM_BLOCKS) -> SimRun:
+                   max_blocks: int = MAX_SIM_BLOCKS, schedule: str = "calibrated",
+                   wait: str = "spin", other: bool = True) -> SimRun:
     """Simulate the launch (a worker thread may call this) and work out its timeline there, so the
-    GUI thread only draws."""
+    GUI thread only draws. `other`: also simulate the other schedule (for the residency curve)."""
     t0 = time.perf_counter()
     if not state.ok:
         raise UserError(state.message() or "this launch cannot run")
     n = state.inputs.elements
     # a kernel's declared bytes, else the article's vector add (12 bytes per element)
-    params = CostParams(bytes_per_element=state.bytes_moved / n) if state.bytes_moved else CostParams()
-    sim = schedule_launch(state.spec, state.occ, state.blocks, elements=n,
-                          elements_per_block=_elements_per_block(state), cost=cost,
-                          placement=placement, params=params, max_blocks=max_blocks)
+    extra = {"bytes_per_element": state.bytes_moved / n} if state.bytes_moved else {}
+    params = CostParams(wait=wait, **extra)
+    profile = profile_for(state.spec.name)
+
+    def run(mode):
+        return schedule_launch(state.spec, state.occ, state.blocks, elements=n,
+                               elements_per_block=_elements_per_block(state), cost=cost,
+                               placement=placement, params=params, max_blocks=max_blocks,
+                               schedule=mode, profile=profile)
+
+    sim = run(schedule)
     sim.timeline.prepare()
-    return SimRun(key, state.spec, state.occ, cost, placement, sim, time.perf_counter() - t0)
+    alt = None
+    if other:
+        alt = run("ideal" if schedule == "calibrated" else "calibrated")
+        alt.timeline.residency  # noqa: B018 - worked out here, drawn on the GUI thread
+    return SimRun(key, state.spec, state.occ, cost, placement, sim, time.perf_counter() - t0,
+                  schedule, wait, profile.label, alt)
 
 
 def _elements_per_block(state: LaunchState) -> int:
@@ -161,7 +220,7 @@ class SimulationModel:
 
     def key(self) -> tuple:
         st = self.launch.state
-        return (st.inputs, st.spec, self.options.cost, self.options.placement)
+        return (st.inputs, st.spec, *self.options.key())
 
     def is_current(self) -> bool:
         return self._run is not None and self._run.key == self.key()
@@ -172,8 +231,10 @@ class SimulationModel:
         state = self.launch.state
         if not state.ok or self.is_current():
             return None
-        key, cost, placement = self.key(), self.options.cost, self.options.placement
-        return lambda ctx=None: run_simulation(state, cost, placement, key)
+        key, o = self.key(), self.options
+        cost, placement, schedule, wait = o.cost, o.placement, o.schedule, o.wait
+        return lambda ctx=None: run_simulation(state, cost, placement, key, schedule=schedule,
+                                               wait=wait)
 
     def run_now(self) -> SimRun | None:
         """Simulate on this thread (headless export, screenshots, tests)."""

@@ -1,7 +1,9 @@
-"""A recorded block trace laid beside the simulation of the same grid (the Timeline panel).
+"""A recorded block trace laid beside its predictions (the Timeline panel).
 
-Both schedules become `sim.timeline.Timeline`s, so the recorded one is drawn, coloured and
-measured exactly like a simulated one.
+Opening a trace predicts its launch twice — with the GPU's calibrated dispatch model and with the
+ideal textbook schedule (sim.compare.compare_trace: from the launch alone, never from the recorded
+schedule) — and keeps the three schedules as `sim.timeline.Timeline`s, so each is drawn, coloured
+and measured exactly like a simulated launch, with the scores that say how close each prediction is.
 """
 
 from __future__ import annotations
@@ -14,6 +16,23 @@ from sim.devices import GpuSpec, preset_for_device_name
 from sim.errors import UserError
 from sim.timeline import Timeline, timeline_of_trace
 
+MODES = ("calibrated", "ideal")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    mode: str  # "calibrated" or "ideal"
+    comparison: object  # sim.compare.TraceComparison
+    timeline: Timeline
+
+    @property
+    def title(self) -> str:
+        c = self.comparison
+        what = f"calibrated: {c.profile}" if self.mode == "calibrated" else "ideal (textbook)"
+        return (f"{what} · makespan {c.makespan_error:+.0%} · median peak "
+                f"{c.simulated_median_peak_blocks_per_sm:g} (recorded "
+                f"{c.recorded_median_peak_blocks_per_sm:g}) · residency error {c.residency_error:.2f}")
+
 
 @dataclass(frozen=True)
 class TraceComparison:
@@ -21,9 +40,18 @@ class TraceComparison:
     gpu_name: str  # as the trace names it
     spec: GpuSpec  # the preset it was simulated on
     blocks_per_sm: int
-    comparison: object  # sim.compare.TraceComparison
     recorded: Timeline
-    simulated: Timeline
+    predictions: tuple[Prediction, ...]  # calibrated, then ideal
+    notes: tuple[str, ...] = ()
+
+    @property
+    def comparison(self):
+        """The calibrated prediction's comparison (what the caption reports)."""
+        return self.predictions[0].comparison
+
+    @property
+    def simulated(self) -> Timeline:
+        return self.predictions[0].timeline
 
     @property
     def lines(self) -> tuple[str, ...]:
@@ -31,30 +59,32 @@ class TraceComparison:
 
     @property
     def makespan_us(self) -> float:
-        return max(self.recorded.makespan_us, self.simulated.makespan_us)
+        return max(self.recorded.makespan_us, *(p.timeline.makespan_us for p in self.predictions))
 
 
 def compare_trace_file(path: str, fallback: GpuSpec, blocks_per_sm: int | None = None) -> TraceComparison:
-    """Load a trace file (sim.trace format) and simulate the same grid; UserError if unreadable."""
-    from sim.compare import compare_trace, placement_from_trace
+    """Load a trace file (sim.trace format) and predict its launch both ways; UserError if the
+    file cannot be read or does not describe a launch."""
+    from sim.compare import compare_trace, launch_of_trace
     from sim.trace import load_trace
 
     trace = load_trace(path)
     if len(trace.block) == 0:
         raise UserError(f"{path} holds no blocks")
     spec = preset_for_device_name(trace.gpu, trace.meta.get("sm_count")) or fallback
-    predicted = trace.meta.get("predicted")
-    per_sm = blocks_per_sm or (predicted.get("blocks_per_sm") if isinstance(predicted, dict) else None)
+    per_sm = blocks_per_sm
     try:
-        per_sm = int(per_sm or 0)
-    except (TypeError, ValueError):
-        per_sm = 0
-    if not 1 <= per_sm <= spec.max_blocks_per_sm:  # missing or nonsense (100000 wanted 44 GiB)
+        launch = launch_of_trace(trace, spec, per_sm)
+    except UserError:  # no occupancy in the file: the most blocks any SM held
         per_sm = max(1, min(int(trace.max_resident_per_sm().max()), spec.max_blocks_per_sm))
-    comparison, sim = compare_trace(trace, spec, per_sm, placement_from_trace(trace))
-    recorded = timeline_of_trace(trace, per_sm, spec.sm_count).prepare()
-    simulated = sim.timeline.prepare()
-    return TraceComparison(str(path), trace.gpu, spec, per_sm, comparison, recorded, simulated)
+        launch = launch_of_trace(trace, spec, per_sm)
+    predictions = []
+    for mode in MODES:
+        comparison, sim = compare_trace(trace, spec, per_sm, mode=mode)
+        predictions.append(Prediction(mode, comparison, sim.timeline.prepare()))
+    recorded = timeline_of_trace(trace, launch.blocks_per_sm, spec.sm_count).prepare()
+    return TraceComparison(str(path), trace.gpu, spec, launch.blocks_per_sm, recorded,
+                           tuple(predictions), launch.notes)
 
 
 class TraceModel:

@@ -228,8 +228,25 @@ class QtLaunchControls(QWidget):
             self.placement.addItem(title, pid)
         self.placement.setToolTip("Which free SM takes the next block: SM 0, 1, 2… in order, or "
                                   "spread over TPCs and GPCs as recorded on an H200.")
+        self.schedule = QComboBox()
+        for pid, title in options.schedules():
+            self.schedule.addItem(title, pid)
+        self.schedule.setToolTip(
+            "Calibrated: blocks reach the SMs as measured on the GPU (busy warps slow the arrival "
+            "of new blocks: the dispatch model, main.py calibrate). Ideal: the textbook, a block "
+            "starts the moment a slot frees. The residency curve shows the other one dashed.")
+        self.wait = QComboBox()
+        for wid, title in options.waits():
+            self.wait.addItem(title, wid)
+        self.wait.setToolTip("What a uniform block's warps do while resident: busy-spin (on the "
+                             "H200 this holds new blocks back), or wait (sleep, memory): blocks "
+                             "arrive as in the textbook.")
+        self.schedule_note = _note()
         form.addRow("Block cost", self.cost)
+        form.addRow("Warps", self.wait)
         form.addRow("Placement", self.placement)
+        form.addRow("Schedule", self.schedule)
+        form.addRow(self.schedule_note)
         lay.addWidget(box)
         lay.addStretch(1)
         for w in (self.elements, self.smem):  # stepping a million elements by one helps nobody
@@ -239,7 +256,8 @@ class QtLaunchControls(QWidget):
             w.setMinimumWidth(76)
         for w in (self.elements_slider, self.threads_slider, self.regs_slider, self.smem_slider):
             w.setMinimumWidth(40)
-        for w in (self.gpu, self.kernel, self.carveout, self.cost, self.placement):
+        for w in (self.gpu, self.kernel, self.carveout, self.cost, self.placement, self.schedule,
+                  self.wait):
             # a long entry is elided in a narrow dock instead of widening the whole panel
             w.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             w.setMinimumContentsLength(8)
@@ -267,8 +285,8 @@ class QtLaunchControls(QWidget):
             box.valueChanged.connect(self._on_box_changed)
             box.refused.connect(self._on_model_rejected)
         self.carveout.currentIndexChanged.connect(self._on_carveout_selected)
-        self.cost.currentIndexChanged.connect(self._on_options_picked)
-        self.placement.currentIndexChanged.connect(self._on_options_picked)
+        for box in (self.cost, self.placement, self.schedule, self.wait):
+            box.currentIndexChanged.connect(self._on_options_picked)
 
     def sizeHint(self):
         """As tall as the whole form (the dock shows it all when there is room)."""
@@ -353,6 +371,7 @@ class QtLaunchControls(QWidget):
             self._set_box(self.smem, i.smem_per_block)
             self.smem_slider.setValue(i.smem_per_block // 1024)
             self._populate_carveout(state)
+            self._show_schedule_note(state)
             triton = i.block_size is not None
             self.block_size.setVisible(triton)
             self.block_size_label.setVisible(triton)
@@ -397,7 +416,20 @@ class QtLaunchControls(QWidget):
         self._syncing = True
         self.cost.setCurrentIndex(max(0, self.cost.findData(cost)))
         self.placement.setCurrentIndex(max(0, self.placement.findData(placement)))
+        self.schedule.setCurrentIndex(max(0, self.schedule.findData(self.options.schedule)))
+        self.wait.setCurrentIndex(max(0, self.wait.findData(self.options.wait)))
+        self.wait.setEnabled(cost == "uniform")
         self._syncing = False
+        self._show_schedule_note(self.model.state)
+
+    def _show_schedule_note(self, state: LaunchState) -> None:
+        """Whose dispatch model the calibrated schedule uses: measured, or assumed."""
+        from sim.dispatch_profile import profile_for
+
+        if self.options.schedule != "calibrated":
+            self.schedule_note.setText("Textbook: a block starts the moment a slot frees.")
+            return
+        self.schedule_note.setText(f"Dispatch model {profile_for(state.spec.name).label}.")
 
     # -- controls -> models -----------------------------------------------------------------------
     def _push(self, **changes) -> None:
@@ -450,4 +482,5 @@ class QtLaunchControls(QWidget):
 
     def _on_options_picked(self, _index: int) -> None:
         if not self._syncing:
-            self.options.set(self.cost.currentData(), self.placement.currentData())
+            self.options.set(self.cost.currentData(), self.placement.currentData(),
+                             self.schedule.currentData(), self.wait.currentData())

@@ -1,4 +1,7 @@
-"""QtPlayback: play / pause / step / speed and a time scrubber over the residency curve."""
+"""QtPlayback: play / pause / step / speed and a time scrubber over the residency curve.
+
+The curve is the schedule being shown (filled); the same launch under the other schedule —
+ideal beside calibrated, or the other way round — is the dashed line over it."""
 
 from __future__ import annotations
 
@@ -41,8 +44,9 @@ class QtPlayback(QWidget):
         pi.hideAxis("bottom")
         pi.getAxis("left").setWidth(48)
         self.curve_plot.setToolTip(
-            "Resident warps on the whole GPU over time; the dotted line is "
-            "all the warps this launch can keep resident; red = the tail."
+            "Resident warps on the whole GPU over time (filled: the schedule shown); the dashed "
+            "line is the same launch under the other schedule (ideal or calibrated); the dotted "
+            "line is all the warps this launch can keep resident; red = the tail."
         )
         self.curve = pi.plot(
             [0, 1],
@@ -52,6 +56,11 @@ class QtPlayback(QWidget):
             fillLevel=0,
             brush=pg.mkBrush(108, 201, 135, 50),
         )
+        self.other_curve = pi.plot([0, 1], [0], stepMode="center",
+                                   pen=pg.mkPen(style.ACCENT2, width=1.2, style=Qt.PenStyle.DashLine))
+        self.legend = pg.TextItem("", color=style.MUTED, anchor=(1, 0))
+        self.legend.setZValue(30)
+        pi.addItem(self.legend, ignoreBounds=True)
         self.full_line = pg.InfiniteLine(
             angle=0, pen=pg.mkPen(style.MUTED, style=Qt.PenStyle.DotLine)
         )
@@ -121,6 +130,8 @@ class QtPlayback(QWidget):
     def _on_run_changed(self, run: SimRun | None, _message: str = "") -> None:
         self.tail_region.setVisible(run is not None)
         self.full_line.setVisible(run is not None)
+        self.other_curve.setVisible(run is not None and run.other is not None)
+        self.legend.setVisible(run is not None)
         if run is None:  # nothing can be scheduled: an empty curve on plain axes, no tail
             self.curve.setData([0, 1], [0])
             self.curve_plot.getPlotItem().setXRange(0, 1, padding=0)
@@ -129,10 +140,21 @@ class QtPlayback(QWidget):
         tl = run.timeline
         times, blocks = tl.residency
         self.curve.setData(np.append(times, tl.makespan_us), blocks * run.occ.warps_per_block)
+        end = tl.makespan_us
+        if run.other is not None:
+            other = run.other.timeline
+            o_times, o_blocks = other.residency
+            self.other_curve.setData(np.append(o_times, other.makespan_us),
+                                     o_blocks * run.occ.warps_per_block)
+            end = max(end, other.makespan_us)
+        shown = "calibrated" if run.schedule == "calibrated" else "ideal"
+        self.legend.setText(f"filled: {shown} · dashed: {run.other_schedule}"
+                            if run.other is not None else f"{shown} schedule")
+        self.legend.setPos(end, run.full_warps * 1.1)
         self.full_line.setPos(run.full_warps)
         self.tail_region.setRegion((tl.tail_start_us, tl.makespan_us))
         pi = self.curve_plot.getPlotItem()
-        pi.setXRange(0, tl.makespan_us, padding=0)
+        pi.setXRange(0, end, padding=0)
         pi.setYRange(0, run.full_warps * 1.1, padding=0)
         # as wide as the longest time this run shows, so the row does not jitter while playing
         end = f"{tl.makespan_us:,.2f}"
@@ -182,10 +204,16 @@ class QtPlayback(QWidget):
         run = self.simulation.run
         if run is None:
             return []
-        times, blocks = run.timeline.residency
-        rows = [[round(float(t), 4), int(b) * run.occ.warps_per_block] for t, b in zip(times, blocks)]
+        rows = []
+        for schedule, sim in ((run.schedule, run.simulation), (run.other_schedule, run.other)):
+            if sim is None:
+                continue
+            times, blocks = sim.timeline.residency
+            rows += [[schedule, round(float(t), 4), int(b) * run.occ.warps_per_block]
+                     for t, b in zip(times, blocks)]
         return [
             ExportItem(
-                "residency", self.curve_plot.getPlotItem(), ["time_us", "resident_warps"], rows
+                "residency", self.curve_plot.getPlotItem(),
+                ["schedule", "time_us", "resident_warps"], rows
             )
         ]

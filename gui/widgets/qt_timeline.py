@@ -1,4 +1,5 @@
-"""QtTimeline: a per-SM Gantt chart of the simulated launch (and of a recorded trace beside it).
+"""QtTimeline: a per-SM Gantt chart of the simulated launch (and of a recorded trace beside its
+calibrated and ideal predictions).
 
 One image row per block slot (SM x slot), time across; each block is a bar coloured by its wave.
 Wave starts are dashed lines, the tail (sim.timeline's one definition) is shaded, and a cursor
@@ -19,7 +20,7 @@ from gui import style
 from gui.models.playback import PlaybackModel
 from gui.models.simulation import SimRun, SimulationModel
 from gui.models.trace import TraceModel
-from sim.policies import COST_MODELS, PLACEMENTS
+from sim.policies import COST_MODELS, PLACEMENTS, WAIT_TITLES
 from sim.timeline import Timeline
 
 MAX_WAVE_LINES = 40
@@ -144,6 +145,8 @@ class QtTimeline(QWidget):
         self.trace_plot.hide()
         lay.addWidget(self.trace_plot, 1)
         self.plot = _Gantt()
+        self.ideal_plot = _Gantt()  # a trace's ideal prediction, under the calibrated one
+        self.ideal_plot.hide()
         pi = self.plot.getPlotItem()
         pi.setLabel("bottom", "time since launch (µs)")
         self.image = self.plot.image
@@ -158,6 +161,7 @@ class QtTimeline(QWidget):
         pi.addItem(self.cursor)
         self._wave_lines: list[pg.InfiniteLine] = []
         lay.addWidget(self.plot, 1)
+        lay.addWidget(self.ideal_plot, 1)
 
         self.open_trace_button.clicked.connect(self._on_open_trace_clicked)
         self.close_trace_button.clicked.connect(traces.close)
@@ -186,7 +190,8 @@ class QtTimeline(QWidget):
         self._wave_lines = []
         self.tail.setVisible(run is not None)
         self.cursor.setVisible(run is not None)
-        self.plot.getPlotItem().setTitle(None)
+        pi.setTitle(None)
+        pi.showAxis("bottom")
         self.plot.show_timeline(None if run is None else run.timeline)
         if run is None:
             self.caption.setText("No schedule: this launch cannot run (see Occupancy).")
@@ -211,11 +216,14 @@ class QtTimeline(QWidget):
         skipped = (f" · {tl.skipped_waves:,} identical full waves before this part are not drawn"
                    if tl.skipped_waves else "")
         of = "of the simulated part" if tl.skipped_waves else "of the time"
+        cost = COST_MODELS[run.cost].title
+        if run.cost == "uniform":
+            cost += f" ({WAIT_TITLES[run.wait]} warps)"
         return (f"{tl.n_blocks:,} blocks on {tl.sm_count} SMs × {tl.lanes} slots · "
                 f"{tl.waves + tl.skipped_waves:,} waves (colours; dashed: wave starts) · makespan "
                 f"{tl.makespan_us:,.1f} µs · tail {tl.tail_fraction:.0%} {of} (red, from "
-                f"{tl.tail_start_us:,.1f} µs) · {COST_MODELS[run.cost].title}, "
-                f"{PLACEMENTS[run.placement].title}{skipped}")
+                f"{tl.tail_start_us:,.1f} µs) · {cost}, {PLACEMENTS[run.placement].title} · "
+                f"schedule: {run.schedule_label}{skipped}")
 
     def _on_time(self, t_us: float) -> None:
         if not self.cursor.moving:
@@ -246,11 +254,13 @@ class QtTimeline(QWidget):
             self.trace_requested.emit(path)
 
     def _on_trace_changed(self, view) -> None:
-        """Recorded (top) and simulated with the same grid, block time and SM order (bottom)."""
+        """Recorded (top), then its launch predicted by the calibrated dispatch model and by the
+        ideal textbook schedule, each titled with its scores."""
         if view is None:
             self.caption.setToolTip("")
-            self.trace_plot.hide()
-            self.trace_plot.setXLink(None)
+            for gantt in (self.trace_plot, self.ideal_plot):
+                gantt.hide()
+                gantt.setXLink(None)
             self.close_trace_button.hide()
             self.open_trace_button.show()
             self._on_run_changed(self.run)
@@ -261,25 +271,34 @@ class QtTimeline(QWidget):
         self.tail.hide()
         self.cursor.hide()
         span = view.makespan_us
-        for gantt, tl, title in (
-            (self.trace_plot, view.recorded, f"recorded on {view.gpu_name}"),
-            (self.plot, view.simulated, f"simulated ({view.spec.name}, recorded SM order, "
-                                        f"{view.blocks_per_sm} blocks/SM)"),
-        ):
+        calibrated, ideal = view.predictions
+        charts = ((self.trace_plot, view.recorded, f"recorded on {view.gpu_name} "
+                                                   f"({view.blocks_per_sm} blocks/SM allowed)"),
+                  (self.plot, calibrated.timeline, calibrated.title),
+                  (self.ideal_plot, ideal.timeline, ideal.title))
+        for gantt, tl, title in charts:
             gantt.show_timeline(tl, span)
             pi = gantt.getPlotItem()
             pi.setTitle(f"<span style='color:{style.FG};font-size:9pt'>{title}</span>")
-            pi.setLabel("bottom", "time since the first block started (µs)")
-        self.trace_plot.getPlotItem().hideAxis("bottom")
-        self.trace_plot.setXLink(self.plot)
-        self.trace_plot.show()
+            pi.hideAxis("bottom")
+        last = self.ideal_plot.getPlotItem()
+        last.showAxis("bottom")
+        last.setLabel("bottom", "time since the first block started (µs)")
+        self.plot.getPlotItem().hideAxis("bottom")
+        for gantt in (self.trace_plot, self.ideal_plot):
+            gantt.setXLink(self.plot)
+            gantt.show()
         self.open_trace_button.hide()
         self.close_trace_button.show()
-        # the two numbers the comparison is about; every line of it in the tooltip
-        self.caption.setText(" · ".join(view.lines[1:3]))
-        self.caption.setToolTip("\n".join(view.lines) + "\n\nTop: recorded with %smid and "
-                                "%globaltimer. Bottom: the same grid simulated with the median "
-                                "block time and the SMs the hardware used.")
+        c = view.comparison
+        self.caption.setText(
+            f"{c.blocks:,} blocks of {c.block_duration_us:,.1f} µs · makespan recorded "
+            f"{c.recorded_makespan_us:,.1f} µs, calibrated {c.simulated_makespan_us:,.1f}, ideal "
+            f"{ideal.comparison.simulated_makespan_us:,.1f} · predicted from the launch alone")
+        self.caption.setToolTip("\n".join(view.lines + tuple(f"note: {n}" for n in view.notes))
+                                + "\n\nTop: recorded with %smid and %globaltimer. Middle: the "
+                                "same launch (grid, warps, median block time, occupancy) predicted "
+                                "by the GPU's dispatch model. Bottom: the textbook schedule.")
 
     # -- export ------------------------------------------------------------------------------------
     def export_items(self):
@@ -288,8 +307,9 @@ class QtTimeline(QWidget):
         items = []
         view = self.traces.comparison
         if view is not None:
-            items.append(ExportItem("trace_recorded_vs_simulated", self.trace_plot.getPlotItem(),
-                                    ["comparison"], [[line] for line in view.lines]))
+            rows = [[p.mode, line] for p in view.predictions for line in p.comparison.lines()]
+            items.append(ExportItem("trace_recorded_vs_predicted", self.trace_plot.getPlotItem(),
+                                    ["schedule", "comparison"], rows))
         run = self.run
         if run is None:
             return items

@@ -100,7 +100,7 @@ def win(qapp):
     def reset(gpu="L40S", elements=1_000_000, threads=256, regs=0, smem=0):
         w.playback.set_playing(False)
         w.traces.close()
-        w.options.set("uniform", "sm-order")
+        w.options.set("uniform", "sm-order", "ideal", "spin")  # the textbook, unless a test asks
         w.model.update(**_inputs(gpu, elements, threads, regs, smem).to_dict())
         w.controls.snap.setChecked(True)
         w.resize(1400, 900)
@@ -111,7 +111,7 @@ def win(qapp):
     w.hide()
 
 
-def wait_sim(qtbot, win, timeout=5000):
+def wait_sim(qtbot, win, timeout=15000):
     """Wait until the window's simulation matches its current inputs."""
     qtbot.waitUntil(win.simulation.is_current, timeout=timeout)
     return win.simulation.run

@@ -164,16 +164,48 @@ def test_recorded_trace_beside_simulation(qtbot, win, tmp_path):
     tv = w.timeline.trace_view
     assert tv.blocks_per_sm == 4 and tv.spec.name == "H200"
     assert tv.comparison.recorded_max_blocks_per_sm == 2 and tv.recorded.lanes == 4
+    assert [p.mode for p in tv.predictions] == ["calibrated", "ideal"]
     assert w.timeline.trace_plot.isVisibleTo(w.timeline)
-    assert "predicted 4, recorded peak 2" in w.timeline.caption.text()
-    assert [i.name for i in w.timeline.export_items()][0] == "trace_recorded_vs_simulated"
+    assert w.timeline.ideal_plot.isVisibleTo(w.timeline)
+    caption = w.timeline.caption.text()
+    assert "makespan recorded" in caption and "calibrated" in caption and "ideal" in caption
+    titles = [g.getPlotItem().titleLabel.text for g in (w.timeline.plot, w.timeline.ideal_plot)]
+    assert "calibrated on NVIDIA H200" in titles[0] and "residency error" in titles[0]
+    assert "ideal (textbook)" in titles[1]
+    assert [i.name for i in w.timeline.export_items()][0] == "trace_recorded_vs_predicted"
     # a new launch does not throw the comparison away; leaving it shows the launch again
     w.controls.threads.setValue(512)
     wait_sim(qtbot, w)
     assert w.timeline.trace_view is tv
     w.timeline.close_trace_button.click()
     assert w.timeline.trace_view is None and not w.timeline.trace_plot.isVisibleTo(w.timeline)
+    assert not w.timeline.ideal_plot.isVisibleTo(w.timeline)
     assert "blocks on 132 SMs" in w.timeline.caption.text()
+
+
+def test_schedule_switch_and_the_residency_curve_shows_both(qtbot, win):
+    """Ideal vs calibrated: the controls switch the schedule, the curve draws the other dashed,
+    and the note says whose dispatch model it is."""
+    w = win("H200", 4646 * 128, 128)
+    c = w.controls
+    c.schedule.setCurrentIndex(c.schedule.findData("calibrated"))
+    assert w.options.schedule == "calibrated"
+    run = wait_sim(qtbot, w)
+    assert run.schedule == "calibrated" and run.other is not None
+    assert "calibrated on NVIDIA H200" in c.schedule_note.text()
+    assert "schedule: calibrated on NVIDIA H200" in w.timeline.caption.text()
+    pb = w.playback_view
+    assert pb.other_curve.isVisible() and "dashed: ideal" in pb.legend.toPlainText()
+    x, y = pb.other_curve.getData()
+    assert x[-1] == run.other.timeline.makespan_us < run.timeline.makespan_us
+    c.wait.setCurrentIndex(c.wait.findData("sleep"))
+    assert w.options.wait == "sleep"
+    asleep = wait_sim(qtbot, w)
+    assert asleep.timeline.makespan_us < run.timeline.makespan_us
+    c.cost.setCurrentIndex(c.cost.findData("memory"))
+    assert not c.wait.isEnabled()  # what warps do is a uniform block's property
+    c.schedule.setCurrentIndex(c.schedule.findData("ideal"))
+    assert "Textbook" in c.schedule_note.text()
 
 
 def test_broken_trace_file_gets_a_message(win, tmp_path):

@@ -30,16 +30,22 @@ def _models(**inputs):
 def test_options_take_ids_and_old_spellings():
     options = SimulationOptions("memory-bound", "tpc")
     assert (options.cost, options.placement) == ("memory", "tpc-spread")
+    assert (options.schedule, options.wait) == ("calibrated", "spin")
     changed = Recorder(options.changed)
     options.set(placement="SM order")
     options.set(cost="quantum", placement="recorded")  # unknown / trace-only: ignored
-    assert changed.calls == [("memory", "sm-order")]
+    options.set(schedule="textbook", wait="sleep")
+    options.set(schedule="perfect")  # unknown: ignored
+    assert changed.calls == [("memory", "sm-order"), ("memory", "sm-order")]
+    assert (options.schedule, options.wait) == ("ideal", "sleep")
     assert [pid for pid, _ in options.placements()] == ["sm-order", "tpc-spread"]
     assert dict(options.costs())["memory"] == "memory-bound"
+    assert [s for s, _ in options.schedules()] == ["calibrated", "ideal"]
 
 
 def test_a_run_follows_the_launch_and_stale_runs_are_dropped():
     launch, options, sim, _ = _models(gpu="L40S", elements=1_000_000, threads_per_block=256)
+    options.set(schedule="ideal")  # the article's textbook numbers
     wanted, changed = Recorder(sim.wanted), Recorder(sim.changed)
     job = sim.job()
     run = job()
@@ -50,6 +56,24 @@ def test_a_run_follows_the_launch_and_stale_runs_are_dropped():
     assert sim.job() is None  # current
     options.set(cost="memory")
     assert len(wanted.calls) == 2 and sim.job() is not None
+
+
+def test_a_run_holds_both_schedules():
+    """The calibrated schedule is the one shown; the ideal one rides along for the residency curve
+    (and the other way round). An L40S has no measured profile: the label says it is assumed."""
+    launch, options, sim, _ = _models(gpu="L40S", elements=1_000_000, threads_per_block=128)
+    run = sim.run_now()
+    assert run.schedule == "calibrated" and run.other_schedule == "ideal"
+    assert run.schedule_label == "assumed from NVIDIA H200 (not measured on this GPU)"
+    assert run.other.timeline.makespan_us < run.timeline.makespan_us  # busy warps: slower
+    assert run.summary()["dispatch_profile"] == run.schedule_label
+    options.set(schedule="ideal")
+    ideal = sim.run_now()
+    assert ideal.timeline.makespan_us == run.other.timeline.makespan_us
+    assert ideal.other.timeline.makespan_us == run.timeline.makespan_us
+    options.set(schedule="calibrated", wait="sleep")  # waiting warps: close to the textbook
+    asleep = sim.run_now()
+    assert asleep.timeline.makespan_us < 1.05 * ideal.timeline.makespan_us
 
 
 def test_a_launch_that_cannot_run_clears_the_run_with_its_reason():

@@ -1,0 +1,78 @@
+"""How well sim/predict.py's bandwidth prediction agrees with the H200, on the points it was not
+fitted to.
+
+The memory model's constants were fitted to `add_numba_naive` at 2^26 elements over 32..1024
+threads per block (benchmarks/RESULTS.md); every other GPU-timed row of
+benchmarks/gpu_blocks_h200.json (block-size sweep) and benchmarks/gpu_bench_h200.json (size sweep)
+that has an occupancy is a check. Prints each kernel's ratios, the misses (more than 10% off) and
+the share within 10%. No GPU needed:
+
+    python3 benchmarks/predict_check.py [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from sim.devices import preset  # noqa: E402
+from sim.predict import predict_bandwidth  # noqa: E402
+
+FILES = ("gpu_blocks_h200.json", "gpu_bench_h200.json")
+
+
+def fitted(m) -> bool:
+    return m["kernel"] == "add_numba_naive" and m["elements"] == 2**26 \
+        and m.get("_file") == "gpu_blocks_h200.json"
+
+
+def rows():
+    for name in FILES:
+        data = json.loads((ROOT / "benchmarks" / name).read_text())
+        for m in data["measurements"]:
+            if m.get("blocks_per_sm") and m["is_gpu_timing"]:
+                yield {**m, "_file": name, "_ceiling": data["copy_ceiling_gbps"]}
+
+
+def check() -> dict:
+    gpu = preset("H200")
+    out = []
+    for m in rows():
+        if fitted(m):
+            continue
+        p = predict_bandwidth(gpu, m["grid_blocks"], m["blocks_per_sm"], m["bytes_moved"],
+                              m["_ceiling"])
+        out.append({"file": m["_file"], "kernel": m["kernel"], "elements": m["elements"],
+                    "block_size": m.get("block_size"), "measured_gbps": m["bandwidth_gbps"],
+                    "predicted_gbps": round(p.bandwidth_gbps, 1),
+                    "ratio": round(p.bandwidth_gbps / m["bandwidth_gbps"], 4)})
+    within = [r for r in out if abs(r["ratio"] - 1) <= 0.10]
+    return {"points": len(out), "within_10pct": len(within),
+            "share_within_10pct": round(len(within) / len(out), 4),
+            "misses": [r for r in out if abs(r["ratio"] - 1) > 0.10], "rows": out}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    result = check()
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return 0
+    for r in result["misses"]:
+        print(f"miss  {r['kernel']:<22} n={r['elements']:>11,} block={r['block_size']!s:>6} "
+              f"measured {r['measured_gbps']:7.0f} predicted {r['predicted_gbps']:7.0f} GB/s "
+              f"(x{r['ratio']:.2f})")
+    print(f"{result['within_10pct']} of {result['points']} held-out H200 points within 10% "
+          f"({result['share_within_10pct']:.1%})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
