@@ -99,8 +99,11 @@ def calibrate(out: str | None = None, *, record: Callable | None = None, gpu=Non
     profile = DispatchProfile(gpu.name, True, date, source, params)
     save_profile(path, profile)
     if keep:
+        from pathlib import Path
+
         from sim.trace_bundle import write_bundle
 
+        Path(keep).mkdir(parents=True, exist_ok=True)
         write_bundle(keep, [(n, "calibrate", t, {}) for n, t in traces.items()],
                      [{"name": n, "family": "calibrate", "error": e} for n, e in failed],
                      {"command": command, "gpu": gpu.name, "date": date})

@@ -28,7 +28,10 @@ class Prediction:
     @property
     def title(self) -> str:
         c = self.comparison
-        what = f"calibrated: {c.profile}" if self.mode == "calibrated" else "ideal (textbook)"
+        if self.mode == "ideal":
+            what = "ideal (textbook)"
+        else:  # "calibrated on NVIDIA H200, ..." or "assumed from ...": say it is the model's
+            what = c.profile if c.profile.startswith("calibrated") else f"calibrated schedule, {c.profile}"
         return (f"{what} · makespan {c.makespan_error:+.0%} · median peak "
                 f"{c.simulated_median_peak_blocks_per_sm:g} (recorded "
                 f"{c.recorded_median_peak_blocks_per_sm:g}) · residency error {c.residency_error:.2f}")

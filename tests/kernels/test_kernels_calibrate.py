@@ -1,0 +1,86 @@
+"""`main.py calibrate` without a GPU: the recorder is replaced by traces recorded on the H200, so
+the fit and the write path (profile into the user's config folder, found by every front end) run
+for real."""
+
+import datetime
+from pathlib import Path
+
+import pytest
+from kernels_env import HAS_GPU
+
+from kernels import calibrate as cal
+from kernels import cli
+from sim.devices import preset
+from sim.dispatch_profile import load_profile, profile_for
+from sim.errors import UserError
+from sim.trace_bundle import load_bundle
+
+DATA = Path(__file__).parents[1] / "data" / "dispatch_h200"
+FAMILY = tuple(("spin", w, us, waves) for w in (4, 16) for us in (20.0, 100.0)
+               for waves in (1.0, 2.2)) + (("sleep", 4, 20.0, 3.3), ("spin", 4, 7.0, 1.0))
+
+
+class FakeRecorder:
+    """kernels.trace.record_trace's signature; answers from the recorded bundle."""
+
+    def __init__(self):
+        self.traces, self.calls = load_bundle(DATA), []
+
+    def __call__(self, grid, num_warps, spin_us, command, *, wait, waves):
+        self.calls.append((wait, num_warps, spin_us, waves, command))
+        name = f"{'A' if wait == 'spin' else 'B'}-{wait}-w{num_warps}-{spin_us:g}us-{waves:g}w"
+        if name not in self.traces:
+            raise RuntimeError(f"the device hiccuped on {name}")  # one failure: noted, skipped
+        return self.traces[name]
+
+
+@pytest.fixture
+def config(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    return tmp_path / "cfg" / "warpscope" / "dispatch"
+
+
+def test_calibrate_records_fits_and_writes_the_users_profile(config, tmp_path):
+    record = FakeRecorder()
+    said = []
+    result = cal.calibrate(record=record, gpu=preset("H200"), family=FAMILY, fit_s=5.0,
+                           keep=str(tmp_path / "kept"), command="warpscope calibrate",
+                           say=said.append)
+    assert result.path == str(config / "H200.json")
+    assert [c[:4] for c in record.calls] == list(FAMILY)
+    assert "--wait spin --warps 4 --spin-us 20 --waves 1" in record.calls[0][4]
+    assert result.failed == [("spin-w4-7us-1w", "RuntimeError: the device hiccuped on A-spin-w4-7us-1w")]
+    today = datetime.date.today().isoformat()
+    profile = profile_for("NVIDIA H200")  # what the app and every command now use
+    assert profile == load_profile(result.path) == result.profile
+    assert profile.label == f"calibrated on H200, {today}"
+    assert "warpscope calibrate: 9 traces recorded on H200" in profile.source
+    assert len(result.scores) == 9 and any("fitting on 9 traces" in s for s in said)
+    assert sorted(load_bundle(tmp_path / "kept")) == sorted(result.traces)
+
+
+def test_too_few_traces_is_one_line(config):
+    with pytest.raises(UserError, match="too few to fit"):
+        cal.calibrate(record=FakeRecorder(), gpu=preset("H200"), family=FAMILY[:3], fit_s=1.0,
+                      say=lambda _m: None)
+    assert not (config / "H200.json").exists()
+
+
+def test_the_command_checks_its_arguments_before_the_gpu(tmp_path):
+    parser = cli.argparse.ArgumentParser()
+    cli.register(parser.add_subparsers(dest="command", required=True))
+    for argv, words in ((["calibrate", "--out", str(tmp_path / "p.txt")], "must end in .json"),
+                        (["calibrate", "--fit-seconds", "0"], "must be positive"),
+                        (["calibrate", "--out", "/proc/nope/p.json"], "cannot write")):
+        args = parser.parse_args(argv)
+        with pytest.raises(UserError, match=words):
+            args.handler(args)
+
+
+@pytest.mark.skipif(HAS_GPU, reason="on a GPU this would calibrate it")
+def test_without_a_gpu_it_says_so(config):
+    parser = cli.argparse.ArgumentParser()
+    cli.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["calibrate"])
+    with pytest.raises(UserError, match="needs a GPU"):
+        args.handler(args)
