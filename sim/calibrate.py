@@ -78,6 +78,7 @@ def case_loss(s: ScheduleScore) -> float:
 
 
 _POOL_CASES: list = []  # the cases a worker process scores (inherited when it forks)
+_POOL_SIZE = [1]
 
 
 def _losses(job):
@@ -93,7 +94,7 @@ def mean_loss(cases, params: DispatchParams, seeds=(0,), pool=None) -> float:
         return float(np.mean([case_loss(c.score(params, seed)) for c in cases for seed in seeds]))
     index = {id(c): i for i, c in enumerate(_POOL_CASES)}
     ids = [index[id(c)] for c in cases]
-    chunks = [ids[k::pool._processes] for k in range(pool._processes)]
+    chunks = [ids[k::_POOL_SIZE[0]] for k in range(_POOL_SIZE[0])]
     jobs = [(params, seed, chunk) for seed in seeds for chunk in chunks if chunk]
     return float(np.mean([x for part in pool.map(_losses, jobs) for x in part]))
 
@@ -107,6 +108,7 @@ def worker_pool(cases, processes: int | None = None):
     if n < 2 or "fork" not in mp.get_all_start_methods():
         return None
     _POOL_CASES[:] = list(cases)
+    _POOL_SIZE[0] = n
     return mp.get_context("fork").Pool(n)
 
 

@@ -223,18 +223,29 @@ class _Lockstep:
                 self._record_exits(E, t)
                 self.nwait += ended
                 self.count += ended
+            # the three ways blocks start: a visit, a trickle, the burst (after exits only: without
+            # them every SM is as full as the burst allows since its last step)
             at_tick = active & (t == t_tick)
-            self.next_tick[at_tick] += p.tick_us
-            quiet = self.last_activity <= t - p.tick_us + 1e-9
-            single = (self.rng.random(S) < p.tick_single_p) & (self.busy < self.single_cap)
-            n1 = np.where(at_tick, np.where(quiet, self.nwait, np.minimum(self.nwait, single)), 0)
+            single = self.rng.random(S) < p.tick_single_p  # drawn every step: repeatable runs
+            n = np.zeros(S, dtype=np.int64)
+            if at_tick.any():
+                self.next_tick[at_tick] += p.tick_us
+                quiet = self.last_activity <= t - p.tick_us + 1e-9
+                single &= self.busy < self.single_cap
+                n = np.where(at_tick, np.where(quiet, self.nwait, np.minimum(self.nwait, single)), 0)
+            n1 = n
             at_trickle = active & (t == self.trickle_at)
-            self.trickle_at[at_trickle] = INF
-            busy1 = self.busy + self.w * n1
-            n2 = (at_trickle & (busy1 < self.C) & (self.nwait > n1)).astype(np.int64)
-            busy2 = busy1 + self.w * n2
-            n3 = np.where(active, self._burst(busy2, self.nrun + n1 + n2, self.nwait - n1 - n2), 0)
-            self._start(n1 + n2 + n3, (n2 + n3) > 0)
+            if at_trickle.any():
+                self.trickle_at[at_trickle] = INF
+                n2 = (at_trickle & (self.busy + self.w * n1 < self.C)
+                      & (self.nwait > n1)).astype(np.int64)
+                n = n1 + n2
+            if ended.any():
+                n3 = np.where(active, self._burst(self.busy + self.w * n, self.nrun + n,
+                                                  self.nwait - n), 0)
+                self._start(n + n3, (n - n1 + n3) > 0)
+            else:
+                self._start(n, (n - n1) > 0)
             self._draw_trickles(active)
             steps += 1
             if steps % 16 == 0 and self.count.sum() >= self.n_blocks:
