@@ -78,12 +78,56 @@ def run_fold(fold: str) -> dict:
     return out
 
 
+FAMILIES = {"A": "A busy spin", "B": "B sleep", "C": "C memory", "D": "D held registers",
+            "F": "F CUDA C / Triton binary", "G": "G repeats"}
+
+
+def tables(report: dict, profile_path: str) -> str:
+    """The markdown tables docs/DISPATCH.md and benchmarks/RESULTS.md quote."""
+    from sim.dispatch_profile import load_profile
+
+    p = load_profile(profile_path).params
+    lines = ["| number | H200 | | number | H200 |", "|---|---:|---|---|---:|"]
+    items = [(k, v) for k, v in p.to_json().items() if k != "trickle"]
+    half = (len(items) + 1) // 2
+    for (k1, v1), right in zip(items[:half], items[half:] + [("", "")]):
+        lines.append(f"| `{k1}` | {v1:g} | | {'`' + right[0] + '`' if right[0] else ''} | "
+                     f"{right[1] if right[1] == '' else format(right[1], 'g')} |")
+    lines += ["", "| warps per block | trickle probability | median wait (µs) |", "|---:|---:|---:|"]
+    lines += [f"| {w} | {pr:g} | {m:g} |" for w, (pr, m) in sorted(p.trickle.items())]
+    lines += ["", "| fit | checked on | traces | makespan ≤ 10% | median peak ± 1 | residency error "
+              "≤ 0.15 | all three | median residency error |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for fold, label in (("a", "A at 2, 10, 50, 200 µs"), ("b", "A at 5, 20, 100 µs"),
+                        ("all", "A and B (the profile)")):
+        f = report["folds"].get(fold)
+        if f is None:
+            continue
+        by_family: dict = {}
+        for name, s in f["test_scores"].items():
+            by_family.setdefault(name[0], []).append(s)
+        for fam, rows in sorted(by_family.items()):
+            n = len(rows)
+            lines.append(
+                f"| {label} | {FAMILIES.get(fam, fam)} | {n} | "
+                f"{sum(abs(r['makespan_error']) <= 0.10 for r in rows)} | "
+                f"{sum(abs(r['simulated_median_peak'] - r['recorded_median_peak']) <= 1 for r in rows)}"
+                f" | {sum(r['residency_error'] <= 0.15 for r in rows)} | "
+                f"{sum(r['within'] for r in rows)} | "
+                f"{sorted(r['residency_error'] for r in rows)[n // 2]:.3f} |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=str(ROOT / "resources" / "dispatch" / "H200.json"))
     parser.add_argument("--report", default=str(ROOT / "benchmarks" / "dispatch_fit_h200.json"))
     parser.add_argument("--folds", default="a,b,all")
+    parser.add_argument("--tables", action="store_true",
+                        help="print the markdown tables of an existing report and profile; fit nothing")
     args = parser.parse_args()
+    if args.tables:
+        print(tables(json.loads(Path(args.report).read_text()), args.out))
+        return 0
     folds = args.folds.split(",")
     with mp.get_context("fork").Pool(len(folds)) as pool:
         results = pool.map(run_fold, folds)

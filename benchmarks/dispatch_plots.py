@@ -239,6 +239,8 @@ def plot_accuracy(pg) -> None:
     for y in (0.9, 1.1):
         p.addLine(y=y, pen=pg.mkPen("#8b93a3", style=DASH))
     p.setLogMode(x=True)
+    p.getAxis("bottom").setTicks([[(np.log10(v), f"{v:g}") for v in
+                                   (2, 5, 10, 20, 50, 100, 200, 500, 1000)]])
     p.setLabel("bottom", "recorded makespan (us)")
     p.setLabel("left", "simulated / recorded")
     _save(win, "accuracy.png")

@@ -43,7 +43,7 @@ def config(tmp_path, monkeypatch):
 def test_calibrate_records_fits_and_writes_the_users_profile(config, tmp_path):
     record = FakeRecorder()
     said = []
-    result = cal.calibrate(record=record, gpu=preset("H200"), family=FAMILY, fit_s=5.0,
+    result = cal.calibrate(record=record, gpu=preset("H200"), family=FAMILY, fit_s=1.0,
                            keep=str(tmp_path / "kept"), command="warpscope calibrate",
                            say=said.append)
     assert result.path == str(config / "H200.json")
