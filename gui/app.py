@@ -8,6 +8,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from gui.platform_check import require_qt_libraries
 from sim.errors import UserError
 
 _T0 = time.perf_counter()
@@ -17,6 +18,7 @@ def ensure_platform(headless: bool) -> None:
     """Headless work (export, screenshots without a display) uses Qt's offscreen platform."""
     if headless and not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    require_qt_libraries()  # one apt-get line instead of Qt's abort on a bare Debian/Ubuntu
     if os.environ.get("QT_QPA_PLATFORM") == "offscreen":
         _quiet_offscreen_notes()
     elif (
