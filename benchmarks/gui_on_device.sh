@@ -7,7 +7,7 @@ set -u
 OUT=${1:?usage: gui_on_device.sh OUT_DIR}
 mkdir -p /tmp/qt /tmp/site /tmp/libs
 tar -xJf .qtcarry/pyside_strip.tar.xz -C /tmp/qt
-python3 -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/site .qtcarry/pyqtgraph-*.whl
+python3 -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/site .qtcarry/*.whl
 for deb in .qtcarry/debs/*.deb; do dpkg -x "$deb" /tmp/libs; done
 for lib in /tmp/libs/usr/lib/x86_64-linux-gnu/*.so.* /tmp/libs/lib/x86_64-linux-gnu/*.so.*; do
   [ -e "$lib" ] || continue

@@ -523,7 +523,7 @@ class MainWindow(QMainWindow):
             [
                 KernelChoice.from_spec(k)
                 for k in info.kernels
-                if getattr(k, "kind", "elementwise") == "elementwise"
+                if k.launchable
             ]
         )
         self.bandwidth.set_kernels(list(info.kernels))

@@ -22,7 +22,8 @@ import sys
 from dataclasses import dataclass
 
 BACKENDS = ("triton", "numba", "torch")
-TRITON_KERNEL_MODULES = ("kernels.triton_kernels", "kernels.trace")
+TRITON_KERNEL_MODULES = ("kernels.triton_kernels", "kernels.trace", "kernels.trace_kernels",
+                         "kernels.matmul")
 
 # import name -> the release CI tests on the CPU (requirements-test.txt; test_project checks)
 CPU_PINS = {"torch": "torch==2.13.0", "triton": "triton==3.7.1", "numba": "numba==0.68.1",

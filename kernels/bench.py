@@ -15,9 +15,9 @@ from sim.errors import UserError
 
 from .backends import gpu_status
 from .device import detect_device, device_summary
-from .harness import backend_status, measure
-from .launch import check_block, check_threads
-from .registry import KernelSpec, get_kernel
+from .harness import backend_status, block_setting, measure
+from .registry import get_kernel
+from .spec import KernelSpec
 from .timing import BenchResult, Measurement, percent_of
 
 CEILING_KERNEL = "copy_torch"
@@ -25,21 +25,26 @@ CEILING_ELEMENTS = 1 << 27  # 512 MiB per array: far past any L2, long enough to
 
 
 def _points(kernels: Sequence[KernelSpec], sizes: Sequence[int], blocks,
-            num_warps: int | None = None) -> list[tuple]:
-    """Every (kernel, size, block) point, each launch shape checked before anything is measured:
-    one bad block size must not cost a half-run sweep."""
-    points = []
+            num_warps: int | None = None) -> tuple[list[tuple], list[str]]:
+    """Every (kernel, size, block) point whose launch shape suits its kernel, and what was skipped.
+
+    Block sizes apply to the kernels they suit (threads per block for Numba, a power of two for a
+    Triton BLOCK_SIZE); a size a kernel cannot take is named, not fatal. A kernel none of the
+    block sizes suits is an error: the sweep would measure nothing of it."""
+    points, skipped = [], []
     for spec in kernels:
-        spec_blocks = list(blocks) if (blocks and spec.block_param) else [None]
-        for b in spec_blocks:
-            if b is not None and spec.block_param == "threads":
-                check_threads(b)
-            elif spec.block_param == "BLOCK_SIZE":
-                check_block(spec.default_block if b is None else b, num_warps or spec.default_num_warps)
-        for n in sizes:
-            for b in spec_blocks:
-                points.append((spec, int(n), b))
-    return points
+        candidates = list(blocks) if (blocks and spec.sweep) else [None]
+        chosen = []
+        for b in candidates:
+            problem = spec.block_problem(block_setting(spec, b, num_warps))
+            if problem:
+                skipped.append(f"{spec.name} block {b}: {problem}")
+            else:
+                chosen.append(b)
+        if not chosen:
+            raise UserError(f"{spec.name}: no block size given suits it ({skipped[-1].split(': ', 1)[1]})")
+        points += [(spec, int(n), b) for n in sizes for b in chosen]
+    return points, skipped
 
 
 def measure_copy_ceiling(gpu, reps: int = 20, elements: int = CEILING_ELEMENTS) -> float | None:
@@ -73,7 +78,7 @@ def sweep(kernel_names: Iterable[str], sizes: Sequence[int], blocks: Sequence[in
                         "--cpu times that path (labelled: not GPU timings)")
     for spec in kernels:
         if not spec.benchable:
-            raise UserError(f"{spec.name} is not a streaming kernel; bench measures bandwidth")
+            raise UserError(f"{spec.name} is not a kernel with a throughput to measure")
         status = backend_status(spec)
         if not status.ok:
             raise UserError(f"{spec.name}: {status.reason}")
@@ -81,7 +86,7 @@ def sweep(kernel_names: Iterable[str], sizes: Sequence[int], blocks: Sequence[in
             raise UserError(f"{spec.name} would not run on the GPU here: {status.reason}")
     gpu, why = detect_device()
     name = gpu.name if gpu is not None else f"CPU ({why})"
-    points = _points(kernels, sizes, blocks, num_warps)
+    points, skipped = _points(kernels, sizes, blocks, num_warps)
     total = len(points) + (1 if measure_ceiling and gpu is not None else 0)
     done = 0
     results: list[Measurement] = []
@@ -110,7 +115,8 @@ def sweep(kernel_names: Iterable[str], sizes: Sequence[int], blocks: Sequence[in
                for m in results]
     return BenchResult(device=device_summary(gpu), created=now_iso(),
                        command=command or " ".join(sys.argv), measurements=tuple(results),
-                       copy_ceiling_gbps=ceiling, peak_dram_gbps=peak, cancelled=cancelled)
+                       copy_ceiling_gbps=ceiling, peak_dram_gbps=peak, cancelled=cancelled,
+                       notes=tuple(f"skipped {s}" for s in skipped))
 
 
 def now_iso() -> str:

@@ -1,6 +1,7 @@
 """Correctness of every registry kernel on whatever runs here: `python main.py check`.
 
-On a GPU at the article's sizes (1, 128, 1024, 1,048,583); on the CPU path the same sizes, capped
+On a GPU at each kernel's check sizes (by default the article's 1, 128, 1024, 1,048,583); on the
+CPU path the same sizes, capped
 per kernel where the simulator would take minutes (``KernelSpec.cpu_max_elements``). Fresh random
 inputs every time, the output poisoned with NaN, compared with the float64 reference.
 """
@@ -14,10 +15,11 @@ import numpy as np
 
 from sim.errors import UserError
 
-from .harness import backend_status, bind, compare, first_run, make_arrays, result_of
-from .registry import KERNELS, KernelSpec, get_kernel
+from .harness import (backend_status, bind, compare, first_run, make_arrays, reference_of,
+                      result_of)
+from .registry import all_kernels, get_kernel
+from .spec import KernelSpec
 
-ARTICLE_SIZES = (1, 128, 1024, 1_048_583)
 LANE_BLOCKS = (8, 250, 256, 1024)  # the article's hello block, idle lanes, full warps, the maximum
 
 
@@ -36,12 +38,16 @@ class CheckResult:
         return self.status != "FAIL"
 
 
-def _elementwise(spec: KernelSpec, n: int, on_gpu: bool, where: str) -> CheckResult:
+def _elementwise(spec: KernelSpec, n: int, on_gpu: bool, where: str, gpu=None) -> CheckResult:
+    if spec.reference is None:
+        return CheckResult(spec.name, spec.backend, n, "SKIP", where,
+                           "no reference declared: nothing to check against")
     try:
         inputs, out = make_arrays(spec, n, on_gpu)
-        launch = bind(spec, inputs, out, None, None)
+        launch = bind(spec, inputs, out, n, None, gpu)
         first_run(spec, launch)
-        acc = compare(result_of(launch, out), spec.reference(*inputs))
+        acc = compare(result_of(launch, out), reference_of(spec, inputs), rtol=spec.rtol,
+                      atol=spec.atol)
     except UserError as exc:
         return CheckResult(spec.name, spec.backend, n, "FAIL", where, str(exc))
     return CheckResult(spec.name, spec.backend, n, "OK" if acc.ok else "FAIL", where, acc.detail,
@@ -74,7 +80,12 @@ def _trace(spec: KernelSpec, where: str) -> list[CheckResult]:
 
 def run_checks(kernel_names: Iterable[str] | None = None, sizes: Iterable[int] | None = None,
                on_result: Callable[[CheckResult], None] | None = None) -> list[CheckResult]:
-    specs = [get_kernel(n) for n in kernel_names] if kernel_names else list(KERNELS)
+    specs = [get_kernel(n) for n in kernel_names] if kernel_names else all_kernels()
+    gpu = None
+    if any(backend_status(s).is_gpu for s in specs):
+        from .device import detect_device
+
+        gpu, _ = detect_device()
     results: list[CheckResult] = []
 
     def emit(r: CheckResult) -> None:
@@ -95,12 +106,12 @@ def run_checks(kernel_names: Iterable[str] | None = None, sizes: Iterable[int] |
             for threads in LANE_BLOCKS:
                 emit(_lanes(spec, threads, status.mode))
             continue
-        for n in sizes or ARTICLE_SIZES:
+        for n in sizes or spec.check_sizes:
             if not status.is_gpu and n > spec.cpu_max_elements:
                 n = spec.cpu_max_elements  # the simulator would take minutes; say so in the row
                 if any(r.kernel == spec.name and r.elements == n for r in results):
                     continue
-            emit(_elementwise(spec, n, status.is_gpu, status.mode))
+            emit(_elementwise(spec, n, status.is_gpu, status.mode, gpu))
     return results
 
 

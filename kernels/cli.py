@@ -11,9 +11,12 @@ import sys
 
 from sim.errors import UserError
 from sim.files import check_writable
-from sim.units import parse_count_list
+from sim.units import parse_count, parse_count_list
 
 def register(subparsers) -> None:
+    for command in ("explain", "simulate"):  # sim's commands, registered before ours
+        if command in subparsers.choices:
+            add_kernel_options(subparsers.choices[command])
     p = subparsers.add_parser(
         "check", help="run every live kernel against its float64 reference (GPU, or CPU fallback)",
         description="Runs every registry kernel's correctness check on whatever is available "
@@ -57,18 +60,76 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "trace", help="record which SM ran each block, and when, on the real GPU",
         description="Launches a Triton kernel whose programs read %smid and %globaltimer through "
-                    "inline PTX while spinning, and saves the block placement as a "
-                    "warpscope-trace/1 JSON file (sim/trace.py) to compare with `simulate`.")
+                    "inline PTX and saves the block placement as a warpscope-trace/1 JSON file "
+                    "(sim/trace.py) to compare with `simulate`. --kernel spin: every block stays "
+                    "resident --spin-us, waiting as --wait says; --kernel add: a real vector add, "
+                    "one tile per block, each block stamped at entry and after its store.")
+    p.add_argument("--kernel", default="spin", metavar="spin|add",
+                   help="what each block does: stay resident a set time (spin) or add one tile "
+                        "of two vectors (add) (default: %(default)s)")
+    p.add_argument("--wait", default=None, metavar="spin|sleep|memory",
+                   help="spin kernel: how the warps wait: busy re-reading the timer (spin), "
+                        "sleeping 200 ns between reads (sleep) or chasing pointers through DRAM "
+                        "(memory) (default: spin)")
     p.add_argument("--grid", type=int, default=None, metavar="N",
-                   help="programs (blocks) to launch (default: three full waves at the "
-                        "predicted occupancy)")
+                   help="spin kernel: programs (blocks) to launch (default: three full waves at "
+                        "the predicted occupancy)")
+    p.add_argument("--waves", type=float, default=None, metavar="W",
+                   help="spin kernel: launch W full waves at the predicted occupancy (2.5: two "
+                        "and a half) instead of --grid")
     p.add_argument("--warps", type=int, default=4, metavar="W",
                    help="warps per block, i.e. 32*W threads (default: %(default)s)")
-    p.add_argument("--spin-us", type=float, default=100.0, metavar="T",
-                   help="how long each block keeps its SM busy, in microseconds "
-                        "(default: %(default)s)")
+    p.add_argument("--spin-us", type=float, default=None, metavar="T",
+                   help="spin kernel: how long each block stays resident, in microseconds "
+                        "(default: 100)")
+    p.add_argument("--hold-regs", type=int, default=None, metavar="K",
+                   help="spin kernel: hold K more registers per thread (0, 1, 2, 4, ..., 128), "
+                        "so that registers, not warps, can limit the blocks per SM (default: 0)")
+    p.add_argument("--elements", default=None, metavar="N",
+                   help="add kernel: vector length, e.g. 2^24 or 16777216 (required)")
+    p.add_argument("--block", type=int, default=None, metavar="B",
+                   help="add kernel: BLOCK_SIZE, elements per program (default: 1024)")
     p.add_argument("--out", required=True, metavar="FILE.json", help="where to write the trace")
     p.set_defaults(handler=cmd_trace)
+
+
+def add_kernel_options(parser) -> None:
+    """`--kernel NAME`: take the grid from that kernel's declaration (sim/cli.py asks
+    `args.kernel_launch(args, gpu)`)."""
+    parser.add_argument("--kernel", metavar="NAME", default=None,
+                        help="a registry kernel: its own grid rule gives the blocks (e.g. add_numba "
+                             "covers 4 elements per thread); --block sets its block parameter")
+    parser.add_argument("--warps", type=int, default=None, metavar="W",
+                        help="with a Triton --kernel: num_warps (default: the kernel's own)")
+    parser.set_defaults(kernel_launch=kernel_launch)
+
+
+def kernel_launch(args, gpu):
+    """The launch of `args.kernel` at `args.elements` on `gpu`, or None without --kernel."""
+    if not getattr(args, "kernel", None):
+        if getattr(args, "warps", None) is not None:
+            raise UserError("--warps needs a Triton --kernel")
+        return None
+    from sim.cli import KernelLaunch
+
+    from .harness import block_setting
+    from .registry import get_kernel
+
+    spec = get_kernel(args.kernel)
+    if not spec.launchable:
+        raise UserError(f"{spec.name}: torch chooses its own grid; pick a Triton or Numba kernel")
+    shape = spec.launch_shape(args.elements, block_setting(spec, args.block, args.warps),
+                              gpu.sm_count)
+    params = ", ".join(f"{k}={v}" for k, v in shape.params.items())
+    dims = spec.size_dims(args.elements)
+    if set(dims) != {"n"}:
+        params = ", ".join(f"{k}={v:,}" for k, v in dims.items()) + "; " + params
+    return KernelLaunch(name=spec.name, blocks=shape.grid_blocks,
+                        threads_per_block=shape.threads_per_block,
+                        elements_per_block=shape.elements_per_block,
+                        bytes_moved=spec.bytes_moved(args.elements) if spec.bytes else None,
+                        regs_per_thread=None, smem_per_block=None,
+                        note=f"grid from {spec.name}'s declaration: {params}")
 
 
 def cmd_check(args) -> int:
@@ -154,17 +215,50 @@ def format_measurements(result) -> str:
     return "\n".join(head + lines)
 
 
-def cmd_trace(args) -> int:
-    from .trace import record_trace, save, summarize_trace
+SPIN_ONLY = ("wait", "grid", "waves", "spin_us", "hold_regs")
+ADD_ONLY = ("elements", "block")
 
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def cmd_trace(args) -> int:
+    from .trace import (KERNELS, check_add_args, check_grid, check_spin_args, record_add_trace,
+                        record_trace, save, summarize_trace)
+
+    if args.kernel not in KERNELS:
+        raise UserError(f"--kernel must be one of {', '.join(KERNELS)}, got {args.kernel!r}")
+    mine, others = (SPIN_ONLY, ADD_ONLY) if args.kernel == "spin" else (ADD_ONLY, SPIN_ONLY)
+    stray = [_flag(a) for a in others if getattr(args, a) is not None]
+    if stray:
+        other = "add" if args.kernel == "spin" else "spin"
+        raise UserError(f"{', '.join(stray)}: only with --kernel {other}, not {args.kernel}")
     if not str(args.out).lower().endswith(".json"):
         raise UserError(f"trace file must end in .json, got {args.out!r}")
-    check_writable(args.out)
-    trace = record_trace(args.grid, args.warps, args.spin_us,
-                         command="warpscope " + " ".join(sys.argv[1:]))
+    command = "warpscope " + " ".join(sys.argv[1:])
+    # every value is checked before the GPU is looked for, so a typo costs no launch
+    if args.kernel == "spin":
+        wait, spin_us = args.wait or "spin", 100.0 if args.spin_us is None else args.spin_us
+        hold = args.hold_regs or 0
+        check_spin_args(wait, args.warps, spin_us, hold)
+        check_grid(args.grid, args.waves)
+        check_writable(args.out)
+        trace = record_trace(args.grid, args.warps, spin_us, command, wait=wait, hold_regs=hold,
+                             waves=args.waves)
+    else:
+        if args.elements is None:
+            raise UserError("--kernel add needs --elements N (e.g. 2^24)")
+        elements = parse_count(args.elements, "--elements")
+        block = 1024 if args.block is None else args.block
+        check_add_args(elements, block, args.warps)
+        check_writable(args.out)
+        trace = record_add_trace(elements, block, args.warps, command)
     save(trace, args.out)
     s = summarize_trace(trace)
-    print(f"{s['blocks']} blocks on {s['sms_used']} SMs in {s['makespan_us']:.1f} us; at most "
+    print(f"{s['blocks']} blocks on {s['sms_used']} SMs in {s['makespan_us']:.1f} us "
+          f"(textbook {s['textbook_makespan_us'] or float('nan'):.1f}); "
+          f"{s['started_within_0_5us']} started within 0.5 us; at most "
           f"{s['max_resident_per_sm']} resident per SM (predicted {s['predicted_blocks_per_sm']}); "
           f"first blocks on SMs {s['first_blocks_sm']}")
     print(f"wrote {args.out}")

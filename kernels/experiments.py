@@ -36,7 +36,7 @@ class KernelCount:
     count: int  # GPU kernels one call launched
     kernels: tuple[tuple[str, float], ...]  # (kernel name, GPU time in us), in launch order
     total_gpu_us: float
-    trips: int  # array-sized memory trips (registry)
+    trips: int  # array-sized memory trips (the declared bytes over one float32 array)
 
 
 def count_kernels(variants=ADD_RELU_VARIANTS, elements: int = 1_000_000) -> list[KernelCount]:
@@ -52,7 +52,7 @@ def count_kernels(variants=ADD_RELU_VARIANTS, elements: int = 1_000_000) -> list
         if not status.is_gpu:
             raise UserError(f"counting GPU kernels needs a GPU: {status.reason}")
         inputs, dst = make_arrays(spec, elements, True)
-        launch = bind(spec, inputs, dst, None, None)
+        launch = bind(spec, inputs, dst, elements)
         first_run(spec, launch)  # compiles, and keeps one-time work out of the trace
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             launch.run()
@@ -62,7 +62,8 @@ def count_kernels(variants=ADD_RELU_VARIANTS, elements: int = 1_000_000) -> list
                         key=lambda e: e.time_range.start)
         kernels = tuple((e.name, float(e.time_range.elapsed_us())) for e in events)
         out.append(KernelCount(name, elements, len(kernels), kernels,
-                               sum(t for _, t in kernels), spec.trips))
+                               sum(t for _, t in kernels),
+                               spec.bytes_moved(elements) // (4 * elements)))
     return out
 
 
@@ -93,7 +94,7 @@ def launch_vs_finish(kernel: str = "add_torch", elements: int = 50_000_000,
     if not status.is_gpu:
         elements = min(elements, spec.cpu_max_elements)
     inputs, out = make_arrays(spec, elements, status.is_gpu)
-    launch = bind(spec, inputs, out, None, None)
+    launch = bind(spec, inputs, out, elements)
     first_run(spec, launch)  # warm up: compile and allocate outside the timed region
     sync = torch.cuda.synchronize if status.is_gpu else (lambda: None)
     returned, finished = [], []
@@ -139,7 +140,7 @@ STEP_NAMES = ("allocate", "copy in", "launch", "copy out", "free")
 
 def _five_steps(cuda, kernel, h_in: np.ndarray, threads: int, simulated: bool):
     """The explicit CUDA workflow through numba-cuda; returns (durations in ms, host result)."""
-    from .launch import cdiv
+    from .spec import cdiv
 
     sync = (lambda: None) if simulated else cuda.synchronize
     marks = [time.perf_counter()]
@@ -172,10 +173,9 @@ def square_host_steps(elements: int = 1 << 24, threads_per_block: int = 256,
     status = backend_status(spec)
     if not status.ok:
         raise UserError(f"square_numba: {status.reason}")
-    from .launch import check_threads
     from .numba_kernels import SIMULATED, cuda, square_kernel
 
-    check_threads(threads_per_block)
+    spec.check_block(threads_per_block)
     if SIMULATED:
         elements = min(elements, spec.cpu_max_elements)
     # pageable host memory, as in the article

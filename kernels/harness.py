@@ -11,8 +11,9 @@ import numpy as np
 from sim.errors import UserError
 
 from .backends import Availability, available
+from . import launcher
 from .launch import Launch, Resources
-from .registry import KernelSpec
+from .spec import KernelSpec, call_with
 from .timing import (
     Measurement,
     bandwidth_gbps,
@@ -36,52 +37,91 @@ def check_elements(elements: int) -> None:
         raise UserError(f"element count must be 1..{MAX_ELEMENTS:,}, got {elements:,}")
 
 
-def _torch_dtype(itemsize: int):
+def block_setting(spec: KernelSpec, block=None, num_warps: int | None = None):
+    """A sweep value and an optional Triton num_warps as the kernel's block setting."""
+    if num_warps is None or spec.backend != "triton":
+        return block
+    setting = {} if block is None else (dict(block) if isinstance(block, dict) else {spec.sweep: block})
+    setting["num_warps"] = num_warps
+    return setting
+
+
+def sm_count_here(gpu) -> int:
+    """The SM count a grid rule sees: the real device's, or the simulator's 4 SMs."""
+    return gpu.sm_count if gpu is not None else 4
+
+
+def _torch_tensor(a, device: str):
     import torch
 
-    return {2: torch.float16, 4: torch.float32, 8: torch.float64}[itemsize]
-
-
-def bytes_needed(spec: KernelSpec, elements: int, itemsize: int = 4) -> int:
-    """Device memory one point needs: inputs and output, plus eager add+ReLU's temporary."""
-    arrays = spec.arity + 1 + (spec.kernels_per_call - 1)
-    return arrays * elements * itemsize
+    return torch.from_numpy(np.ascontiguousarray(a)).to(device)
 
 
 def make_arrays(spec: KernelSpec, elements: int, on_gpu: bool, *, seed: int | None = None,
-                itemsize: int = 4, extra_bytes: int = 0):
-    """Normal random inputs, as in the article (never zeros: they hide unwritten outputs), and a
-    NaN-poisoned output, so an element the kernel never wrote fails the check."""
+                extra_bytes: int = 0):
+    """Random inputs (never zeros: they hide unwritten outputs) and a NaN-poisoned output, so an
+    element the kernel never wrote fails the check. A declaration's `inputs` makes numpy arrays
+    on the host; the built-ins' "k float32 arrays of n" are drawn on the device directly."""
     import torch
 
     check_elements(elements)
     device = "cuda" if on_gpu else "cpu"
-    if on_gpu:
-        free, total = torch.cuda.mem_get_info()
-        need = bytes_needed(spec, elements, itemsize) + extra_bytes
-        if need > free:
-            raise UserError(f"out of GPU memory: {spec.name} at {elements:,} elements needs "
-                            f"{need / 2**30:.1f} GiB, {free / 2**30:.1f} GiB of "
-                            f"{total / 2**30:.0f} free")
-    gen = torch.Generator(device=device)
-    gen.manual_seed(int(np.random.SeedSequence(seed).generate_state(1)[0]))
-    dtype = _torch_dtype(itemsize)
+    dims = spec.size_dims(elements)
     try:
-        inputs = tuple(torch.randn(elements, generator=gen, device=device, dtype=dtype)
-                       for _ in range(spec.arity))
-        out = torch.full((elements,), float("nan"), device=device, dtype=dtype)
+        if isinstance(spec.inputs, int):
+            need = (spec.inputs + spec.kernels_per_call) * elements * 4 + extra_bytes
+            _check_free(spec, elements, need, on_gpu)
+            gen = torch.Generator(device=device)
+            gen.manual_seed(int(np.random.SeedSequence(seed).generate_state(1)[0]))
+            inputs = tuple(torch.randn(elements, generator=gen, device=device, dtype=torch.float32)
+                           for _ in range(spec.inputs))
+            out = torch.full((elements,), float("nan"), device=device, dtype=torch.float32)
+            return inputs, out
+        np.random.seed(np.random.SeedSequence(seed).generate_state(1)[0])
+        host = [np.asarray(a) for a in call_with(spec.inputs, **dims)]
+        host_out = (call_with(spec.output, *host, **dims) if spec.output is not None
+                    else np.empty_like(host[0]))
+        need = sum(a.nbytes for a in host) + np.asarray(host_out).nbytes + extra_bytes
+        _check_free(spec, elements, need, on_gpu)
+        inputs = tuple(_torch_tensor(a, device) for a in host)
+        out = _torch_tensor(np.asarray(host_out), device)
+        if out.is_floating_point():
+            out.fill_(float("nan"))
+        return inputs, out
     except torch.OutOfMemoryError:
         raise UserError(f"out of GPU memory: {spec.name} at {elements:,} elements") from None
-    return inputs, out
 
 
-def bind(spec: KernelSpec, inputs, out, block: int | None, num_warps: int | None) -> Launch:
+def _check_free(spec: KernelSpec, elements: int, need: int, on_gpu: bool) -> None:
+    if not on_gpu:
+        return
+    import torch
+
+    free, total = torch.cuda.mem_get_info()
+    if need > free:
+        raise UserError(f"out of GPU memory: {spec.name} at {elements:,} elements needs "
+                        f"{need / 2**30:.1f} GiB, {free / 2**30:.1f} GiB of "
+                        f"{total / 2**30:.0f} free")
+
+
+def bind(spec: KernelSpec, inputs, out, elements: int, block=None, gpu=None,
+         dynamic_smem_bytes: int = 0) -> Launch:
     try:
-        return spec.bind(inputs, out, block, num_warps)
+        return launcher.bind(spec, inputs, out, elements, block, sm_count_here(gpu),
+                             dynamic_smem_bytes)
     except UserError:
         raise
     except Exception as exc:  # a compile error surfaces at bind or at first run
         raise UserError(f"{spec.name}: cannot build the launch: {_one_line(exc)}") from None
+
+
+def reference_of(spec: KernelSpec, inputs):
+    """The float64 answer. A user's reference takes numpy arrays; the built-ins take either."""
+    if spec.reference is None:
+        return None
+    if spec.origin == "built-in":
+        return spec.reference(*inputs)
+    return np.asarray(spec.reference(*(t.detach().cpu().numpy() for t in inputs)), dtype=np.float64)
 
 
 def first_run(spec: KernelSpec, launch: Launch) -> None:
@@ -123,6 +163,8 @@ def compare(out, ref, *, rtol: float = 1e-6, atol: float = 1e-6) -> Accuracy:
     and on torch tensors (on their device), with operators both share."""
     from .reference import as_f64
 
+    if isinstance(ref, np.ndarray) and hasattr(out, "detach"):
+        out = out.detach().cpu().numpy()  # a user's numpy reference: compare on the host
     out64 = as_f64(out)
     if tuple(out64.shape) != tuple(ref.shape):
         return Accuracy(False, float("inf"), float("inf"), -1,
@@ -141,23 +183,25 @@ def compare(out, ref, *, rtol: float = 1e-6, atol: float = 1e-6) -> Accuracy:
     return Accuracy(ok, max_abs, rel, unwritten, detail)
 
 
-def predict(gpu, launch: Launch, res: Resources) -> dict:
+def predict(gpu, launch: Launch, res: Resources, dynamic_smem_bytes: int = 0) -> dict:
     """sim/'s view of this launch: blocks per SM, occupancy, limiter, waves (empty if unknown)."""
     if gpu is None or launch.threads_per_block is None or launch.grid_blocks is None:
         return {}
     from sim.occupancy import occupancy
 
     occ = occupancy(gpu, launch.threads_per_block, res.regs_per_thread or 0,
-                    res.smem_per_block_bytes or 0)
+                    (res.smem_per_block_bytes or 0) + int(dynamic_smem_bytes))
     waves = launch.grid_blocks / (occ.blocks_per_sm * gpu.sm_count) if occ.blocks_per_sm else None
     return dict(blocks_per_sm=occ.blocks_per_sm, occupancy=occ.occupancy,
                 limited_by=tuple(occ.limited_by), waves=waves)
 
 
-def measure(spec: KernelSpec, elements: int, block: int | None = None, num_warps: int | None = None,
+def measure(spec: KernelSpec, elements: int, block=None, num_warps: int | None = None,
             *, flush_l2: bool = True, reps: int = 50, gpu=None, device_name: str = "",
-            check: bool = True, ahead: str | None = None) -> Measurement:
+            check: bool = True, ahead: str | None = None,
+            dynamic_smem_bytes: int = 0) -> Measurement:
     """Time one kernel at one size and block; on the CPU path, with a host clock and labelled.
+    `block` is a value of the kernel's sweep parameter or a dict of block parameters.
     `ahead` ("flush", "flush_only", "spin", "none") overrides what flush_l2 picks; see
     timing.time_gpu."""
     ahead = ahead or ("flush" if flush_l2 else "spin")
@@ -165,14 +209,16 @@ def measure(spec: KernelSpec, elements: int, block: int | None = None, num_warps
     if not status.ok:
         raise UserError(f"{spec.name}: {spec.backend} cannot run here: {status.reason}")
     if not spec.benchable:
-        raise UserError(f"{spec.name} is not a streaming kernel; it has no bandwidth to measure")
+        raise UserError(f"{spec.name} is not a kernel with a throughput to measure")
+    block = block_setting(spec, block, num_warps)
     on_gpu = status.is_gpu
     flush_bytes = flush_bytes_for(gpu.l2_bytes if gpu is not None else None)
     inputs, out = make_arrays(spec, elements, on_gpu, extra_bytes=flush_bytes if on_gpu else 0)
-    launch = bind(spec, inputs, out, block, num_warps)
+    launch = bind(spec, inputs, out, elements, block, gpu, dynamic_smem_bytes)
     first_run(spec, launch)
-    if check:
-        acc = compare(result_of(launch, out), spec.reference(*inputs))
+    if check and spec.reference is not None:
+        acc = compare(result_of(launch, out), reference_of(spec, inputs), rtol=spec.rtol,
+                      atol=spec.atol)
         if not acc.ok:
             raise UserError(f"{spec.name} at {elements:,} elements gave wrong results: "
                             f"{acc.detail}")
@@ -184,11 +230,12 @@ def measure(spec: KernelSpec, elements: int, block: int | None = None, num_warps
         times = time_host(launch.run, reps=reps)
         method = host_method(reps, status.mode)
     median, p20, p80 = summarize(times)
-    nbytes = spec.bytes_moved(elements, out.element_size())
+    nbytes = spec.bytes_moved(elements, (*inputs, out))
     res = launch.resources()
+    params = spec.block_params(block) if spec.sweep else {}
     return Measurement(
         kernel=spec.name, backend=spec.backend, elements=int(elements),
-        block_size=(spec.default_block if block is None else block) if spec.block_param else None,
+        block_size=params.get(spec.sweep) if spec.sweep else None,
         threads_per_block=launch.threads_per_block, num_warps=launch.num_warps,
         median_ms=median, p20_ms=p20, p80_ms=p80, reps=len(times),
         flush_l2=ahead in ("flush", "flush_only"),
@@ -197,4 +244,5 @@ def measure(spec: KernelSpec, elements: int, block: int | None = None, num_warps
         bandwidth_p80_gbps=bandwidth_gbps(nbytes, p20),
         regs_per_thread=res.regs_per_thread, smem_per_block_bytes=res.smem_per_block_bytes,
         is_gpu_timing=on_gpu, method=method, device=device_name or ("GPU" if on_gpu else "CPU"),
-        grid_blocks=launch.grid_blocks, **predict(gpu, launch, res))
+        grid_blocks=launch.grid_blocks, flops=spec.flops_of(elements),
+        dynamic_smem_bytes=int(dynamic_smem_bytes) or None, **predict(gpu, launch, res, dynamic_smem_bytes))

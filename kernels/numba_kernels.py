@@ -2,8 +2,8 @@
 add with four coalesced elements per thread, a grid-stride add, fused add+ReLU, the article's
 square, and "hello, warp lanes".
 
-Read it like Triton's tutorials: each kernel, then its launcher; references and bytes-moved
-formulas are in ``kernels/reference.py``. Imported lazily: ``NUMBA_ENABLE_CUDASIM=1`` before
+Read it like Triton's tutorials. Each kernel's grid rule, reference and bytes-moved formula are in
+its declaration in ``kernels/registry.py``; ``kernels/launcher.py`` launches any declared kernel. Imported lazily: ``NUMBA_ENABLE_CUDASIM=1`` before
 ``import numba`` runs these in numba-cuda's simulator on the CPU (``kernels.available()`` sets
 it when there is no GPU). numba.cuda is imported through ``kernels.compat`` for numpy >= 2.5.
 """
@@ -15,8 +15,10 @@ import warnings
 import numba
 import numpy as np
 
+from sim.errors import UserError
+
 from .compat import numba_cuda
-from .launch import NO_RESOURCES, Launch, Resources, cdiv, check_threads
+from .launch import NO_RESOURCES, Resources
 
 cuda = numba_cuda()
 SIMULATED = bool(numba.config.ENABLE_CUDASIM)
@@ -112,15 +114,16 @@ def lanes_kernel(lane_of_slot):
 
 
 # --------------------------------------------------------------------------------------------
-# Launchers
+# Helpers for kernels/launcher.py
 # --------------------------------------------------------------------------------------------
-def device_arrays(tensors) -> list:
+def device_arrays(args) -> list:
     """Arrays Numba can launch on, made once. On a GPU, wrapping a torch tensor on every launch
     would also synchronize its stream every launch (CUDA_ARRAY_INTERFACE_SYNC), so the timed
-    launch would wait for the L2 flush queued ahead of it. In the simulator: zero-copy numpy."""
+    launch would wait for the L2 flush queued ahead of it. In the simulator: zero-copy numpy.
+    Scalars (a declaration's sizes, strides) pass through unchanged."""
     if SIMULATED:
-        return [t.numpy() if hasattr(t, "numpy") else t for t in tensors]
-    return [cuda.as_cuda_array(t) for t in tensors]
+        return [a.numpy() if hasattr(a, "numpy") else a for a in args]
+    return [cuda.as_cuda_array(a) if hasattr(a, "__cuda_array_interface__") else a for a in args]
 
 
 def kernel_resources(kernel, arrays) -> Resources:
@@ -133,56 +136,11 @@ def kernel_resources(kernel, arrays) -> Resources:
     return Resources(int(overload.regs_per_thread), int(overload.shared_mem_per_block), None)
 
 
-def _bind(kernel, tensors, threads_per_block: int, elements_per_thread: int = 1,
-          max_blocks: int | None = None) -> Launch:
-    check_threads(threads_per_block)
-    arrays = device_arrays(tensors)
-    n = arrays[-1].size
-    blocks = max(1, cdiv(n, threads_per_block * elements_per_thread))
-    if max_blocks is not None:
-        blocks = min(blocks, max_blocks)
-    configured = kernel[blocks, threads_per_block]
-
-    def run():
-        configured(*arrays)
-
-    return Launch(run, blocks, threads_per_block, threads_per_block * elements_per_thread,
-                  cdiv(threads_per_block, 32), lambda: kernel_resources(kernel, arrays))
-
-
-def sm_count() -> int:
-    """SMs of the current device (4 in the simulator, which has no such attribute)."""
-    if SIMULATED:
-        return 4
-    return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
-
-
-def bind_add_naive(inputs, out, threads_per_block=256, num_warps=None) -> Launch:
-    return _bind(add_naive_kernel, (*inputs, out), threads_per_block)
-
-
-def bind_add(inputs, out, threads_per_block=256, num_warps=None) -> Launch:
-    return _bind(add_kernel, (*inputs, out), threads_per_block, ELEMENTS_PER_THREAD)
-
-
-def bind_add_gridstride(inputs, out, threads_per_block=256, num_warps=None,
-                        blocks_per_sm=8) -> Launch:
-    return _bind(add_gridstride_kernel, (*inputs, out), threads_per_block,
-                 max_blocks=blocks_per_sm * sm_count())
-
-
-def bind_add_relu(inputs, out, threads_per_block=256, num_warps=None) -> Launch:
-    return _bind(add_relu_kernel, (*inputs, out), threads_per_block, ELEMENTS_PER_THREAD)
-
-
-def bind_square(inputs, out, threads_per_block=256, num_warps=None) -> Launch:
-    return _bind(square_kernel, (*inputs, out), threads_per_block)
-
-
 def warp_lanes(threads_per_block: int) -> tuple[np.ndarray, Resources]:
     """Run one block of N threads; return the lane id of each warp slot (-1 = idle), (warps, 32)."""
-    check_threads(threads_per_block)
-    warps = cdiv(threads_per_block, 32)
+    if not 1 <= threads_per_block <= 1024:
+        raise UserError(f"threads per block must be 1..1024, got {threads_per_block}")
+    warps = -(-threads_per_block // 32)
     host = np.full(warps * 32, -1, dtype=np.int32)
     arr = host if SIMULATED else cuda.to_device(host)
     lanes_kernel[1, threads_per_block](arr)

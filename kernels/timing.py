@@ -97,6 +97,13 @@ class Measurement:
     waves: float | None = None  # grid blocks / (SMs x blocks per SM)
     percent_of_copy: float | None = None  # of the copy ceiling measured in the same run
     percent_of_peak: float | None = None  # of the theoretical DRAM peak
+    flops: int | None = None  # floating-point operations of one call (compute-bound kernels)
+    dynamic_smem_bytes: int | None = None  # shared memory padded on at launch (forced occupancy)
+
+    @property
+    def tflops(self) -> float | None:
+        """TFLOP/s from the median time (compute-bound kernels)."""
+        return None if not self.flops else self.flops / (self.median_ms * 1e-3) / 1e12
 
     @property
     def label(self) -> str:

@@ -1,4 +1,5 @@
-"""The torch peers our kernels are measured against, in the same shape as our launchers.
+"""The torch peers our kernels are measured against: each ``f(*inputs, out)`` writes into `out`
+or returns a fresh tensor, as ``kernels.launcher`` expects of a torch kernel.
 
 ``copy`` is the bandwidth ceiling (a device-to-device copy moves 2 arrays and does nothing else);
 ``add`` is ``torch.add``; add+ReLU eager is two kernels (add, then clamp_min behind relu) and five
@@ -11,38 +12,23 @@ import functools
 
 import torch
 
-from .launch import Launch
+
+def add(x, y, out):
+    return torch.add(x, y, out=out)
 
 
-def _op(fn) -> Launch:
-    return Launch(fn, None, None, None, None)
+def copy(x, out):
+    return out.copy_(x)
 
 
-def bind_add(inputs, out, block=None, num_warps=None) -> Launch:
-    x, y = inputs
-    return _op(lambda: torch.add(x, y, out=out))
+def square(x, out):
+    return torch.mul(x, x, out=out)
 
 
-def bind_copy(inputs, out, block=None, num_warps=None) -> Launch:
-    (x,) = inputs
-    return _op(lambda: out.copy_(x))
-
-
-def bind_square(inputs, out, block=None, num_warps=None) -> Launch:
-    (x,) = inputs
-    return _op(lambda: torch.mul(x, x, out=out))
-
-
-def bind_add_relu_eager(inputs, out, block=None, num_warps=None) -> Launch:
-    x, y = inputs
+def add_relu_eager(x, y, out):
     # The article's line, unchanged. It allocates its result (writing into `out` would add a copy
     # kernel), so the launch keeps the fresh tensor and the check reads it from there.
-    holder = {}
-
-    def run():
-        holder["out"] = (x + y).relu()
-
-    return Launch(run, None, None, None, None, output=lambda: holder["out"])
+    return (x + y).relu()
 
 
 @functools.lru_cache(maxsize=None)
@@ -61,12 +47,5 @@ def compiled_add_relu():
     return torch.compile(lambda x, y: (x + y).relu(), dynamic=False)
 
 
-def bind_add_relu_compile(inputs, out, block=None, num_warps=None) -> Launch:
-    x, y = inputs
-    fn = compiled_add_relu()
-    holder = {}
-
-    def run():
-        holder["out"] = fn(x, y)
-
-    return Launch(run, None, None, None, None, output=lambda: holder["out"])
+def add_relu_compile(x, y, out):
+    return compiled_add_relu()(x, y)

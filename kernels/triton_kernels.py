@@ -1,7 +1,7 @@
 """Triton kernels: vector add (the article's and a fast one), fused add+ReLU, copy and square.
 
-Read it like Triton's tutorials: each kernel, then its launcher. The float64 references and the
-bytes-moved formulas live in ``kernels/reference.py`` and the registry table joins them up.
+Read it like Triton's tutorials. Each kernel's grid rule, reference and bytes-moved formula are in
+its declaration in ``kernels/registry.py``; ``kernels/launcher.py`` launches any declared kernel.
 
 Imported lazily (it imports triton): set ``TRITON_INTERPRET=1`` before the first import to run
 these on the CPU (``kernels.available()`` does that when there is no GPU).
@@ -12,7 +12,6 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .launch import NO_RESOURCES, Launch, Resources, cdiv, check_block
 
 
 # --------------------------------------------------------------------------------------------
@@ -80,46 +79,3 @@ def square_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     offsets, mask = _tile(n_elements, BLOCK_SIZE)
     x = tl.load(x_ptr + offsets, mask=mask)
     tl.store(out_ptr + offsets, x * x, mask=mask)
-
-
-# --------------------------------------------------------------------------------------------
-# Launchers: one grid of cdiv(n, BLOCK_SIZE) programs; (inputs..., out, n) as arguments.
-# --------------------------------------------------------------------------------------------
-def _bind(kernel, tensors: tuple, block_size: int, num_warps: int) -> Launch:
-    check_block(block_size, num_warps)
-    n = tensors[-1].numel()
-    grid = (cdiv(n, block_size),)
-    compiled = []  # the CompiledKernel from the first launch (None under the interpreter)
-
-    def run():
-        ck = kernel[grid](*tensors, n, BLOCK_SIZE=block_size, num_warps=num_warps)
-        if not compiled:
-            compiled.append(ck)
-
-    def resources() -> Resources:
-        ck = compiled[0] if compiled else None
-        if ck is None or not hasattr(ck, "n_regs"):
-            return NO_RESOURCES
-        return Resources(int(ck.n_regs), int(ck.metadata.shared), int(ck.n_spills))
-
-    return Launch(run, grid[0], 32 * num_warps, block_size, num_warps, resources)
-
-
-def bind_add_tutorial(inputs, out, block_size=1024, num_warps=4) -> Launch:
-    return _bind(add_kernel, (*inputs, out), block_size, num_warps)
-
-
-def bind_add(inputs, out, block_size=1024, num_warps=4) -> Launch:
-    return _bind(add_fast_kernel, (*inputs, out), block_size, num_warps)
-
-
-def bind_add_relu(inputs, out, block_size=1024, num_warps=4) -> Launch:
-    return _bind(add_relu_kernel, (*inputs, out), block_size, num_warps)
-
-
-def bind_copy(inputs, out, block_size=1024, num_warps=4) -> Launch:
-    return _bind(copy_kernel, (*inputs, out), block_size, num_warps)
-
-
-def bind_square(inputs, out, block_size=1024, num_warps=4) -> Launch:
-    return _bind(square_kernel, (*inputs, out), block_size, num_warps)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 
+from sim.advice import findings
 from sim.devices import GpuSpec, preset, presets
 from sim.errors import UserError
 from sim.files import check_writable
@@ -41,11 +42,12 @@ def add_launch_arguments(parser, *, gpu_default: str | None = "H200") -> None:
                         help=f"GPU preset, case-insensitive: {', '.join(presets())}")
     parser.add_argument("--elements", type=arg_count("element count"), default=1_000_000,
                         metavar="N", help="elements to process, one per thread (1000000, 1e6, 2^20, 4M)")
-    parser.add_argument("--block", type=arg_count("block size"), default=256,
-                        metavar="THREADS", help="threads per block, 1..1024 (multiples of 32 avoid idle lanes)")
-    parser.add_argument("--regs", type=arg_count("registers"), default=0, metavar="N",
-                        help="registers per thread the compiled kernel uses (0: not limiting)")
-    parser.add_argument("--smem", type=arg_bytes("shared memory"), default=0,
+    parser.add_argument("--block", type=arg_count("block size"), default=None,
+                        metavar="THREADS", help="threads per block, 1..1024 (multiples of 32 avoid idle "
+                        "lanes; default 256); with --kernel, its block parameter (Triton: BLOCK_SIZE)")
+    parser.add_argument("--regs", type=arg_count("registers"), default=None, metavar="N",
+                        help="registers per thread the compiled kernel uses (default 0: not limiting)")
+    parser.add_argument("--smem", type=arg_bytes("shared memory"), default=None,
                         metavar="BYTES", help="shared memory per block, static + dynamic (49152, 48K)")
     parser.add_argument("--carveout", type=int, default=None, metavar="PERCENT",
                         help="preferred shared-memory carveout, 0..100 %% of the SM's maximum "
@@ -100,20 +102,42 @@ def register(subparsers) -> None:
     p.set_defaults(handler=cmd_compare)
 
 
+@dataclass(frozen=True, slots=True)
+class KernelLaunch:
+    """A named kernel's launch, as the kernels layer resolves `--kernel` for these commands
+    (sim cannot import kernels: the hook `args.kernel_launch(args, gpu)` fills this in)."""
+    name: str
+    blocks: int  # from the kernel's own grid rule
+    threads_per_block: int
+    elements_per_block: int | None
+    bytes_moved: int | None  # one call's DRAM traffic
+    regs_per_thread: int | None  # from the compiler, when it could say
+    smem_per_block: int | None
+    note: str  # where the numbers come from, for the printout
+
+
 def resolve_launch(args):
-    """(gpu, occupancy, geometry) for parsed launch arguments; UserError on nonsense."""
+    """(gpu, occupancy, geometry, kernel launch or None) for parsed launch arguments; UserError
+    on nonsense."""
     gpu = preset(args.gpu)
-    if args.block < 1 or args.block > gpu.max_threads_per_block:
-        raise UserError(f"block size must be 1..{gpu.max_threads_per_block} threads on {gpu.name}, "
-                        f"got {args.block}")
     if args.elements < 1:
         raise UserError(f"element count must be at least 1, got {args.elements:,}")
+    hook = getattr(args, "kernel_launch", None)
+    kernel = hook(args, gpu) if hook is not None else None
+    threads = kernel.threads_per_block if kernel else (256 if args.block is None else args.block)
+    if threads < 1 or threads > gpu.max_threads_per_block:
+        raise UserError(f"block size must be 1..{gpu.max_threads_per_block} threads on {gpu.name}, "
+                        f"got {threads}")
+    regs = args.regs if args.regs is not None else (kernel.regs_per_thread if kernel else 0) or 0
+    smem = args.smem if args.smem is not None else (kernel.smem_per_block if kernel else 0) or 0
     try:
-        occ = occupancy(gpu, args.block, args.regs, args.smem, args.carveout)
-        geo = launch_geometry(gpu, args.elements, args.block, occ)
+        occ = occupancy(gpu, threads, regs, smem, args.carveout)
+        geo = launch_geometry(gpu, args.elements, threads, occ,
+                              blocks=kernel.blocks if kernel else None,
+                              elements_per_block=kernel.elements_per_block if kernel else None)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    return gpu, occ, geo
+    return gpu, occ, geo, kernel
 
 
 def device_rows(gpu: GpuSpec) -> list[tuple[str, str]]:
@@ -135,14 +159,24 @@ def device_rows(gpu: GpuSpec) -> list[tuple[str, str]]:
 
 
 def geometry_rows(gpu: GpuSpec, geo) -> list[tuple[str, str, str]]:
+    tile = geo.elements_per_block
+    if tile == geo.threads_per_block:
+        grid_note = f"ceiling of {geo.elements:,} / {geo.threads_per_block:,}"
+    elif tile:
+        grid_note = f"ceiling of {geo.elements:,} / {tile:,} elements per block"
+    else:
+        grid_note = "the kernel's own grid rule"
     rows = [
         ("Elements", f"{geo.elements:,}", "the input"),
         ("Threads per block", f"{geo.threads_per_block:,}", "our choice"),
-        ("Blocks in the grid", f"{geo.blocks:,}", f"ceiling of {geo.elements:,} / {geo.threads_per_block:,}"),
+        ("Blocks in the grid", f"{geo.blocks:,}", grid_note),
         ("Warps per block", f"{geo.warps_per_block}", f"ceiling of {geo.threads_per_block} / {gpu.warp_size}"),
         ("Warps in the grid", f"{geo.warps_in_grid:,}", f"{geo.blocks:,} x {geo.warps_per_block}"),
-        ("Threads in the last block with no element", f"{geo.idle_threads_last_block:,}",
-         f"{geo.blocks:,} x {geo.threads_per_block:,} - {geo.elements:,}"),
+        *([("Threads in the last block with no element", f"{geo.idle_threads_last_block:,}",
+            f"{geo.blocks:,} x {geo.threads_per_block:,} - {geo.elements:,}")]
+          if tile == geo.threads_per_block else
+          [("Elements the last block's tile has no data for", f"{geo.idle_threads_last_block:,}",
+            f"{geo.blocks:,} x {tile:,} - {geo.elements:,}")] if tile else []),
         ("Idle lanes in every block", f"{geo.idle_lanes_per_block}",
          f"{geo.warps_per_block} x {gpu.warp_size} - {geo.threads_per_block}"),
         ("Warp slots on the GPU", f"{geo.warp_slots_on_gpu:,}", f"{gpu.sm_count} SMs x {gpu.max_warps_per_sm}"),
@@ -163,26 +197,40 @@ def occupancy_rows(occ) -> list[tuple[str, str, str]]:
     return rows
 
 
-def explain_payload(gpu, occ, geo) -> dict:
-    return {"device": gpu.to_dict(), "geometry": asdict(geo), "occupancy": asdict(occ)}
+def explain_payload(gpu, occ, geo, kernel=None) -> dict:
+    payload = {"device": gpu.to_dict(), "geometry": asdict(geo), "occupancy": asdict(occ),
+               "findings": [asdict(f) for f in findings(gpu, occ, geo)]}
+    if kernel is not None:
+        payload["kernel"] = asdict(kernel)
+    return payload
 
 
 def cmd_explain(args) -> int:
-    gpu, occ, geo = resolve_launch(args)
+    gpu, occ, geo, kernel = resolve_launch(args)
     if args.json:
-        print(json.dumps(explain_payload(gpu, occ, geo), indent=2))
+        print(json.dumps(explain_payload(gpu, occ, geo, kernel), indent=2))
         return 0
     _print_table("Device", [(k, v, "") for k, v in device_rows(gpu)], align="<")
-    launch = (f"Launch: {geo.elements:,} elements at {geo.threads_per_block} threads per block, "
+    who = f"{kernel.name}: " if kernel else ""
+    launch = (f"Launch: {who}{geo.elements:,} elements at {geo.threads_per_block} threads per block, "
               f"{occ.regs_per_thread} registers/thread, {occ.smem_per_block_bytes:,} B shared memory/block")
+    if kernel is not None and kernel.note:
+        launch += f"\n  ({kernel.note})"
     _print_table(launch, geometry_rows(gpu, geo))
     _print_table("Occupancy (blocks per SM each limiter allows)", occupancy_rows(occ))
-    print(f"  => {occ.explain()}")
+    print(f"  => {occ.explain()} (theoretical: what the limits allow)")
+    print_findings(findings(gpu, occ, geo))
     return 0
 
 
+def print_findings(found) -> None:
+    print("\nFindings, biggest waste first" if found else "\nFindings: nothing to fix in this launch")
+    for i, f in enumerate(found, 1):
+        print(f"  {i}. {f.title}\n     {f.detail}\n     Try: {f.action}")
+
+
 def cmd_simulate(args) -> int:
-    gpu, occ, geo = resolve_launch(args)
+    gpu, occ, geo, kernel = resolve_launch(args)
     if not occ.can_launch:
         raise UserError(f"this launch cannot run on {gpu.name}: {occ.reason}")
     if args.trace:
@@ -196,8 +244,13 @@ def cmd_simulate(args) -> int:
             raise UserError(f"{label} must be a finite number, got {value}")
     if not 0 <= args.jitter < 1:
         raise UserError(f"--jitter is a fraction in [0, 1), got {args.jitter}")
+    bytes_moved = (kernel.bytes_moved if kernel is not None and kernel.bytes_moved
+                   else geo.elements * args.bytes_per_element)
     if args.cost == "uniform":
         cost = UniformCost(args.duration_us, args.jitter)
+    elif kernel is not None:  # a kernel's grid rule: its bytes spread over its blocks
+        cost = MemoryBoundCost(bytes_per_block=bytes_moved / geo.blocks, peak_gbps=gpu.peak_dram_gbps,
+                               overhead_us=args.overhead_us, latency_us=args.latency_us)
     else:
         cost = replace(MemoryBoundCost.for_launch(gpu, geo.elements, geo.threads_per_block,
                                                   args.bytes_per_element, args.overhead_us),
@@ -211,12 +264,12 @@ def cmd_simulate(args) -> int:
     if not result.makespan_us < float("inf"):
         raise UserError("block durations this long overflow the simulation's clock; use smaller values")
     summary = result.summary()
-    if args.cost == "memory" and args.bytes_per_element > 0:
-        bytes_moved = geo.elements * args.bytes_per_element
+    if args.cost == "memory" and bytes_moved > 0:
         summary["predicted_gbps"] = round(H200_FIT.kernel_gbps(bytes_moved, result.makespan_us), 1)
     if args.trace:
         save_trace(args.trace, source="simulated", gpu=gpu.name, records=result.trace_records(),
                    meta={"elements": geo.elements, "threads_per_block": geo.threads_per_block,
+                         "kernel": kernel.name if kernel else "custom",
                          "regs_per_thread": occ.regs_per_thread, "smem_per_block_bytes": occ.smem_per_block_bytes,
                          **summary})
     if args.json:

@@ -43,6 +43,13 @@ class GpuSpec:
     sms_per_tpc: int
     source: str
     detected: bool = False
+    # Unloaded DRAM round trip (a one-warp pointer chase), for sim/latency.py; its source starts
+    # with "measured" or "assumed". None where no figure is known.
+    dram_latency_ns: float | None = None
+    dram_latency_source: str | None = None
+    # Dense (no 2:4 sparsity) BF16 tensor-core rate with FP32 accumulation, from the datasheet or
+    # whitepaper named in `source`; None where no such figure is sourced (or there is no BF16).
+    tensor_tflops_bf16: float | None = None
 
     @property
     def max_warps_per_sm(self) -> int:
@@ -161,6 +168,7 @@ def spec_from_device(
         values = architecture_limits(nearest)
         source += f"; allocation rules of compute capability {nearest} assumed"
     values.update(gpc_count=_gpc_guess(name, sm_count), source=source)
+    values.update(_latency_from_preset(name, sm_count))
     unknown = set(measured) - {f.name for f in fields(GpuSpec)}
     if unknown:
         raise TypeError(f"not GpuSpec fields: {sorted(unknown)}")
@@ -188,6 +196,15 @@ def _nearest_capability(cc: tuple[int, int]) -> str:
 
 _DEVICE_ARGS = {"name", "compute_capability", "sm_count", "l2_bytes", "memory_bytes",
                 "peak_dram_gbps", "clock_mhz", "detected"}
+
+
+def _latency_from_preset(name: str, sm_count: int) -> dict:
+    """The matching preset's DRAM latency figure: no driver reports one."""
+    spec = preset_for_device_name(name, sm_count)
+    if spec is None or spec.sm_count != sm_count or spec.dram_latency_ns is None:
+        return {}
+    return dict(dram_latency_ns=spec.dram_latency_ns,
+                dram_latency_source=f"{spec.dram_latency_source} (the {spec.name} preset's figure)")
 
 
 def _gpc_guess(name: str, sm_count: int) -> int:

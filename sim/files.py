@@ -24,6 +24,10 @@ def check_writable(path) -> None:
 
 
 def write_text_atomic(path, text: str) -> None:
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path, data: bytes) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     suffix = os.path.splitext(str(path))[1]
     try:
@@ -31,8 +35,8 @@ def write_text_atomic(path, text: str) -> None:
     except OSError as exc:
         raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes files private; give it an ordinary file's mode

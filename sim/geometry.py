@@ -18,11 +18,11 @@ def ceil_div(a: int, b: int) -> int:
 class LaunchGeometry:
     elements: int
     threads_per_block: int
-    blocks: int  # ceil(elements / threads_per_block)
+    blocks: int  # the kernel's grid: ceil(elements / elements per block) unless it says otherwise
     warps_per_block: int
     warps_in_grid: int
     threads_in_grid: int
-    idle_threads_last_block: int  # threads past the end of the data: the `if (i < n)` guard
+    idle_threads_last_block: int  # threads (elements, for tiles) past the end of the data
     idle_lanes_per_block: int  # lanes of the last warp of every block that no thread fills
     warp_slots_per_sm: int
     warp_slots_on_gpu: int
@@ -30,6 +30,7 @@ class LaunchGeometry:
     blocks_per_sm: int | None  # from the occupancy, if given
     blocks_per_wave: int | None
     waves_at_occupancy: float | None  # blocks / (SMs x blocks per SM)
+    elements_per_block: int | None = None  # the tile one block covers (None: no fixed tile)
 
     @property
     def full_waves(self) -> int | None:
@@ -53,10 +54,17 @@ def _check(elements: int, threads_per_block: int) -> None:
 
 
 def launch_geometry(gpu: GpuSpec, elements: int, threads_per_block: int,
-                    occ: Occupancy | None = None) -> LaunchGeometry:
-    """The article's table for one element per thread: grid, warps, idle threads, waves."""
+                    occ: Occupancy | None = None, *, blocks: int | None = None,
+                    elements_per_block: int | None = None) -> LaunchGeometry:
+    """The article's table for a launch: grid, warps, idle threads, waves.
+
+    By default one element per thread (the article's kernels). A kernel's own grid rule
+    (kernels/spec.py) passes `blocks` and, where a block covers a fixed tile, `elements_per_block`
+    (4 x threads for four elements per thread, BLOCK_SIZE for a Triton program)."""
     _check(elements, threads_per_block)
-    blocks = ceil_div(elements, threads_per_block)
+    tile = elements_per_block if blocks is not None else threads_per_block
+    if blocks is None:
+        blocks = ceil_div(elements, threads_per_block)
     if blocks > MAX_GRID_BLOCKS:
         raise ValueError(f"{blocks:,} blocks is over the grid limit of {MAX_GRID_BLOCKS:,}; "
                          "use bigger blocks or a grid-stride loop")
@@ -68,15 +76,17 @@ def launch_geometry(gpu: GpuSpec, elements: int, threads_per_block: int,
         blocks_per_sm = occ.blocks_per_sm
         blocks_per_wave = occ.blocks_per_sm * gpu.sm_count
         waves = blocks / blocks_per_wave if blocks_per_wave else float("inf")
+    idle = max(0, blocks * tile - elements) if tile else 0
     return LaunchGeometry(
         elements=elements, threads_per_block=threads_per_block, blocks=blocks,
         warps_per_block=warps_per_block, warps_in_grid=warps_in_grid,
         threads_in_grid=blocks * threads_per_block,
-        idle_threads_last_block=blocks * threads_per_block - elements,
+        idle_threads_last_block=idle,
         idle_lanes_per_block=warps_per_block * gpu.warp_size - threads_per_block,
         warp_slots_per_sm=gpu.max_warps_per_sm, warp_slots_on_gpu=warp_slots_on_gpu,
         waves_at_best=warps_in_grid / warp_slots_on_gpu,
         blocks_per_sm=blocks_per_sm, blocks_per_wave=blocks_per_wave, waves_at_occupancy=waves,
+        elements_per_block=tile,
     )
 
 

@@ -48,11 +48,22 @@ class Trace:
         return best
 
 
-def save_trace(path, *, source: str, gpu: str, records, meta: dict | None = None) -> None:
+def trace_document(*, source: str, gpu: str, records, meta: dict | None = None) -> dict:
+    """The JSON document of a trace (what save_trace writes; a results file may embed several)."""
     rows = [[int(b), int(sm), int(slot), round(float(s), 4), round(float(e), 4)]
             for b, sm, slot, s, e in records]
-    write_json_atomic(path, {"format": FORMAT, "source": source, "gpu": gpu, "time_unit": "us",
-                             "meta": meta or {}, "columns": COLUMNS, "blocks": rows})
+    return {"format": FORMAT, "source": source, "gpu": gpu, "time_unit": "us",
+            "meta": meta or {}, "columns": COLUMNS, "blocks": rows}
+
+
+def save_trace(path, *, source: str, gpu: str, records, meta: dict | None = None) -> None:
+    write_json_atomic(path, trace_document(source=source, gpu=gpu, records=records, meta=meta))
+
+
+def write_trace(path, trace: Trace) -> None:
+    """A Trace (simulated, recorded, or read from a bundle) as a warpscope-trace/1 file."""
+    save_trace(path, source=trace.source, gpu=trace.gpu, meta=trace.meta,
+               records=zip(trace.block, trace.sm, trace.slot, trace.start_us, trace.end_us))
 
 
 def load_trace(path) -> Trace:

@@ -45,7 +45,7 @@ def test_without_gpu_bench_says_why():
 
 
 def test_bad_requests():
-    with pytest.raises(UserError, match="not a streaming kernel"):
+    with pytest.raises(UserError, match="not a kernel with a throughput"):
         sweep(["trace_triton"], [1024], allow_cpu=True)
     with pytest.raises(UserError, match="element count"):
         sweep(["add_torch"], [0], allow_cpu=True)
@@ -56,15 +56,30 @@ def test_bad_requests():
 
 
 @pytest.mark.parametrize("kernel,blocks,warps,needle", [
-    ("add_numba_naive", [256, 2000], None, "1..1024"),
-    ("add_triton", [1024, 33], None, "power of two"),
+    ("add_numba_naive", [2000], None, "1..1024"),
+    ("add_triton", [33], None, "power of two"),
     ("add_triton", None, 3, "num_warps"),
 ])
-def test_a_bad_launch_shape_is_refused_before_anything_is_measured(kernel, blocks, warps, needle):
-    from kernels.bench import sweep
-
+def test_a_kernel_no_block_size_suits_is_refused_before_anything_is_measured(kernel, blocks, warps,
+                                                                             needle):
     calls = []
     with pytest.raises(UserError, match=needle):
         sweep([kernel], [1000], blocks, num_warps=warps, allow_cpu=True,
               on_progress=lambda *a: calls.append(a))
     assert calls == []
+
+
+def test_each_block_size_goes_to_the_kernels_it_suits_and_the_rest_is_named():
+    """bench --block 32,64,96 over Numba and Triton kernels together: 96 is a thread count for
+    Numba but no power of two for Triton's BLOCK_SIZE; the sweep measures what suits and says
+    what it skipped (it used to fail whole on 96)."""
+    from kernels.bench import _points
+    from kernels.registry import get_kernel
+
+    kernels = [get_kernel("add_numba_naive"), get_kernel("add_triton"), get_kernel("add_torch")]
+    points, skipped = _points(kernels, [4096], [32, 64, 96])
+    chosen = {(s.name, b) for s, _, b in points}
+    assert chosen == {("add_numba_naive", 32), ("add_numba_naive", 64), ("add_numba_naive", 96),
+                      ("add_triton", 32), ("add_triton", 64), ("add_torch", None)}
+    assert skipped == ["add_triton block 96: Triton BLOCK_SIZE must be a power of two up to "
+                       "131,072, got 96"]

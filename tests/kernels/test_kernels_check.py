@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from kernels_env import HAS_GPU
 
-from kernels.check import ARTICLE_SIZES, format_table, run_checks
+from kernels.check import format_table, run_checks
+from kernels.spec import DEFAULT_CHECK_SIZES as ARTICLE_SIZES
 from kernels.harness import compare
 from kernels.registry import KERNELS
 

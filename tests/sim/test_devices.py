@@ -57,3 +57,15 @@ def test_a_capability_we_do_not_model_still_gives_a_spec(cc, nearest):
                             memory_bytes=1, peak_dram_gbps=100.0, clock_mhz=1000, max_threads_per_sm=1536)
     assert spec.compute_capability == cc and spec.max_threads_per_sm == 1536
     assert f"compute capability {nearest} assumed" in spec.source
+
+
+def test_dense_bf16_tensor_rates_are_sourced_where_given():
+    """Only presets with a sourced datasheet figure carry one; the figure is in the source text."""
+    assert preset("H200").tensor_tflops_bf16 == 989.4  # 1,979 with 2:4 sparsity, halved
+    assert preset("A100 80GB").tensor_tflops_bf16 == 312
+    assert preset("V100").tensor_tflops_bf16 is None  # Volta has no BF16 tensor cores
+    for name in presets():
+        spec = preset(name)
+        if spec.tensor_tflops_bf16 is not None:
+            assert "BF16" in spec.source.upper().replace("BFLOAT16", "BF16"), name
+            assert f"{spec.tensor_tflops_bf16:,g}" in spec.source, name

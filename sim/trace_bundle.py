@@ -1,0 +1,149 @@
+"""Many recorded block traces in two files, and back: benchmarks/dispatch_run.py writes a bundle,
+`load_bundle` reads every trace in it as a sim.trace.Trace, `extract` writes one as a
+warpscope-trace/1 file for `main.py compare`.
+
+    dispatch_index.json  {"format": "warpscope-trace-bundle/1", "arrays": "dispatch_traces.npz",
+                          "info": {...how the run was made...},
+                          "traces": [{"name", "family", "source", "gpu", "offset", "count",
+                                      "meta": {...as in a trace file...}, "summary": {...}}],
+                          "failed": [{"name", "family", "error"}]}
+    dispatch_traces.npz  block (int32), sm (int16), start_us, end_us (float32, microseconds from
+                         that trace's earliest start): all traces end to end, trace i in rows
+                         offset .. offset + count; `offsets` repeats the index's offsets.
+
+`python3 -m sim.trace_bundle DIR` lists the traces; `... DIR NAME --out FILE.json` extracts one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from sim.errors import UserError
+from sim.files import write_bytes_atomic, write_json_atomic
+from sim.trace import MAX_SMS, Trace, write_trace
+
+BUNDLE_FORMAT = "warpscope-trace-bundle/1"
+INDEX_NAME = "dispatch_index.json"
+ARRAYS_NAME = "dispatch_traces.npz"
+COLUMNS = {"block": np.int32, "sm": np.int16, "start_us": np.float32, "end_us": np.float32}
+
+
+def write_bundle(folder, traces, failed=(), info: dict | None = None) -> None:
+    """Write `traces` — (name, family, Trace, summary dict) tuples — and the `failed` entries
+    ({"name", "family", "error"}) into `folder`, each file whole (temporary file, then rename)."""
+    folder = Path(folder)
+    names = [name for name, *_ in traces]
+    if len(set(names)) != len(names):
+        raise ValueError("trace names in a bundle must be unique")
+    counts = [len(t.block) for _, _, t, _ in traces]
+    offsets = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+    columns = {c: np.concatenate([np.asarray(getattr(t, c)) for _, _, t, _ in traces] or [[]])
+               .astype(dtype) for c, dtype in COLUMNS.items()}
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, offsets=offsets, **columns)
+    write_bytes_atomic(folder / ARRAYS_NAME, buffer.getvalue())
+    index = {"format": BUNDLE_FORMAT, "arrays": ARRAYS_NAME, "info": info or {},
+             "traces": [{"name": name, "family": family, "source": t.source, "gpu": t.gpu,
+                         "offset": int(off), "count": int(n), "meta": t.meta, "summary": summary}
+                        for (name, family, t, summary), off, n in zip(traces, offsets, counts)],
+             "failed": list(failed)}
+    write_json_atomic(folder / INDEX_NAME, index, indent=1)
+
+
+def _index_path(path) -> Path:
+    path = Path(path)
+    return path / INDEX_NAME if path.is_dir() else path
+
+
+def read_index(path) -> dict:
+    """The bundle's index (a folder or its dispatch_index.json); UserError if it is none."""
+    index_path = _index_path(path)
+    try:
+        index = json.loads(index_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot read trace bundle {index_path}: {exc}") from None
+    if not isinstance(index, dict) or index.get("format") != BUNDLE_FORMAT:
+        fmt = index.get("format") if isinstance(index, dict) else None
+        raise UserError(f"{index_path} is not a WarpScope trace bundle (format {fmt!r})")
+    return index
+
+
+def load_bundle(path) -> dict[str, Trace]:
+    """Every trace of a bundle (a folder or its index file), by name, in recording order."""
+    index_path = _index_path(path)
+    index = read_index(index_path)
+    arrays_path = index_path.parent / index.get("arrays", ARRAYS_NAME)
+    try:
+        with np.load(arrays_path) as npz:
+            cols = {c: npz[c] for c in COLUMNS}
+    except (OSError, ValueError, KeyError) as exc:
+        raise UserError(f"cannot read trace arrays {arrays_path}: {exc}") from None
+    rows = len(cols["block"])
+    if any(len(v) != rows for v in cols.values()):
+        raise UserError(f"{arrays_path}: the columns differ in length")
+    traces = {}
+    for entry in index.get("traces", []):
+        name, lo, n = entry.get("name"), entry.get("offset"), entry.get("count")
+        if not (isinstance(lo, int) and isinstance(n, int) and 0 < n and 0 <= lo <= rows - n):
+            raise UserError(f"{index_path}: trace {name!r} points outside the {rows:,} "
+                            "recorded rows")
+        part = {c: v[lo:lo + n] for c, v in cols.items()}
+        start, end = part["start_us"].astype(float), part["end_us"].astype(float)
+        sm = part["sm"].astype(int)
+        if sm.min() < 0 or sm.max() >= MAX_SMS or not (end >= start).all():
+            raise UserError(f"{index_path}: trace {name!r} has SMs outside 0..{MAX_SMS - 1} "
+                            "or ends before starts")
+        meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+        traces[name] = Trace(source=entry.get("source", "recorded"), gpu=entry.get("gpu", "?"),
+                             block=part["block"].astype(int), sm=sm, slot=np.full(n, -1),
+                             start_us=start, end_us=end, meta=meta)
+    return traces
+
+
+def extract(path, name: str, out) -> Trace:
+    """Write trace `name` of a bundle as a warpscope-trace/1 file (what `compare` reads)."""
+    traces = load_bundle(path)
+    if name not in traces:
+        raise UserError(f"no trace {name!r} in {path}; it has {len(traces)} "
+                        f"(list them with python3 -m sim.trace_bundle {path})")
+    write_trace(out, traces[name])
+    return traces[name]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m sim.trace_bundle",
+        description="List the traces of a bundle written by benchmarks/dispatch_run.py, or "
+                    "extract one as a warpscope-trace/1 file for `main.py compare`.")
+    parser.add_argument("bundle", metavar="DIR", help="folder holding " + INDEX_NAME)
+    parser.add_argument("name", nargs="?", help="the trace to extract (default: list them all)")
+    parser.add_argument("--out", metavar="FILE.json", help="where to write the extracted trace")
+    args = parser.parse_args(argv)
+    try:
+        if args.name is None:
+            index = read_index(args.bundle)
+            for entry in index.get("traces", []):
+                s = entry.get("summary") or {}
+                print(f"{entry['name']:<40} {entry['count']:>8,} blocks  "
+                      f"makespan {s.get('makespan_us', float('nan')):9.1f} us")
+            for entry in index.get("failed", []):
+                print(f"{entry.get('name')!s:<40} FAILED: {entry.get('error')}")
+            return 0
+        if not args.out:
+            raise UserError("give --out FILE.json to extract a trace")
+        extract(args.bundle, args.name, args.out)
+        print(f"wrote {args.out}")
+        return 0
+    except UserError as exc:
+        print(f"warpscope: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

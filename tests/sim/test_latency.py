@@ -1,0 +1,125 @@
+"""Little's law for memory-bound kernels (sim/latency.py), against numbers worked by hand."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from sim.devices import preset, presets, spec_from_device
+from sim.errors import UserError
+from sim.latency import (
+    bytes_in_flight_needed,
+    bytes_in_flight_per_sm,
+    dram_latency_ns,
+    latency_bound_gbps,
+    predict,
+    predicted_curve,
+    predicted_gbps,
+)
+
+H200 = preset("H200")  # 132 SMs, warps of 32
+ADD = dict(bytes_moved_per_byte_loaded=1.5)  # loads x and y, stores out
+
+
+def test_bytes_in_flight_hand_computed():
+    # naive add at full occupancy: 64 warps x 32 threads x 2 loads x 4 B
+    assert bytes_in_flight_per_sm(64, 2, 4) == 16_384
+    # four elements per thread, one block of 8 warps: 8 x 32 x 8 x 4
+    assert bytes_in_flight_per_sm(8, 8, 4) == 8_192
+    assert bytes_in_flight_per_sm(0, 2, 4) == 0
+
+
+def test_naive_add_one_block_per_sm_is_latency_bound():
+    # 132 SMs x 2,048 B / 600 ns = 450.56 GB/s of loads; x 3/2 for the store = 675.84 GB/s
+    p = predict(H200, 1, 8, 2, 4, ceiling_gbps=4200, latency_ns=600, **ADD)
+    assert p.bytes_in_flight_per_sm == 2_048
+    assert p.latency_bound_gbps == pytest.approx(675.84)
+    assert p.bandwidth_gbps == pytest.approx(675.84) and p.bound == "latency"
+    # to reach 4,200 GB/s: 2,800 GB/s of loads x 600 ns / 132 SMs = 12,727.27 B per SM
+    assert p.bytes_in_flight_needed_per_sm == pytest.approx(2_800 * 600 / 132)
+    assert p.fraction_of_needed == pytest.approx(2_048 / 12_727.27, rel=1e-6)
+    assert p.cycle_ns == p.latency_ns == 600
+
+
+def test_naive_add_full_occupancy_reaches_the_ceiling():
+    # 16,384 B x 132 / 600 ns x 1.5 = 5,406.72 GB/s > 4,200: bandwidth-bound at the ceiling
+    p = predict(H200, 8, 8, 2, 4, ceiling_gbps=4200, latency_ns=600, **ADD)
+    assert p.latency_bound_gbps == pytest.approx(5_406.72)
+    assert p.bandwidth_gbps == 4200 and p.bound == "bandwidth"
+    assert p.fraction_of_needed > 1
+
+
+def test_four_loads_per_thread_need_a_quarter_of_the_warps():
+    # 8 loads in flight per thread: one block of 8 warps carries 8,192 B: 2,703.36 GB/s
+    assert predicted_gbps(H200, 1, 8, 8, 4, ceiling_gbps=4200, latency_ns=600,
+                          **ADD) == pytest.approx(2_703.36)
+    # the same bytes in flight from 4x the warps of the one-load kernel give the same answer
+    assert predicted_gbps(H200, 4, 8, 2, 4, ceiling_gbps=4200, latency_ns=600,
+                          **ADD) == pytest.approx(2_703.36)
+
+
+def test_overhead_lengthens_the_cycle():
+    # cycle = 600 + 200 ns: 132 x 2,048 / 800 x 1.5 = 506.88 GB/s
+    p = predict(H200, 1, 8, 2, 4, ceiling_gbps=4200, latency_ns=600, overhead_ns=200, **ADD)
+    assert p.cycle_ns == 800 and p.bandwidth_gbps == pytest.approx(506.88)
+    assert bytes_in_flight_needed(H200, 4200, latency_ns=600, overhead_ns=200,
+                                  **ADD) == pytest.approx(2_800 * 800 / 132)
+
+
+def test_littles_law_identity_at_the_needed_bytes():
+    """Keeping exactly the needed bytes in flight reaches exactly the ceiling."""
+    for ratio in (1.0, 1.5, 2.0):
+        need = bytes_in_flight_needed(H200, 3000, latency_ns=450, bytes_moved_per_byte_loaded=ratio)
+        loads_per_thread = need / (64 * 32 * 4)  # 64 warps of 4-byte loads
+        gbps = latency_bound_gbps(H200, 64, loads_per_thread, 4, latency_ns=450,
+                                  bytes_moved_per_byte_loaded=ratio)
+        assert gbps == pytest.approx(3000)
+
+
+def test_defaults_come_from_the_gpu_spec():
+    assert dram_latency_ns(H200) == H200.dram_latency_ns
+    explicit = predict(H200, 2, 8, 2, 4, latency_ns=H200.dram_latency_ns,
+                       ceiling_gbps=H200.peak_dram_gbps)
+    assert predict(H200, 2, 8, 2, 4) == explicit  # ceiling = theoretical peak, latency = preset
+
+
+def test_curve_matches_point_predictions():
+    blocks = np.array([1, 2, 3, 4, 6, 8])
+    curve = predicted_curve(H200, blocks, 8, 2, 4, ceiling_gbps=4200, latency_ns=500, **ADD)
+    points = [predicted_gbps(H200, int(b), 8, 2, 4, ceiling_gbps=4200, latency_ns=500, **ADD)
+              for b in blocks]
+    np.testing.assert_allclose(curve, points)
+    assert np.all(np.diff(curve) >= 0) and curve[-1] == 4200
+
+
+def test_nonsense_is_refused():
+    no_figure = dataclasses.replace(H200, dram_latency_ns=None)
+    with pytest.raises(UserError, match="no DRAM latency"):
+        predict(no_figure, 1, 8, 2, 4)
+    assert predict(no_figure, 1, 8, 2, 4, latency_ns=400).latency_ns == 400
+    for bad in (dict(latency_ns=0), dict(overhead_ns=-1), dict(bytes_moved_per_byte_loaded=0.5),
+                dict(ceiling_gbps=0)):
+        with pytest.raises(ValueError):
+            predict(H200, 1, 8, 2, 4, **bad)
+    with pytest.raises(ValueError):
+        predict(H200, 0, 8, 2, 4)
+    with pytest.raises(ValueError):
+        bytes_in_flight_per_sm(8, -1, 4)
+
+
+def test_every_preset_has_a_latency_that_says_where_it_comes_from():
+    for name in presets():
+        spec = preset(name)
+        assert spec.dram_latency_ns and 100 < spec.dram_latency_ns < 2000, name
+        assert spec.dram_latency_source.startswith(("measured", "assumed")), name
+
+
+def test_a_detected_device_takes_its_presets_latency():
+    spec = spec_from_device(name="NVIDIA H200", compute_capability=(9, 0), sm_count=132,
+                            l2_bytes=62914560, memory_bytes=150109880320, peak_dram_gbps=4813.0,
+                            clock_mhz=1980)
+    assert spec.dram_latency_ns == H200.dram_latency_ns
+    assert "H200 preset" in spec.dram_latency_source
+    odd = spec_from_device(name="NVIDIA H200", compute_capability=(9, 0), sm_count=100,
+                           l2_bytes=1, memory_bytes=1, peak_dram_gbps=1.0, clock_mhz=1)
+    assert odd.dram_latency_ns is None  # a different part: no figure rather than a wrong one
