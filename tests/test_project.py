@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kernels.backends import CPU_PINS
+from kernels.backends import CPU_PINS, TORCH_CPU_INDEX
 
 ROOT = Path(__file__).resolve().parents[1]
 QT = {"PySide6", "shiboken6", "pyqtgraph", "superqt", "qtpy"}
@@ -93,8 +93,11 @@ def test_the_app_installs_no_live_kernel_package_and_tests_pin_the_ones_backends
     app, tests = _requirements("requirements.txt"), _requirements("requirements-test.txt")
     assert not app.keys() & {"torch", "triton", "numba", "numba-cuda", "llvmlite", "cupy"}
     assert app.items() <= tests.items()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for pin in CPU_PINS.values():  # the pip line the app prints is the set CI tested
         assert tests[pin.split("==")[0]] == pin
+        assert pin in readme, f"README's CPU-only line lacks {pin}"
+    assert f"{CPU_PINS['torch']} --index-url {TORCH_CPU_INDEX}" in readme
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     declared = re.search(r"^dependencies = \[(.*?)\]", pyproject, re.M | re.S).group(1)
     names = {re.split(r"[=<>!~; ]", d, maxsplit=1)[0].lower()
