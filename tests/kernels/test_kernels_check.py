@@ -54,8 +54,9 @@ def test_every_kernel_checks_ok_at_small_sizes():
 
 @pytest.mark.slow
 def test_torch_compile_checks_ok():
-    results = run_checks([COMPILED], sizes=[1, 1000])
-    assert [r.status for r in results] == ["OK", "OK"], format_table(results)
+    # one size: each new size is another Inductor compile (dynamo specializes sizes 0 and 1)
+    results = run_checks([COMPILED], sizes=[1000])
+    assert [r.status for r in results] == ["OK"], format_table(results)
 
 
 @pytest.mark.slow
