@@ -1,11 +1,15 @@
-"""Make the two documentation screenshots that need data files: the Bandwidth panel with the
-H200 results (benchmarks/gpu_bench_h200.json) and the recorded H200 block trace
-(tests/data/trace_h200.json) beside its simulation.
+"""Make the documentation screenshots of the real window, at a given window size.
 
-    S="xvfb-run -s '-screen 0 1600x1000x24' .venv/bin/python benchmarks/gui_docs_shots.py"
+    S="xvfb-run -a -s '-screen 0 1600x1000x24' .venv/bin/python benchmarks/gui_docs_shots.py"
     $S docs/screenshots/bandwidth-h200-results.png bw
     $S docs/screenshots/trace-h200-vs-simulation.png trace
     $S docs/screenshots/blocks-h200-vs-prediction.png blocks
+    $S docs/screenshots/window-1024x640.png launch 1024x640
+
+Modes: `launch` (the H200 launch of 1,000,000 elements at 256 threads, memory-bound cost, TPC
+spread), `bw` (benchmarks/gpu_bench_h200.json in the Bandwidth panel), `blocks` (the H200
+block-size sweep with the scheduler's prediction), `trace` (tests/data/trace_h200.json beside
+its simulation), `error` (a launch that cannot run: registers over the limit).
 """
 
 import os
@@ -19,19 +23,18 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("WARPSCOPE_SETTINGS_DIR", tempfile.mkdtemp())
 from PySide6.QtCore import Qt  # noqa: E402
 
-from gui.app import make_app  # noqa: E402 (after sys.path)
+from gui.app import make_app, representative_time  # noqa: E402 (after sys.path)
 from gui.main_window import MainWindow  # noqa: E402
-from gui.model import LaunchInputs  # noqa: E402
+from gui.models.launch import LaunchInputs  # noqa: E402
 
+path, mode = sys.argv[1], sys.argv[2]
+width, height = (int(v) for v in (sys.argv[3] if len(sys.argv) > 3 else "1600x1000").split("x"))
 app = make_app()
-w = MainWindow(
-    LaunchInputs(gpu="H200", elements=2**24, threads_per_block=256),
-    restore=False,
-    load_kernels=True,
-)
-w.resize(1600, 1000)
+elements = 1_000_000 if mode in ("launch", "error") else 2**24
+w = MainWindow(LaunchInputs(gpu="H200", elements=elements, threads_per_block=256), restore=False,
+               load_kernels=mode in ("bw", "blocks"))
+w.resize(width, height)
 w.show()
-w.apply_default_dock_sizes()
 
 
 def pump(s):
@@ -42,32 +45,36 @@ def pump(s):
 
 
 pump(0.5)
-while w.kernels_info is None:
-    pump(0.2)
-mode = sys.argv[2]
+w.apply_default_dock_sizes()
+pump(0.2)
 if mode in ("bw", "blocks"):
+    while w.kernels_info is None:
+        pump(0.2)
     w.docks["bandwidth"].raise_()
     if mode == "blocks":  # the block-size sweep, with the scheduler's prediction dashed
-        for i in range(w.bandwidth.kernel_list.count()):
-            item = w.bandwidth.kernel_list.item(i)
-            wanted = item.data(Qt.ItemDataRole.UserRole) in ("add_numba_naive", "add_numba", "add_triton")
-            item.setCheckState(Qt.CheckState.Checked if wanted else Qt.CheckState.Unchecked)
+        w.bench.set_ticked(["add_numba_naive", "add_numba", "add_triton"])
     name = "gpu_blocks_h200.json" if mode == "blocks" else "gpu_bench_h200.json"
-    w.bandwidth.open_results(str(ROOT / "benchmarks" / name))
+    w.bench_jobs.open_results(str(ROOT / "benchmarks" / name))
     while w.live_runner.busy():
         pump(0.1)
-    w.resizeDocks([w.docks["bandwidth"]], [520], Qt.Orientation.Vertical)
+    w.resizeDocks([w.docks["bandwidth"]], [max(260, height * 52 // 100)], Qt.Orientation.Vertical)
     pump(0.8)
-    # hover tooltip text of one point for the record
-    pi = w.bandwidth.size_plot.getPlotItem()
-    sc = [i for i in pi.items if i.__class__.__name__ == "ScatterPlotItem"][0]
-    print(sc.data["data"][-1])
-else:
+    print(w.bench.series("size")[0].tips[-1])  # one point's tooltip, for the record
+elif mode == "trace":
     w.open_trace(str(ROOT / "tests" / "data" / "trace_h200.json"))
-    w.resizeDocks([w.docks["timeline"]], [520], Qt.Orientation.Vertical)
     pump(0.8)
     print(w.timeline.caption.text())
-w.playback.set_time(w.record.makespan_us * 0.5)
+elif mode == "error":
+    w.model.update(regs_per_thread=300)
+    pump(0.3)
+else:
+    w.options.set("memory", "tpc-spread")
+    w.simulate_now()
+    pump(0.3)
+    print(w.timeline.caption.text())
+run = w.simulation.run
+if run is not None:
+    w.playback.set_time(representative_time(run, 0.42))
 pump(0.3)
-w.grab().save(sys.argv[1])
+w.grab().save(path)
 w.shutdown()

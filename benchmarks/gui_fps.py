@@ -37,7 +37,7 @@ def main() -> int:
 
     from gui.app import make_app
     from gui.main_window import MainWindow
-    from gui.model import LaunchInputs
+    from gui.models.launch import LaunchInputs
 
     app = make_app()
     win = MainWindow(
@@ -51,12 +51,12 @@ def main() -> int:
     t_end = time.perf_counter() + 1.0
     while time.perf_counter() < t_end:
         app.processEvents()
-    rec = win.record
+    rec = win.simulation.run
     sm = win.sm_view
     print(
         f"platform: {app.platformName()}; {args.gpu}: {rec.spec.sm_count} SMs x "
-        f"{rec.spec.max_warps_per_sm} warp slots; grid {rec.n_blocks:,} blocks "
-        f"({rec.n_sim:,} simulated); SM view {sm.width()}x{sm.height()} px; "
+        f"{rec.spec.max_warps_per_sm} warp slots; grid {rec.timeline.grid_blocks:,} blocks "
+        f"({rec.timeline.n_blocks:,} simulated); SM view {sm.width()}x{sm.height()} px; "
         f"load average {os.getloadavg()[0]:.2f}"
     )
 

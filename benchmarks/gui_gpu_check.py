@@ -18,7 +18,6 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("WARPSCOPE_SETTINGS_DIR", tempfile.mkdtemp())
 
-from PySide6.QtCore import Qt  # noqa: E402
 
 from gui.app import make_app  # noqa: E402
 from gui.main_window import MainWindow  # noqa: E402
@@ -60,16 +59,13 @@ summary["gpu_selected"] = w.model.inputs.gpu
 summary["available"] = {k: [a.ok, a.is_gpu, a.reason] for k, a in (info.available or {}).items()} if info else None
 
 report("loaded")
-panel = w.bandwidth
+panel, bench = w.bandwidth.sweep, w.bench
 w.docks["bandwidth"].raise_()
-for i in range(panel.kernel_list.count()):
-    item = panel.kernel_list.item(i)
-    wanted = item.data(Qt.ItemDataRole.UserRole) in ("add_triton", "add_numba", "add_numba_naive", "add_torch")
-    item.setCheckState(Qt.CheckState.Checked if wanted else Qt.CheckState.Unchecked)
+bench.set_ticked(["add_triton", "add_numba", "add_numba_naive", "add_torch"])
 panel.sizes.setText("2^20, 2^24")
 panel.blocks.setText("256, 1024")
 got = {}
-panel.result_loaded.connect(lambda r: got.setdefault("result", r))
+bench.result_changed.connect(lambda r: got.setdefault("result", r))
 t1 = time.perf_counter()
 if "--cpu" in sys.argv:  # a dry run here: the interpreter/simulator path, labelled as such
     panel.allow_cpu.setChecked(True)
@@ -85,15 +81,15 @@ if res is not None:
     summary["gpu_timings"] = all(m.is_gpu_timing for m in res.measurements)
     summary["copy_ceiling_gbps"] = res.copy_ceiling_gbps
     summary["sample"] = [(m.kernel, m.elements, m.block_size, round(m.bandwidth_gbps),
-                          round(panel.predicted(m).bandwidth_gbps) if panel.predicted(m) else None)
+                          round(bench.predicted(m).bandwidth_gbps) if bench.predicted(m) else None)
                          for m in res.measurements if m.elements == 2**24]
 report("swept")
 w.grab().save(str(out / "gui_gpu.png"), "PNG")
 t2 = time.perf_counter()
-panel.start_experiments()
-pump_until(lambda: bool(panel.experiments) and not w.live_runner.busy(), 90)
+w.bench_jobs.start_experiments()
+pump_until(lambda: bool(bench.experiments) and not w.live_runner.busy(), 90)
 summary["experiments_s"] = round(time.perf_counter() - t2, 2)
-exp = panel.experiments or {}
+exp = bench.experiments or {}
 summary["experiments"] = {k: (v if isinstance(v, str) else type(v).__name__) for k, v in exp.items()}
 kc = exp.get("count_kernels")
 if isinstance(kc, list):

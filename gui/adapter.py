@@ -194,6 +194,10 @@ class Debouncer(QObject):
     def pending(self) -> bool:
         return self._timer.isActive()
 
+    def cancel(self) -> None:
+        """Drop a waiting call."""
+        self._timer.stop()
+
     @Slot()
     def _on_timeout(self) -> None:
         self._fn()

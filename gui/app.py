@@ -72,7 +72,7 @@ def make_app():
 
 def build_inputs(base, gpu=None, elements=None, block=None, regs=None, smem=None, carveout=None):
     """Apply command-line values to `base` (a LaunchInputs) and check them; UserError if bad."""
-    from gui.model import LaunchInputs, compute_state
+    from gui.models.launch import LaunchInputs, compute_state
     from sim.devices import preset
 
     base = base or LaunchInputs()
@@ -83,7 +83,7 @@ def build_inputs(base, gpu=None, elements=None, block=None, regs=None, smem=None
         changes["elements"] = int(elements)
     if block is not None:
         changes["threads_per_block"] = int(block)
-        changes["elements_per_thread"] = 1
+        changes["block_size"] = None
     if regs is not None:
         changes["regs_per_thread"] = int(regs)
     if smem is not None:
@@ -92,7 +92,7 @@ def build_inputs(base, gpu=None, elements=None, block=None, regs=None, smem=None
         changes["carveout_percent"] = int(carveout)
     if changes.keys() & {"threads_per_block", "regs_per_thread", "smem_per_block"}:
         changes.setdefault("kernel", "custom")
-        changes["elements_per_thread"] = 1
+        changes["block_size"] = None
     inputs = replace(base, **changes)
     try:
         spec = preset(inputs.gpu)
@@ -140,7 +140,7 @@ def run_window(
         headless=not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
     )
     # validate command-line values before any window appears
-    from gui.model import LaunchInputs
+    from gui.models.launch import LaunchInputs
 
     build_inputs(LaunchInputs(), gpu, elements, block, regs, smem)
     if shot is not None:
@@ -258,7 +258,7 @@ def run_export(gpu, elements, block, regs, smem, out: str, results: str | None =
                carveout: int | None = None) -> int:
     out_dir = _check_out_path(out)
     ensure_platform(headless=True)
-    from gui.model import LaunchInputs
+    from gui.models.launch import LaunchInputs
 
     inputs = build_inputs(LaunchInputs(), gpu, elements, block, regs, smem, carveout)
     _make_folder(out_dir)
@@ -274,7 +274,7 @@ def run_export(gpu, elements, block, regs, smem, out: str, results: str | None =
     try:
         _show_launch(app, win)
         if bench is not None:
-            win.bandwidth.show_result(bench)
+            win.bench.set_result(bench)
         app.processEvents()
         try:
             files = win.export_all(out_dir)

@@ -16,14 +16,18 @@ PANELS: dict[str, tuple[str, str]] = {
         "Launch controls",
         """
 <p>Describe a launch. <b>Elements</b> is how much data; <b>threads per block</b> is the block size
-you would write in <code>&lt;&lt;&lt;grid, block&gt;&gt;&gt;</code>. The grid is then the element
-count divided by the block size, rounded up.</p>
+you would write in <code>&lt;&lt;&lt;grid, block&gt;&gt;&gt;</code>. For a custom launch the grid
+is the element count divided by the block size, rounded up; a registry kernel brings its own grid
+rule (four elements per thread, a Triton program's BLOCK_SIZE, a fixed grid-stride grid), the very
+rule its launcher uses. Number boxes take what the command line takes (1e6, 2^20, 4M, 48K) and act
+when you press Enter or leave the box.</p>
 <p><b>Registers</b> and <b>shared memory</b> are what one thread and one block need; the compiler
 decides them for real kernels. Both come out of a fixed budget per SM, so asking for more can
 leave room for fewer blocks. The <b>carveout</b> splits the SM's on-chip storage between L1 cache
-and shared memory.</p>
-<p>Untick <i>snap to multiples of 32</i> to try block sizes like 250 and watch idle lanes
-appear.</p>""",
+and shared memory; if one block needs more than the share you pick, the driver takes a bigger
+one, and the note under the box says so.</p>
+<p>Type a block size like 250 into the box (or untick <i>slider snaps to warps</i>) and watch idle
+lanes appear.</p>""",
     ),
     "sm": (
         "SM view",
@@ -70,8 +74,13 @@ occupancy</b> uses how many blocks really fit per SM. A fractional last wave is 
         """
 <p>Time runs left to right; each horizontal band is one SM, split into its block slots. Every bar
 is one block, from the moment it was placed to the moment it retired.</p>
-<p>Dashed lines mark where each wave starts. The red shading is the tail: from the last moment
-every slot was busy until the launch ends. Drag the white line to move the animation.</p>
+<p>Colours are waves; dashed lines mark where each wave starts. The red shading is the tail: once
+the last block has started, the moment the GPU holds fewer blocks than it held while blocks were
+still waiting, until the launch ends (a grid smaller than one wave is all tail). The same number
+is in the caption, the strip under the SMs, <code>simulate</code> and the export. Drag the white
+line to move the animation.</p>
+<p>When the chart has fewer pixel rows than block slots, each row shows the slots it stands for
+merged: a slot that holds a block is never hidden.</p>
 <p>For very large grids only the last part is simulated; the caption says how many identical
 full waves came before it.</p>
 <p><i>Compare a recorded trace</i> opens a block trace recorded on a real GPU (<code>python main.py

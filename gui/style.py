@@ -60,6 +60,19 @@ def block_palette() -> list[QColor]:
     return out
 
 
+# Waves in the timeline: hues far from the tail's red (no red, no pink), so a wave never reads as
+# tail shading.
+WAVE_HUES = ["#4e9af1", "#f28e2b", "#59c36a", "#edc948", "#76b7b2", "#8f7fd6", "#a0cbe8",
+             "#9c755f", "#8cd17d", "#c9b28a"]
+# Measured curves: the same hues (the red is the theoretical peak's line).
+CURVE_HUES = WAVE_HUES
+
+
+def wave_rgb() -> np.ndarray:
+    """(len(WAVE_HUES), 3) uint8 colours of the timeline's waves."""
+    return np.array([rgb_of(h) for h in WAVE_HUES], dtype=np.uint8)
+
+
 PALETTE = block_palette()
 N_COLORS = len(PALETTE)
 

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 from sim.advice import findings
 from sim.devices import GpuSpec, preset, presets
 from sim.errors import UserError
 from sim.files import check_writable
-from sim.geometry import launch_geometry
+from sim.geometry import launch_facts, launch_geometry
 from sim.occupancy import LIMITERS, occupancy
+from sim.policies import (COST_MODELS, PLACEMENTS, SIMULATED_PLACEMENTS, CostParams, cost_model_id,
+                          make_placement, placement_id, schedule_launch)
 from sim.predict import H200_FIT
-from sim.scheduler import PLACEMENTS, MemoryBoundCost, UniformCost, simulate
 from sim.trace import save_trace
 from sim.units import fmt_bytes, parse_bytes, parse_count
 
@@ -66,7 +67,8 @@ def register(subparsers) -> None:
                               description="Place the grid's blocks onto SMs, retire and refill them, and "
                                           "print waves, makespan and the tail.")
     add_launch_arguments(p)
-    p.add_argument("--cost", choices=["uniform", "memory"], default="memory",
+    p.add_argument("--cost", type=_policy_type(cost_model_id), choices=list(COST_MODELS),
+                   default="memory",
                    help="block durations: 'uniform' (every block --duration-us) or 'memory' (default: "
                         "bytes at the block's share of DRAM bandwidth, at least --latency-us, plus "
                         "--overhead-us; SMs start a block per --sm-dispatch-us)")
@@ -82,8 +84,10 @@ def register(subparsers) -> None:
     p.add_argument("--sm-dispatch-us", type=float, default=H200_FIT.sm_dispatch_interval_us,
                    help="memory cost: an SM starts at most one block this often "
                         "(default %(default)s: fitted on the H200)")
-    p.add_argument("--placement", choices=["sm", "tpc"], default="tpc",
-                   help="'sm': SM 0,1,2,...; 'tpc': TPC pairs spread over GPCs, as recorded on an H200")
+    p.add_argument("--placement", type=_policy_type(placement_id), choices=list(SIMULATED_PLACEMENTS),
+                   default="tpc-spread",
+                   help="'sm-order' (or 'sm'): SM 0,1,2,...; 'tpc-spread' (default, or 'tpc'): TPC "
+                        "pairs spread over GPCs, as recorded on an H200")
     p.add_argument("--trace", metavar="FILE.json", help="write every block's SM, slot, start and end")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_simulate)
@@ -96,10 +100,23 @@ def register(subparsers) -> None:
     p.add_argument("--gpu", metavar="NAME", help="GPU preset (default: the one the trace names)")
     p.add_argument("--blocks-per-sm", type=int, metavar="N",
                    help="block slots per SM (default: the occupancy predicted when recording)")
-    p.add_argument("--placement", choices=["recorded", "sm", "tpc"], default="recorded",
-                   help="simulated placement: the SM order the hardware used (default), SM order, or TPC spread")
+    p.add_argument("--placement", type=_policy_type(placement_id), choices=list(PLACEMENTS),
+                   default="recorded",
+                   help="simulated placement: the SM order the hardware used (default), 'sm-order' "
+                        "(or 'sm') or 'tpc-spread' (or 'tpc')")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_compare)
+
+
+def _policy_type(resolve):
+    """An argparse `type` that turns an old spelling ('sm', 'memory-bound') into the policy's id;
+    an unknown name stays as typed so argparse lists the choices."""
+    def parse(text):
+        try:
+            return resolve(text)
+        except UserError:
+            return text
+    return parse
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,33 +176,7 @@ def device_rows(gpu: GpuSpec) -> list[tuple[str, str]]:
 
 
 def geometry_rows(gpu: GpuSpec, geo) -> list[tuple[str, str, str]]:
-    tile = geo.elements_per_block
-    if tile == geo.threads_per_block:
-        grid_note = f"ceiling of {geo.elements:,} / {geo.threads_per_block:,}"
-    elif tile:
-        grid_note = f"ceiling of {geo.elements:,} / {tile:,} elements per block"
-    else:
-        grid_note = "the kernel's own grid rule"
-    rows = [
-        ("Elements", f"{geo.elements:,}", "the input"),
-        ("Threads per block", f"{geo.threads_per_block:,}", "our choice"),
-        ("Blocks in the grid", f"{geo.blocks:,}", grid_note),
-        ("Warps per block", f"{geo.warps_per_block}", f"ceiling of {geo.threads_per_block} / {gpu.warp_size}"),
-        ("Warps in the grid", f"{geo.warps_in_grid:,}", f"{geo.blocks:,} x {geo.warps_per_block}"),
-        *([("Threads in the last block with no element", f"{geo.idle_threads_last_block:,}",
-            f"{geo.blocks:,} x {geo.threads_per_block:,} - {geo.elements:,}")]
-          if tile == geo.threads_per_block else
-          [("Elements the last block's tile has no data for", f"{geo.idle_threads_last_block:,}",
-            f"{geo.blocks:,} x {tile:,} - {geo.elements:,}")] if tile else []),
-        ("Idle lanes in every block", f"{geo.idle_lanes_per_block}",
-         f"{geo.warps_per_block} x {gpu.warp_size} - {geo.threads_per_block}"),
-        ("Warp slots on the GPU", f"{geo.warp_slots_on_gpu:,}", f"{gpu.sm_count} SMs x {gpu.max_warps_per_sm}"),
-        ("Waves, at best", f"{geo.waves_at_best:.1f}", f"{geo.warps_in_grid:,} / {geo.warp_slots_on_gpu:,}"),
-    ]
-    if geo.blocks_per_wave:
-        rows.append(("Waves at this occupancy", f"{geo.waves_at_occupancy:.1f}",
-                     f"{geo.blocks:,} / ({gpu.sm_count} SMs x {geo.blocks_per_sm} blocks)"))
-    return rows
+    return [(f.label, f.value, f.how) for f in launch_facts(gpu, geo)]
 
 
 def occupancy_rows(occ) -> list[tuple[str, str, str]]:
@@ -235,34 +226,17 @@ def cmd_simulate(args) -> int:
         raise UserError(f"this launch cannot run on {gpu.name}: {occ.reason}")
     if args.trace:
         check_writable(args.trace)
-    for label, value in (("--duration-us", args.duration_us), ("--overhead-us", args.overhead_us),
-                         ("--bytes-per-element", args.bytes_per_element), ("--latency-us", args.latency_us),
-                         ("--sm-dispatch-us", args.sm_dispatch_us)):
-        if not value >= 0:
-            raise UserError(f"{label} cannot be negative, got {value}")
-        if value == float("inf"):
-            raise UserError(f"{label} must be a finite number, got {value}")
-    if not 0 <= args.jitter < 1:
-        raise UserError(f"--jitter is a fraction in [0, 1), got {args.jitter}")
     bytes_moved = (kernel.bytes_moved if kernel is not None and kernel.bytes_moved
                    else geo.elements * args.bytes_per_element)
-    if args.cost == "uniform":
-        cost = UniformCost(args.duration_us, args.jitter)
-    elif kernel is not None:  # a kernel's grid rule: its bytes spread over its blocks
-        cost = MemoryBoundCost(bytes_per_block=bytes_moved / geo.blocks, peak_gbps=gpu.peak_dram_gbps,
-                               overhead_us=args.overhead_us, latency_us=args.latency_us)
-    else:
-        cost = replace(MemoryBoundCost.for_launch(gpu, geo.elements, geo.threads_per_block,
-                                                  args.bytes_per_element, args.overhead_us),
-                       latency_us=args.latency_us)
-    placement = PLACEMENTS["SM order" if args.placement == "sm" else "TPC/GPC spread"]
-    dispatch = args.sm_dispatch_us if args.cost == "memory" else 0.0
-    import numpy as np
-
-    with np.errstate(over="ignore", invalid="ignore"):  # huge durations: reported just below
-        result = simulate(gpu, geo.blocks, occ, cost, placement, sm_dispatch_interval_us=dispatch)
-    if not result.makespan_us < float("inf"):
-        raise UserError("block durations this long overflow the simulation's clock; use smaller values")
+    # a kernel's bytes over its elements; its blocks cover its tile (a grid-stride grid: a share)
+    per_block = (geo.elements_per_block or -(-geo.elements // geo.blocks)) if kernel else None
+    params = CostParams(duration_us=args.duration_us, jitter=args.jitter,
+                        bytes_per_element=bytes_moved / geo.elements if kernel else args.bytes_per_element,
+                        overhead_us=args.overhead_us, latency_us=args.latency_us,
+                        sm_dispatch_us=args.sm_dispatch_us)
+    result = schedule_launch(gpu, occ, geo.blocks, elements=geo.elements, elements_per_block=per_block,
+                             cost=args.cost, placement=args.placement, params=params)
+    timeline = result.timeline
     summary = result.summary()
     if args.cost == "memory" and bytes_moved > 0:
         summary["predicted_gbps"] = round(H200_FIT.kernel_gbps(bytes_moved, result.makespan_us), 1)
@@ -276,10 +250,15 @@ def cmd_simulate(args) -> int:
         print(json.dumps(summary, indent=2))
         return 0
     _print_table(f"Simulated {gpu.name}: {geo.blocks:,} blocks, {occ.blocks_per_sm} per SM "
-                 f"({result.n_slots:,} block slots), {summary['cost']}, {summary['placement']}", [
+                 f"({result.n_slots:,} block slots), {COST_MODELS[args.cost].title}, "
+                 f"{PLACEMENTS[args.placement].title}", [
         ("Waves", f"{result.waves}", f"{result.waves_fractional:.2f} grids' worth of block slots"),
         ("Makespan", f"{result.makespan_us:,.2f} us", "first block start to last block end"),
-        ("Tail", f"{result.tail_fraction:.1%}", "share of the run below full residency"),
+        ("Steady residency", f"{timeline.steady_blocks:,} blocks",
+         "resident while blocks were still waiting (median)" if timeline.waves > 1
+         else "no block waited for a slot: the GPU's block slots"),
+        ("Tail", f"{timeline.tail_fraction:.1%}",
+         f"from {timeline.tail_start_us:,.2f} us: below the steady residency, the grid used up"),
         *([("Predicted bandwidth", f"{summary['predicted_gbps']:,.0f} GB/s",
             f"bytes / (makespan + {H200_FIT.launch_overhead_us} us launch); model fitted on the H200")]
           if "predicted_gbps" in summary else []),
@@ -305,13 +284,13 @@ def cmd_compare(args) -> int:
     per_sm = args.blocks_per_sm or (predicted.get("blocks_per_sm") if isinstance(predicted, dict) else None)
     if not isinstance(per_sm, int) or not 1 <= per_sm <= gpu.max_blocks_per_sm:
         raise UserError("the trace does not say how many blocks fit on an SM; pass --blocks-per-sm")
-    placement = {"recorded": placement_from_trace(trace), "sm": PLACEMENTS["SM order"],
-                 "tpc": PLACEMENTS["TPC/GPC spread"]}[args.placement]
+    placement = make_placement(args.placement, recorded=placement_from_trace(trace))
     comparison, _ = compare_trace(trace, gpu, int(per_sm), placement)
     if args.json:
         print(json.dumps(asdict(comparison), indent=2))
         return 0
-    print(f"{args.trace_file}: recorded on {trace.gpu}, simulated on {gpu.name} ({placement.name})")
+    print(f"{args.trace_file}: recorded on {trace.gpu}, simulated on {gpu.name} "
+          f"({PLACEMENTS[args.placement].title})")
     for line in comparison.lines():
         print(f"  {line}")
     return 0

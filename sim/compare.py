@@ -9,11 +9,13 @@ how long the grid takes, and which SM each block went to.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from sim.devices import GpuSpec
-from sim.scheduler import Simulation, UniformCost, _breadth_first, _residency_steps, simulate
+from sim.scheduler import Simulation, UniformCost, _breadth_first, simulate
+from sim.timeline import timeline_of_trace
 from sim.trace import Trace
 
 
@@ -23,8 +25,8 @@ class RecordedPlacement:
 
     `sm_sequence[i]` is the SM that ran block i; the k-th time an SM appears it gets its slot k.
     Slots the recording never filled come last, breadth-first."""
+    id: ClassVar[str] = "recorded"
     sm_sequence: tuple[int, ...]
-    name: str = "recorded order"
 
     def slot_order(self, gpu: GpuSpec, slots_per_sm: int) -> np.ndarray:
         used = np.zeros(gpu.sm_count, dtype=int)
@@ -82,13 +84,6 @@ class TraceComparison:
         ]
 
 
-def _mean_resident(starts: np.ndarray, ends: np.ndarray) -> float:
-    times, counts = _residency_steps(starts, ends)
-    span = ends.max() - starts.min()
-    widths = np.diff(np.r_[times, ends.max()])
-    return float((widths * counts).sum() / span) if span > 0 else float(counts.max())
-
-
 def compare_trace(trace: Trace, gpu: GpuSpec, blocks_per_sm: int, placement=None,
                   model_dispatch: bool = True) -> tuple[TraceComparison, Simulation]:
     """Simulate the recorded grid: same block count, median duration, the given placement (default:
@@ -109,8 +104,8 @@ def compare_trace(trace: Trace, gpu: GpuSpec, blocks_per_sm: int, placement=None
         blocks=len(trace.block), block_duration_us=duration, predicted_blocks_per_sm=blocks_per_sm,
         recorded_max_blocks_per_sm=int(used.max()), recorded_median_peak_blocks_per_sm=float(np.median(used)),
         recorded_makespan_us=float(end.max()), simulated_makespan_us=result.makespan_us,
-        recorded_mean_resident=_mean_resident(start, end),
-        simulated_mean_resident=_mean_resident(result.block_start_us, result.block_end_us),
+        recorded_mean_resident=timeline_of_trace(trace, blocks_per_sm).mean_resident(),
+        simulated_mean_resident=result.timeline.mean_resident(),
         recorded_sms_used=int(used.size), dispatch_interval_us=interval,
         same_sm_first_wave=float(np.mean(same[:slots])), same_sm_fraction=float(np.mean(same)),
     )

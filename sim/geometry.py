@@ -33,6 +33,20 @@ class LaunchGeometry:
     elements_per_block: int | None = None  # the tile one block covers (None: no fixed tile)
 
     @property
+    def elements_per_thread(self) -> int:
+        """Elements each thread of a block covers (1 unless a block's tile is bigger)."""
+        tile = self.elements_per_block
+        return max(1, tile // self.threads_per_block) if tile else 1
+
+    @property
+    def threads_with_data_in_last_block(self) -> int:
+        """Threads of the grid's last block that find an element (the rest are masked off)."""
+        if not self.elements_per_block:
+            return self.threads_per_block
+        last = self.elements - (self.blocks - 1) * self.elements_per_block
+        return min(self.threads_per_block, ceil_div(max(0, last), self.elements_per_thread))
+
+    @property
     def full_waves(self) -> int | None:
         return None if not self.blocks_per_wave else self.blocks // self.blocks_per_wave
 
@@ -95,3 +109,59 @@ def warp_lanes(threads_per_block: int, warp_size: int = 32) -> list[int]:
     _check(1, threads_per_block)
     full, rest = divmod(threads_per_block, warp_size)
     return [warp_size] * full + ([rest] if rest else [])
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One row of the launch table: the same rows in `explain`, the window and the export."""
+    key: str
+    label: str
+    value: str
+    how: str
+
+
+def launch_facts(gpu: GpuSpec, geo: LaunchGeometry) -> list[Fact]:
+    """The article's launch table for `geo`, each value with how it is worked out."""
+    g, ws, tile = geo, gpu.warp_size, geo.elements_per_block
+    if tile == g.threads_per_block:
+        grid_how = f"ceiling of {g.elements:,} / {g.threads_per_block:,}"
+        idle = Fact("idle_last", "Idle threads, last block", f"{g.idle_threads_last_block:,}",
+                    f"threads with no element: {g.blocks:,} x {g.threads_per_block:,} - {g.elements:,}")
+    elif tile:
+        grid_how = f"ceiling of {g.elements:,} / {tile:,} elements per block"
+        idle = Fact("idle_last", "Unused tile, last block", f"{g.idle_threads_last_block:,}",
+                    f"elements the last block's tile has no data for: {g.blocks:,} x {tile:,} - {g.elements:,}")
+    else:
+        grid_how = "the kernel's own grid rule (blocks have no fixed tile of elements)"
+        idle = Fact("idle_last", "Idle threads, last block", "—",
+                    "no fixed tile: a grid-stride loop gives every thread work")
+    per_thread = f"  ({g.elements_per_thread} per thread)" if g.elements_per_thread > 1 else ""
+    facts = [
+        Fact("elements", "Elements", f"{g.elements:,}{per_thread}", "the input"),
+        Fact("tpb", "Threads per block", f"{g.threads_per_block:,}", "your choice"),
+        Fact("blocks", "Blocks in the grid", f"{g.blocks:,}", grid_how),
+        Fact("wpb", "Warps per block", f"{g.warps_per_block}", f"ceiling of {g.threads_per_block} / {ws}"),
+        Fact("warps", "Warps in the grid", f"{g.warps_in_grid:,}", f"{g.blocks:,} x {g.warps_per_block}"),
+        idle,
+        Fact("idle_lanes", "Idle lanes per block", f"{g.idle_lanes_per_block}",
+             f"{g.warps_per_block} x {ws} - {g.threads_per_block}"),
+        Fact("slots_sm", "Warp slots per SM", f"{g.warp_slots_per_sm}",
+             f"{gpu.max_threads_per_sm:,} threads per SM / {ws}"),
+        Fact("slots_gpu", "Warp slots on the GPU", f"{g.warp_slots_on_gpu:,}",
+             f"{gpu.sm_count} SMs x {g.warp_slots_per_sm}"),
+        Fact("waves_best", "Waves, at best", f"{g.waves_at_best:,.1f}",
+             f"{g.warps_in_grid:,} / {g.warp_slots_on_gpu:,}"),
+    ]
+    if g.blocks_per_sm is not None:
+        can = bool(g.blocks_per_wave)
+        facts += [
+            Fact("bps", "Blocks per SM", f"{g.blocks_per_sm}", "the occupancy: its binding limiter"),
+            Fact("bpw", "Blocks per wave", f"{g.blocks_per_wave:,}" if can else "—",
+                 f"{gpu.sm_count} SMs x {g.blocks_per_sm} blocks"),
+            Fact("waves_occ", "Waves at occupancy", f"{g.waves_at_occupancy:,.2f}" if can else "cannot launch",
+                 f"{g.blocks:,} / {g.blocks_per_wave:,}" if can else "no block fits on an SM"),
+            Fact("last_wave", "Blocks in last wave",
+                 f"{g.blocks_in_last_wave:,} of {g.blocks_per_wave:,}" if can else "—",
+                 "what the tail runs on"),
+        ]
+    return facts

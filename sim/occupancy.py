@@ -43,6 +43,13 @@ class Occupancy:
     regs_allocated_per_block: int
     smem_allocated_per_block_bytes: int
     smem_per_sm_config_bytes: int  # the shared-memory carveout the driver would pick
+    smem_per_sm_preferred_bytes: int = 0  # the carveout step the preference asks for
+
+    @property
+    def carveout_raised(self) -> bool:
+        """The driver took a bigger carveout than the preference, because one block needs it."""
+        return self.carveout_percent is not None and \
+            self.smem_per_sm_config_bytes > self.smem_per_sm_preferred_bytes
 
     @property
     def can_launch(self) -> bool:
@@ -103,14 +110,15 @@ def _registers_limit(gpu: GpuSpec, regs: int, warps: int) -> tuple[int | None, i
     return warps_on_sm // warps, per_block, ""
 
 
-def _smem_limit(gpu: GpuSpec, smem: int, carveout) -> tuple[int | None, int, int, str]:
-    """(blocks allowed, bytes allocated per block, carveout bytes, reason if none)."""
+def _smem_limit(gpu: GpuSpec, smem: int, carveout) -> tuple[int | None, int, int, int, str]:
+    """(blocks allowed, bytes allocated per block, carveout bytes, preferred carveout bytes,
+    reason if none)."""
     allocated = _round_up(smem + gpu.smem_reserved_per_block_bytes, gpu.smem_alloc_unit_bytes)
     # Kernels that need more than the default 48 KiB opt in; the limit then includes the reserve.
     per_block_limit = (gpu.smem_per_block_optin_bytes if smem > gpu.smem_per_block_bytes
                        else gpu.smem_per_block_bytes) + gpu.smem_reserved_per_block_bytes
     if allocated > per_block_limit:
-        return 0, allocated, 0, (f"{smem:,} B of shared memory per block is over the opt-in limit "
+        return 0, allocated, 0, 0, (f"{smem:,} B of shared memory per block is over the opt-in limit "
                                  f"of {gpu.smem_per_block_optin_bytes:,} B")
     preferred = gpu.smem_per_sm_bytes if carveout is None else carveout * gpu.smem_per_sm_bytes // 100
     preferred = carveout_bytes(gpu, preferred)
@@ -119,10 +127,10 @@ def _smem_limit(gpu: GpuSpec, smem: int, carveout) -> tuple[int | None, int, int
     # A carveout too small for one block is overridden by the driver (smallest step that fits).
     config = preferred if preferred >= allocated else carveout_bytes(gpu, allocated)
     if config is None:
-        return 0, allocated, 0, f"{allocated:,} B per block does not fit any shared-memory carveout"
+        return 0, allocated, 0, preferred, f"{allocated:,} B per block does not fit any shared-memory carveout"
     if allocated == 0:
-        return None, 0, config, ""
-    return config // allocated, allocated, config, ""
+        return None, 0, config, preferred, ""
+    return config // allocated, allocated, config, preferred, ""
 
 
 def occupancy(gpu: GpuSpec, threads_per_block: int, regs_per_thread: int = 0,
@@ -137,7 +145,8 @@ def occupancy(gpu: GpuSpec, threads_per_block: int, regs_per_thread: int = 0,
     warps = _ceil_div(threads_per_block, gpu.warp_size)
     by_warps, why_warps = _warps_limit(gpu, threads_per_block, warps)
     by_regs, regs_alloc, why_regs = _registers_limit(gpu, regs_per_thread, warps)
-    by_smem, smem_alloc, smem_config, why_smem = _smem_limit(gpu, smem_per_block, carveout_percent)
+    by_smem, smem_alloc, smem_config, smem_preferred, why_smem = _smem_limit(gpu, smem_per_block,
+                                                                             carveout_percent)
     limits = {"warps": by_warps, "blocks": gpu.max_blocks_per_sm, "registers": by_regs,
               "shared memory": by_smem}
     binding = [v for v in limits.values() if v is not None]
@@ -154,7 +163,7 @@ def occupancy(gpu: GpuSpec, threads_per_block: int, regs_per_thread: int = 0,
         max_warps_per_sm=gpu.max_warps_per_sm, occupancy=active / gpu.max_warps_per_sm,
         limits=limits, limited_by=limited_by, reason=reason,
         regs_allocated_per_block=regs_alloc, smem_allocated_per_block_bytes=smem_alloc,
-        smem_per_sm_config_bytes=smem_config,
+        smem_per_sm_config_bytes=smem_config, smem_per_sm_preferred_bytes=smem_preferred,
     )
 
 

@@ -6,20 +6,41 @@ policy prefers; each block runs for the time a cost model gives it, then retires
 slot, until the queue is empty. Events are the times at which slots free up; all slots freed at the
 same instant are refilled together, so a run costs one numpy step per distinct completion time
 (about one per wave for uniform blocks), not one Python step per block.
+
+Cost models and placements are any objects of the `CostModel` and `Placement` protocols;
+`sim.policies` names the built-in ones by stable ids. What a schedule means over time (residency,
+waves, the tail) is `sim.timeline`'s business.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
 from sim.devices import GpuSpec
 from sim.errors import UserError
 from sim.occupancy import Occupancy
+from sim.timeline import Timeline
 
 MAX_SIMULATED_BLOCKS = 2**21  # ~2M blocks: ~50 MB of trace; beyond that use bigger blocks
+
+
+@runtime_checkable
+class CostModel(Protocol):
+    """How long blocks run: one duration per block id, given the blocks resident as they start."""
+
+    def durations(self, block_ids: np.ndarray, resident_blocks: int) -> np.ndarray: ...
+
+
+@runtime_checkable
+class Placement(Protocol):
+    """Which free slot takes the next block: every global slot id (sm * slots_per_sm + k), most
+    preferred first."""
+
+    def slot_order(self, gpu: GpuSpec, slots_per_sm: int) -> np.ndarray: ...
 
 
 # ---- cost models: how long a block runs -------------------------------------------------------
@@ -27,6 +48,7 @@ MAX_SIMULATED_BLOCKS = 2**21  # ~2M blocks: ~50 MB of trace; beyond that use big
 @dataclass(frozen=True, slots=True)
 class UniformCost:
     """Every block takes the same time (optionally with seeded random jitter, +-jitter fraction)."""
+    id: ClassVar[str] = "uniform"
     duration_us: float = 10.0
     jitter: float = 0.0
     seed: int = 0
@@ -58,6 +80,7 @@ class MemoryBoundCost:
     A block never takes less than `latency_us`: its loads must come back from DRAM first, so with
     too few bytes in flight the GPU is latency-bound, not bandwidth-bound (Little's law).
     """
+    id: ClassVar[str] = "memory"
     bytes_per_block: float
     peak_gbps: float
     overhead_us: float = 1.0
@@ -66,13 +89,15 @@ class MemoryBoundCost:
     latency_us: float = 0.0
 
     @classmethod
-    def for_launch(cls, gpu: GpuSpec, elements: int, threads_per_block: int,
+    def for_launch(cls, gpu: GpuSpec, elements: int, elements_per_block: int,
                    bytes_per_element: float = 12.0, overhead_us: float = 0.0,
-                   latency_us: float = 0.0) -> "MemoryBoundCost":
-        """Vector add by default: 3 float32 arrays = 12 bytes per element, one element per thread."""
-        n_blocks = -(-elements // threads_per_block)
-        last = elements - (n_blocks - 1) * threads_per_block
-        return cls(bytes_per_block=threads_per_block * bytes_per_element, peak_gbps=gpu.peak_dram_gbps,
+                   latency_us: float = 0.0, n_blocks: int | None = None) -> "MemoryBoundCost":
+        """Vector add by default: 3 float32 arrays = 12 bytes per element. Each block covers
+        `elements_per_block` (one element per thread: the threads per block); the grid has
+        `n_blocks` blocks (default: just enough to cover the elements)."""
+        n_blocks = n_blocks or -(-elements // elements_per_block)
+        last = max(0, elements - (n_blocks - 1) * elements_per_block)
+        return cls(bytes_per_block=elements_per_block * bytes_per_element, peak_gbps=gpu.peak_dram_gbps,
                    overhead_us=overhead_us, last_block_bytes=last * bytes_per_element, n_blocks=n_blocks,
                    latency_us=latency_us)
 
@@ -96,7 +121,7 @@ def _breadth_first(sm_order: list[int], slots_per_sm: int) -> np.ndarray:
 @dataclass(frozen=True, slots=True)
 class SmOrderPlacement:
     """SM 0, 1, 2, ... then round again: the textbook picture."""
-    name: str = "SM order"
+    id: ClassVar[str] = "sm-order"
 
     def slot_order(self, gpu: GpuSpec, slots_per_sm: int) -> np.ndarray:
         return _breadth_first(list(range(gpu.sm_count)), slots_per_sm)
@@ -109,7 +134,7 @@ class TpcSpreadPlacement:
     This is the pattern recorded on the H200 with %smid (shared/reference/h200-facts.md). SM ids
     are numbered TPC by TPC inside each GPC.
     """
-    name: str = "TPC/GPC spread"
+    id: ClassVar[str] = "tpc-spread"
 
     def sm_order(self, gpu: GpuSpec) -> list[int]:
         per_tpc = max(gpu.sms_per_tpc, 1)
@@ -127,17 +152,15 @@ class TpcSpreadPlacement:
         return _breadth_first(self.sm_order(gpu), slots_per_sm)
 
 
-PLACEMENTS = {p.name: p for p in (SmOrderPlacement(), TpcSpreadPlacement())}
-
-
 # ---- the engine ------------------------------------------------------------------------------
 
 class BlockScheduler:
     """Event engine in SimPy's shape: `peek()` gives the next event time, `step()` processes it,
-    `run(until)` steps until the grid is done (or `until`)."""
+    `run(until)` steps until the grid is done or the clock reaches `until`."""
 
-    def __init__(self, gpu: GpuSpec, n_blocks: int, blocks_per_sm: int, cost=None, placement=None,
-                 dispatch_interval_us: float = 0.0, sm_dispatch_interval_us: float = 0.0):
+    def __init__(self, gpu: GpuSpec, n_blocks: int, blocks_per_sm: int, cost: CostModel | None = None,
+                 placement: Placement | None = None, dispatch_interval_us: float = 0.0,
+                 sm_dispatch_interval_us: float = 0.0):
         if isinstance(n_blocks, bool) or not isinstance(n_blocks, (int, np.integer)) or n_blocks < 1:
             raise UserError(f"the grid needs at least one block, got {n_blocks!r}")
         if n_blocks > MAX_SIMULATED_BLOCKS:
@@ -158,7 +181,8 @@ class BlockScheduler:
         self.block_start_us = np.zeros(self.n_blocks)
         self.block_end_us = np.zeros(self.n_blocks)
         self.next_block = 0
-        self.now = 0.0
+        self.now = 0.0  # the clock: the last event's time, or `until` after run(until)
+        self._last_event = 0.0  # events up to this time are processed
         self._started = False
 
     @property
@@ -169,7 +193,7 @@ class BlockScheduler:
         """Time of the next event: the start, or the next time a busy slot frees up."""
         if not self._started:
             return 0.0
-        busy = self._slot_end[self._slot_end > self.now]
+        busy = self._slot_end[self._slot_end > self._last_event]
         return float(busy.min()) if busy.size else None
 
     def step(self) -> int:
@@ -178,7 +202,7 @@ class BlockScheduler:
         t = self.peek()
         if t is None:
             return 0
-        self._started, self.now = True, t
+        self._started, self.now, self._last_event = True, t, t
         if self.next_block >= self.n_blocks:
             return 0
         free = self._preference[self._slot_end[self._preference] <= t]
@@ -213,11 +237,19 @@ class BlockScheduler:
         return spaced
 
     def run(self, until: float | None = None) -> None:
-        while (nxt := self.peek()) is not None and (until is None or nxt <= until):
-            self.step()
-            if self.next_block >= self.n_blocks:
-                self.now = float(self.block_end_us.max())
+        """Step until the grid is done, or, SimPy's contract, until the clock reaches `until`:
+        events at or after `until` wait for the next run, and `now == until` afterwards."""
+        if until is not None and until < self.now:
+            raise ValueError(f"until ({until}) must not be before the current time ({self.now})")
+        while (nxt := self.peek()) is not None and (until is None or nxt < until):
+            if self._started and self.next_block >= self.n_blocks:
+                # Nothing is left to place, only retirements, which change no block: jump them.
+                ends = self._slot_end[self._slot_end > self._last_event]
+                self._last_event = self.now = float(ends.max() if until is None else ends[ends < until].max())
                 break
+            self.step()
+        if until is not None:
+            self.now = float(until)
 
 
 @dataclass(frozen=True)
@@ -229,12 +261,11 @@ class Simulation:
     block_slot: np.ndarray = field(repr=False)  # slot within its SM, 0..blocks_per_sm-1
     block_start_us: np.ndarray = field(repr=False)
     block_end_us: np.ndarray = field(repr=False)
-    block_wave: np.ndarray = field(repr=False)  # how many blocks ran on that slot before it
     makespan_us: float
-    waves: int
-    tail_fraction: float  # share of the run with fewer blocks resident than the GPU holds
-    placement: str
+    placement: str  # the policy's id (sim.policies names it)
     cost: str
+    skipped_waves: int = 0  # identical full waves of the grid before these blocks, not simulated
+    first_block: int = 0  # grid index of block 0
 
     @property
     def slots_per_sm(self) -> int:
@@ -246,74 +277,58 @@ class Simulation:
 
     @property
     def waves_fractional(self) -> float:
-        return self.n_blocks / self.n_slots
-
-    def resident_at(self, t_us: float) -> np.ndarray:
-        """Block id in every (SM, slot) at time t; -1 where the slot is empty."""
-        order, keys, span = self._index
-        slot_ids = np.arange(self.n_slots)
-        pos = np.searchsorted(keys, slot_ids * span + t_us, side="right") - 1
-        pos_ok = np.clip(pos, 0, None)
-        blocks = order[pos_ok]
-        global_slot = self.block_sm[blocks] * self.blocks_per_sm + self.block_slot[blocks]
-        alive = (pos >= 0) & (global_slot == slot_ids) & (self.block_end_us[blocks] > t_us) \
-            & (self.block_start_us[blocks] <= t_us)
-        return np.where(alive, blocks, -1).reshape(self.gpu.sm_count, self.blocks_per_sm)
+        return (self.n_blocks + self.first_block) / self.n_slots
 
     @cached_property
-    def _index(self):
-        """Blocks sorted by (slot, start) as one searchable key, built on the first snapshot."""
-        global_slot = self.block_sm * self.blocks_per_sm + self.block_slot
-        order = np.lexsort((self.block_start_us, global_slot))
-        span = self.makespan_us * 2.0 + 1.0
-        keys = global_slot[order] * span + self.block_start_us[order]
-        return order, keys, span
+    def timeline(self) -> Timeline:
+        """Residency, waves, the tail and every moment of this schedule (sim.timeline)."""
+        return Timeline(self.gpu.sm_count, self.blocks_per_sm, self.block_sm, self.block_slot,
+                        self.block_start_us, self.block_end_us, capacity=self.n_slots,
+                        skipped_waves=self.skipped_waves, first_block=self.first_block)
+
+    @property
+    def block_wave(self) -> np.ndarray:
+        return self.timeline.wave
+
+    @property
+    def waves(self) -> int:
+        return self.timeline.waves + self.skipped_waves
+
+    @property
+    def tail_fraction(self) -> float:
+        return self.timeline.tail_fraction
+
+    def resident_at(self, t_us: float) -> np.ndarray:
+        return self.timeline.resident_at(t_us)
 
     def residency_steps(self) -> tuple[np.ndarray, np.ndarray]:
-        """Resident blocks on the whole GPU as a step function: value[i] holds from times[i]."""
-        return _residency_steps(self.block_start_us, self.block_end_us)
+        return self.timeline.residency
 
     def resident_per_sm(self, times_us) -> np.ndarray:
         """Blocks resident on each SM at each time: shape (len(times), sm_count)."""
-        return np.stack([(self.resident_at(t) >= 0).sum(axis=1) for t in np.atleast_1d(times_us)])
+        return np.stack([self.timeline.resident_per_sm(t) for t in np.atleast_1d(times_us)])
 
     def wave_boundaries_us(self) -> np.ndarray:
-        """When each wave's first block started."""
-        return np.array([self.block_start_us[self.block_wave == w].min() for w in range(self.waves)])
+        return self.timeline.wave_starts_us
 
     def summary(self) -> dict:
         return {
-            "gpu": self.gpu.name, "blocks": self.n_blocks, "blocks_per_sm": self.blocks_per_sm,
-            "slots_on_gpu": self.n_slots, "waves": self.waves,
-            "waves_fractional": round(self.waves_fractional, 4),
-            "makespan_us": round(self.makespan_us, 4), "tail_fraction": round(self.tail_fraction, 4),
-            "placement": self.placement, "cost": self.cost,
+            "gpu": self.gpu.name, "blocks": self.n_blocks + self.first_block,
+            "blocks_per_sm": self.blocks_per_sm, "slots_on_gpu": self.n_slots,
+            "waves_fractional": round(self.waves_fractional, 4), "placement": self.placement,
+            "cost": self.cost, **self.timeline.summary(),
         }
 
     def trace_records(self):
         """(block, sm, slot, start_us, end_us) per block, in block order."""
-        return list(zip(range(self.n_blocks), self.block_sm.tolist(), self.block_slot.tolist(),
+        return list(zip(range(self.first_block, self.first_block + self.n_blocks),
+                        self.block_sm.tolist(), self.block_slot.tolist(),
                         self.block_start_us.tolist(), self.block_end_us.tolist()))
 
 
-def _residency_steps(starts: np.ndarray, ends: np.ndarray):
-    times = np.concatenate([starts, ends])
-    delta = np.concatenate([np.ones_like(starts), -np.ones_like(ends)])
-    order = np.lexsort((delta, times))  # at equal times, retire (-1) before placing (+1)
-    t_sorted, counts = times[order], np.cumsum(delta[order])
-    last = np.r_[t_sorted[1:] != t_sorted[:-1], True]  # keep the count after each instant
-    return t_sorted[last], counts[last].astype(int)
-
-
-def _tail_fraction(starts, ends, n_slots: int, makespan: float) -> float:
-    times, counts = _residency_steps(starts, ends)
-    widths = np.diff(np.r_[times, makespan])
-    below = widths[counts < n_slots].sum()
-    return float(below / makespan) if makespan > 0 else 0.0
-
-
-def simulate(gpu: GpuSpec, n_blocks: int, occ: Occupancy | int, cost=None, placement=None,
-             dispatch_interval_us: float = 0.0, sm_dispatch_interval_us: float = 0.0) -> Simulation:
+def simulate(gpu: GpuSpec, n_blocks: int, occ: Occupancy | int, cost: CostModel | None = None,
+             placement: Placement | None = None, dispatch_interval_us: float = 0.0,
+             sm_dispatch_interval_us: float = 0.0) -> Simulation:
     """Run the whole grid through the scheduler and return its trace and summary."""
     blocks_per_sm = occ if isinstance(occ, (int, np.integer)) else occ.blocks_per_sm
     if blocks_per_sm < 1 and not isinstance(occ, (int, np.integer)):
@@ -322,20 +337,11 @@ def simulate(gpu: GpuSpec, n_blocks: int, occ: Occupancy | int, cost=None, place
                             sm_dispatch_interval_us)
     engine.run()
     slot = engine.block_slot
-    sm, slot_in_sm = slot // engine.slots_per_sm, slot % engine.slots_per_sm
-    # Wave of a block = its position among the blocks that ran on the same slot.
-    order = np.lexsort((engine.block_start_us, slot))
-    first = np.r_[True, slot[order][1:] != slot[order][:-1]]
-    run_start = np.maximum.accumulate(np.where(first, np.arange(order.size), 0))
-    wave = np.empty(order.size, dtype=np.int64)
-    wave[order] = np.arange(order.size) - run_start
-    makespan = float(engine.block_end_us.max())
-    n_slots = gpu.sm_count * engine.slots_per_sm
     return Simulation(
         gpu=gpu, blocks_per_sm=engine.slots_per_sm, n_blocks=engine.n_blocks,
-        block_sm=sm, block_slot=slot_in_sm, block_start_us=engine.block_start_us,
-        block_end_us=engine.block_end_us, block_wave=wave, makespan_us=makespan,
-        waves=int(wave.max()) + 1,
-        tail_fraction=_tail_fraction(engine.block_start_us, engine.block_end_us, n_slots, makespan),
-        placement=engine.placement.name, cost=type(engine.cost).__name__,
+        block_sm=slot // engine.slots_per_sm, block_slot=slot % engine.slots_per_sm,
+        block_start_us=engine.block_start_us, block_end_us=engine.block_end_us,
+        makespan_us=float(engine.block_end_us.max()),
+        placement=getattr(engine.placement, "id", type(engine.placement).__name__),
+        cost=getattr(engine.cost, "id", type(engine.cost).__name__),
     )

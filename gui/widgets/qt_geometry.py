@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
-
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFrame,
+    QScrollArea,
     QHeaderView,
     QLabel,
     QSizePolicy,
@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (
 )
 
 from gui import style
-from gui.model import LaunchState
-from sim.geometry import warp_lanes
+from gui.models.launch import LaunchModel, LaunchState
+from sim.geometry import Fact, launch_facts, warp_lanes
 
 
 class QtWarpLanes(QWidget):
@@ -90,65 +90,54 @@ class QtWarpLanes(QWidget):
         p.end()
 
 
-_ROWS = [
-    ("elements", "Elements", "the input"),
-    ("tpb", "Threads per block", "your choice"),
-    ("blocks", "Blocks in the grid", "ceil(elements / threads per block)"),
-    ("wpb", "Warps per block", "ceil(threads per block / 32)"),
-    ("warps", "Warps in the grid", "blocks × warps per block"),
-    (
-        "idle_last",
-        "Idle threads in the last block",
-        "threads in the last block with no element: blocks × threads per block − elements",
-    ),
-    ("idle_lanes", "Idle lanes in every block", "warps per block × 32 − threads per block"),
-    ("slots_sm", "Warp slots per SM", "max threads per SM / 32"),
-    ("slots_gpu", "Warp slots on the GPU", "SMs × warp slots per SM"),
-    ("waves_best", "Waves, at best", "warps in the grid / warp slots on the GPU"),
-    ("bps", "Blocks per SM (occupancy)", "the binding limiter"),
-    ("bpw", "Blocks per wave", "SMs × blocks per SM"),
-    ("waves_occ", "Waves at this occupancy", "blocks / blocks per wave"),
-    ("last_wave", "Blocks in the last wave", "what the tail runs on"),
-]
+# the rows shown, in order; labels, values and derivations come from sim.geometry.launch_facts
+ROWS = ("elements", "tpb", "blocks", "wpb", "warps", "idle_last", "idle_lanes", "slots_sm",
+        "slots_gpu", "waves_best", "bps", "bpw", "waves_occ", "last_wave")
 
 
 class QtGeometry(QWidget):
-    def __init__(self, model=None, parent: QWidget | None = None) -> None:
+    """The launch table (sim.geometry.launch_facts: the rows `explain` prints) and the lanes."""
+
+    ROW_HEIGHT = 20
+
+    def __init__(self, model: LaunchModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        lay = QVBoxLayout(self)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        inner = QWidget()
+        lay = QVBoxLayout(inner)
         lay.setContentsMargins(6, 6, 6, 6)
-        self.table = QTableWidget(len(_ROWS), 3)
-        self.table.setHorizontalHeaderLabels(["Quantity", "Value", "How"])
+        # In a short dock the panel scrolls: the table keeps every row and nothing is drawn over it.
+        self.scroll = QScrollArea()
+        self.scroll.setWidget(inner)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        outer.addWidget(self.scroll)
+        self.table = QTableWidget(len(ROWS), 2)
+        self.table.setHorizontalHeaderLabels(["Quantity", "Value"])
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.table.setAlternatingRowColors(True)
-        self.table.verticalHeader().setDefaultSectionSize(20)
+        self.table.verticalHeader().setDefaultSectionSize(self.ROW_HEIGHT)
         hh = self.table.horizontalHeader()
         hh.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         hh.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        hh.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
         self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._row = {}
-        for r, (key, label, how) in enumerate(_ROWS):
+        for r, key in enumerate(ROWS):
             self._row[key] = r
-            self.table.setItem(r, 0, QTableWidgetItem(label))
+            self.table.setItem(r, 0, QTableWidgetItem(key))
             v = QTableWidgetItem("")
             v.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             f = v.font()
             f.setBold(True)
             v.setFont(f)
             self.table.setItem(r, 1, v)
-            h = QTableWidgetItem(how)
-            h.setForeground(QColor(style.MUTED))
-            h.setToolTip(how)
-            self.table.item(r, 0).setToolTip(f"{label} = {how}")
-            self.table.setItem(r, 2, h)
-        self.table.setColumnHidden(2, True)  # the derivations are each row's tooltip
-        self.table.setMinimumHeight(20 * len(_ROWS) + 28)
-        self.table.setMaximumHeight(20 * len(_ROWS) + 28)
+        self.table.setFixedHeight(self.ROW_HEIGHT * len(ROWS) + 28)  # every row, always
         lay.addWidget(self.table)
         self.lanes_label = QLabel("")
         self.lanes_label.setWordWrap(True)
@@ -156,69 +145,52 @@ class QtGeometry(QWidget):
         lay.addWidget(self.lanes_label)
         self.lanes = QtWarpLanes()
         lay.addWidget(self.lanes, 1)
-        self._values: dict[str, str] = {}
-        if model is not None:  # a LaunchModel
-            model.changed.connect(self._on_launch_changed)
-            self._on_launch_changed(model.state)
+        self._facts: dict[str, Fact] = {}
+        model.changed.connect(self._on_launch_changed)
+        self._on_launch_changed(model.state)
+
+    def sizeHint(self):
+        """The whole table, the note and a small lanes picture."""
+        hint = super().sizeHint()
+        width = max(200, self.width() - 12)
+        hint.setHeight(self.table.height() + self.lanes_label.heightForWidth(width)
+                       + self.lanes.minimumHeight() + 24)
+        return hint
 
     def value(self, key: str) -> str:
         return self.table.item(self._row[key], 1).text()
 
     def _on_launch_changed(self, state: LaunchState) -> None:
-        g, spec, occ, inp = state.geometry, state.spec, state.occ, state.inputs
+        g, spec, inp = state.geometry, state.spec, state.inputs
         if g is None:
             for key in self._row:
                 self.table.item(self._row[key], 1).setText("—")
             self.lanes_label.setText(state.error)
             return
-        ept = max(1, inp.elements_per_thread)
-        v = {
-            "elements": f"{inp.elements:,}" + (f"  ({ept} per thread)" if ept > 1 else ""),
-            "tpb": f"{inp.threads_per_block:,}",
-            "blocks": f"{g.blocks:,}",
-            "wpb": f"{g.warps_per_block}",
-            "warps": f"{g.warps_in_grid:,}",
-            "idle_last": f"{g.idle_threads_last_block:,}",
-            "idle_lanes": f"{g.idle_lanes_per_block}",
-            "slots_sm": f"{g.warp_slots_per_sm}",
-            "slots_gpu": f"{g.warp_slots_on_gpu:,}  ({spec.sm_count} × {g.warp_slots_per_sm})",
-            "waves_best": f"{g.waves_at_best:,.1f}",
-            "bps": f"{occ.blocks_per_sm}" if occ else "—",
-            "bpw": f"{g.blocks_per_wave:,}" if g.blocks_per_wave else "—",
-            "waves_occ": (
-                f"{g.waves_at_occupancy:,.2f}"
-                if g.waves_at_occupancy is not None and math.isfinite(g.waves_at_occupancy)
-                else "cannot launch"
-            ),
-            "last_wave": (
-                f"{g.blocks_in_last_wave:,} of {g.blocks_per_wave:,}"
-                if g.blocks_in_last_wave is not None
-                else "—"
-            ),
-        }
-        self._values = v
-        for key, text in v.items():
-            self.table.item(self._row[key], 1).setText(text)
-        with_data = g.threads_per_block - g.idle_threads_last_block
-        self.lanes.set_block(inp.threads_per_block, with_data, spec.warp_size)
+        self._facts = {f.key: f for f in launch_facts(spec, g)}
+        for key, r in self._row.items():
+            fact = self._facts.get(key)
+            if fact is not None:
+                self.table.item(r, 0).setText(fact.label)
+            self.table.item(r, 1).setText(fact.value if fact else "—")
+            tip = f"{fact.label} = {fact.how}" if fact else ""
+            self.table.item(r, 0).setToolTip(tip)
+            self.table.item(r, 1).setToolTip(tip)
+        self.lanes.set_block(inp.threads_per_block, g.threads_with_data_in_last_block, spec.warp_size)
         lanes = warp_lanes(inp.threads_per_block, spec.warp_size)
         idle = g.idle_lanes_per_block
         self.lanes_label.setText(
             f"A block of {inp.threads_per_block} threads is {len(lanes)} warp"
             f"{'s' if len(lanes) != 1 else ''}; "
-            + (
-                f"the last warp has {lanes[-1]} active lanes and {idle} idle."
-                if idle
-                else "every lane of every warp has a thread."
-            )
-            + f" In the grid's last block {g.idle_threads_last_block:,} threads find no element "
-            "(purple): the bounds check keeps them out of memory."
-        )
+            + (f"the last warp has {lanes[-1]} active lanes and {idle} idle." if idle
+               else "every lane of every warp has a thread.")
+            + f" In the grid's last block {g.threads_per_block - g.threads_with_data_in_last_block:,} "
+            "threads find no element (purple): the bounds check keeps them out of memory.")
 
     def export_items(self):
         from gui.export import ExportItem
 
-        rows = [[label, self._values.get(key, ""), how] for key, label, how in _ROWS]
+        rows = [[f.label, f.value, f.how] for f in self._facts.values()]
         return [
             ExportItem("geometry_table", self.table, ["quantity", "value", "derivation"], rows),
             ExportItem(

@@ -1,7 +1,8 @@
-"""QtLaunchControls: the docked form that edits the LaunchModel.
+"""QtLaunchControls: the docked form that edits the LaunchModel and the SimulationOptions.
 
-Every control writes to the model through one handler; the model's `changed` signal writes back to
-the controls (with signals blocked), so the model stays the single source of truth.
+Every control writes to a model; the models' signals write back to the controls (with the
+controls' own handlers muted), so the models stay the single source of truth. Number boxes act on
+Enter or when they lose focus (not on every keystroke) and read what the command line reads.
 """
 
 from __future__ import annotations
@@ -10,26 +11,22 @@ import math
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QValidator
-from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QDoubleSpinBox,
-    QFormLayout,
-    QGroupBox,
-    QHBoxLayout,
-    QLabel,
-    QSlider,
-    QSpinBox,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QFrame,
+                               QGroupBox, QHBoxLayout, QLabel, QScrollArea, QSlider, QVBoxLayout,
+                               QWidget)
 
-from gui.model import CUSTOM_KERNEL, MAX_ELEMENTS, MAX_REGS, MAX_SMEM, LaunchModel, LaunchState
-from gui.simrun import COST_MODELS, PLACEMENTS
+from gui.models.launch import (CUSTOM_KERNEL, MAX_ELEMENTS, MAX_REGS, MAX_SMEM, LaunchModel,
+                               LaunchState, parse_field)
+from gui.models.simulation import SimulationOptions
 from sim.errors import UserError
-from sim.units import parse_count
 
 LOG_STEPS = 310  # elements slider: 10 steps per power of two, 2^0 .. 2^31
+MAX_THREADS_BOX = 1 << 16  # the box takes more than any GPU allows, so the reason can be shown
+
+
+def fmt_kib(n: int) -> str:
+    """Bytes in KiB, as exact as a tenth: 32 KiB, 20.6 KiB."""
+    return f"{n / 1024:,.1f}".rstrip("0").rstrip(".") + " KiB"
 
 
 def elements_to_slider(n: int) -> int:
@@ -37,29 +34,42 @@ def elements_to_slider(n: int) -> int:
 
 
 def slider_to_elements(v: int) -> int:
-    n = round(2 ** (v / 10))
     if v % 10 == 0:
         return 2 ** (v // 10)
+    n = round(2 ** (v / 10))
     # round to 3 significant figures so the numbers read well (1,000,000 not 1,048,576 off by one)
-    digits = max(0, len(str(n)) - 3)
-    return max(1, min(MAX_ELEMENTS, round(n, -digits)))
+    return max(1, min(MAX_ELEMENTS, round(n, -max(0, len(str(n)) - 3))))
 
 
-class CountSpinBox(QDoubleSpinBox):
+class NumberBox(QDoubleSpinBox):
     """A whole-number box (past QSpinBox's 2^31 - 1) that reads what the command line reads:
-    1000000, 1e6, 2^20, 4M. A number out of range goes to the nearest end; anything else is
-    left as typed until Enter or leaving the box puts back the last good value."""
+    1000000, 1e6, 2^20, 4M; 48K for bytes. It acts on Enter or focus-out. A number out of range
+    goes to the nearest end; text that is no number is refused with a message (`refused`) and the
+    last good value comes back."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    refused = Signal(str)
+
+    def __init__(self, field: str, minimum: int, maximum: int, suffix: str = "",
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.field = field
         self.setDecimals(0)
+        self.setRange(minimum, maximum)
+        self.setKeyboardTracking(False)
+        self.setGroupSeparatorShown(True)
+        self.setSuffix(suffix)
+        self.setAccelerated(True)
+
+    def _read(self, text: str) -> tuple[int | None, str]:
+        """(value, "") or (None, why it is no number)."""
+        text = text.strip().removesuffix(self.suffix().strip()).replace(self.locale().groupSeparator(), "")
+        try:
+            return parse_field(self.field, text), ""
+        except UserError as exc:
+            return None, str(exc)
 
     def _parse(self, text: str) -> int | None:
-        text = text.strip().replace(self.locale().groupSeparator(), "")
-        try:
-            return parse_count(text)
-        except UserError:
-            return None
+        return self._read(text)[0]
 
     def validate(self, text: str, pos: int):
         v = self._parse(text)
@@ -67,14 +77,18 @@ class CountSpinBox(QDoubleSpinBox):
         return (QValidator.State.Acceptable if ok else QValidator.State.Intermediate), text, pos
 
     def fixup(self, text: str) -> str:
-        v = self._parse(text)
+        v, why = self._read(text)
         if v is None:
-            return text  # not a number: the box puts back the last good value
+            self.refused.emit(why)
+            return text  # the box puts back the last good value
         return self.textFromValue(float(min(max(v, self.minimum()), self.maximum())))
 
     def valueFromText(self, text: str) -> float:
         v = self._parse(text)
         return self.value() if v is None else float(min(max(v, self.minimum()), self.maximum()))
+
+    def int_value(self) -> int:
+        return round(self.value())
 
 
 def _form_box(title: str) -> tuple[QGroupBox, QFormLayout]:
@@ -84,6 +98,8 @@ def _form_box(title: str) -> tuple[QGroupBox, QFormLayout]:
     form.setVerticalSpacing(4)
     form.setContentsMargins(6, 4, 6, 4)
     form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+    form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.DontWrapRows)
     return box, form
 
 
@@ -97,143 +113,140 @@ def _row(*widgets) -> QWidget:
     return w
 
 
+def _note() -> QLabel:
+    label = QLabel("")
+    label.setWordWrap(True)
+    label.setProperty("role", "muted")
+    return label
+
+
 class QtLaunchControls(QWidget):
-    """GPU, kernel, elements, threads per block, registers, shared memory, carveout."""
+    """GPU, kernel, elements, block, registers, shared memory, carveout, and the scheduler model.
+    Errors show at the top, above the scrolling form, and clear once the input is valid."""
 
-    simulation_options_changed = Signal(str, str)  # cost model, placement
-
-    def __init__(self, model: LaunchModel, parent: QWidget | None = None) -> None:
+    def __init__(self, model: LaunchModel, options: SimulationOptions,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.model = model
+        self.model, self.options = model, options
         self._syncing = False
         outer = QVBoxLayout(self)
-        outer.setContentsMargins(6, 4, 6, 4)
-        outer.setSpacing(2)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        self.error = QLabel("")
+        self.error.setProperty("role", "error")
+        self.error.setWordWrap(True)
+        self.error.setContentsMargins(8, 4, 8, 4)
+        self.error.hide()
+        outer.addWidget(self.error)
+        form_widget = QWidget()
+        lay = QVBoxLayout(form_widget)
+        lay.setContentsMargins(6, 4, 6, 4)
+        lay.setSpacing(2)
+        scroll = QScrollArea()
+        scroll.setWidget(form_widget)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        outer.addWidget(scroll, 1)
+        self.scroll = scroll
 
-        # -- device and kernel --------------------------------------------------------------------
         box, form = _form_box("Device and kernel")
         self.gpu = QComboBox()
-        self.gpu.setToolTip(
-            "The GPU to model: a detected device is listed first, then every preset."
-        )
+        self.gpu.setToolTip("The GPU to model: a detected device is listed first, then every preset.")
         self.kernel = QComboBox()
-        self.kernel.setToolTip(
-            "A kernel from the registry (sets the block parameter), or 'custom' "
-            "to set registers and shared memory by hand."
-        )
-        self.kernel_note = QLabel("")
-        self.kernel_note.setWordWrap(True)
-        self.kernel_note.setProperty("role", "muted")
-        self.gpu_note = QLabel("")
-        self.gpu_note.setWordWrap(True)
-        self.gpu_note.setProperty("role", "muted")
+        self.kernel.setToolTip("A kernel from the registry (its own grid rule sets the grid), or "
+                               "'custom' to set registers and shared memory by hand.")
+        self.gpu_note, self.kernel_note = _note(), _note()
         form.addRow("GPU", self.gpu)
-        form.addRow("", self.gpu_note)
+        form.addRow(self.gpu_note)
         form.addRow("Kernel", self.kernel)
-        form.addRow("", self.kernel_note)
-        outer.addWidget(box)
+        form.addRow(self.kernel_note)
+        lay.addWidget(box)
 
-        # -- launch -------------------------------------------------------------------------------
         box, form = _form_box("Launch")
         self.elements_slider = QSlider(Qt.Orientation.Horizontal)
         self.elements_slider.setRange(0, LOG_STEPS)
         self.elements_slider.setToolTip("Number of array elements, on a log scale from 1 to 2^31.")
-        self.elements = CountSpinBox()  # QSpinBox stops at 2^31 - 1; we go to 2^31
-        self.elements.setRange(1, MAX_ELEMENTS)
-        self.elements.setGroupSeparatorShown(True)
-        self.elements.setToolTip(
-            "Exact number of elements the kernel processes (1 to 2^31): 1000000, 1e6, 2^20 or 4M."
-        )
-        self.elements.setMinimumWidth(120)
+        self.elements = NumberBox("elements", 1, MAX_ELEMENTS)
+        self.elements.setToolTip("Exact number of elements the kernel processes (1 to 2^31): "
+                                 "1000000, 1e6, 2^20 or 4M. Enter applies it.")
         form.addRow("Elements", _row(self.elements_slider, self.elements))
-
         self.threads_slider = QSlider(Qt.Orientation.Horizontal)
         self.threads_slider.setRange(1, 1024)
-        self.threads_slider.setToolTip(
-            "Threads per block (1 to 1024); the hardware runs them in warps of 32."
-        )
-        self.threads = QSpinBox()
-        self.threads.setRange(1, 1024)
-        self.threads.setToolTip(
-            "Exact threads per block; sizes that are not a multiple of 32 leave "
-            "lanes of the last warp idle."
-        )
-        self.snap = QCheckBox("snap to multiples of 32")
+        self.threads_slider.setToolTip("Threads per block (1 to 1024); the hardware runs them in warps of 32.")
+        self.threads = NumberBox("threads_per_block", 1, MAX_THREADS_BOX)
+        self.threads.setToolTip("Exact threads per block; sizes that are not a multiple of 32 leave "
+                                "lanes of the last warp idle. Enter applies it.")
+        self.snap = QCheckBox("slider snaps to warps (32)")
         self.snap.setChecked(True)
-        self.snap.setToolTip(
-            "Round the slider to whole warps; untick it to try odd sizes and see the idle lanes."
-        )
+        self.snap.setToolTip("Round the slider to whole warps; typed sizes are always taken as "
+                             "typed, to show idle lanes.")
         form.addRow("Threads / block", _row(self.threads_slider, self.threads))
-        form.addRow("", self.snap)
-        self.ept_note = QLabel("")
-        self.ept_note.setProperty("role", "muted")
-        self.ept_note.setWordWrap(True)
-        form.addRow("", self.ept_note)
-        outer.addWidget(box)
+        form.addRow(self.snap)
+        self.block_size = NumberBox("block_size", 1, 1 << 17)
+        self.block_size.setToolTip("A Triton program's BLOCK_SIZE: elements one program (block) "
+                                   "handles; a power of two.")
+        self.block_size_label = QLabel("BLOCK_SIZE")
+        form.addRow(self.block_size_label, self.block_size)
+        self.ept_note = _note()
+        form.addRow(self.ept_note)
+        lay.addWidget(box)
 
-        # -- resources ----------------------------------------------------------------------------
         box, form = _form_box("Resources per thread / block")
         self.regs_slider = QSlider(Qt.Orientation.Horizontal)
         self.regs_slider.setRange(0, 255)
-        self.regs_slider.setToolTip(
-            "Registers each thread uses (0 = ignore registers); more "
-            "registers can mean fewer blocks per SM."
-        )
-        self.regs = QSpinBox()
-        self.regs.setRange(0, MAX_REGS)
-        self.regs.setToolTip(
-            "Exact registers per thread, as the compiler reports them "
-            "(Triton n_regs, Numba get_regs_per_thread)."
-        )
+        self.regs_slider.setToolTip("Registers each thread uses (0 = ignore registers); more "
+                                    "registers can mean fewer blocks per SM.")
+        self.regs = NumberBox("regs_per_thread", 0, MAX_REGS)
+        self.regs.setToolTip("Exact registers per thread, as the compiler reports them "
+                             "(Triton n_regs, Numba get_regs_per_thread).")
         form.addRow("Registers", _row(self.regs_slider, self.regs))
         self.smem_slider = QSlider(Qt.Orientation.Horizontal)
         self.smem_slider.setRange(0, 228)
         self.smem_slider.setToolTip("Shared memory per block in KiB, static plus dynamic.")
-        self.smem = QSpinBox()
-        self.smem.setRange(0, MAX_SMEM)
+        self.smem = NumberBox("smem_per_block", 0, MAX_SMEM, " B")
         self.smem.setSingleStep(1024)
-        self.smem.setSuffix(" B")
-        self.smem.setGroupSeparatorShown(True)
-        self.smem.setToolTip(
-            "Exact shared memory per block in bytes (static plus dynamic); the "
-            "driver adds its own per-block reserve."
-        )
-        self.smem.setMinimumWidth(120)
+        self.smem.setToolTip("Exact shared memory per block (static plus dynamic): 49152, 48K or "
+                             "48KiB; the driver adds its own per-block reserve.")
         form.addRow("Shared mem", _row(self.smem_slider, self.smem))
         self.carveout = QComboBox()
-        self.carveout.setToolTip(
-            "How much of the SM's L1/shared storage is set aside as shared "
-            "memory; 'driver default' lets the driver take the maximum."
-        )
+        self.carveout.setToolTip("How much of the SM's L1/shared storage is set aside as shared "
+                                 "memory; 'driver default' lets the driver take the maximum.")
+        self.carveout_note = _note()
         form.addRow("Carveout", self.carveout)
-        outer.addWidget(box)
+        form.addRow(self.carveout_note)
+        lay.addWidget(box)
 
-        # -- simulation ---------------------------------------------------------------------------
         box, form = _form_box("Scheduler model")
         self.cost = QComboBox()
-        self.cost.addItems(list(COST_MODELS))
-        self.cost.setToolTip(
-            "How long each block runs: all the same (uniform), or its bytes over "
-            "its share of DRAM bandwidth (memory-bound)."
-        )
+        for pid, title in options.costs():
+            self.cost.addItem(title, pid)
+        self.cost.setToolTip("How long each block runs: all the same (uniform), or its bytes over "
+                             "its share of DRAM bandwidth (memory-bound).")
         self.placement = QComboBox()
-        self.placement.addItems(list(PLACEMENTS))
-        self.placement.setToolTip(
-            "Which free SM takes the next block: SM 0, 1, 2… in order, or "
-            "spread over TPCs and GPCs as recorded on an H200."
-        )
+        for pid, title in options.placements():
+            self.placement.addItem(title, pid)
+        self.placement.setToolTip("Which free SM takes the next block: SM 0, 1, 2… in order, or "
+                                  "spread over TPCs and GPCs as recorded on an H200.")
         form.addRow("Block cost", self.cost)
         form.addRow("Placement", self.placement)
-        outer.addWidget(box)
-
-        self.error = QLabel("")
-        self.error.setProperty("role", "error")
-        self.error.setWordWrap(True)
-        outer.addWidget(self.error)
-        outer.addStretch(1)
+        lay.addWidget(box)
+        lay.addStretch(1)
+        for w in (self.elements, self.smem):  # stepping a million elements by one helps nobody
+            w.setButtonSymbols(QDoubleSpinBox.ButtonSymbols.NoButtons)
+            w.setMinimumWidth(100)  # 2,147,483,648 and 1,048,576 B fit
+        for w in (self.threads, self.regs, self.block_size):
+            w.setMinimumWidth(76)
+        for w in (self.elements_slider, self.threads_slider, self.regs_slider, self.smem_slider):
+            w.setMinimumWidth(40)
+        for w in (self.gpu, self.kernel, self.carveout, self.cost, self.placement):
+            # a long entry is elided in a narrow dock instead of widening the whole panel
+            w.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            w.setMinimumContentsLength(8)
 
         self._populate_gpus()
         self._populate_kernels()
+        self._on_options_changed(options.cost, options.placement)
         self._on_model_changed(model.state)
 
         # model -> view
@@ -241,21 +254,28 @@ class QtLaunchControls(QWidget):
         model.rejected.connect(self._on_model_rejected)
         model.specs_changed.connect(self._populate_gpus)
         model.kernels_changed.connect(self._populate_kernels)
+        options.changed.connect(self._on_options_changed)
         # view -> model
         self.gpu.currentTextChanged.connect(self._on_gpu_selected)
         self.kernel.currentIndexChanged.connect(self._on_kernel_selected)
         self.elements_slider.valueChanged.connect(self._on_elements_slider)
-        self.elements.valueChanged.connect(self._on_elements_spin)
         self.threads_slider.valueChanged.connect(self._on_threads_slider)
-        self.threads.valueChanged.connect(self._on_threads_spin)
         self.snap.toggled.connect(self._on_snap_toggled)
         self.regs_slider.valueChanged.connect(self._on_regs_slider)
-        self.regs.valueChanged.connect(self._on_regs_spin)
         self.smem_slider.valueChanged.connect(self._on_smem_slider)
-        self.smem.valueChanged.connect(self._on_smem_spin)
+        for box in (self.elements, self.threads, self.regs, self.smem, self.block_size):
+            box.valueChanged.connect(self._on_box_changed)
+            box.refused.connect(self._on_model_rejected)
         self.carveout.currentIndexChanged.connect(self._on_carveout_selected)
-        self.cost.currentTextChanged.connect(self._on_sim_options)
-        self.placement.currentTextChanged.connect(self._on_sim_options)
+        self.cost.currentIndexChanged.connect(self._on_options_picked)
+        self.placement.currentIndexChanged.connect(self._on_options_picked)
+
+    def sizeHint(self):
+        """As tall as the whole form (the dock shows it all when there is room)."""
+        hint = super().sizeHint()
+        inner = self.scroll.widget().sizeHint()
+        hint.setHeight(inner.height() + (self.error.sizeHint().height() if self.error.isVisible() else 0))
+        return hint
 
     # -- model -> controls ------------------------------------------------------------------------
     def _populate_gpus(self) -> None:
@@ -268,22 +288,16 @@ class QtLaunchControls(QWidget):
     def _populate_kernels(self) -> None:
         self._syncing = True
         self.kernel.clear()
+        self.kernel.addItem("custom (set resources by hand)", CUSTOM_KERNEL)
         for k in self.model.kernels():
-            label = (
-                "custom (set resources by hand)"
-                if k.name == CUSTOM_KERNEL
-                else f"{k.name}  [{k.backend}]"
-            )
-            self.kernel.addItem(label, k.name)
-            self.kernel.setItemData(
-                self.kernel.count() - 1, k.description or k.title, Qt.ItemDataRole.ToolTipRole
-            )
-        idx = self.kernel.findData(self.model.inputs.kernel)
-        self.kernel.setCurrentIndex(max(0, idx))
+            self.kernel.addItem(f"{k.name}  [{k.backend}]", k.name)
+            self.kernel.setItemData(self.kernel.count() - 1, k.description or k.title,
+                                    Qt.ItemDataRole.ToolTipRole)
+        self.kernel.setCurrentIndex(max(0, self.kernel.findData(self.model.inputs.kernel)))
         self._syncing = False
 
     def _populate_carveout(self, state: LaunchState) -> None:
-        spec = state.spec
+        spec, pct_now = state.spec, state.inputs.carveout_percent
         self.carveout.clear()
         self.carveout.addItem("driver default (max shared)", None)
         for kib in spec.smem_carveout_steps_kib:
@@ -291,19 +305,28 @@ class QtLaunchControls(QWidget):
             # percentage just under this step's share selects exactly this step
             pct = (kib * 1024 * 100) // spec.smem_per_sm_bytes if spec.smem_per_sm_bytes else 0
             self.carveout.addItem(f"{kib} KiB shared ({pct}%)", pct)
-        idx = self.carveout.findData(state.inputs.carveout_percent)
-        if idx < 0 and state.inputs.carveout_percent is not None:
-            # a percentage picked on another GPU (or typed elsewhere) that is none of this GPU's
-            # steps: show it as it is used, not as "driver default"
-            pct = state.inputs.carveout_percent
-            got = (
-                f" → {state.occ.smem_per_sm_config_bytes // 1024} KiB shared"
-                if state.occ is not None and state.occ.smem_per_sm_config_bytes
-                else ""
-            )
-            self.carveout.addItem(f"{pct}% preferred{got}", pct)
+        idx = self.carveout.findData(pct_now)
+        if idx < 0 and pct_now is not None:
+            # a percentage picked on another GPU that is none of this GPU's steps: show it as used
+            self.carveout.addItem(f"{pct_now}% preferred", pct_now)
             idx = self.carveout.count() - 1
         self.carveout.setCurrentIndex(max(0, idx))
+        occ = state.occ
+        if occ is not None and occ.carveout_raised:
+            self.carveout_note.setText(
+                f"The driver uses {fmt_kib(occ.smem_per_sm_config_bytes)} of shared memory per SM, "
+                f"more than the {fmt_kib(occ.smem_per_sm_preferred_bytes)} asked for: one block "
+                f"needs {fmt_kib(occ.smem_allocated_per_block_bytes)}.")
+        elif occ is not None and occ.smem_per_sm_config_bytes:
+            self.carveout_note.setText(f"Shared memory per SM: {fmt_kib(occ.smem_per_sm_config_bytes)}.")
+        else:
+            self.carveout_note.setText("")
+
+    @staticmethod
+    def _set_box(box: NumberBox, value: int) -> None:
+        # only on a real change: rewriting a box the user is in moves the cursor
+        if box.int_value() != value:
+            box.setValue(float(value))
 
     def _on_model_changed(self, state: LaunchState) -> None:
         self._syncing = True
@@ -314,67 +337,69 @@ class QtLaunchControls(QWidget):
             idx = self.kernel.findData(i.kernel)
             if idx >= 0 and idx != self.kernel.currentIndex():
                 self.kernel.setCurrentIndex(idx)
-            k = self.model.kernel(i.kernel)
-            note = (
-                k.description
-                if k.name != CUSTOM_KERNEL
-                else "Registers and shared memory below are yours to set."
-            )
-            measured = self.model.measured_resources(k.name)
-            if measured is not None:
-                note += (
-                    f" Compiled: {measured[0]} registers/thread, {measured[1]:,} B shared "
-                    "(from bench results)."
-                )
-            self.kernel_note.setText(note)
-            self.gpu_note.setText(
-                f"cc {spec.cc_string} · "
-                f"{spec.sm_count} SMs · {spec.max_warps_per_sm} warp slots/SM · "
-                f"{spec.peak_dram_gbps:,.0f} GB/s" + (" · detected" if spec.detected else "")
-            )
-            # only on a real change: rewriting a box mid-typing moves the cursor (1,234,567 typed
-            # became 1,235,467)
-            if self.elements.value() != i.elements:
-                self.elements.setValue(float(i.elements))
+            self._show_kernel_note(state)
+            self.gpu_note.setText(f"cc {spec.cc_string} · {spec.sm_count} SMs · {spec.max_warps_per_sm} "
+                                  f"warp slots/SM · {spec.peak_dram_gbps:,.0f} GB/s"
+                                  + (" · detected" if spec.detected else ""))
+            self._set_box(self.elements, i.elements)
             self.elements_slider.setValue(elements_to_slider(i.elements))
-            self.threads.setMaximum(max(1024, spec.max_threads_per_block))
             self.threads_slider.setMaximum(spec.max_threads_per_block)
-            if self.threads.value() != i.threads_per_block:
-                self.threads.setValue(i.threads_per_block)
-            self.threads_slider.setValue(i.threads_per_block)
-            if i.threads_per_block % 32 and self.snap.isChecked():
-                self.snap.setChecked(False)  # an odd size came from elsewhere: show it as it is
-                self.threads_slider.setSingleStep(1)
+            self._set_box(self.threads, i.threads_per_block)
+            self.threads_slider.setValue(min(i.threads_per_block, spec.max_threads_per_block))
             self.regs_slider.setMaximum(spec.max_regs_per_thread)
-            if self.regs.value() != i.regs_per_thread:
-                self.regs.setValue(i.regs_per_thread)
+            self._set_box(self.regs, i.regs_per_thread)
             self.regs_slider.setValue(min(i.regs_per_thread, spec.max_regs_per_thread))
             self.smem_slider.setMaximum(spec.smem_per_block_optin_bytes // 1024)
-            if self.smem.value() != i.smem_per_block:
-                self.smem.setValue(i.smem_per_block)
+            self._set_box(self.smem, i.smem_per_block)
             self.smem_slider.setValue(i.smem_per_block // 1024)
             self._populate_carveout(state)
-            if i.elements_per_thread > 1:
-                self.ept_note.setText(
-                    f"Triton program: BLOCK_SIZE = {i.elements_per_thread * i.threads_per_block:,} "
-                    f"elements run by {i.threads_per_block} threads ({math.ceil(i.threads_per_block / 32)} "
-                    f"warps), {i.elements_per_thread} elements per thread."
-                )
-                self.ept_note.show()
-            else:
-                self.ept_note.hide()
-            msg = state.message()
-            self.error.setText(msg)
+            triton = i.block_size is not None
+            self.block_size.setVisible(triton)
+            self.block_size_label.setVisible(triton)
+            if triton:
+                self._set_box(self.block_size, i.block_size)
+            self._show_error(state.message())
         finally:
             self._syncing = False
 
-    def _on_model_rejected(self, message: str) -> None:
-        self.error.setText(message)
-        # put the controls back to what the model holds
-        self._on_model_changed(self.model.state)
-        self.error.setText(message)
+    def _show_kernel_note(self, state: LaunchState) -> None:
+        k, i, g = self.model.kernel(), state.inputs, state.geometry
+        note = k.description if k is not None else "Registers and shared memory below are yours to set."
+        measured = self.model.measured_resources(i.kernel)
+        if measured is not None:
+            note += f" Compiled: {measured[0]} registers/thread, {measured[1]:,} B shared (from bench results)."
+        self.kernel_note.setText(note)
+        if g is None or k is None:
+            self.ept_note.hide()
+            return
+        warps = math.ceil(i.threads_per_block / 32)
+        if state.elements_per_block is None:
+            text = (f"A fixed grid of {g.blocks:,} blocks of {i.threads_per_block} threads loops "
+                    "over the array (grid-stride).")
+        elif i.block_size is not None:
+            text = (f"Triton program: BLOCK_SIZE = {i.block_size:,} elements run by "
+                    f"{i.threads_per_block} threads ({warps} warps), {g.elements_per_thread} per thread.")
+        else:
+            text = (f"{g.elements_per_thread} element{'s' if g.elements_per_thread > 1 else ''} per "
+                    f"thread: {state.elements_per_block:,} per block, so {g.blocks:,} blocks.")
+        self.ept_note.setText(text)
+        self.ept_note.show()
 
-    # -- controls -> model ------------------------------------------------------------------------
+    def _show_error(self, message: str) -> None:
+        self.error.setText(message)
+        self.error.setVisible(bool(message))
+
+    def _on_model_rejected(self, message: str) -> None:
+        self._on_model_changed(self.model.state)  # put the controls back to what the model holds
+        self._show_error(message)
+
+    def _on_options_changed(self, cost: str, placement: str) -> None:
+        self._syncing = True
+        self.cost.setCurrentIndex(max(0, self.cost.findData(cost)))
+        self.placement.setCurrentIndex(max(0, self.placement.findData(placement)))
+        self._syncing = False
+
+    # -- controls -> models -----------------------------------------------------------------------
     def _push(self, **changes) -> None:
         if not self._syncing:
             self.model.update(**changes)
@@ -384,15 +409,15 @@ class QtLaunchControls(QWidget):
             self.model.update(gpu=name)
 
     def _on_kernel_selected(self, index: int) -> None:
-        if self._syncing or index < 0:
-            return
-        self.model.select_kernel(self.kernel.itemData(index))
+        if not self._syncing and index >= 0:
+            self.model.select_kernel(self.kernel.itemData(index))
 
     def _on_elements_slider(self, v: int) -> None:
         self._push(elements=slider_to_elements(v))
 
-    def _on_elements_spin(self, v: int) -> None:
-        self._push(elements=round(v))
+    def _on_box_changed(self, _value: float) -> None:
+        box = self.sender()
+        self._push(**{box.field: box.int_value()})
 
     def _snap(self, v: int) -> int:
         if self.snap.isChecked():
@@ -409,37 +434,20 @@ class QtLaunchControls(QWidget):
             self.threads_slider.blockSignals(False)
         self._push(threads_per_block=snapped)
 
-    def _on_threads_spin(self, v: int) -> None:
-        self._push(threads_per_block=int(v))  # typed values are taken as typed (odd sizes allowed)
-
     def _on_snap_toggled(self, on: bool) -> None:
         self.threads_slider.setSingleStep(32 if on else 1)
         self.threads_slider.setPageStep(128 if on else 32)
-        if on:
-            self._push(threads_per_block=self._snap(self.model.inputs.threads_per_block))
 
     def _on_regs_slider(self, v: int) -> None:
-        self._push(regs_per_thread=int(v))
-
-    def _on_regs_spin(self, v: int) -> None:
         self._push(regs_per_thread=int(v))
 
     def _on_smem_slider(self, v: int) -> None:
         self._push(smem_per_block=int(v) * 1024)
 
-    def _on_smem_spin(self, v: int) -> None:
-        self._push(smem_per_block=int(v))
-
     def _on_carveout_selected(self, index: int) -> None:
-        if self._syncing or index < 0:
-            return
-        self.model.update(carveout_percent=self.carveout.itemData(index))
+        if not self._syncing and index >= 0:
+            self.model.update(carveout_percent=self.carveout.itemData(index))
 
-    def _on_sim_options(self, _text: str) -> None:
-        self.simulation_options_changed.emit(self.cost.currentText(), self.placement.currentText())
-
-    def set_sim_options(self, cost: str, placement: str) -> None:
-        if cost in COST_MODELS:
-            self.cost.setCurrentText(cost)
-        if placement in PLACEMENTS:
-            self.placement.setCurrentText(placement)
+    def _on_options_picked(self, _index: int) -> None:
+        if not self._syncing:
+            self.options.set(self.cost.currentData(), self.placement.currentData())

@@ -14,19 +14,20 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from gui import style
-from gui.model import LaunchState
-from sim.occupancy import LIMITERS, sweep_registers, sweep_smem, sweep_threads
+from gui.models.launch import LaunchModel, LaunchState
+from sim.occupancy import LIMITERS
 
 
 def _plot(title: str, xlabel: str, ylabel: str = "active warps / SM") -> pg.PlotWidget:
     w = style.make_plot(title, xlabel, ylabel)
-    w.setMinimumHeight(150)
+    w.setMinimumHeight(100)
     return w
 
 
 class QtOccupancy(QWidget):
-    def __init__(self, model=None, parent: QWidget | None = None) -> None:
+    def __init__(self, model: LaunchModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.model = model
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
         lay.setSpacing(4)
@@ -35,24 +36,23 @@ class QtOccupancy(QWidget):
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         lay.addWidget(self.summary)
 
-        grid = QGridLayout()
-        grid.setSpacing(4)
-        self.bars = _plot("Blocks per SM each limiter allows", "blocks per SM", "")
-        self.bars.setMinimumHeight(150)
-        self.threads_plot = _plot("Active warps vs threads per block", "threads per block")
+        self._grid = QGridLayout()
+        self._grid.setSpacing(4)
+        self.bars = _plot("Blocks per SM, by limit", "blocks per SM", "")
+        self.bars.setMinimumHeight(110)
+        self.threads_plot = _plot("Warps vs threads per block", "threads per block", "warps / SM")
         self.regs_plot = _plot("vs registers", "registers per thread", "warps / SM")
         self.smem_plot = _plot("vs shared memory", "KiB per block", "warps / SM")
-        grid.addWidget(self.bars, 0, 0, 1, 2)
-        grid.addWidget(self.threads_plot, 1, 0, 1, 2)
-        grid.addWidget(self.regs_plot, 2, 0)
-        grid.addWidget(self.smem_plot, 2, 1)
-        lay.addLayout(grid, 1)
+        self._side_by_side: bool | None = None
+        self._arrange(side_by_side=True)
+        lay.addLayout(self._grid, 1)
 
         # bar chart items
         bi = self.bars.getPlotItem()
         bi.invertY(True)
         ax = bi.getAxis("left")
-        ax.setTicks([[(i, name) for i, name in enumerate(LIMITERS)]])
+        short = {"shared memory": "shared mem"}  # the axis stays narrow in a narrow dock
+        ax.setTicks([[(i, short.get(name, name)) for i, name in enumerate(LIMITERS)]])
         self._bar_item = pg.BarGraphItem(
             x0=[0] * 4, y=list(range(4)), height=0.6, width=[0] * 4, brushes=[style.ACCENT2] * 4
         )
@@ -95,9 +95,33 @@ class QtOccupancy(QWidget):
             self._vlines[key] = vline
         self._state: LaunchState | None = None
         self._sweeps: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        if model is not None:  # a LaunchModel
-            model.changed.connect(self._on_launch_changed)
-            self._on_launch_changed(model.state)
+        model.changed.connect(self._on_launch_changed)
+        self._on_launch_changed(model.state)
+
+    # -- layout --------------------------------------------------------------------------------------
+    SIDE_BY_SIDE_WIDTH = 440  # below this the two small charts stack, so their labels fit
+
+    def _arrange(self, side_by_side: bool) -> None:
+        if side_by_side == self._side_by_side:
+            return
+        self._side_by_side = side_by_side
+        g = self._grid
+        for w in (self.bars, self.threads_plot, self.regs_plot, self.smem_plot):
+            g.removeWidget(w)
+        g.addWidget(self.bars, 0, 0, 1, 2)
+        g.addWidget(self.threads_plot, 1, 0, 1, 2)
+        if side_by_side:
+            g.addWidget(self.regs_plot, 2, 0)
+            g.addWidget(self.smem_plot, 2, 1)
+        else:
+            g.addWidget(self.regs_plot, 2, 0, 1, 2)
+            g.addWidget(self.smem_plot, 3, 0, 1, 2)
+        for row in range(4):
+            g.setRowStretch(row, 0 if row == 3 and side_by_side else 1)
+
+    def resizeEvent(self, event) -> None:
+        self._arrange(event.size().width() >= self.SIDE_BY_SIDE_WIDTH)
+        super().resizeEvent(event)
 
     # -- model -> view ----------------------------------------------------------------------------
     def _on_launch_changed(self, state: LaunchState) -> None:
@@ -140,29 +164,24 @@ class QtOccupancy(QWidget):
                 )
         self._bar_item.setOpts(width=vals, brushes=brushes)
         for i, (t, v) in enumerate(zip(texts, vals)):
+            # a long bar carries its label inside its end, a short one just after it: a label
+            # never runs off the chart
+            inside = v > edge * 0.5
+            self._bar_texts[i].setAnchor((1, 0.5) if inside else (0, 0.5))
+            self._bar_texts[i].setColor("#0d0f12" if inside and occ.limits.get(LIMITERS[i]) is not None
+                                        else style.FG)
             self._bar_texts[i].setText(t)
-            self._bar_texts[i].setPos(v + cap * 0.01, i)
-        self.bars.getPlotItem().setXRange(0, cap * 1.45, padding=0)
+            self._bar_texts[i].setPos(v - cap * 0.01 if inside else v + cap * 0.01, i)
+        self.bars.getPlotItem().setXRange(0, edge, padding=0.02)
         self.bars.getPlotItem().setYRange(-0.6, 3.6, padding=0)
 
-        # sweeps (cheap: ~550 occupancy evaluations)
-        co = inp.carveout_percent
-        try:
-            xs, ys = sweep_threads(spec, inp.regs_per_thread, inp.smem_per_block, co)
-            self._set_sweep("threads", xs, ys, inp.threads_per_block, occ.active_warps_per_sm)
-            xs, ys = sweep_registers(spec, inp.threads_per_block, inp.smem_per_block, co)
-            self._set_sweep("registers", xs, ys, inp.regs_per_thread, occ.active_warps_per_sm)
-            xs, ys = sweep_smem(spec, inp.threads_per_block, inp.regs_per_thread, co)
-            self._set_sweep(
-                "smem",
-                xs / 1024.0,
-                ys,
-                inp.smem_per_block / 1024.0,
-                occ.active_warps_per_sm,
-                raw_x=xs,
-            )
-        except ValueError as exc:
-            self.summary.setText(f"<span style='color:{style.BAD}'>{exc}</span>")
+        curves = self.model.curves
+        if curves is not None:
+            warps = occ.active_warps_per_sm
+            self._set_sweep("threads", *curves.threads, inp.threads_per_block, warps)
+            self._set_sweep("registers", *curves.registers, inp.regs_per_thread, warps)
+            xs, ys = curves.smem
+            self._set_sweep("smem", xs / 1024.0, ys, inp.smem_per_block / 1024.0, warps, raw_x=xs)
         for plot in (self.threads_plot, self.regs_plot, self.smem_plot):
             plot.getPlotItem().setYRange(0, spec.max_warps_per_sm * 1.05, padding=0)
 

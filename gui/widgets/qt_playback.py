@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -17,21 +17,17 @@ from PySide6.QtWidgets import (
 )
 
 from gui import style
-from gui.model import PlaybackModel
-from gui.simrun import SimRecord
+from gui.models.playback import SPEEDS, PlaybackModel
+from gui.models.simulation import SimRun, SimulationModel
 
-SPEEDS = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
 SCRUB_STEPS = 10000
 
 
 class QtPlayback(QWidget):
-    step_requested = Signal(int)  # +1 next event, -1 previous event
-
-    def __init__(
-        self, playback: PlaybackModel, simulation=None, parent: QWidget | None = None
-    ) -> None:
+    def __init__(self, playback: PlaybackModel, simulation: SimulationModel,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.playback = playback
+        self.playback, self.simulation = playback, simulation
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 2, 8, 4)
         lay.setSpacing(2)
@@ -82,7 +78,7 @@ class QtPlayback(QWidget):
         self.play.setIcon(self._icon_play)
         self.play.setText("Play")
         self.play.setToolTip("Play or pause the animation (Space)")
-        self.play.setMinimumWidth(80)
+        self.play.setMinimumWidth(72)
         self.fwd = QToolButton()
         self.fwd.setIcon(icons.standardIcon(sp.SP_MediaSeekForward))
         self.fwd.setToolTip("Step to the next scheduling event: a block arrives or retires (.)")
@@ -98,7 +94,8 @@ class QtPlayback(QWidget):
         self.scrub.setRange(0, SCRUB_STEPS)
         self.scrub.setToolTip("Drag to any moment of the simulated launch.")
         self.time_label = QLabel("0 µs")
-        self.time_label.setMinimumWidth(150)
+        self.time_label.setMinimumWidth(110)
+        self.scrub.setMinimumWidth(60)
         self.time_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         for w in (self.back, self.play, self.fwd):
             row.addWidget(w)
@@ -108,36 +105,46 @@ class QtPlayback(QWidget):
         row.addWidget(self.time_label)
         lay.addLayout(row)
 
-        self._record: SimRecord | None = None
         self._scrubbing = False
-        self.play.clicked.connect(self._on_play_clicked)
-        self.back.clicked.connect(lambda: self.step_requested.emit(-1))
-        self.fwd.clicked.connect(lambda: self.step_requested.emit(+1))
+        self.play.clicked.connect(playback.toggle)
+        self.back.clicked.connect(self._on_back_clicked)
+        self.fwd.clicked.connect(self._on_forward_clicked)
         self.speed.currentIndexChanged.connect(self._on_speed_selected)
         self.scrub.valueChanged.connect(self._on_scrub)
         playback.time_changed.connect(self._on_time)
         playback.playing_changed.connect(self._on_playing)
         playback.speed_changed.connect(self._on_speed)
-        if simulation is not None:
-            simulation.record_changed.connect(lambda rec, _msg: self._on_record(rec))
+        simulation.changed.connect(self._on_run_changed)
+        self._on_speed(playback.speed)
+        self._on_run_changed(simulation.run)
 
-    def _on_record(self, record: SimRecord | None) -> None:
-        self._record = record
-        self.tail_region.setVisible(record is not None)
-        self.full_line.setVisible(record is not None)
-        if record is None:  # nothing can be scheduled: an empty curve on plain axes, no tail
+    def _on_run_changed(self, run: SimRun | None, _message: str = "") -> None:
+        self.tail_region.setVisible(run is not None)
+        self.full_line.setVisible(run is not None)
+        if run is None:  # nothing can be scheduled: an empty curve on plain axes, no tail
             self.curve.setData([0, 1], [0])
             self.curve_plot.getPlotItem().setXRange(0, 1, padding=0)
             self.curve_plot.getPlotItem().setYRange(0, 1, padding=0)
             return
-        t = np.append(record.res_times_us, record.makespan_us)
-        self.curve.setData(t, record.res_warps)
-        self.full_line.setPos(record.full_warps)
-        self.tail_region.setRegion((record.tail_start_us, record.makespan_us))
+        tl = run.timeline
+        times, blocks = tl.residency
+        self.curve.setData(np.append(times, tl.makespan_us), blocks * run.occ.warps_per_block)
+        self.full_line.setPos(run.full_warps)
+        self.tail_region.setRegion((tl.tail_start_us, tl.makespan_us))
         pi = self.curve_plot.getPlotItem()
-        pi.setXRange(0, record.makespan_us, padding=0)
-        pi.setYRange(0, record.full_warps * 1.1, padding=0)
+        pi.setXRange(0, tl.makespan_us, padding=0)
+        pi.setYRange(0, run.full_warps * 1.1, padding=0)
+        # as wide as the longest time this run shows, so the row does not jitter while playing
+        end = f"{tl.makespan_us:,.2f}"
+        self.time_label.setMinimumWidth(
+            self.time_label.fontMetrics().horizontalAdvance(f"{end} / {end} µs") + 8)
         self._on_time(self.playback.time_us)
+
+    def _on_back_clicked(self) -> None:
+        self.playback.step(-1)
+
+    def _on_forward_clicked(self) -> None:
+        self.playback.step(+1)
 
     def _on_time(self, t: float) -> None:
         end = self.playback.end_us
@@ -159,9 +166,6 @@ class QtPlayback(QWidget):
             self.speed.setCurrentIndex(idx)
             self.speed.blockSignals(False)
 
-    def _on_play_clicked(self) -> None:
-        self.playback.toggle()
-
     def _on_speed_selected(self, index: int) -> None:
         self.playback.set_speed(self.speed.itemData(index))
 
@@ -175,10 +179,11 @@ class QtPlayback(QWidget):
     def export_items(self):
         from gui.export import ExportItem
 
-        rec = self._record
-        if rec is None:
+        run = self.simulation.run
+        if run is None:
             return []
-        rows = [[round(float(t), 4), int(w)] for t, w in zip(rec.res_times_us, rec.res_warps)]
+        times, blocks = run.timeline.residency
+        rows = [[round(float(t), 4), int(b) * run.occ.warps_per_block] for t, b in zip(times, blocks)]
         return [
             ExportItem(
                 "residency", self.curve_plot.getPlotItem(), ["time_us", "resident_warps"], rows

@@ -7,17 +7,16 @@ so 170 SMs x 48 warp slots animate well above 30 frames per second.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from gui import style
-from gui.simrun import SimRecord
-
-TILE_COLS = 8  # warp slots per row inside a tile
+from gui.models.playback import PlaybackModel
+from gui.models.simulation import SimRun, SimulationModel
+from gui.widgets.sm_layout import SmLayout
+from sim.timeline import Frame
 
 # Colour codes per warp slot (index into the LUT built in _build_lut).
 _C_BG, _C_GAP, _C_FREE, _C_NEVER = 0, 1, 2, 3
@@ -49,116 +48,15 @@ def _build_lut() -> np.ndarray:
     return lut.view(np.uint32).reshape(-1)
 
 
-class _Layout:
-    """Where each SM tile and warp cell lands in a W x H image."""
-
-    def __init__(
-        self, width: int, height: int, sm_count: int, warps_per_sm: int, dpr: float = 1.0
-    ) -> None:
-        """Sizes in device pixels; `dpr` (device pixels per logical pixel) scales the label
-        strip so SM numbers stay readable on high-DPI screens."""
-        self.dpr = max(1.0, float(dpr))
-        self.width, self.height = max(1, width), max(1, height)
-        self.sm_count, self.warps = sm_count, warps_per_sm
-        best = None
-        # try a few tile shapes (warp slots per tile row) and keep the one with the biggest cells
-        for cw in sorted({c for c in (4, 6, 8, 12, 16) if c <= warps_per_sm} or {warps_per_sm}):
-            ch = math.ceil(warps_per_sm / cw)
-            found = self._fit(cw, ch)
-            # 8 warp slots per row reads best (a block of 8 warps is one row); another shape
-            # must give clearly bigger cells to win
-            score = None if found is None else found[0] * (1.0 if cw == TILE_COLS else 0.75)
-            if score is not None and (best is None or score > best[3]):
-                best = (found, cw, ch, score)
-        if best is None:
-            cw = min(TILE_COLS, warps_per_sm)
-            ch = math.ceil(warps_per_sm / cw)
-            cols = max(1, min(sm_count, (self.width + 1) // (cw + 1)))
-            best = ((1, 0, 0, cw, ch, 1, cols, math.ceil(sm_count / cols)), cw, ch, 0)
-        found, self.cw, self.ch, _ = best
-        (
-            self.cell,
-            self.gap,
-            self.label,
-            self.tile_w,
-            self.tile_h,
-            self.tgap,
-            self.cols,
-            self.rows,
-        ) = found
-        self.grid_w = self.cols * (self.tile_w + self.tgap) - self.tgap
-        self.grid_h = self.rows * (self.tile_h + self.tgap) - self.tgap
-        self.x0 = (self.width - self.grid_w) // 2
-        self.y0 = (self.height - self.grid_h) // 2
-        self.index = self._pixel_index()
-
-    def _fit(self, cw: int, ch: int):
-        """Largest cell size for which every SM tile fits, or None."""
-        for cell in range(40, 0, -1):
-            gap = 1 if cell >= 4 else 0
-            label = round(12 * self.dpr) if cell >= 5 * self.dpr else 0
-            tile_w = cw * cell + (cw - 1) * gap
-            tile_h = ch * cell + (ch - 1) * gap + label
-            tgap = max(4, cell // 2 + 2)
-            cols = max(1, min(self.sm_count, (self.width + tgap) // (tile_w + tgap)))
-            rows = math.ceil(self.sm_count / cols)
-            cols = math.ceil(self.sm_count / rows)  # same rows, balanced columns
-            if (
-                rows * (tile_h + tgap) - tgap <= self.height
-                and cols * (tile_w + tgap) - tgap <= self.width
-            ):
-                return (cell, gap, label, tile_w, tile_h, tgap, cols, rows)
-        return None
-
-    def _axis(
-        self,
-        n_tiles: int,
-        origin: int,
-        tile: int,
-        tgap: int,
-        cells: int,
-        length: int,
-        label: int = 0,
-    ):
-        """Per pixel along one axis: (tile number or -1, cell number or -1)."""
-        p = np.arange(length) - origin
-        period = tile + tgap
-        t = np.where(p >= 0, p // period, -1)
-        within = p - t * period - label
-        pitch = self.cell + self.gap
-        c = np.where(within >= 0, within // pitch, -1)
-        in_cell = (within >= 0) & ((within % pitch) < self.cell) & (c < cells)
-        valid = (p >= 0) & (t < n_tiles) & (within < tile - label) & in_cell
-        return np.where(valid, t, -1), np.where(valid, c, -1)
-
-    def _pixel_index(self) -> np.ndarray:
-        tx, cx = self._axis(self.cols, self.x0, self.tile_w, self.tgap, self.cw, self.width)
-        ty, cy = self._axis(
-            self.rows, self.y0, self.tile_h, self.tgap, self.ch, self.height, self.label
-        )
-        sm = ty[:, None] * self.cols + tx[None, :]
-        warp = cy[:, None] * self.cw + cx[None, :]
-        ok = (ty[:, None] >= 0) & (tx[None, :] >= 0) & (sm < self.sm_count) & (warp < self.warps)
-        ok &= (cy[:, None] >= 0) & (cx[None, :] >= 0)
-        # 0 = background; 1 + flat warp-slot index otherwise
-        return np.where(ok, sm * self.warps + warp + 1, 0).astype(np.int32)
-
-    def tile_rect(self, sm: int) -> QRect:
-        r, c = divmod(sm, self.cols)
-        return QRect(
-            self.x0 + c * (self.tile_w + self.tgap),
-            self.y0 + r * (self.tile_h + self.tgap),
-            self.tile_w,
-            self.tile_h,
-        )
-
-    def hit(self, x: int, y: int) -> tuple[int, int]:
-        """(sm, warp slot) under a pixel, or (-1, -1)."""
-        if 0 <= x < self.width and 0 <= y < self.height:
-            v = int(self.index[y, x]) - 1
-            if v >= 0:
-                return divmod(v, self.warps)
-        return -1, -1
+def _fit_line(fm, parts: list[tuple[str, ...]], width: int, sep: str = "   ·   ") -> str:
+    """Join the parts, each in its longest form that lets the whole line fit `width`."""
+    chosen = [alts[0] for alts in parts]
+    for i in reversed(range(len(parts))):
+        for alt in parts[i]:
+            chosen[i] = alt
+            if fm.horizontalAdvance(sep.join(c for c in chosen if c)) <= width:
+                return sep.join(c for c in chosen if c)
+    return sep.join(c for c in chosen if c)
 
 
 class QtSmView(QWidget):
@@ -169,56 +67,42 @@ class QtSmView(QWidget):
     HEADER = 40
     FOOTER = 50
 
-    def __init__(self, simulation=None, playback=None, parent: QWidget | None = None) -> None:
-        """`simulation` (SimulationModel) and `playback` (PlaybackModel) are subscribed to once;
-        without them, drive the view with set_record / set_time."""
+    def __init__(self, simulation: SimulationModel, playback: PlaybackModel,
+                 parent: QWidget | None = None) -> None:
+        """Draws the simulation's run at the playback's frame; subscribes to both once."""
         super().__init__(parent)
+        self.simulation, self.playback = simulation, playback
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        self.setMinimumSize(360, 260)
+        self.setMinimumSize(300, 150)
         self.setMouseTracking(True)
         self._lut = _build_lut()
-        self._record: SimRecord | None = None
-        self._time = 0.0
-        self._message = "Simulating…"
-        self._layout: _Layout | None = None
+        self._layout: SmLayout | None = None
         self._image: QImage | None = None
         self._buffer: np.ndarray | None = None
         self._codes: np.ndarray | None = None
-        self._resident: np.ndarray | None = None
-        self._stats = (0, 0, 0, 0)
         self.frames_drawn = 0
-        if simulation is not None:
-            simulation.record_changed.connect(self._on_record_changed)
-        if playback is not None:
-            playback.time_changed.connect(self._on_time_changed)
-
-    def _on_record_changed(self, record, message: str) -> None:
-        self.set_record(record, message)
-
-    def _on_time_changed(self, t_us: float) -> None:
-        self.set_time(t_us)
-
-    # -- model side -------------------------------------------------------------------------------
-    def set_record(self, record: SimRecord | None, message: str = "") -> None:
-        self._record = record
-        self._message = message
-        self._layout = None
-        if record is not None:
-            self._sorted_starts = np.sort(np.asarray(record.sim.block_start_us, dtype=float))
+        simulation.changed.connect(self._on_run_changed)
+        playback.time_changed.connect(self._on_time_changed)
         self._refresh_frame()
 
-    def set_message(self, message: str) -> None:
-        """Show a message instead of (or over) the SMs: e.g. why the launch cannot run."""
-        self._message = message
-        self.update()
+    def _on_run_changed(self, _run, _message: str) -> None:
+        self._layout = None
+        self._refresh_frame()
 
-    def set_time(self, t_us: float) -> None:
-        self._time = float(t_us)
+    def _on_time_changed(self, _t_us: float) -> None:
         self._refresh_frame()
 
     @property
-    def record(self) -> SimRecord | None:
-        return self._record
+    def record(self) -> SimRun | None:
+        return self.simulation.run
+
+    @property
+    def frame(self) -> Frame | None:
+        return self.playback.frame
+
+    @property
+    def _message(self) -> str:
+        return self.simulation.message
 
     def sizeHint(self) -> QSize:
         return QSize(900, 620)
@@ -228,7 +112,7 @@ class QtSmView(QWidget):
         return self.rect().adjusted(8, self.HEADER, -8, -self.FOOTER)
 
     def _ensure_layout(self) -> None:
-        rec = self._record
+        rec = self.record
         if rec is None:
             return
         area = self._grid_rect()
@@ -245,7 +129,7 @@ class QtSmView(QWidget):
             or (lay.width, lay.height, lay.sm_count, lay.warps) != want
             or lay.dpr != dpr
         ):
-            self._layout = _Layout(*want, dpr=dpr)
+            self._layout = SmLayout(*want, dpr=dpr)
             self._buffer = np.zeros((self._layout.height, self._layout.width), dtype=np.uint32)
             self._image = QImage(
                 self._buffer.data,
@@ -257,8 +141,8 @@ class QtSmView(QWidget):
             self._image.setDevicePixelRatio(dpr)
 
     def _refresh_frame(self) -> None:
-        rec = self._record
-        if rec is not None:
+        rec = self.record
+        if rec is not None and self.frame is not None:
             self._ensure_layout()
             self._compute_codes()
             lay = self._layout
@@ -267,17 +151,16 @@ class QtSmView(QWidget):
         self.update()
 
     def _compute_codes(self) -> None:
-        rec = self._record
-        spec, occ = rec.spec, rec.occ
+        """Colour code of every warp slot: which block holds it, free, or never usable."""
+        rec, frame = self.record, self.frame
+        spec, occ, tl = rec.spec, rec.occ, rec.timeline
         n_sm, warps = spec.sm_count, spec.max_warps_per_sm
-        wpb, slots = occ.warps_per_block, rec.slots_per_sm
-        resident = rec.resident_at(self._time)  # (sm, slots) simulated block ids
-        self._resident = resident
+        wpb = occ.warps_per_block
         codes = np.full((n_sm, warps), _C_NEVER, dtype=np.int32)
-        used = min(warps, slots * wpb)
-        ids = np.repeat(resident, wpb, axis=1)[:, :used]
+        used = min(warps, tl.lanes * wpb)
+        ids = np.repeat(frame.resident, wpb, axis=1)[:, :used]
         busy = ids >= 0
-        gid = ids + rec.first_block  # grid block id, so colours do not jump when waves are skipped
+        gid = ids + tl.first_block  # grid block id, so colours do not jump when waves are skipped
         col = np.where(busy, style.block_color_index(np.where(busy, gid, 0)), 0)
         n = style.N_COLORS
         # the last warp of a block whose size is not a multiple of 32 has idle lanes: dimmer
@@ -285,26 +168,19 @@ class QtSmView(QWidget):
             last = (np.arange(used) % wpb) == wpb - 1
             col = np.where(last[None, :], col + n, col)
         # blocks that arrived a moment ago flash a lighter shade
-        if busy.any() and rec.makespan_us > 0:
-            start = np.asarray(rec.sim.block_start_us)
-            end = np.asarray(rec.sim.block_end_us)
+        if busy.any() and tl.makespan_us > 0:
             safe = np.where(busy, ids, 0)
-            age = self._time - start[safe]
-            fresh = busy & (age < 0.06 * (end[safe] - start[safe]))
+            age = frame.time_us - tl.start_us[safe]
+            fresh = busy & (age < 0.06 * (tl.end_us[safe] - tl.start_us[safe]))
             col = np.where(fresh & (col < n), col + 2 * n, col)
         codes[:, :used] = np.where(busy, _C_BLOCK + col, _C_FREE)
         self._codes = np.concatenate([[_C_BG], codes.reshape(-1)]).astype(np.int32)
-        running = int((resident >= 0).sum())
-        started = int(np.searchsorted(self._sorted_starts, self._time, side="right"))
-        done = started - running + rec.first_block
-        queued = rec.n_blocks - done - running
-        self._stats = (done, running, queued, running * wpb)
 
     def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.fillRect(self.rect(), QColor(style.PLOT_BG))
-        rec = self._record
-        if rec is None or self._image is None:
+        rec = self.record
+        if rec is None or self._image is None or self.frame is None:
             self._paint_message(p, self._message or "No simulation")
             p.end()
             return
@@ -363,13 +239,12 @@ class QtSmView(QWidget):
             )
 
     def _paint_header(self, p: QPainter) -> None:
-        rec = self._record
-        spec, occ = rec.spec, rec.occ
-        _done, running, queued, warps_busy = self._stats
-        full = spec.sm_count * occ.blocks_per_sm * occ.warps_per_block
-        wave = self._wave_at(self._time)
-        total_waves = rec.waves
-        in_tail = self._time >= rec.tail_start_us and rec.makespan_us > 0 and queued == 0
+        rec, frame = self.record, self.frame
+        spec, tl = rec.spec, rec.timeline
+        running, queued, wave = frame.running, frame.queued, frame.wave
+        warps_busy = running * rec.occ.warps_per_block
+        full = rec.full_warps
+        total_waves = tl.grid_blocks / tl.capacity
         f = QFont(self.font())
         f.setPointSizeF(10.5)
         f.setBold(True)
@@ -384,27 +259,22 @@ class QtSmView(QWidget):
         f.setBold(False)
         f.setPointSizeF(9.0)
         p.setFont(f)
-        t_total = rec.makespan_us
-        skipped = (
-            f"  (+{rec.skipped_waves:,} identical full waves before this, not drawn)"
-            if rec.skipped_waves
-            else ""
-        )
         share = warps_busy / full if full else 0
         # a grid far smaller than one wave (1 block of 4,224) is a fraction of a wave, not 0.00
         waves_text = f"{total_waves:,.2f}" if total_waves >= 0.01 else f"{total_waves:.1g}"
-        line = (
-            f"t = {self._time:,.2f} of {t_total:,.2f} µs   ·   wave {wave:,} of {waves_text}"
-            f"   ·   warp slots busy {warps_busy:,}/{full:,} ({share:.0%} of what "
-            f"this launch can use){skipped}"
-        )
+        # the long form of each part if the line fits, else shorter ones: never cut off mid-word
+        parts = [(f"t = {frame.time_us:,.2f} of {tl.makespan_us:,.2f} µs", f"t = {frame.time_us:,.2f} µs"),
+                 (f"wave {wave:,} of {waves_text}",) * 2,
+                 (f"warp slots busy {warps_busy:,}/{full:,} ({share:.0%} of what this launch can use)",
+                  f"busy {warps_busy:,}/{full:,} warps ({share:.0%})", f"{share:.0%} busy")]
+        if tl.skipped_waves:
+            parts.append((f"+{tl.skipped_waves:,} identical full waves before this, not drawn",
+                          f"+{tl.skipped_waves:,} waves not drawn", ""))
         p.setPen(QColor(style.MUTED))
-        p.drawText(
-            QRect(12, 22, self.width() - 24, 16),
-            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-            line,
-        )
-        if in_tail:
+        p.drawText(QRect(12, 22, self.width() - 24, 16),
+                   Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                   _fit_line(p.fontMetrics(), parts, self.width() - 24))
+        if frame.in_tail:
             badge = QRect(self.width() - 96, 6, 84, 18)
             p.fillRect(badge, QColor(style.TAIL))
             p.setPen(QColor("#ffffff"))
@@ -432,7 +302,7 @@ class QtSmView(QWidget):
             (style.EMPTY_SLOT, "free"),
             (style.NO_SLOT, "unusable"),
         ]
-        if self._record is not None and self._record.occ.threads_per_block % 32 == 0:
+        if self.record is not None and self.record.occ.threads_per_block % 32 == 0:
             entries.pop(1)
         widths = [14 + fm.horizontalAdvance(t) + 12 for _, t in entries]
         total = sum(widths)
@@ -447,15 +317,10 @@ class QtSmView(QWidget):
             x += w
         return total + 12
 
-    def _wave_at(self, t: float) -> int:
-        rec = self._record
-        starts = rec.wave_starts_us
-        k = int(np.searchsorted(np.asarray(starts), t, side="right")) if starts else 1
-        return max(1, k) + rec.skipped_waves
-
     def _paint_queue(self, p: QPainter) -> None:
         """The grid as a bar: retired | running | still queued."""
-        done, running, queued, _ = self._stats
+        f = self.frame
+        done, running, queued = f.retired, f.running, f.queued
         total = max(1, done + running + queued)
         self._paint_legend(p)
         r = QRect(12, self.height() - self.FOOTER + 8, self.width() - 24, 14)
@@ -478,8 +343,8 @@ class QtSmView(QWidget):
 
     # -- interaction ------------------------------------------------------------------------------
     def describe_at(self, pos: QPoint) -> str:
-        rec, lay = self._record, self._layout
-        if rec is None or lay is None or self._resident is None:
+        rec, lay, frame = self.record, self._layout, self.frame
+        if rec is None or lay is None or frame is None:
             return ""
         area = self._grid_rect()
         sm, warp = lay.hit(
@@ -489,19 +354,19 @@ class QtSmView(QWidget):
             return ""
         wpb = rec.occ.warps_per_block
         slot = warp // wpb
-        if slot >= rec.slots_per_sm:
+        if slot >= rec.timeline.lanes:
             lim = ", ".join(rec.occ.limited_by)
             return (
                 f"SM {sm}, warp slot {warp}: never used by this launch — "
                 f"only {rec.occ.blocks_per_sm} blocks fit per SM (limited by {lim})"
             )
-        b = int(self._resident[sm, slot])
+        b = int(frame.resident[sm, slot])
         if b < 0:
             return f"SM {sm}, warp slot {warp}: free right now"
-        s = float(rec.sim.block_start_us[b])
-        e = float(rec.sim.block_end_us[b])
+        tl = rec.timeline
+        s, e = float(tl.start_us[b]), float(tl.end_us[b])
         return (
-            f"SM {sm}, warp slot {warp}: block {b + rec.first_block:,} (warp {warp % wpb} of "
+            f"SM {sm}, warp slot {warp}: block {b + tl.first_block:,} (warp {warp % wpb} of "
             f"{wpb}), runs {s:,.2f}–{e:,.2f} µs"
         )
 
@@ -522,24 +387,12 @@ class QtSmView(QWidget):
     def csv_rows(self) -> tuple[list[str], list[list]]:
         """Resident blocks at the current time: one row per SM slot."""
         header = ["time_us", "sm", "slot", "block", "start_us", "end_us"]
+        rec, frame = self.record, self.frame
+        if rec is None or frame is None:
+            return header, []
+        tl, t = rec.timeline, round(frame.time_us, 4)
         rows = []
-        rec = self._record
-        if rec is None or self._resident is None:
-            return header, rows
-        for sm in range(self._resident.shape[0]):
-            for slot in range(self._resident.shape[1]):
-                b = int(self._resident[sm, slot])
-                if b >= 0:
-                    rows.append(
-                        [
-                            round(self._time, 4),
-                            sm,
-                            slot,
-                            b + rec.first_block,
-                            round(float(rec.sim.block_start_us[b]), 4),
-                            round(float(rec.sim.block_end_us[b]), 4),
-                        ]
-                    )
-                else:
-                    rows.append([round(self._time, 4), sm, slot, -1, "", ""])
+        for (sm, slot), b in np.ndenumerate(frame.resident):
+            rows.append([t, sm, slot, int(b) + tl.first_block, round(float(tl.start_us[b]), 4),
+                         round(float(tl.end_us[b]), 4)] if b >= 0 else [t, sm, slot, -1, "", ""])
         return header, rows

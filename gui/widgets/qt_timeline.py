@@ -1,7 +1,9 @@
-"""QtTimeline: a per-SM Gantt chart of the simulated launch.
+"""QtTimeline: a per-SM Gantt chart of the simulated launch (and of a recorded trace beside it).
 
-One image row per block slot (SM x slot), time across; each block is a bar in its colour. Wave
-starts are dashed lines, the tail is shaded, and a cursor follows (and sets) the animation time.
+One image row per block slot (SM x slot), time across; each block is a bar coloured by its wave.
+Wave starts are dashed lines, the tail (sim.timeline's one definition) is shaded, and a cursor
+follows and sets the animation time. When the chart has fewer pixels than block slots, rows are
+merged so that a busy slot always shows (sim.timeline.Timeline.raster), never dropped.
 """
 
 from __future__ import annotations
@@ -14,61 +16,112 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QT
                                QVBoxLayout, QWidget)
 
 from gui import style
-from gui.simrun import SimRecord
+from gui.models.playback import PlaybackModel
+from gui.models.simulation import SimRun, SimulationModel
+from gui.models.trace import TraceModel
+from sim.policies import COST_MODELS, PLACEMENTS
+from sim.timeline import Timeline
+
+MAX_WAVE_LINES = 40
+EMPTY = "#20242b"
 
 
-def raster_rgb(raster: np.ndarray, block_wave: np.ndarray | None = None) -> np.ndarray:
-    """(rows, bins) block ids -> (rows, bins, 3) uint8 colours, empty = background.
+def raster_rgb(raster: np.ndarray, block_wave: np.ndarray) -> np.ndarray:
+    """(rows, bins) block indices -> (rows, bins, 3) colours by wave; empty = background.
 
-    Colour = the block's wave (so waves read as columns), slightly darker on alternate slot rows
-    and on the first bin of every block (so individual blocks stay visible)."""
-    base = style.palette_rgb(0.0)[:10].astype(np.int16)
-    bg = np.array(style.rgb_of("#20242b"), dtype=np.uint8)
+    Alternate rows are slightly darker and each block's first bin darker still, so single blocks
+    stay visible."""
+    waves = style.wave_rgb().astype(np.int16)
     busy = raster >= 0
-    ids = np.where(busy, raster, 0)
-    wave = block_wave[ids] if block_wave is not None else ids
-    rgb = base[wave % 10]
-    rows = np.arange(raster.shape[0])[:, None]
-    shade = np.where(rows % 2 == 1, 0.80, 1.0)
+    rgb = waves[block_wave[np.where(busy, raster, 0)] % len(waves)]
+    shade = np.where(np.arange(raster.shape[0])[:, None] % 2 == 1, 0.80, 1.0)
     edge = np.zeros_like(busy)
     edge[:, 1:] = busy[:, 1:] & (raster[:, 1:] != raster[:, :-1])
-    shade = np.where(edge, 0.45, shade)
-    out = (rgb * shade[..., None]).astype(np.uint8)
-    out[~busy] = bg
+    out = (rgb * np.where(edge, 0.45, shade)[..., None]).astype(np.uint8)
+    out[~busy] = style.rgb_of(EMPTY)
     return out
 
 
-def describe_block_at(record: SimRecord, t_us: float, y: float) -> str:
+def describe_block_at(run: SimRun | None, t_us: float, y: float) -> str:
     """The block under a point of the Gantt chart (time, SM + slot fraction), or ""."""
-    sm = int(np.floor(y))
-    if record is None or not 0 <= sm < record.spec.sm_count or not 0 <= t_us < record.makespan_us:
+    if run is None:
         return ""
-    slot = min(int((y - sm) * record.slots_per_sm), record.slots_per_sm - 1)
-    b = int(record.sim.resident_at(t_us)[sm, slot])
+    tl = run.timeline
+    sm = int(np.floor(y))
+    if not 0 <= sm < tl.sm_count or not 0 <= t_us < tl.makespan_us:
+        return ""
+    slot = min(int((y - sm) * tl.lanes), tl.lanes - 1)
+    b = int(tl.resident_at(t_us)[sm, slot])
     if b < 0:
         return f"SM {sm}, block slot {slot}: free at {t_us:,.2f} µs"
-    start, end = float(record.sim.block_start_us[b]), float(record.sim.block_end_us[b])
-    wave = int(record.sim.block_wave[b]) + record.skipped_waves
-    return (f"block {b + record.first_block:,} on SM {sm}, block slot {slot}\n"
+    start, end = float(tl.start_us[b]), float(tl.end_us[b])
+    wave = int(tl.wave[b]) + tl.skipped_waves
+    return (f"block {b + tl.first_block:,} on SM {sm}, block slot {slot}\n"
             f"wave {wave + 1:,} · runs {start:,.2f}–{end:,.2f} µs ({end - start:,.2f} µs)")
 
 
-def _gantt_plot(ylabel: str = "SM") -> pg.PlotWidget:
-    w = pg.PlotWidget()
-    pi = w.getPlotItem()
-    pi.setLabel("left", ylabel)
-    pi.setMenuEnabled(False)
-    pi.hideButtons()
-    pi.invertY(True)
-    return w
+class _Gantt(pg.PlotWidget):
+    """One Gantt chart of a Timeline, re-rasterised to its own pixel size when it is resized."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        pi = self.getPlotItem()
+        pi.setLabel("left", "SM")
+        pi.setMenuEnabled(False)
+        pi.hideButtons()
+        pi.invertY(True)
+        self.image = pg.ImageItem(axisOrder="row-major")
+        pi.addItem(self.image)
+        self.timeline: Timeline | None = None
+        self._span = 1.0
+        pi.vb.sigResized.connect(self._redraw)
+
+    def show_timeline(self, tl: Timeline | None, makespan_us: float | None = None) -> None:
+        self.timeline = tl
+        pi = self.getPlotItem()
+        if tl is None:  # nothing can be scheduled: an empty chart with plain axes
+            self.image.clear()
+            pi.getAxis("left").setTicks(None)
+            pi.setXRange(0, 1, padding=0)
+            pi.setYRange(0, 1, padding=0)
+            return
+        span = makespan_us or tl.makespan_us
+        pi.setXRange(0, span, padding=0.01)
+        pi.setYRange(0, tl.sm_count, padding=0.01)
+        self._span = span
+        self._redraw()
+
+    def _redraw(self, *_args) -> None:
+        tl = self.timeline
+        if tl is None:
+            return
+        vb = self.getPlotItem().vb
+        # SM numbers at least 16 px apart, whatever the chart's height
+        per_sm = max(vb.height(), 1.0) / tl.sm_count
+        step = next((s for s in (1, 2, 5, 10, 20, 50, 100, 200) if s * per_sm >= 16), 500)
+        first = 0 if per_sm >= 16 else step  # "0" at the very top edge would be cut in half
+        self.getPlotItem().getAxis("left").setTicks(
+            [[(i + 0.5, str(i)) for i in range(first, tl.sm_count, step)]])
+        dpr = max(1.0, self.devicePixelRatioF())
+        rows = max(1, int(vb.height() * dpr))
+        bins = int(min(4000, max(300, vb.width() * dpr)))
+        span = self._span
+        # a shorter schedule beside a longer one shares its time axis: pad with empty time
+        keep = bins if span <= tl.makespan_us else max(1, round(bins * tl.makespan_us / span))
+        raster = tl.raster(keep, max_rows=rows)
+        if keep < bins:
+            raster = np.pad(raster, ((0, 0), (0, bins - keep)), constant_values=-1)
+        self.image.setImage(raster_rgb(raster, tl.wave), autoLevels=False, levels=(0, 255))
+        self.image.setRect(0.0, 0.0, span, float(tl.sm_count))
 
 
 class QtTimeline(QWidget):
-    time_picked = Signal(float)
     trace_requested = Signal(str)  # a recorded trace file to lay beside its simulation
 
-    def __init__(self, simulation=None, playback=None, parent: QWidget | None = None) -> None:
+    def __init__(self, simulation: SimulationModel, playback: PlaybackModel, traces: TraceModel,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.simulation, self.playback, self.traces = simulation, playback, traces
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.setSpacing(2)
@@ -80,195 +133,89 @@ class QtTimeline(QWidget):
         self.open_trace_button = QPushButton("Compare a recorded trace…")
         self.open_trace_button.setToolTip(
             "Open a block trace recorded on a real GPU (`python main.py trace`) and lay it beside "
-            "the simulation of the same grid."
-        )
+            "the simulation of the same grid.")
         self.close_trace_button = QPushButton("Back to the launch")
         self.close_trace_button.setToolTip("Leave the trace comparison; show the current launch.")
         self.close_trace_button.hide()
-        top.addWidget(self.open_trace_button)
-        top.addWidget(self.close_trace_button)
+        top.addWidget(self.open_trace_button, 0, Qt.AlignmentFlag.AlignTop)
+        top.addWidget(self.close_trace_button, 0, Qt.AlignmentFlag.AlignTop)
         lay.addLayout(top)
-        self.trace_plot = _gantt_plot()
-        self.trace_image = pg.ImageItem(axisOrder="row-major")
-        self.trace_plot.getPlotItem().addItem(self.trace_image)
+        self.trace_plot = _Gantt()
         self.trace_plot.hide()
         lay.addWidget(self.trace_plot, 1)
-        self.trace_view = None
-        self.open_trace_button.clicked.connect(self._on_open_trace_clicked)
-        self.close_trace_button.clicked.connect(self.close_trace)
-        self.plot = pg.PlotWidget()
+        self.plot = _Gantt()
         pi = self.plot.getPlotItem()
-        pi.setLabel("bottom", "time in the simulated part (µs)")
-        pi.setLabel("left", "SM")
-        pi.setMenuEnabled(False)
-        pi.hideButtons()
-        pi.invertY(True)
-        self.image = pg.ImageItem(axisOrder="row-major")
-        pi.addItem(self.image)
-        self.tail = pg.LinearRegionItem(
-            brush=pg.mkBrush(181, 74, 74, 50), movable=False, pen=pg.mkPen(None)
-        )
+        pi.setLabel("bottom", "time since launch (µs)")
+        self.image = self.plot.image
+        # red over the wave colours, with a solid edge where the tail starts
+        self.tail = pg.LinearRegionItem(brush=pg.mkBrush(181, 74, 74, 90), movable=False,
+                                        pen=pg.mkPen(style.TAIL, width=2))
         self.tail.setZValue(5)
         pi.addItem(self.tail)
-        self.cursor = pg.InfiniteLine(
-            angle=90,
-            movable=True,
-            pen=pg.mkPen("#ffffff", width=1.5),
-            hoverPen=pg.mkPen(style.ACCENT, width=2),
-        )
+        self.cursor = pg.InfiniteLine(angle=90, movable=True, pen=pg.mkPen("#ffffff", width=1.5),
+                                      hoverPen=pg.mkPen(style.ACCENT, width=2))
         self.cursor.setZValue(20)
         pi.addItem(self.cursor)
-        self.cursor.sigDragged.connect(self._on_cursor_dragged)
         self._wave_lines: list[pg.InfiniteLine] = []
         lay.addWidget(self.plot, 1)
-        self._record: SimRecord | None = None
-        self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
-        if simulation is not None:
-            simulation.record_changed.connect(lambda rec, _msg: self._on_record(rec))
-        if playback is not None:
-            playback.time_changed.connect(self._on_time)
 
-    def _on_record(self, record: SimRecord | None) -> None:
-        self._record = record
-        if self.trace_view is not None:
+        self.open_trace_button.clicked.connect(self._on_open_trace_clicked)
+        self.close_trace_button.clicked.connect(traces.close)
+        self.cursor.sigDragged.connect(self._on_cursor_dragged)
+        self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        simulation.changed.connect(self._on_run_changed)
+        playback.time_changed.connect(self._on_time)
+        traces.changed.connect(self._on_trace_changed)
+        self._on_run_changed(simulation.run, simulation.message)
+
+    @property
+    def run(self) -> SimRun | None:
+        return self.simulation.run
+
+    @property
+    def trace_view(self):
+        return self.traces.comparison
+
+    # -- the launch ------------------------------------------------------------------------------
+    def _on_run_changed(self, run: SimRun | None, _message: str = "") -> None:
+        if self.traces.comparison is not None:
             return  # the comparison stays until the user leaves it
         pi = self.plot.getPlotItem()
         for ln in self._wave_lines:
             pi.removeItem(ln)
         self._wave_lines = []
-        self.tail.setVisible(record is not None)
-        if record is None:  # nothing can be scheduled: an empty chart with plain axes
-            self.image.clear()
+        self.tail.setVisible(run is not None)
+        self.cursor.setVisible(run is not None)
+        self.plot.getPlotItem().setTitle(None)
+        self.plot.show_timeline(None if run is None else run.timeline)
+        if run is None:
             self.caption.setText("No schedule: this launch cannot run (see Occupancy).")
-            pi.getAxis("left").setTicks(None)
-            pi.setXRange(0, 1, padding=0)
-            pi.setYRange(0, 1, padding=0)
             return
-        rgb = raster_rgb(record.raster, np.asarray(record.sim.block_wave))
-        self.image.setImage(rgb, autoLevels=False, levels=(0, 255))
-        slots = record.slots_per_sm
-        self.image.setRect(0.0, 0.0, record.makespan_us, float(record.spec.sm_count))
-        # y axis in SMs: the image spans sm_count units, each SM has `slots` rows inside it
-        sm = record.spec.sm_count
-        step = 1 if sm <= 16 else 5 if sm <= 60 else 10 if sm <= 120 else 20
-        ax = pi.getAxis("left")
-        ax.setTicks([[(i + 0.5, str(i)) for i in range(0, sm, step)]])
-        pi.setXRange(0, record.makespan_us, padding=0.01)
-        pi.setLabel(
-            "bottom",
-            "time in the simulated part (µs)" if record.skipped_waves else "time since launch (µs)",
-        )
-        pi.setYRange(0, sm, padding=0.01)
-        self.tail.setRegion((record.tail_start_us, record.makespan_us))
-        starts = record.wave_starts_us
-        show = starts if len(starts) <= 40 else starts[:: max(1, len(starts) // 40)]
-        for i, t in enumerate(show[1:], start=1):
-            ln = pg.InfiniteLine(
-                pos=t,
-                angle=90,
-                movable=False,
-                pen=pg.mkPen("#c8ccd6", width=1, style=Qt.PenStyle.DashLine),
-            )
+        tl = run.timeline
+        pi.setLabel("bottom", "time in the simulated part (µs)" if tl.skipped_waves else "time since launch (µs)")
+        self.tail.setRegion((tl.tail_start_us, tl.makespan_us))
+        starts = tl.wave_starts_us
+        shown = starts if len(starts) <= MAX_WAVE_LINES else starts[:: len(starts) // MAX_WAVE_LINES]
+        for t in shown[1:]:
+            ln = pg.InfiniteLine(pos=float(t), angle=90, movable=False,
+                                 pen=pg.mkPen("#c8ccd6", width=1, style=Qt.PenStyle.DashLine))
             ln.setZValue(10)
             pi.addItem(ln)
             self._wave_lines.append(ln)
-        skipped = (
-            f" · {record.skipped_waves:,} identical full waves before this part are not drawn"
-            if record.skipped_waves
-            else ""
-        )
-        self.caption.setText(
-            f"{record.n_sim:,} blocks on {sm} SMs × {slots} block slots · {record.waves:,.2f} waves"
-            f" · makespan {record.makespan_us:,.1f} µs · tail {record.tail_fraction:.0%} of the"
-            f" time (shaded red) · colour = wave, dashed lines = wave starts · cost {record.cost},"
-            f" placement {record.placement}{skipped}"
-        )
-
-    def _on_mouse_moved(self, scene_pos) -> None:
-        """Hovering a bar names its block: grid id, SM, slot, wave, start and end."""
-        vb = self.plot.getPlotItem().vb
-        text = ""
-        if self.trace_view is None and vb.sceneBoundingRect().contains(scene_pos):
-            p = vb.mapSceneToView(scene_pos)
-            text = describe_block_at(self._record, p.x(), p.y())
-        if text:
-            QToolTip.showText(QCursor.pos(), text, self.plot)
-        else:
-            QToolTip.hideText()
-
-    # -- recorded trace beside its simulation -----------------------------------------------------
-    def _on_open_trace_clicked(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Open a recorded block trace", "", "WarpScope traces (*.json);;All files (*)"
-        )
-        if path:
-            self.trace_requested.emit(path)
+        self.caption.setText(self.caption_text(run))
+        self._on_time(self.playback.time_us)
 
     @staticmethod
-    def _set_gantt(
-        plot: pg.PlotWidget,
-        image: pg.ImageItem,
-        raster,
-        wave,
-        sm_count: int,
-        makespan: float,
-        title: str,
-    ) -> None:
-        image.setImage(raster_rgb(raster, wave), autoLevels=False, levels=(0, 255))
-        image.setRect(0.0, 0.0, makespan, float(sm_count))
-        pi = plot.getPlotItem()
-        step = 1 if sm_count <= 16 else 5 if sm_count <= 60 else 10 if sm_count <= 120 else 20
-        pi.getAxis("left").setTicks([[(i + 0.5, str(i)) for i in range(0, sm_count, step)]])
-        pi.setXRange(0, makespan, padding=0.01)
-        pi.setYRange(0, sm_count, padding=0.01)
-        pi.setTitle(f"<span style='color:{style.FG};font-size:9pt'>{title}</span>")
-        pi.setLabel("bottom", "time since the first block started (µs)")
-
-    def show_trace(self, view) -> None:
-        """Recorded (top) and simulated with the same grid, block time and SM order (bottom)."""
-        self.trace_view = view
-        for ln in self._wave_lines:
-            self.plot.getPlotItem().removeItem(ln)
-        self._wave_lines = []
-        self.tail.hide()
-        self.cursor.hide()
-        self._set_gantt(
-            self.trace_plot,
-            self.trace_image,
-            view.raster,
-            view.wave,
-            view.sm_count,
-            view.makespan_us,
-            f"recorded on {view.gpu_name} (%smid, %globaltimer)",
-        )
-        self.trace_plot.getPlotItem().hideAxis("bottom")
-        self._set_gantt(
-            self.plot,
-            self.image,
-            view.sim_raster,
-            view.sim_wave,
-            view.sm_count,
-            view.makespan_us,
-            f"simulated on the {view.spec.name} preset: same grid, "
-            f"median block time, recorded SM order, {view.blocks_per_sm} blocks/SM",
-        )
-        self.trace_plot.setXLink(self.plot)
-        self.trace_plot.show()
-        self.open_trace_button.hide()
-        self.close_trace_button.show()
-        self.caption.setText(" · ".join(view.lines))
-
-    def close_trace(self) -> None:
-        self.trace_view = None
-        self.trace_plot.hide()
-        self.trace_plot.setXLink(None)
-        self.plot.getPlotItem().setLabel("bottom", "time since launch (µs)")
-        self.plot.getPlotItem().setTitle(None)
-        self.tail.show()
-        self.cursor.show()
-        self.close_trace_button.hide()
-        self.open_trace_button.show()
-        self._on_record(self._record)
+    def caption_text(run: SimRun) -> str:
+        tl = run.timeline
+        skipped = (f" · {tl.skipped_waves:,} identical full waves before this part are not drawn"
+                   if tl.skipped_waves else "")
+        of = "of the simulated part" if tl.skipped_waves else "of the time"
+        return (f"{tl.n_blocks:,} blocks on {tl.sm_count} SMs × {tl.lanes} slots · "
+                f"{tl.waves + tl.skipped_waves:,} waves (colours; dashed: wave starts) · makespan "
+                f"{tl.makespan_us:,.1f} µs · tail {tl.tail_fraction:.0%} {of} (red, from "
+                f"{tl.tail_start_us:,.1f} µs) · {COST_MODELS[run.cost].title}, "
+                f"{PLACEMENTS[run.placement].title}{skipped}")
 
     def _on_time(self, t_us: float) -> None:
         if not self.cursor.moving:
@@ -277,38 +224,76 @@ class QtTimeline(QWidget):
             self.cursor.blockSignals(False)
 
     def _on_cursor_dragged(self, line) -> None:
-        self.time_picked.emit(float(line.value()))
+        self.playback.pick(float(line.value()))
 
+    def _on_mouse_moved(self, scene_pos) -> None:
+        """Hovering a bar names its block: grid id, SM, slot, wave, start and end."""
+        vb = self.plot.getPlotItem().vb
+        text = ""
+        if self.traces.comparison is None and vb.sceneBoundingRect().contains(scene_pos):
+            p = vb.mapSceneToView(scene_pos)
+            text = describe_block_at(self.run, p.x(), p.y())
+        if text:
+            QToolTip.showText(QCursor.pos(), text, self.plot)
+        else:
+            QToolTip.hideText()
+
+    # -- a recorded trace beside its simulation ----------------------------------------------------
+    def _on_open_trace_clicked(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a recorded block trace", "",
+                                              "WarpScope traces (*.json);;All files (*)")
+        if path:
+            self.trace_requested.emit(path)
+
+    def _on_trace_changed(self, view) -> None:
+        """Recorded (top) and simulated with the same grid, block time and SM order (bottom)."""
+        if view is None:
+            self.caption.setToolTip("")
+            self.trace_plot.hide()
+            self.trace_plot.setXLink(None)
+            self.close_trace_button.hide()
+            self.open_trace_button.show()
+            self._on_run_changed(self.run)
+            return
+        for ln in self._wave_lines:
+            self.plot.getPlotItem().removeItem(ln)
+        self._wave_lines = []
+        self.tail.hide()
+        self.cursor.hide()
+        span = view.makespan_us
+        for gantt, tl, title in (
+            (self.trace_plot, view.recorded, f"recorded on {view.gpu_name}"),
+            (self.plot, view.simulated, f"simulated ({view.spec.name}, recorded SM order, "
+                                        f"{view.blocks_per_sm} blocks/SM)"),
+        ):
+            gantt.show_timeline(tl, span)
+            pi = gantt.getPlotItem()
+            pi.setTitle(f"<span style='color:{style.FG};font-size:9pt'>{title}</span>")
+            pi.setLabel("bottom", "time since the first block started (µs)")
+        self.trace_plot.getPlotItem().hideAxis("bottom")
+        self.trace_plot.setXLink(self.plot)
+        self.trace_plot.show()
+        self.open_trace_button.hide()
+        self.close_trace_button.show()
+        # the two numbers the comparison is about; every line of it in the tooltip
+        self.caption.setText(" · ".join(view.lines[1:3]))
+        self.caption.setToolTip("\n".join(view.lines) + "\n\nTop: recorded with %smid and "
+                                "%globaltimer. Bottom: the same grid simulated with the median "
+                                "block time and the SMs the hardware used.")
+
+    # -- export ------------------------------------------------------------------------------------
     def export_items(self):
         from gui.export import ExportItem
 
-        rec = self._record
         items = []
-        tv = self.trace_view
-        if tv is not None:
-            rows = [[line] for line in tv.lines]
-            items.append(
-                ExportItem(
-                    "trace_recorded_vs_simulated",
-                    self.trace_plot.getPlotItem(),
-                    ["comparison"],
-                    rows,
-                )
-            )
-        if rec is None:
+        view = self.traces.comparison
+        if view is not None:
+            items.append(ExportItem("trace_recorded_vs_simulated", self.trace_plot.getPlotItem(),
+                                    ["comparison"], [[line] for line in view.lines]))
+        run = self.run
+        if run is None:
             return items
-        s = rec.sim
-        rows = [
-            [b + rec.first_block, int(sm), int(sl), round(float(st), 4), round(float(en), 4)]
-            for b, (sm, sl, st, en) in enumerate(
-                zip(s.block_sm, s.block_slot, s.block_start_us, s.block_end_us)
-            )
-        ]
-        return items + [
-            ExportItem(
-                "timeline",
-                self.plot.getPlotItem(),
-                ["block", "sm", "slot", "start_us", "end_us"],
-                rows,
-            )
-        ]
+        rows = [[b, sm, slot, round(s, 4), round(e, 4)]
+                for b, sm, slot, s, e in run.simulation.trace_records()]
+        return items + [ExportItem("timeline", self.plot.getPlotItem(),
+                                   ["block", "sm", "slot", "start_us", "end_us"], rows)]

@@ -1,5 +1,9 @@
 """pytest-qt set-up for the GUI tests: offscreen Qt, settings in a temp dir, strict Qt logging,
-and a check after every test that no worker thread is left running."""
+a check after every test that no worker thread is left running, and one shared window.
+
+Building a window costs about half a second, so tests that only drive the launch, the
+simulation and the views share one (`win`), reset to a known launch before each test. Tests that
+load kernels, results files or settings make their own (`make_window`)."""
 
 from __future__ import annotations
 
@@ -29,12 +33,16 @@ def _settings_dir(tmp_path, monkeypatch):
     yield
 
 
+_SHARED: list = []
+
+
 @pytest.fixture(autouse=True)
 def _no_threads_left(qapp):
     yield
     from gui.adapter import live_runners
 
-    left = live_runners()
+    shared = {r for w in _SHARED for r in (w.sim_runner, w.live_runner)}
+    left = [r for r in live_runners() if r not in shared]
     for r in left:  # do not let one failure cascade into every later test
         r.shutdown()
     assert not left, f"worker threads left running: {[r.name for r in left]}"
@@ -45,13 +53,23 @@ def _theme(qapp):
     from gui.style import apply_dark_theme
 
     apply_dark_theme(qapp)
+    yield
+    for w in _SHARED:
+        w.shutdown()
+        w.deleteLater()
+
+
+def _inputs(gpu="L40S", elements=1_000_000, threads=256, regs=0, smem=0):
+    from gui.models.launch import LaunchInputs
+
+    return LaunchInputs(gpu=gpu, elements=elements, threads_per_block=threads, regs_per_thread=regs,
+                        smem_per_block=smem)
 
 
 @pytest.fixture
 def make_window(qtbot):
-    """Factory: a MainWindow for a launch, shown offscreen, shut down after the test."""
+    """Factory: a MainWindow of its own for a launch, shut down after the test."""
     from gui.main_window import MainWindow
-    from gui.model import LaunchInputs
 
     made = []
 
@@ -59,16 +77,7 @@ def make_window(qtbot):
         kw.setdefault("restore", False)
         kw.setdefault("load_kernels", False)
         kw.setdefault("sim_delay_ms", 5)
-        win = MainWindow(
-            LaunchInputs(
-                gpu=gpu,
-                elements=elements,
-                threads_per_block=threads,
-                regs_per_thread=regs,
-                smem_per_block=smem,
-            ),
-            **kw,
-        )
+        win = MainWindow(_inputs(gpu, elements, threads, regs, smem), **kw)
         qtbot.addWidget(win)
         win.resize(1400, 900)
         made.append(win)
@@ -79,11 +88,30 @@ def make_window(qtbot):
         w.shutdown()
 
 
+@pytest.fixture
+def win(qapp):
+    """The shared window; call it with a launch to reset it: `w = win("T4", 100_000, 256)`."""
+    from gui.main_window import MainWindow
+
+    if not _SHARED:
+        _SHARED.append(MainWindow(_inputs(), restore=False, load_kernels=False, sim_delay_ms=5))
+    w = _SHARED[0]
+
+    def reset(gpu="L40S", elements=1_000_000, threads=256, regs=0, smem=0):
+        w.playback.set_playing(False)
+        w.traces.close()
+        w.options.set("uniform", "sm-order")
+        w.model.update(**_inputs(gpu, elements, threads, regs, smem).to_dict())
+        w.controls.snap.setChecked(True)
+        w.resize(1400, 900)
+        w.simulate_now()
+        return w
+
+    yield reset
+    w.hide()
+
+
 def wait_sim(qtbot, win, timeout=5000):
     """Wait until the window's simulation matches its current inputs."""
-
-    def done():
-        assert win.record is not None and win.record.key == win._sim_key()
-
-    qtbot.waitUntil(done, timeout=timeout)
-    return win.record
+    qtbot.waitUntil(win.simulation.is_current, timeout=timeout)
+    return win.simulation.run

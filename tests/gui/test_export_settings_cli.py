@@ -58,8 +58,8 @@ def test_export_all_writes_valid_files(qtbot, make_window, tmp_path):
     win = make_window("H200", 1_000_000, 256, regs=40)
     win.show()
     qtbot.waitExposed(win)
-    rec = wait_sim(qtbot, win)
-    win.playback.set_time(rec.makespan_us * 0.3)
+    run = wait_sim(qtbot, win)
+    win.playback.set_time(run.makespan_us * 0.3)
     out = tmp_path / "export"
     files = win.export_all(out)
     _check_exports(out, files)
@@ -70,10 +70,10 @@ def test_export_all_writes_valid_files(qtbot, make_window, tmp_path):
     assert [(int(r[0]), int(r[1])) for r in rows[1:]] == list(zip(xs.tolist(), ys.tolist()))
     assert [int(r[0]) for r in rows[1:] if r[2] == "1"] == [256]
     # the timeline CSV is the simulated trace, one row per block
-    assert len(_rows(out / "timeline.csv")) == 1 + rec.n_sim
+    assert len(_rows(out / "timeline.csv")) == 1 + run.timeline.n_blocks
     # the SM view CSV is the residency at the current time
     sm_rows = _rows(out / "sm_view.csv")[1:]
-    assert len(sm_rows) == 132 * rec.slots_per_sm
+    assert len(sm_rows) == 132 * run.timeline.lanes
     session = json.loads((out / "session.json").read_text())
     assert session["format"] == "warpscope-session/1"
     assert session["inputs"]["regs_per_thread"] == 40
@@ -81,6 +81,12 @@ def test_export_all_writes_valid_files(qtbot, make_window, tmp_path):
     assert session["occupancy"]["blocks_per_sm"] == win.model.state.occ.blocks_per_sm
     assert session["geometry"]["blocks"] == 3907
     assert session["simulation"]["blocks_simulated"] == 3907
+    assert session["simulation"]["tail_fraction"] == round(run.timeline.tail_fraction, 4)
+    # the geometry table's CSV holds the rows `explain` prints
+    from sim.geometry import launch_facts
+
+    facts = launch_facts(preset("H200"), win.model.state.geometry)
+    assert _rows(out / "geometry_table.csv")[1:] == [[f.label, f.value, f.how] for f in facts]
     html = (out / "summary.html").read_text()
     assert "data:image/png;base64," in html and "H200" in html
     assert QImage(str(out / "summary.png")).height() > 1000
@@ -122,7 +128,7 @@ def test_settings_are_remembered(qtbot, make_window):
         threads_per_block=160,
         regs_per_thread=48,
     )
-    win.controls.placement.setCurrentText("tpc-spread")
+    win.controls.placement.setCurrentIndex(win.controls.placement.findData("tpc-spread"))
     win.playback.set_speed(4.0)
     gpu = win.model.inputs.gpu
     win.close()  # closeEvent saves
@@ -140,7 +146,7 @@ def test_settings_are_remembered(qtbot, make_window):
             160,
             48,
         )
-        assert win3.placement == "tpc-spread"
+        assert win3.options.placement == "tpc-spread"
         assert win3.playback.speed == 4.0
     finally:
         win3.shutdown()
@@ -298,7 +304,7 @@ def test_headless_export_with_bench_results(qtbot, tmp_path):
     from gui.app import run_export
     from kernels.results import save_results
 
-    from .test_workers_and_bandwidth import fake_sweep
+    from tests.models.fakes import fake_sweep
 
     res = fake_sweep()(["add_triton", "add_torch"], [2**20, 2**24], [1024, 4096])
     bench = tmp_path / "bench.json"
@@ -385,7 +391,7 @@ def test_damaged_saved_launch_opens_the_defaults(qtbot, saved):
     import json
 
     from gui.main_window import MainWindow
-    from gui.model import LaunchInputs
+    from gui.models.launch import LaunchInputs
     from gui.settings import open_settings
 
     s = open_settings()
@@ -397,5 +403,31 @@ def test_damaged_saved_launch_opens_the_defaults(qtbot, saved):
         assert win.model.inputs == LaunchInputs()
         assert win.model.state.ok and win.controls.threads.value() == 256
         assert win.model.update(threads_per_block=512)
+    finally:
+        win.shutdown()
+
+
+def test_old_saved_simulation_options_still_load(qtbot):
+    """Settings saved by earlier versions named the cost model 'memory-bound' and launches with an
+    elements_per_thread; both still load."""
+    import json
+
+    from gui.main_window import MainWindow
+    from gui.settings import open_settings
+
+    s = open_settings()
+    s.setValue("sim/cost", "memory-bound")
+    s.setValue("sim/placement", "TPC/GPC spread")
+    s.setValue("launch/inputs", json.dumps({"gpu": "T4", "kernel": "add_triton", "elements": 4096,
+                                            "threads_per_block": 128, "elements_per_thread": 8}))
+    s.sync()
+    win = MainWindow(None, restore=True, load_kernels=False)
+    qtbot.addWidget(win)
+    try:
+        assert (win.options.cost, win.options.placement) == ("memory", "tpc-spread")
+        assert win.controls.cost.currentText() == "memory-bound"
+        assert win.model.inputs.block_size == 1024 and win.model.inputs.gpu == "T4"
+        win.save_settings()
+        assert open_settings().value("sim/cost") == "memory"
     finally:
         win.shutdown()

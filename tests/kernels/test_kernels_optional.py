@@ -50,7 +50,8 @@ from kernels.backends import install_hint
 out = sys.argv[1]
 rcs = [main.main(argv) for argv in (
     ["explain", "--gpu", "L40S", "--elements", "1000000", "--block", "256"],
-    ["simulate", "--gpu", "T4", "--elements", "2^16", "--block", "256", "--trace", out + "/sim.json"],
+    ["simulate", "--gpu", "T4", "--elements", "2^16", "--block", "256",
+     "--trace", out + "/sim.json"],
     ["compare", "tests/data/trace_h200.json"],
     ["export", "--gpu", "H200", "--elements", "2^20", "--block", "256",
      "--results", "benchmarks/gpu_bench_h200.json", "--out", out + "/report"],
@@ -59,7 +60,8 @@ rcs = [main.main(argv) for argv in (
 )]
 av = kernels.available()
 print("RESULT " + json.dumps({
-    "hidden": hidden, "rcs": rcs, "hint": install_hint(gpu=False), "gpu_hint": install_hint(gpu=True),
+    "hidden": hidden, "rcs": rcs,
+    "hint": install_hint(gpu=False), "gpu_hint": install_hint(gpu=True),
     "availability": {n: [a.ok, a.reason, a.install] for n, a in av.items()},
     "loaded": sorted(m for m in sys.modules if m.split(".")[0] in HIDDEN),
 }))

@@ -113,6 +113,45 @@ def test_engine_steps_like_simpy():
     assert engine.done and engine.now == 5.0
 
 
+def test_run_until_stops_the_clock_there():
+    """SimPy's contract: events at or after `until` wait, and the clock reads `until` afterwards
+    (run(until=2.0) used to return with now=5.0 and done=True)."""
+    gpu = preset("T4")  # 40 SMs x 1 slot
+    engine = BlockScheduler(gpu, 9, 1, UniformCost(5.0), SmOrderPlacement())
+    engine.run(until=2.0)
+    assert engine.now == 2.0 and not engine.done and engine.next_block == 9
+    engine.run()
+    assert engine.done and engine.now == 5.0
+
+    engine = BlockScheduler(gpu, 100, 1, UniformCost(5.0), SmOrderPlacement())
+    engine.run(until=5.0)  # the blocks that free slots at 5.0 are not retired yet
+    assert (engine.now, engine.next_block) == (5.0, 40)
+    engine.run(until=12.0)  # waves at 5 and 10 placed; the last ends at 15
+    assert (engine.now, engine.next_block, engine.done) == (12.0, 100, False)
+    with pytest.raises(ValueError):
+        engine.run(until=1.0)
+    engine.run(until=20.0)
+    assert engine.done and engine.now == 20.0
+    assert engine.block_end_us.max() == 15.0
+
+
+def test_policies_are_protocols():
+    from sim.scheduler import CostModel, Placement
+
+    for cost in (UniformCost(), MemoryBoundCost(1.0, 1.0)):
+        assert isinstance(cost, CostModel)
+    for placement in (SmOrderPlacement(), TpcSpreadPlacement()):
+        assert isinstance(placement, Placement)
+
+    class EveryOtherSm:  # any object with slot_order is a placement
+        def slot_order(self, gpu, slots_per_sm):
+            return np.r_[np.arange(0, gpu.sm_count * slots_per_sm, 2),
+                         np.arange(1, gpu.sm_count * slots_per_sm, 2)]
+
+    sim = simulate(preset("T4"), 3, 1, UniformCost(1.0), EveryOtherSm())
+    assert sim.block_sm.tolist() == [0, 2, 4] and sim.placement == "EveryOtherSm"
+
+
 def test_refuses_what_it_cannot_simulate():
     gpu = preset("H200")
     with pytest.raises(UserError):

@@ -1,0 +1,206 @@
+"""How the launch is simulated, and the simulation being shown.
+
+`SimulationOptions` holds the cost model and placement (ids from sim.policies). `SimulationModel`
+follows the launch and the options: it says when a new run is `wanted`, hands out the job that
+makes it (`job()`: a plain function the window runs in a worker thread), and keeps the newest
+finished `SimRun`, dropping stale ones. Everything the views draw comes from the run's
+`sim.timeline.Timeline`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from psygnal import Signal
+
+from gui.models.launch import LaunchModel, LaunchState
+from sim.devices import GpuSpec
+from sim.errors import UserError
+from sim.occupancy import Occupancy
+from sim.policies import (COST_MODELS, PLACEMENTS, SIMULATED_PLACEMENTS, CostParams, cost_model_id,
+                          placement_id, schedule_launch)
+from sim.scheduler import Simulation
+from sim.timeline import Timeline
+
+MAX_SIM_BLOCKS = 150_000  # more: the leading full waves (all alike) are left out
+
+
+class SimulationOptions:
+    """The cost model and placement, by sim.policies id. Emits `changed(cost, placement)`."""
+
+    changed = Signal(str, str)
+
+    def __init__(self, cost: str = "uniform", placement: str = "sm-order") -> None:
+        self._cost, self._placement = cost_model_id(cost), placement_id(placement)
+
+    @property
+    def cost(self) -> str:
+        return self._cost
+
+    @property
+    def placement(self) -> str:
+        return self._placement
+
+    @staticmethod
+    def costs() -> list[tuple[str, str]]:
+        """(id, title) of every cost model, for a menu."""
+        return [(p.id, p.title) for p in COST_MODELS.values()]
+
+    @staticmethod
+    def placements() -> list[tuple[str, str]]:
+        return [(pid, PLACEMENTS[pid].title) for pid in SIMULATED_PLACEMENTS]
+
+    def set(self, cost: str | None = None, placement: str | None = None) -> None:
+        """Ids or any spelling sim.policies knows (settings saved as 'memory-bound' still load);
+        an unknown name is ignored."""
+        new_cost, new_placement = self._cost, self._placement
+        try:
+            if cost is not None:
+                new_cost = cost_model_id(cost)
+            if placement is not None:
+                new_placement = placement_id(placement, SIMULATED_PLACEMENTS)
+        except UserError:
+            return
+        if (new_cost, new_placement) != (self._cost, self._placement):
+            self._cost, self._placement = new_cost, new_placement
+            self.changed.emit(new_cost, new_placement)
+
+
+@dataclass(frozen=True)
+class SimRun:
+    """One finished simulation of a launch, as the views draw it."""
+
+    key: tuple  # what it was made for: (inputs, spec, cost, placement)
+    spec: GpuSpec
+    occ: Occupancy
+    cost: str  # sim.policies id
+    placement: str
+    simulation: Simulation = field(repr=False)
+    elapsed_s: float = 0.0
+
+    @property
+    def timeline(self) -> Timeline:
+        return self.simulation.timeline
+
+    @property
+    def makespan_us(self) -> float:
+        return self.timeline.makespan_us
+
+    @property
+    def wave_starts_us(self):
+        return self.timeline.wave_starts_us
+
+    @property
+    def full_warps(self) -> int:
+        """Warps resident when every block slot of every SM is busy."""
+        return self.timeline.capacity * self.occ.warps_per_block
+
+    def summary(self) -> dict:
+        tl = self.timeline
+        return {
+            "cost_model": self.cost, "placement": self.placement,
+            "blocks_in_grid": tl.grid_blocks, "blocks_simulated": tl.n_blocks,
+            "identical_full_waves_not_simulated": tl.skipped_waves,
+            "makespan_us_simulated_part": round(tl.makespan_us, 4),
+            "waves": tl.waves + tl.skipped_waves,
+            "steady_resident_blocks": tl.steady_blocks,
+            "tail_fraction": round(tl.tail_fraction, 4),
+            "tail_start_us": round(tl.tail_start_us, 4),
+            "slots_per_sm": tl.lanes,
+        }
+
+
+def run_simulation(state: LaunchState, cost: str, placement: str, key: tuple = (),
+                   max_blocks: int = MAX_SIM_BLOCKS) -> SimRun:
+    """Simulate the launch (a worker thread may call this) and work out its timeline there, so the
+    GUI thread only draws."""
+    t0 = time.perf_counter()
+    if not state.ok:
+        raise UserError(state.message() or "this launch cannot run")
+    n = state.inputs.elements
+    # a kernel's declared bytes, else the article's vector add (12 bytes per element)
+    params = CostParams(bytes_per_element=state.bytes_moved / n) if state.bytes_moved else CostParams()
+    sim = schedule_launch(state.spec, state.occ, state.blocks, elements=n,
+                          elements_per_block=_elements_per_block(state), cost=cost,
+                          placement=placement, params=params, max_blocks=max_blocks)
+    sim.timeline.prepare()
+    return SimRun(key, state.spec, state.occ, cost, placement, sim, time.perf_counter() - t0)
+
+
+def _elements_per_block(state: LaunchState) -> int:
+    """A tile per block, or a grid-stride grid's share of the elements."""
+    return state.elements_per_block or -(-state.inputs.elements // max(1, state.blocks))
+
+
+class SimulationModel:
+    """The simulated launch being shown. Signals:
+
+    - `changed(run_or_None, message)`: a new run to draw, or none and why not;
+    - `wanted()`: the launch or the options changed, so a new run should be made (`job()`).
+    """
+
+    changed = Signal(object, str)
+    wanted = Signal()
+
+    def __init__(self, launch: LaunchModel, options: SimulationOptions) -> None:
+        self.launch, self.options = launch, options
+        self._run: SimRun | None = None
+        self._message = launch.state.message() or "Simulating…"
+        launch.changed.connect(self._on_launch_changed)
+        options.changed.connect(self._on_options_changed)
+
+    @property
+    def run(self) -> SimRun | None:
+        return self._run
+
+    @property
+    def message(self) -> str:
+        return self._message
+
+    def key(self) -> tuple:
+        st = self.launch.state
+        return (st.inputs, st.spec, self.options.cost, self.options.placement)
+
+    def is_current(self) -> bool:
+        return self._run is not None and self._run.key == self.key()
+
+    def job(self) -> Callable | None:
+        """A function `(ctx) -> SimRun` for the current launch and options, or None when the run
+        shown is current or the launch cannot run."""
+        state = self.launch.state
+        if not state.ok or self.is_current():
+            return None
+        key, cost, placement = self.key(), self.options.cost, self.options.placement
+        return lambda ctx=None: run_simulation(state, cost, placement, key)
+
+    def run_now(self) -> SimRun | None:
+        """Simulate on this thread (headless export, screenshots, tests)."""
+        job = self.job()
+        if job is not None:
+            self.accept(job())
+        return self._run if self.is_current() else None
+
+    def accept(self, run: SimRun) -> bool:
+        """A finished run; dropped (False) if the launch or options changed since it started."""
+        if run.key != self.key():
+            return False
+        self._run, self._message = run, ""
+        self.changed.emit(run, "")
+        return True
+
+    def fail(self, message: str) -> None:
+        """No simulation to show, and why (the launch cannot run, or simulating failed)."""
+        self._run, self._message = None, message
+        self.changed.emit(None, message)
+
+    def _on_launch_changed(self, state: LaunchState) -> None:
+        msg = state.message()
+        if msg:
+            self.fail(msg)
+        else:
+            self.wanted.emit()
+
+    def _on_options_changed(self, _cost: str, _placement: str) -> None:
+        self.wanted.emit()

@@ -1,0 +1,148 @@
+"""The scheduler's swappable policies by name: one registry of cost models, one of placements.
+
+Every front end (the `simulate` and `compare` commands, the window's menus, saved settings, files)
+names a policy by its stable id and shows its title from here; older spellings still resolve:
+
+    cost models: "uniform", "memory" (also "memory-bound")
+    placements:  "sm-order" (also "sm", "SM order"), "tpc-spread" (also "tpc", "TPC/GPC spread"),
+                 "recorded" (only beside a recorded trace: the SM order the hardware used)
+
+`schedule_launch` runs one launch with policies given by id, so the command line and the window
+simulate exactly the same thing.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from dataclasses import dataclass, replace
+
+from sim.devices import GpuSpec
+from sim.errors import UserError
+from sim.occupancy import Occupancy
+from sim.predict import H200_FIT
+from sim.scheduler import (MemoryBoundCost, Placement, Simulation, SmOrderPlacement,
+                           TpcSpreadPlacement, UniformCost, simulate)
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    id: str  # stable: settings, files and the command line use it
+    title: str  # what menus and tables show
+    help: str
+    aliases: tuple[str, ...] = ()
+
+
+COST_MODELS: dict[str, Policy] = {p.id: p for p in (
+    Policy("uniform", "uniform", "every block takes the same time (--duration-us)"),
+    Policy("memory", "memory-bound",
+           "a block moves its bytes at its share of DRAM bandwidth, never faster than one DRAM "
+           "round trip; SMs start one block at a time (fitted on the H200)", ("memory-bound",)),
+)}
+
+PLACEMENTS: dict[str, Policy] = {p.id: p for p in (
+    Policy("sm-order", "SM order", "SM 0, 1, 2, ... then round again", ("sm", "SM order")),
+    Policy("tpc-spread", "TPC/GPC spread",
+           "the two SMs of a TPC together, TPCs spread over GPCs, as recorded on an H200",
+           ("tpc", "TPC/GPC spread")),
+    Policy("recorded", "recorded order", "the SMs a recorded trace's blocks ran on, in grid order",
+           ("recorded order",)),
+)}
+
+SIMULATED_PLACEMENTS = ("sm-order", "tpc-spread")  # "recorded" needs a trace
+
+
+def _resolve(registry: dict[str, Policy], what: str, text, allowed=None) -> str:
+    key = str(text).strip()
+    for policy in registry.values():
+        if key == policy.id or key in policy.aliases or key.lower() == policy.id:
+            if allowed is None or policy.id in allowed:
+                return policy.id
+    names = ", ".join(allowed or registry)
+    raise UserError(f"unknown {what} {text!r}; known: {names}")
+
+
+def cost_model_id(text) -> str:
+    """'memory-bound' -> 'memory'; UserError for an unknown name."""
+    return _resolve(COST_MODELS, "cost model", text)
+
+
+def placement_id(text, allowed=None) -> str:
+    """'sm' -> 'sm-order', 'TPC/GPC spread' -> 'tpc-spread'; UserError for an unknown name."""
+    return _resolve(PLACEMENTS, "placement", text, allowed)
+
+
+@dataclass(frozen=True, slots=True)
+class CostParams:
+    """The cost models' knobs; the defaults are the `simulate` command's."""
+
+    duration_us: float = 10.0  # uniform: every block
+    jitter: float = 0.0  # uniform: +- fraction of seeded variation per block
+    bytes_per_element: float = 12.0  # memory: vector add of float32
+    overhead_us: float = 0.0  # memory: fixed time per block
+    latency_us: float = H200_FIT.latency_us  # memory: no block beats one DRAM round trip
+    sm_dispatch_us: float = H200_FIT.sm_dispatch_interval_us  # memory: an SM starts one block this often
+
+    def check(self) -> None:
+        for label, value in (("--duration-us", self.duration_us), ("--overhead-us", self.overhead_us),
+                             ("--bytes-per-element", self.bytes_per_element),
+                             ("--latency-us", self.latency_us), ("--sm-dispatch-us", self.sm_dispatch_us)):
+            if not value >= 0:
+                raise UserError(f"{label} cannot be negative, got {value}")
+            if value == math.inf:
+                raise UserError(f"{label} must be a finite number, got {value}")
+        if not 0 <= self.jitter < 1:
+            raise UserError(f"--jitter is a fraction in [0, 1), got {self.jitter}")
+
+
+def make_placement(pid: str, recorded: Placement | None = None) -> Placement:
+    pid = placement_id(pid)
+    if pid == "recorded":
+        if recorded is None:
+            raise UserError("the 'recorded' placement needs a recorded trace")
+        return recorded
+    return SmOrderPlacement() if pid == "sm-order" else TpcSpreadPlacement()
+
+
+def _make_cost(cid: str, gpu: GpuSpec, elements: int, elements_per_block: int, n_blocks: int,
+               params: CostParams):
+    """(cost model, per-SM dispatch interval) for a grid."""
+    if cost_model_id(cid) == "uniform":
+        return UniformCost(params.duration_us, params.jitter), 0.0
+    cost = MemoryBoundCost.for_launch(gpu, elements, elements_per_block, params.bytes_per_element,
+                                      params.overhead_us, params.latency_us, n_blocks=n_blocks)
+    return cost, params.sm_dispatch_us
+
+
+def plan_blocks(n_blocks: int, blocks_per_wave: int, cap: int | None) -> tuple[int, int]:
+    """(blocks to simulate, identical full waves left out before them) for at most `cap` blocks:
+    every full wave of a big grid is the same, so only the last ones and the tail are run."""
+    if cap is None or n_blocks <= cap or blocks_per_wave <= 0 or n_blocks // blocks_per_wave <= 1:
+        return n_blocks, 0
+    skip = min(math.ceil((n_blocks - cap) / blocks_per_wave), n_blocks // blocks_per_wave - 1)
+    return n_blocks - skip * blocks_per_wave, max(0, skip)
+
+
+def schedule_launch(gpu: GpuSpec, occ: Occupancy, grid_blocks: int, *, elements: int | None = None,
+                    elements_per_block: int | None = None, cost: str = "memory",
+                    placement: str = "tpc-spread", params: CostParams = CostParams(),
+                    max_blocks: int | None = None) -> Simulation:
+    """Simulate a launch of `grid_blocks` blocks whose blocks each cover `elements_per_block` of
+    `elements` (default: one element per thread). With `max_blocks`, a bigger grid's leading full
+    waves (all alike) are left out and counted in `skipped_waves`."""
+    if not occ.can_launch:
+        raise UserError(f"nothing to schedule: {occ.reason}")
+    params.check()
+    per_block = int(elements_per_block or occ.threads_per_block)
+    elements = int(elements if elements is not None else grid_blocks * per_block)
+    n_sim, skipped = plan_blocks(int(grid_blocks), occ.blocks_per_sm * gpu.sm_count, max_blocks)
+    first = int(grid_blocks) - n_sim
+    model, sm_dispatch = _make_cost(cost, gpu, max(1, elements - first * per_block), per_block,
+                                    n_sim, params)
+    with np.errstate(over="ignore", invalid="ignore"):  # huge durations: reported just below
+        sim = simulate(gpu, n_sim, occ, model, make_placement(placement),
+                       sm_dispatch_interval_us=sm_dispatch)
+    if not sim.makespan_us < math.inf:
+        raise UserError("block durations this long overflow the simulation's clock; use smaller values")
+    return replace(sim, skipped_waves=skipped, first_block=first)

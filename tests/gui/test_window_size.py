@@ -1,0 +1,81 @@
+"""The window at its smallest (1024 x 640) and at its usual size: every panel gets at least the room
+its contents need, scroll areas are never narrower than what they hold, nothing is drawn over the
+launch table, and the timeline merges rows instead of dropping them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtWidgets import QApplication
+
+
+def _lay_out(qtbot, w, width, height, dock=None):
+    w.resize(width, height)
+    w.show()
+    qtbot.waitExposed(w)
+    if dock:
+        w.docks[dock].raise_()
+    w.apply_default_dock_sizes()
+    for _ in range(3):
+        QApplication.processEvents()
+
+
+@pytest.mark.parametrize("size", [(1024, 640), (1600, 1000)])
+@pytest.mark.parametrize("front", ["timeline", "bandwidth"])
+def test_every_panel_has_the_room_it_needs(qtbot, win, size, front):
+    w = win("H200", 1_000_000, 256)
+    w.bench.set_result(__import__("tests.models.fakes", fromlist=["fake_sweep"]).fake_sweep()(
+        ["add_triton", "add_torch"], [2**20, 2**24], [1024]))
+    _lay_out(qtbot, w, *size, dock=front)
+    hint = w.minimumSizeHint()
+    assert hint.width() <= 1024 and hint.height() <= 640
+    assert (w.width(), w.height()) == size
+    for key, dock in w.docks.items():
+        if dock.widget().visibleRegion().isEmpty():
+            continue  # behind another tab
+        need, got = dock.widget().minimumSizeHint(), dock.widget().size()
+        assert got.width() >= need.width() and got.height() >= need.height(), (key, need, got)
+    # what scrolls, scrolls up and down only: its contents are never wider than the view
+    for area in (w.controls.scroll, w.geometry_view.scroll):
+        assert area.widget().minimumSizeHint().width() <= area.viewport().width(), area
+    central = w.centralWidget()
+    assert central.size().width() >= central.minimumSizeHint().width()
+
+
+def test_nothing_is_drawn_over_the_launch_table(qtbot, win):
+    w = win("H200", 1_000_000, 256)
+    _lay_out(qtbot, w, 1024, 640)
+    geo = w.geometry_view
+    assert geo.lanes_label.geometry().top() >= geo.table.geometry().bottom()
+    assert geo.table.height() == geo.table.sizeHint().height() or geo.table.height() >= 14 * 20
+
+
+def test_timeline_merges_rows_it_cannot_show(qtbot, win):
+    """100 tail blocks on 100 SMs were drawn as ~5 clusters when the chart was short."""
+    w = win("H200", 132 * 8 * 2 * 256 + 100 * 256, 256)  # two full waves, then 100 blocks
+    _lay_out(qtbot, w, 1024, 640)
+    image = w.timeline.image.image  # (rows, bins, 3) as drawn
+    rows_shown = image.shape[0]
+    assert rows_shown <= w.timeline.plot.getPlotItem().vb.height() * w.devicePixelRatioF() + 1
+    tl = w.simulation.run.timeline
+    busy_at_end = tl.resident_per_sm(tl.makespan_us * 0.99) > 0
+    assert busy_at_end.sum() == 100
+    lanes_per_row = -(-tl.sm_count * tl.lanes // rows_shown)
+    last = image[:, -1, :]
+    empty = np.array([int(c, 16) for c in ("20", "24", "2b")])
+    painted_rows = int((np.abs(last.astype(int) - empty).sum(axis=1) > 0).sum())
+    # every SM that still runs a block owns at least one painted row at the end
+    assert painted_rows >= min(100, -(-100 * tl.lanes // lanes_per_row) // tl.lanes)
+    assert painted_rows > 5
+
+
+def test_wave_colours_stay_clear_of_the_tail_red():
+    import colorsys
+
+    from gui import style
+
+    for hex_color in style.WAVE_HUES:
+        r, g, b = (int(hex_color[i:i + 2], 16) / 255 for i in (1, 3, 5))
+        hue, light, sat = colorsys.rgb_to_hls(r, g, b)
+        red_like = (hue < 0.04 or hue > 0.88) and sat > 0.3
+        assert not red_like, hex_color
