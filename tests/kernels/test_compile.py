@@ -60,7 +60,6 @@ def broken_numba(x, out):
 '''
 
 
-
 @pytest.fixture(scope="module")
 def user_module(tmp_path_factory):
     from kernels.backends import available
