@@ -48,6 +48,7 @@ from sim.errors import UserError
 ROOT = Path(__file__).resolve().parents[1]
 _HEADER = struct.Struct(">I")
 EXIT_GRACE_S = 5.0  # after its input ends, the host waits this long for a job to notice, then exits
+HOST_NICENESS = 5  # matters only when every core is busy (inductor compiling, say)
 
 
 # --------------------------------------------------------------------------------------------
@@ -262,6 +263,10 @@ def main() -> int:
     inp = os.fdopen(os.dup(0), "rb")
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
+    try:  # compilers (inductor's worker pool) may take every core: the window's process goes first
+        os.nice(HOST_NICENESS)
+    except OSError:
+        pass
     state = _Serving(out)
     threading.Thread(target=state.read_loop, args=(inp,), name="host-reader", daemon=True).start()
     try:
