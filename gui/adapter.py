@@ -221,8 +221,9 @@ class HostRunner(QObject):
     def host_pid(self) -> int | None:
         return self._host.pid if self._host is not None else None
 
-    def shutdown(self, timeout_ms: int = 2000) -> bool:
-        """Drop waiting jobs, stop the host (politely, then by force). Safe to call twice."""
+    def shutdown(self, timeout_ms: int = 1000) -> bool:
+        """Drop waiting jobs, stop the host (politely for `timeout_ms`, then by force). Safe to call
+        twice."""
         self._closed = True
         self._queue.clear()
         self._watchdog.stop()
@@ -286,7 +287,7 @@ class HostRunner(QObject):
             self._fail_running(msg[1])
         elif kind == "exit":
             host, self._host = self._host, None
-            host.kill()  # whatever it started dies with it
+            host.kill(wait_s=0)  # whatever it started dies with it; its readers end on their own
             self.host_changed.emit(f"stopped: {msg[1]}")
             what = f" during {run.name}" if run is not None else ""
             self._fail_running(f"the kernel host stopped ({msg[1]}){what}; the next job starts it again")
@@ -295,7 +296,7 @@ class HostRunner(QObject):
     def _on_watchdog(self) -> None:
         host, self._host = self._host, None
         if host is not None:
-            host.kill()
+            host.kill(wait_s=0)
         self.host_changed.emit(f"stopped: {self._watch_reason}")
         self._fail_running(f"{self._watch_reason}; the kernel host was stopped "
                            "(the next job starts a fresh one)")

@@ -313,8 +313,8 @@ class HostProcess:
         except (BrokenPipeError, OSError, ValueError):
             return False
 
-    def stop(self, timeout_s: float = 2.0) -> None:
-        """Ask politely, then kill: never waits longer than `timeout_s`."""
+    def stop(self, timeout_s: float = 1.0) -> None:
+        """Ask politely and wait up to `timeout_s`, then kill (and wait a second more at most)."""
         if self.alive():
             self.send("stop")
             try:
@@ -325,21 +325,24 @@ class HostProcess:
                 self.proc.wait(timeout_s)
             except subprocess.TimeoutExpired:
                 pass
-        self.kill()
+        self.kill(wait_s=1.0)
 
-    def kill(self) -> None:
-        """Kill the host and everything it started; wait for the reader threads to finish."""
+    def kill(self, wait_s: float = 2.0) -> None:
+        """Kill the host and everything it started. With `wait_s` 0 return at once (a process stuck
+        in the GPU driver can take long to die; the reader thread reaps it): the GUI thread's way."""
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        if wait_s <= 0:
+            return
         try:
-            self.proc.wait(5)
+            self.proc.wait(wait_s)
         except subprocess.TimeoutExpired:
             pass
         for t in (self._out_thread, self._err_thread):
             if t is not threading.current_thread():
-                t.join(2)
+                t.join(wait_s)  # a grandchild that left the host's session could hold a pipe open
 
     def _read_stderr(self) -> None:
         for raw in iter(self.proc.stderr.readline, b""):
