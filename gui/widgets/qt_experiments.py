@@ -114,9 +114,13 @@ class QtExperiments(QWidget):
             pi.addItem(t)
             t.setPos(0.5, 0.5)
             _label_rows(self.fused_plot, None)
+            for side in ("left", "bottom"):  # a note, not a chart: no axes from 0 to 1
+                pi.hideAxis(side)
             pi.setXRange(0, 1)
             pi.setYRange(0, 1)
             return f"kernel count: {kc}"
+        for side in ("left", "bottom"):
+            pi.showAxis(side)
         fused = [k.count == 1 for k in kc]
         pi.addItem(pg.BarGraphItem(x0=0, y=np.arange(len(kc)), height=0.6,
                                    width=[k.total_gpu_us for k in kc],
