@@ -285,7 +285,6 @@ class HostProcess:
 
     def __init__(self, on_message: Callable[[tuple], None], on_exit: Callable[[str], None]) -> None:
         self._on_message, self._on_exit = on_message, on_exit
-        self._lock = threading.Lock()
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=30)
         env = dict(os.environ, PYTHONUNBUFFERED="1",
                    PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
@@ -294,33 +293,43 @@ class HostProcess:
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, start_new_session=True)
         self.pid = self.proc.pid
+        self._outbox: queue.Queue = queue.Queue()
         self._err_thread = threading.Thread(target=self._read_stderr, name="host-stderr", daemon=True)
         self._out_thread = threading.Thread(target=self._read_stdout, name="host-stdout", daemon=True)
-        self._err_thread.start()
-        self._out_thread.start()
+        self._in_thread = threading.Thread(target=self._write_stdin, name="host-stdin", daemon=True)
+        for t in (self._err_thread, self._out_thread, self._in_thread):
+            t.start()
 
     def alive(self) -> bool:
         return self.proc.poll() is None
 
     def threads_alive(self) -> bool:
-        return self._out_thread.is_alive() or self._err_thread.is_alive()
+        return any(t.is_alive() for t in (self._out_thread, self._err_thread, self._in_thread))
 
     def send(self, *msg) -> bool:
-        """False if the host is gone (its exit is reported through on_exit)."""
-        try:
-            write_frame(self.proc.stdin, msg, self._lock)
-            return True
-        except (BrokenPipeError, OSError, ValueError):
+        """Queue a message; a thread writes it, so the caller never waits on a full pipe. False if
+        the host is gone (its exit is reported through on_exit)."""
+        if not self.alive():
             return False
+        self._outbox.put(msg)
+        return True
+
+    def _write_stdin(self) -> None:
+        while (msg := self._outbox.get()) is not None:
+            try:
+                write_frame(self.proc.stdin, msg)
+            except (OSError, ValueError):  # the host is gone: stdout's end reports it
+                return
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
 
     def stop(self, timeout_s: float = 1.0) -> None:
         """Ask politely and wait up to `timeout_s`, then kill (and wait a second more at most)."""
         if self.alive():
             self.send("stop")
-            try:
-                self.proc.stdin.close()
-            except OSError:
-                pass
+            self._outbox.put(None)  # then the end of its input
             try:
                 self.proc.wait(timeout_s)
             except subprocess.TimeoutExpired:
@@ -334,13 +343,14 @@ class HostProcess:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        self._outbox.put(None)
         if wait_s <= 0:
             return
         try:
             self.proc.wait(wait_s)
         except subprocess.TimeoutExpired:
             pass
-        for t in (self._out_thread, self._err_thread):
+        for t in (self._out_thread, self._err_thread, self._in_thread):
             if t is not threading.current_thread():
                 t.join(wait_s)  # a grandchild that left the host's session could hold a pipe open
 

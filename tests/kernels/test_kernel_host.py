@@ -66,3 +66,10 @@ def test_the_window_refuses_objects_of_gpu_libraries():
     assert msg[0] == "undecodable" and "torch.float32" in msg[1] and "plain records" in msg[1]
     assert "torch" in before or "torch" not in sys.modules
     assert decode_for_window(pickle.dumps(("progress", 1, 2, 3, "ok"))) == ("progress", 1, 2, 3, "ok")
+
+
+def test_frames_larger_than_a_pipe_travel_both_ways(host):
+    big = bytes(range(256)) * 20_000  # 5 MB: far past a pipe's 64 KiB buffer
+    host.run(functools.partial(host_jobs.answer, big))
+    (_, out), _ = host.until("done")
+    assert out.ok and out.result[0] == big
