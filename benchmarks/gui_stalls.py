@@ -2,8 +2,9 @@
 the Experiments tab. Issue 12's target: no stall over 100 ms, on the H200 too.
 
 A 10 ms timer on the GUI thread records the gap between its ticks (the longest, a histogram, the
-99th percentile); a watchdog thread notes the GUI thread's stack whenever a tick is 50 ms late, so
-a stall seen on the GPU machine says where it happened. Phases, each timed from its first tick:
+99th percentile); a watchdog thread notes the GUI thread's stack whenever a tick is 50 ms late, and each long gap
+records the CPU time the process used meanwhile, so a stall seen on the GPU machine says where it
+happened, or that the process was not running at all. Phases, each timed from its first tick:
 
   first paint   window built and shown until the SM view has painted (gui_startup.py's figure;
                 reported, not part of the target)
@@ -29,6 +30,7 @@ T0 = time.perf_counter()  # before Qt and the app are imported: the first-paint 
 import argparse  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
+import resource  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
@@ -51,6 +53,10 @@ BINS_MS = (0, 15, 25, 50, 100, 250, 1000, float("inf"))
 GPU_LIBRARIES = ("torch", "triton", "numba")
 
 
+def _major_faults() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_majflt
+
+
 class StallMeter:
     """Gaps between the ticks of a 10 ms timer on the GUI thread, per phase."""
 
@@ -63,14 +69,14 @@ class StallMeter:
         self.phase = "first paint"
         self.gaps: dict[str, list[float]] = {}
         self.worst: list[dict] = []  # the longest gaps, with where the GUI thread was
-        self.last = time.perf_counter()
+        self.last, self._cpu, self._faults = time.perf_counter(), time.process_time(), _major_faults()
         self._samples: dict[float, list[str]] = {}
         self._gui_thread = threading.get_ident()
         self._stop = threading.Event()
         self._watch = threading.Thread(target=self._watchdog, name="stall-watchdog", daemon=True)
 
     def start(self) -> None:
-        self.last = time.perf_counter()
+        self.last, self._cpu, self._faults = time.perf_counter(), time.process_time(), _major_faults()
         self.timer.start()
         self._watch.start()
 
@@ -85,14 +91,19 @@ class StallMeter:
         self.phase = phase
 
     def _tick(self) -> None:
-        now = time.perf_counter()
+        now, cpu, faults = time.perf_counter(), time.process_time(), _major_faults()
         gap, began = now - self.last, self.last
-        self.last = now
+        used, faulted = cpu - self._cpu, faults - self._faults
+        self.last, self._cpu, self._faults = now, cpu, faults
         self.gaps.setdefault(self.phase, []).append(gap * 1e3)
         stacks = self._samples.pop(began, None)
         if gap >= self.late_s:
+            # cpu_ms near gap_ms: this process was computing (the GUI thread held on); far below it,
+            # with no stacks: the process was not running at all (other work on the machine, or
+            # waiting on paged-out memory: major_faults)
             self.worst.append({"phase": self.phase, "gap_ms": round(gap * 1e3, 1),
-                               "at_s": round(began - T0, 3), "stacks": stacks or []})
+                               "at_s": round(began - T0, 3), "cpu_ms": round(used * 1e3, 1),
+                               "major_faults": faulted, "stacks": stacks or []})
             self.worst = sorted(self.worst, key=lambda w: -w["gap_ms"])[:12]
 
     def _watchdog(self) -> None:

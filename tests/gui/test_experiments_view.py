@@ -46,7 +46,8 @@ def test_plots_stay_whole_and_apart(qtbot, width):
     assert all(a[1] < b[0] for a, b in zip(spans, spans[1:]))
     axis = view.fused_plot.getPlotItem().getAxis("left")
     labels = [text for _, text in axis._tickLevels[0]]
-    assert [ln.split("\n")[0] for ln in labels] == ["torch eager", "torch.compile", "Triton", "Numba"]
+    assert [ln.split(" · ")[0] for ln in labels] == ["torch eager", "torch.compile", "Triton", "Numba"]
+    assert labels[0].startswith("torch eager · 12 µs\n")
     assert labels[0].endswith("2 kernels · 5 trips") and labels[1].endswith("1 kernel · 3 trips")
     metrics = QFontMetrics(axis.style.get("tickFont") or axis.font())
     widest = max(metrics.boundingRect(0, 0, 1000, 1000, 0, t).width() for t in labels)
