@@ -79,8 +79,8 @@ def test_time_limit_and_crash_are_one_line_each(qtbot, runner):
     assert got[0].error.startswith("slow did not finish within 1 s; the kernel host was stopped")
     runner.submit(host_jobs.crash, "crashing")
     qtbot.waitUntil(lambda: len(got) == 2, timeout=20000)
-    assert got[1].error == ("the kernel host stopped (killed by SIGSEGV: about to crash) during "
-                            "crashing; the next job starts it again")
+    assert got[1].error.startswith("the kernel host stopped (killed by SIGSEGV")
+    assert got[1].error.endswith(") during crashing; the next job starts it again")
     runner.submit(functools.partial(host_jobs.answer, 3))
     qtbot.waitUntil(lambda: len(got) == 3, timeout=20000)
     assert got[2].ok
