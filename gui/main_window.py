@@ -31,7 +31,8 @@ from PySide6.QtWidgets import (
 from gui import help as help_texts
 from gui import style
 from gui.adapter import Debouncer, PlaybackClock, TaskOutcome, TaskRunner
-from gui.export import ExportItem, export_item, summary_html, summary_page, write_json
+from gui.export import (ExportItem, export_item, export_to_folder, save_png, save_png_message,
+                        summary_html, summary_page, write_json)
 from gui.model import (
     KernelChoice,
     LaunchInputs,
@@ -39,9 +40,8 @@ from gui.model import (
     LaunchState,
     PlaybackModel,
     SimulationModel,
-    compute_state,
 )
-from gui.settings import open_settings
+from gui.settings import open_settings, saved_inputs, settings_notice
 from gui.simrun import SimRecord, run_simulation
 from gui.widgets.qt_bandwidth import BandwidthJobs, QtBandwidth
 from gui.widgets.qt_geometry import QtGeometry
@@ -287,26 +287,11 @@ class MainWindow(QMainWindow):
 
     # -- settings ---------------------------------------------------------------------------------
     def _saved_inputs(self) -> LaunchInputs | None:
-        raw = self.settings.value("launch/inputs", "")
-        if not raw:
-            return None
-        try:
-            inputs = LaunchInputs.from_dict(json.loads(raw))
-        except (ValueError, TypeError):
-            return None
-        # A hand-edited or damaged file (elements 0, carveout 500, 5000 threads) would open the
-        # window stuck on an error every later change is refused for: start from defaults.
-        from sim.devices import preset, presets
-
-        spec = preset(inputs.gpu if inputs.gpu in presets() else LaunchInputs().gpu)
-        if (
-            compute_state(inputs, spec).error
-            or not 1 <= inputs.threads_per_block <= spec.max_threads_per_block
-        ):
-            return None
-        return inputs
+        return saved_inputs(self.settings)  # checked; a damaged file was already set aside
 
     def _restore_settings(self) -> None:
+        if notice := settings_notice(self.settings):
+            self.show_message(f"Settings: {notice}", error=True, timeout_ms=30000)
         geo = self.settings.value("window/geometry")
         if isinstance(geo, QByteArray) and not geo.isEmpty():
             self.restoreGeometry(geo)
@@ -688,10 +673,7 @@ class MainWindow(QMainWindow):
             panels.append(("Bandwidth vs size", self.bandwidth.size_plot.grab().toImage()))
             panels.append(("Bandwidth vs block size", self.bandwidth.block_plot.grab().toImage()))
         page = summary_page(title, self.summary_facts(), panels)
-        p = out / "summary.png"
-        if not page.save(str(p), "PNG"):
-            raise OSError(f"could not write {p}")
-        written.append(p)
+        written.append(save_png(out / "summary.png", page))
         html = summary_html(title, self.summary_facts(), panels, [w.name for w in written])
         h = out / "summary.html"
         write_text_atomic(h, html)
@@ -723,7 +705,7 @@ class MainWindow(QMainWindow):
         if not folder:
             return
         try:
-            files = self.export_all(folder)
+            files = export_to_folder(folder, self.export_all)  # replaces an earlier export whole
         except (OSError, ValueError) as exc:
             self.show_message(f"Export failed: {exc}", error=True)
             return
@@ -734,10 +716,8 @@ class MainWindow(QMainWindow):
             self, "Save screenshot", "warpscope.png", "PNG (*.png)"
         )
         if path:
-            if self.grab().save(path, "PNG"):
-                self.show_message(f"Saved {path}")
-            else:
-                self.show_message(f"Could not write {path}", error=True)
+            ok, text = save_png_message(path, self.grab())  # written whole, or not at all
+            self.show_message(text, error=not ok)
 
     def _on_open_results(self) -> None:
         self.docks["bandwidth"].show()

@@ -11,6 +11,8 @@ import sys
 
 from sim.errors import UserError
 from sim.files import check_writable
+from sim.inputs import arg_count, arg_path, arg_real
+from sim.trace import MAX_TRACE_BLOCKS
 from sim.units import parse_count_list
 
 def register(subparsers) -> None:
@@ -39,9 +41,9 @@ def register(subparsers) -> None:
     p.add_argument("--block", default=None, metavar="B[,B]",
                    help="block sizes to sweep: threads per block for Numba kernels, BLOCK_SIZE for "
                         "Triton kernels (default: each kernel's own); torch peers ignore it")
-    p.add_argument("--warps", type=int, default=None, metavar="W",
+    p.add_argument("--warps", type=arg_count("--warps", 1, 64), default=None, metavar="W",
                    help="Triton num_warps (default: each kernel's own)")
-    p.add_argument("--reps", type=int, default=50, metavar="R",
+    p.add_argument("--reps", type=arg_count("--reps", 1, 100_000), default=50, metavar="R",
                    help="fewest timed repetitions per point (more if they fit in 100 ms); "
                         "the median is reported (default: %(default)s)")
     p.add_argument("--no-flush", action="store_true",
@@ -50,7 +52,7 @@ def register(subparsers) -> None:
     p.add_argument("--cpu", action="store_true",
                    help="without a GPU, time the interpreter/simulator anyway "
                         "(labelled: not GPU timings)")
-    p.add_argument("--out", required=True, metavar="FILE.json|FILE.csv",
+    p.add_argument("--out", required=True, metavar="FILE.json|FILE.csv", type=arg_path("--out file"),
                    help="where to write the results (format by extension, written atomically)")
     p.set_defaults(handler=cmd_bench)
 
@@ -59,15 +61,16 @@ def register(subparsers) -> None:
         description="Launches a Triton kernel whose programs read %smid and %globaltimer through "
                     "inline PTX while spinning, and saves the block placement as a "
                     "warpscope-trace/1 JSON file (sim/trace.py) to compare with `simulate`.")
-    p.add_argument("--grid", type=int, default=None, metavar="N",
+    p.add_argument("--grid", type=arg_count("--grid", 1, MAX_TRACE_BLOCKS), default=None, metavar="N",
                    help="programs (blocks) to launch (default: three full waves at the "
                         "predicted occupancy)")
-    p.add_argument("--warps", type=int, default=4, metavar="W",
+    p.add_argument("--warps", type=arg_count("--warps", 1, 32), default=4, metavar="W",
                    help="warps per block, i.e. 32*W threads (default: %(default)s)")
-    p.add_argument("--spin-us", type=float, default=100.0, metavar="T",
+    p.add_argument("--spin-us", type=arg_real("--spin-us", 0.1, 1e6), default=100.0, metavar="T",
                    help="how long each block keeps its SM busy, in microseconds "
                         "(default: %(default)s)")
-    p.add_argument("--out", required=True, metavar="FILE.json", help="where to write the trace")
+    p.add_argument("--out", required=True, metavar="FILE.json", type=arg_path("--out file"),
+                   help="where to write the trace")
     p.set_defaults(handler=cmd_trace)
 
 

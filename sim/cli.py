@@ -2,37 +2,24 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import asdict, replace
+
+import numpy as np
 
 from sim.devices import GpuSpec, preset, presets
 from sim.errors import UserError
 from sim.files import check_writable
+from sim.inputs import arg_bytes, arg_count, arg_path, arg_real
 from sim.geometry import launch_geometry
 from sim.occupancy import LIMITERS, occupancy
 from sim.predict import H200_FIT
 from sim.scheduler import PLACEMENTS, MemoryBoundCost, UniformCost, simulate
-from sim.trace import save_trace
-from sim.units import fmt_bytes, parse_bytes, parse_count
+from sim.trace import check_trace_size, save_trace
+from sim.units import fmt_bytes
 
-
-def _argparse_type(parser, what: str):
-    """An argparse `type` that reports a bad value in plain words (not 'invalid <lambda> value')."""
-    def parse(text):
-        try:
-            return parser(text, what)
-        except UserError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    return parse
-
-
-def arg_count(what: str):
-    return _argparse_type(parse_count, what)
-
-
-def arg_bytes(what: str):
-    return _argparse_type(parse_bytes, what)
+MAX_US = 1e9  # any time option: 1000 s per block is far past every kernel
+MIN_BLOCK_US = 1e-3  # a block takes at least a nanosecond; shorter cannot be told apart in time
 
 
 def add_launch_arguments(parser, *, gpu_default: str | None = "H200") -> None:
@@ -47,7 +34,7 @@ def add_launch_arguments(parser, *, gpu_default: str | None = "H200") -> None:
                         help="registers per thread the compiled kernel uses (0: not limiting)")
     parser.add_argument("--smem", type=arg_bytes("shared memory"), default=0,
                         metavar="BYTES", help="shared memory per block, static + dynamic (49152, 48K)")
-    parser.add_argument("--carveout", type=int, default=None, metavar="PERCENT",
+    parser.add_argument("--carveout", type=arg_count("carveout", 0, 100), default=None, metavar="PERCENT",
                         help="preferred shared-memory carveout, 0..100 %% of the SM's maximum "
                              "(default: the driver's choice)")
 
@@ -68,21 +55,22 @@ def register(subparsers) -> None:
                    help="block durations: 'uniform' (every block --duration-us) or 'memory' (default: "
                         "bytes at the block's share of DRAM bandwidth, at least --latency-us, plus "
                         "--overhead-us; SMs start a block per --sm-dispatch-us)")
-    p.add_argument("--duration-us", type=float, default=10.0, help="block duration for --cost uniform")
-    p.add_argument("--jitter", type=float, default=0.0,
+    p.add_argument("--duration-us", type=arg_real("--duration-us", MIN_BLOCK_US, MAX_US), default=10.0, help="block duration for --cost uniform")
+    p.add_argument("--jitter", type=arg_real("--jitter", 0, 0.9), default=0.0,
                    help="uniform cost: +-fraction of random, seeded variation per block (e.g. 0.2)")
-    p.add_argument("--bytes-per-element", type=float, default=12.0,
+    p.add_argument("--bytes-per-element", type=arg_real("--bytes-per-element", 0, 1e6), default=12.0,
                    help="memory cost: bytes each element moves (vector add fp32: 12)")
-    p.add_argument("--overhead-us", type=float, default=0.0, help="memory cost: fixed time per block")
-    p.add_argument("--latency-us", type=float, default=H200_FIT.latency_us,
+    p.add_argument("--overhead-us", type=arg_real("--overhead-us", 0, MAX_US), default=0.0, help="memory cost: fixed time per block")
+    p.add_argument("--latency-us", type=arg_real("--latency-us", 0, MAX_US), default=H200_FIT.latency_us,
                    help="memory cost: no block finishes sooner than this DRAM round trip "
                         "(default %(default)s: fitted on the H200, sim/predict.py)")
-    p.add_argument("--sm-dispatch-us", type=float, default=H200_FIT.sm_dispatch_interval_us,
+    p.add_argument("--sm-dispatch-us", type=arg_real("--sm-dispatch-us", 0, MAX_US),
+                   default=H200_FIT.sm_dispatch_interval_us,
                    help="memory cost: an SM starts at most one block this often "
                         "(default %(default)s: fitted on the H200)")
     p.add_argument("--placement", choices=["sm", "tpc"], default="tpc",
                    help="'sm': SM 0,1,2,...; 'tpc': TPC pairs spread over GPCs, as recorded on an H200")
-    p.add_argument("--trace", metavar="FILE.json", help="write every block's SM, slot, start and end")
+    p.add_argument("--trace", metavar="FILE.json", type=arg_path("--trace file"), help="write every block's SM, slot, start and end")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_simulate)
 
@@ -92,7 +80,7 @@ def register(subparsers) -> None:
                                           "and SM placement.")
     p.add_argument("trace_file", metavar="TRACE.json", help="a warpscope-trace/1 file")
     p.add_argument("--gpu", metavar="NAME", help="GPU preset (default: the one the trace names)")
-    p.add_argument("--blocks-per-sm", type=int, metavar="N",
+    p.add_argument("--blocks-per-sm", type=arg_count("--blocks-per-sm"), metavar="N",
                    help="block slots per SM (default: the occupancy predicted when recording)")
     p.add_argument("--placement", choices=["recorded", "sm", "tpc"], default="recorded",
                    help="simulated placement: the SM order the hardware used (default), SM order, or TPC spread")
@@ -187,25 +175,20 @@ def cmd_simulate(args) -> int:
         raise UserError(f"this launch cannot run on {gpu.name}: {occ.reason}")
     if args.trace:
         check_writable(args.trace)
-    for label, value in (("--duration-us", args.duration_us), ("--overhead-us", args.overhead_us),
-                         ("--bytes-per-element", args.bytes_per_element), ("--latency-us", args.latency_us),
-                         ("--sm-dispatch-us", args.sm_dispatch_us)):
-        if not value >= 0:
-            raise UserError(f"{label} cannot be negative, got {value}")
-        if value == float("inf"):
-            raise UserError(f"{label} must be a finite number, got {value}")
-    if not 0 <= args.jitter < 1:
-        raise UserError(f"--jitter is a fraction in [0, 1), got {args.jitter}")
+        check_trace_size(geo.blocks)
     if args.cost == "uniform":
         cost = UniformCost(args.duration_us, args.jitter)
+        shortest = args.duration_us * (1 - args.jitter)
     else:
         cost = replace(MemoryBoundCost.for_launch(gpu, geo.elements, geo.threads_per_block,
                                                   args.bytes_per_element, args.overhead_us),
                        latency_us=args.latency_us)
+        shortest = float(cost.durations(np.array([0, geo.blocks - 1]), 1).min())
+    if not shortest >= MIN_BLOCK_US:  # zero-length blocks would all 'run' at once: nonsense waves
+        raise UserError(f"blocks would take {shortest:.3g} us; a block must take at least {MIN_BLOCK_US} us "
+                        "(raise --duration-us, or --bytes-per-element/--latency-us/--overhead-us)")
     placement = PLACEMENTS["SM order" if args.placement == "sm" else "TPC/GPC spread"]
     dispatch = args.sm_dispatch_us if args.cost == "memory" else 0.0
-    import numpy as np
-
     with np.errstate(over="ignore", invalid="ignore"):  # huge durations: reported just below
         result = simulate(gpu, geo.blocks, occ, cost, placement, sm_dispatch_interval_us=dispatch)
     if not result.makespan_us < float("inf"):

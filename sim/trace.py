@@ -11,17 +11,31 @@ not say). Recorded traces have times relative to the earliest block start.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from sim.errors import UserError
-from sim.files import write_json_atomic
+from sim.files import load_json_bounded, read_user_file, write_json_atomic
+from sim.inputs import Maybe, Object, OneOf, Real, Text, Whole, check_fields, shown
 
 FORMAT = "warpscope-trace/1"
 COLUMNS = ["block", "sm", "slot", "start_us", "end_us"]
 MAX_SMS = 1024  # far above any GPU (an H200 has 132 SMs); a bigger SM number is a damaged file
+MAX_SLOTS = 1024  # block slots per SM (GPUs have at most 32)
+MAX_BLOCK_ID = 2**31 - 1  # CUDA's grid limit in x
+MAX_TIME_US = 1e12  # 11 days: any later time is a damaged file, not a kernel
+# Bounded work: a trace is read whole into memory (JSON), so its size is capped before reading.
+# 2^20 blocks is 30 MB as `simulate --trace` writes it and takes seconds to load; `simulate`
+# refuses to write more, `trace` to record more.
+MAX_TRACE_BLOCKS = 2**20
+MAX_TRACE_BYTES = 64 * 2**20
+
+_SCHEMA = {"source": OneOf(("simulated", "recorded")), "gpu": Text(200), "time_unit": OneOf(("us",)),
+           "meta": Maybe(Object())}
+_META_SCHEMA = {"sm_count": Maybe(Whole(1, MAX_SMS)), "predicted": Maybe(Object()),
+                "spin_us": Maybe(Real(0, MAX_TIME_US))}
+_PREDICTED_SCHEMA = {"blocks_per_sm": Maybe(Whole(1, MAX_SLOTS))}
 
 
 @dataclass(frozen=True)
@@ -49,33 +63,69 @@ class Trace:
 
 
 def save_trace(path, *, source: str, gpu: str, records, meta: dict | None = None) -> None:
+    records = list(records)
+    check_trace_size(len(records))
     rows = [[int(b), int(sm), int(slot), round(float(s), 4), round(float(e), 4)]
             for b, sm, slot, s, e in records]
     write_json_atomic(path, {"format": FORMAT, "source": source, "gpu": gpu, "time_unit": "us",
                              "meta": meta or {}, "columns": COLUMNS, "blocks": rows})
 
 
+def check_trace_size(blocks: int) -> None:
+    """Refuse, before any work, a trace too big to read back."""
+    if blocks > MAX_TRACE_BLOCKS:
+        raise UserError(f"a trace of {blocks:,} blocks is too big to write; traces hold at most "
+                        f"{MAX_TRACE_BLOCKS:,} blocks (use fewer elements or larger blocks)")
+
+
 def load_trace(path) -> Trace:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError) as exc:  # ValueError: bad JSON or bytes that are not UTF-8
-        raise UserError(f"cannot read trace {path}: {exc}") from None
+    """Read a trace file, checked field by field: one UserError line for anything damaged."""
+    where = str(path)
+    data = load_json_bounded(read_user_file(path, "trace", MAX_TRACE_BYTES), where)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         fmt = data.get("format") if isinstance(data, dict) else None
-        raise UserError(f"{path} is not a WarpScope trace (format {fmt!r})")
+        raise UserError(f"{where} is not a WarpScope trace (format {shown(fmt)})")
+    fields = check_fields(data, _SCHEMA, where, required=("blocks",), defaults={"source": "?", "gpu": "?"})
+    meta = fields.get("meta") or {}
+    meta |= check_fields(meta, _META_SCHEMA, f"{where}: meta")
+    if meta.get("predicted") is not None:
+        meta["predicted"] |= check_fields(meta["predicted"], _PREDICTED_SCHEMA, f"{where}: meta.predicted")
+    rows = _rows(data["blocks"], where)
+    return Trace(source=fields["source"], gpu=fields["gpu"],
+                 block=rows[:, 0].astype(np.int64), sm=rows[:, 1].astype(np.int64),
+                 slot=rows[:, 2].astype(np.int64), start_us=rows[:, 3], end_us=rows[:, 4], meta=meta)
+
+
+def _rows(blocks, where: str) -> np.ndarray:
+    """The block rows as an (n, 5) float array, every column inside its bounds."""
+    if not isinstance(blocks, list):
+        raise UserError(f"{where}: field 'blocks' must be a list of {COLUMNS} rows, got {shown(blocks)}")
+    if not blocks:
+        raise UserError(f"{where} holds no blocks")
+    if len(blocks) > MAX_TRACE_BLOCKS:
+        raise UserError(f"{where} holds {len(blocks):,} blocks; a trace may hold at most {MAX_TRACE_BLOCKS:,}")
     try:
-        rows = np.asarray(data["blocks"], dtype=float).reshape(-1, 5)
-    except (KeyError, ValueError, TypeError):
-        raise UserError(f"{path}: 'blocks' is not a list of [block, sm, slot, start_us, end_us] rows") from None
-    # A damaged file must not become a 40 GiB raster or a schedule of negative SMs.
-    if rows.size and not (np.isfinite(rows).all() and 0 <= rows[:, 1].min() and rows[:, 1].max() < MAX_SMS
-                          and (rows[:, 4] >= rows[:, 3]).all()):
-        raise UserError(f"{path}: every block needs an SM in 0..{MAX_SMS - 1} and finite times "
-                        "with end >= start")
-    if rows.size and not (rows[:, 4] > rows[:, 3]).any():
-        raise UserError(f"{path}: no block takes any time (every end_us equals its start_us)")
-    meta = data.get("meta")
-    return Trace(source=data.get("source", "?"), gpu=data.get("gpu", "?"),
-                 block=rows[:, 0].astype(int), sm=rows[:, 1].astype(int), slot=rows[:, 2].astype(int),
-                 start_us=rows[:, 3], end_us=rows[:, 4], meta=meta if isinstance(meta, dict) else {})
+        rows = np.asarray(blocks)
+    except (ValueError, TypeError):  # rows of different lengths
+        rows = np.asarray([])
+    if rows.ndim != 2 or rows.shape[1] != len(COLUMNS) or rows.dtype.kind not in "iuf":
+        raise UserError(f"{where}: every entry of 'blocks' must be 5 numbers {COLUMNS}")
+    rows = rows.astype(float)
+    limits = {"block": (0, MAX_BLOCK_ID), "sm": (0, MAX_SMS - 1), "slot": (-1, MAX_SLOTS),
+              "start_us": (0.0, MAX_TIME_US), "end_us": (0.0, MAX_TIME_US)}
+    for col, (name, (lo, hi)) in enumerate(limits.items()):
+        values = rows[:, col]
+        bad = ~(np.isfinite(values) & (values >= lo) & (values <= hi))
+        if isinstance(lo, int):
+            bad |= values != np.round(values)
+        if bad.any():
+            i = int(np.argmax(bad))
+            kind = f"a whole number {lo:,}..{hi:,}" if isinstance(lo, int) else f"a time in {lo:g}..{hi:g} us"
+            raise UserError(f"{where}: block row {i}: {name} must be {kind}, got {shown(blocks[i][col])}")
+    early = rows[:, 4] < rows[:, 3]
+    if early.any():
+        i = int(np.argmax(early))
+        raise UserError(f"{where}: block row {i} ends before it starts (end_us < start_us)")
+    if not (rows[:, 4] > rows[:, 3]).any():
+        raise UserError(f"{where}: no block takes any time (every end_us equals its start_us)")
+    return rows

@@ -56,7 +56,15 @@ def test_simulate_writes_a_whole_trace(capsys, tmp_path):
     (["simulate", "--trace", "/proc/nope/t.json"], "cannot write"),
     (["simulate", "--cost", "uniform", "--duration-us", "inf"], "finite"),
     (["simulate", "--latency-us", "inf"], "finite"),
-    (["simulate", "--overhead-us", "1e308"], "overflow"),
+    (["simulate", "--overhead-us", "1e308"], "out of range"),
+    (["simulate", "--overhead-us", "2e9"], "at most 1,000,000,000"),
+    (["simulate", "--cost", "uniform", "--duration-us", "0"], "at least 0.001"),  # was 2,851 waves
+    (["simulate", "--cost", "memory", "--bytes-per-element", "0", "--latency-us", "0"], "at least 0.001 us"),
+    (["explain", "--smem", "9" * 400], "characters long"),  # was OverflowError
+    (["explain", "--block", "9" * 50 + "^64"], "far too large"),  # was Python's int-digits limit
+    (["explain", "--block", "9" * 70 + "^64"], "characters long"),
+    (["simulate", "--trace", ""], "empty"),  # silently wrote nothing
+    (["--screenshot", ""], "empty"),  # opened the interactive window
     (["compare", str(ROOT / "tests" / "data" / "trace_h200.json"), "--blocks-per-sm", "0"], "1..32"),
     (["compare", str(ROOT / "tests" / "data" / "trace_h200.json"), "--blocks-per-sm", "100000"], "1..32"),
     (["frobnicate"], "invalid choice"),
@@ -86,13 +94,13 @@ def test_compare_a_recorded_trace(capsys):
     assert code == 2 and "not a WarpScope trace" in err
 
 
-def test_compare_trace_with_nonsense_prediction_asks_for_blocks_per_sm(capsys, tmp_path):
+def test_compare_trace_with_nonsense_prediction_names_the_field(capsys, tmp_path):
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"format": "warpscope-trace/1", "gpu": "NVIDIA H200",
                                 "meta": {"predicted": {"blocks_per_sm": "eight"}},
                                 "blocks": [[0, 0, -1, 0.0, 1.0]]}))
     code, _, err = run(capsys, "compare", str(path))  # was a TypeError traceback
-    assert code == 2 and "pass --blocks-per-sm" in err and err.count("\n") == 1
+    assert code == 2 and "field 'blocks_per_sm' must be a whole number" in err and err.count("\n") == 1
 
 
 def test_output_piped_into_a_closed_reader_is_not_an_error(monkeypatch):
