@@ -20,6 +20,7 @@ from sim.units import fmt_bytes
 
 MAX_US = 1e9  # any time option: 1000 s per block is far past every kernel
 MIN_BLOCK_US = 1e-3  # a block takes at least a nanosecond; shorter cannot be told apart in time
+MAX_JITTER_BLOCKS = 2**17  # ~12 s on 2 cores: the engine takes one step per distinct end time
 
 
 def add_launch_arguments(parser, *, gpu_default: str | None = "H200") -> None:
@@ -177,6 +178,9 @@ def cmd_simulate(args) -> int:
         check_writable(args.trace)
         check_trace_size(geo.blocks)
     if args.cost == "uniform":
+        if args.jitter and geo.blocks > MAX_JITTER_BLOCKS:
+            raise UserError(f"with --jitter every block ends at its own time and is simulated one by one: "
+                            f"at most {MAX_JITTER_BLOCKS:,} blocks, got {geo.blocks:,}")
         cost = UniformCost(args.duration_us, args.jitter)
         shortest = args.duration_us * (1 - args.jitter)
     else:

@@ -66,8 +66,7 @@ def _check_regular(info: os.stat_result, path, what: str, max_bytes: int) -> Non
     if stat.S_ISDIR(info.st_mode):
         raise UserError(f"{_short(path)} is a folder, not a {what}")
     if not stat.S_ISREG(info.st_mode):
-        raise UserError(f"{_short(path)} is not a regular file (a pipe, device or socket); "
-                        f"give a {what} file")
+        raise UserError(f"{_short(path)} is a pipe, device or socket, not a {what} (a regular file)")
     if info.st_size > max_bytes:
         raise UserError(f"{_short(path)} is {fmt_bytes(info.st_size)}; a {what} may be at most "
                         f"{fmt_bytes(max_bytes)}")

@@ -31,12 +31,12 @@ def _argparse_type(parse, name: str):
     return convert
 
 
-def arg_count(what: str, lo: int | None = None, hi: int = MAX_COUNT):
+def arg_count(what: str, lo: int = -MAX_COUNT, hi: int = MAX_COUNT):
     """A whole number: 1000000, 1e6, 2^20, 4M."""
     return _argparse_type(lambda t: parse_count(t, what, lo, hi), what)
 
 
-def arg_bytes(what: str, lo: int | None = None, hi: int = MAX_COUNT):
+def arg_bytes(what: str, lo: int = -MAX_COUNT, hi: int = MAX_COUNT):
     """A size in bytes: 49152, 48K, 48KiB."""
     return _argparse_type(lambda t: parse_bytes(t, what, lo, hi), what)
 

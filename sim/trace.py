@@ -25,11 +25,12 @@ MAX_SMS = 1024  # far above any GPU (an H200 has 132 SMs); a bigger SM number is
 MAX_SLOTS = 1024  # block slots per SM (GPUs have at most 32)
 MAX_BLOCK_ID = 2**31 - 1  # CUDA's grid limit in x
 MAX_TIME_US = 1e12  # 11 days: any later time is a damaged file, not a kernel
-# Bounded work: a trace is read whole into memory (JSON), so its size is capped before reading.
-# 2^20 blocks is 30 MB as `simulate --trace` writes it and takes seconds to load; `simulate`
-# refuses to write more, `trace` to record more.
-MAX_TRACE_BLOCKS = 2**20
-MAX_TRACE_BYTES = 64 * 2**20
+# Bounded work: a trace is read whole (JSON) and replayed block by block (compare, the window's
+# Timeline), so its size is capped before reading. 2^18 blocks is 8 MB as `simulate --trace`
+# writes it and about 7 s to compare on 2 CPU cores (a recorded H200 trace has ~12,000 blocks);
+# `simulate` refuses to write more, `trace` to record more.
+MAX_TRACE_BLOCKS = 2**18
+MAX_TRACE_BYTES = 16 * 2**20
 
 _SCHEMA = {"source": OneOf(("simulated", "recorded")), "gpu": Text(200), "time_unit": OneOf(("us",)),
            "meta": Maybe(Object())}
@@ -81,7 +82,10 @@ def check_trace_size(blocks: int) -> None:
 def load_trace(path) -> Trace:
     """Read a trace file, checked field by field: one UserError line for anything damaged."""
     where = str(path)
-    data = load_json_bounded(read_user_file(path, "trace", MAX_TRACE_BYTES), where)
+    text = read_user_file(path, "trace", MAX_TRACE_BYTES)
+    if text.count("[") > MAX_TRACE_BLOCKS + 1000:  # a row is a [...]: refuse before parsing it all
+        raise UserError(f"{where} holds more than {MAX_TRACE_BLOCKS:,} blocks, the most a trace may hold")
+    data = load_json_bounded(text, where)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         fmt = data.get("format") if isinstance(data, dict) else None
         raise UserError(f"{where} is not a WarpScope trace (format {shown(fmt)})")

@@ -55,7 +55,7 @@ def _power(s: str, what: str, hi) -> Fraction:
     m = _POWER.fullmatch(s)
     base, exp = int(m.group(1)), int(m.group(2))
     limit = hi if hi is not None else MAX_COUNT
-    if base > 1 and (base.bit_length() - 1) * exp > max(limit, 1).bit_length():
+    if base > 1 and (base.bit_length() - 1) * exp > max(int(limit), 1).bit_length():
         raise UserError(f"{what} {s!r} is far too large (at most {_fmt(limit)})")
     return Fraction(base**exp)
 
@@ -78,12 +78,12 @@ def _fmt(v) -> str:
     return f"{v:,}" if float(v).is_integer() else f"{v:g}"
 
 
-def parse_count(text, what: str = "count", lo: int | None = None, hi: int = MAX_COUNT) -> int:
+def parse_count(text, what: str = "count", lo: int = -MAX_COUNT, hi: int = MAX_COUNT) -> int:
     """'1000000', '1_000_000', '1e6', '2^20', '2**20', '4M' -> int."""
     return parse_number(text, what, lo=lo, hi=hi)
 
 
-def parse_bytes(text, what: str = "size", lo: int | None = None, hi: int = MAX_COUNT) -> int:
+def parse_bytes(text, what: str = "size", lo: int = -MAX_COUNT, hi: int = MAX_COUNT) -> int:
     """'49152', '48K', '48KiB', '100kb', '1.5K' -> bytes (K/M/G alone are binary)."""
     return parse_number(text, what, units=_BYTES, lo=lo, hi=hi,
                         hint="try 49152, 48K or 48KiB")
