@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one command. Whatever the user or the machine does (bad input, a full disk, a closed
     pipe, a name too long), the outcome is an exit status and at most one line on stderr."""
+    for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 still prints
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         parser = build_parser()
         args = parser.parse_args(argv)

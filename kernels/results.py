@@ -20,6 +20,7 @@ from sim.errors import UserError
 from sim.files import load_json_bounded, read_user_file, write_json_atomic, write_text_atomic
 from sim.inputs import (CudaCC, Flag, Items, Maybe, Object, OneOf, Real, Text, TextList, Whole,
                         check_fields, shown)
+from sim.occupancy import LIMITERS
 
 from .timing import FORMAT, BenchResult, Measurement
 
@@ -41,7 +42,7 @@ MEASUREMENT_SCHEMA = {
     "regs_per_thread": Maybe(Whole(0, 1024)), "smem_per_block_bytes": Maybe(Whole(0, 2**30)),
     "is_gpu_timing": Flag(), "method": Text(2000), "device": Text(200),
     "grid_blocks": Maybe(Whole(1, 2**31 * 65535)), "blocks_per_sm": Maybe(Whole(1, 64)),
-    "occupancy": Maybe(Real(0.0, 1.0)), "limited_by": TextList(8, 40), "waves": Maybe(Real(0.0, 1e12)),
+    "occupancy": Maybe(Real(0.0, 1.0)), "limited_by": Items(len(LIMITERS), OneOf(LIMITERS)), "waves": Maybe(Real(0.0, 1e12)),
     "percent_of_copy": Maybe(Real(0.0, 1e6)), "percent_of_peak": Maybe(Real(0.0, 1e6)),
 }
 _REQUIRED = tuple(f.name for f in dataclasses.fields(Measurement)
@@ -85,7 +86,7 @@ def to_dict(result: BenchResult) -> dict:
 
 def _measurement(row, where: str) -> Measurement:
     values = check_fields(row, MEASUREMENT_SCHEMA, where, required=_REQUIRED)
-    values.setdefault("limited_by", ())
+    values["limited_by"] = tuple(values.get("limited_by", ()))
     m = Measurement(**values)
     for name in ("p20_ms", "p80_ms"):  # the percentiles bracket the median
         if getattr(m, name) > 1e3 * m.median_ms:
@@ -131,9 +132,10 @@ def from_dict(data, where: str = "results") -> BenchResult:
 
 def to_csv(result: BenchResult) -> str:
     buf = io.StringIO()
-    buf.write(f"# format={FORMAT}\n# device={result.device.get('name', '')}\n")
-    for key in _HEADER:
-        buf.write(f"# {key}={getattr(result, key)}\n")
+    header = {"format": FORMAT, "device": result.device.get("name", "")}
+    header |= {key: getattr(result, key) for key in _HEADER}
+    for key, value in header.items():  # one line each: a newline in a command would end it
+        buf.write(f"# {key}={' '.join(str(value).splitlines())}\n")
     writer = csv.DictWriter(buf, fieldnames=FIELDS, lineterminator="\n")
     writer.writeheader()
     for m in result.measurements:
@@ -145,13 +147,16 @@ def to_csv(result: BenchResult) -> str:
 
 def _parse_cell(field, text):
     """A CSV cell as the JSON value it stands for; the schema checks it afterwards."""
-    if text is None or (text in ("", "None") and field != "limited_by"):
-        return None
     if isinstance(text, list) or field is None:  # a row longer than the header
         return text
     if field == "limited_by":
         return tuple(text.split("+")) if text else ()
-    if isinstance(MEASUREMENT_SCHEMA.get(field), Text) or isinstance(RESULT_SCHEMA.get(field), Text):
+    kind = MEASUREMENT_SCHEMA.get(field) or RESULT_SCHEMA.get(field)
+    if isinstance(kind, Text):  # text stays text, even "" or "123"
+        return text
+    if text is None or text in ("", "None"):
+        return None
+    if isinstance(kind, Maybe) and isinstance(kind.kind, Text):
         return text
     if text in ("True", "False"):
         return text == "True"
@@ -164,17 +169,18 @@ def _parse_cell(field, text):
 
 
 def from_csv(text: str, where: str = "results") -> BenchResult:
-    lines = text.splitlines()
-    meta = {}
-    for line in lines:
+    buf = io.StringIO(text, newline="")  # lines end at \n or \r only (a cell may hold \x1e)
+    meta, start = {}, 0
+    for line in buf:
         if not line.startswith("#"):
             break
         key, _, value = line[1:].strip().partition("=")
         meta[key] = value
+        start += len(line)
     if meta.get("format") != FORMAT:
         raise UserError(f"{where}: not a {FORMAT} CSV file")
     try:
-        rows = list(csv.DictReader([ln for ln in lines if not ln.startswith("#")]))
+        rows = list(csv.DictReader(io.StringIO(text[start:], newline="")))
     except csv.Error as exc:
         raise UserError(f"{where} is not a readable CSV file: {exc}") from None
     if len(rows) > MAX_MEASUREMENTS:

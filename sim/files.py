@@ -30,6 +30,7 @@ TEMP_PREFIX = ".tmp-warpscope-"  # + "<pid>-<random><suffix>"; see clean_stale_t
 MAX_JSON_DEPTH = 32  # WarpScope's files nest 4 deep; settings and results a little more
 _NOT_STRUCTURAL = bytes(sorted(set(range(256)) - set(b'[]{}"')))
 _ESCAPE = re.compile(rb"\\.", re.DOTALL)
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -99,11 +100,31 @@ def load_json_bounded(text: str | bytes, where: str, max_depth: int = MAX_JSON_D
         raise UserError(f"{where}: JSON nested {depth:,} levels deep; WarpScope's files nest at "
                         f"most {max_depth}")
     try:
-        return json.loads(text, parse_constant=_no_constants)
+        data = json.loads(text, parse_constant=_no_constants)
     except json.JSONDecodeError as exc:
         raise UserError(f"{where} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except (ValueError, RecursionError) as exc:  # 5000-digit numbers, NaN, what the scan missed
         raise UserError(f"{where} is not valid JSON: {str(exc).splitlines()[0][:120]}") from None
+    if _SURROGATE_ESCAPE.search(raw) and not _all_text_encodes(data):
+        raise UserError(f"{where} holds text that is not valid Unicode (a lone \\ud800-\\udfff escape)")
+    return data
+
+
+def _all_text_encodes(data) -> bool:
+    """No string (key or value) holds a lone surrogate, which no file or terminal can take."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack += list(item.keys()) + list(item.values())
+        elif isinstance(item, list):
+            stack += item
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+    return True
 
 
 def _short(path) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,16 +121,20 @@ class Real:
         return float(v)
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # would break a line, a CSV row or a terminal
+
+
 @dataclass(frozen=True)
 class Text:
+    """One line of text: no control characters (a terminal escape, a line break in a CSV cell)."""
     max_len: int = 1000
 
     @property
     def want(self) -> str:
-        return f"text of at most {self.max_len:,} characters"
+        return f"one line of text of at most {self.max_len:,} characters"
 
     def __call__(self, v):
-        if not isinstance(v, str) or len(v) > self.max_len:
+        if not isinstance(v, str) or len(v) > self.max_len or _CONTROL.search(v):
             raise FieldError(self.want)
         return v
 
