@@ -33,8 +33,12 @@ def register(subparsers) -> None:
         help="also plot a results file from `python main.py bench` (JSON or CSV), "
         "e.g. measured on a GPU server",
     )
-    p.add_argument("--out", required=True, type=arg_path("--out folder"),
-                   help="folder to write into (created if missing); an earlier export there is replaced")
+    p.add_argument(
+        "--out",
+        required=True,
+        type=arg_path("--out folder"),
+        help="folder to write into (created if missing); an earlier export there is replaced",
+    )
     p.set_defaults(handler=_export_handler)
 
 

@@ -35,9 +35,17 @@ from PySide6.QtWidgets import QWidget
 
 from gui import style
 from sim.errors import UserError
-from sim.files import (TEMP_PREFIX, atomic_file, clean_stale_temporaries, load_json_bounded,
-                       make_folder, read_user_file, write_bytes_atomic, write_json_atomic,
-                       write_text_atomic)
+from sim.files import (
+    TEMP_PREFIX,
+    atomic_file,
+    clean_stale_temporaries,
+    load_json_bounded,
+    make_folder,
+    read_user_file,
+    write_bytes_atomic,
+    write_json_atomic,
+    write_text_atomic,
+)
 
 MANIFEST = "warpscope-export.json"
 MANIFEST_FORMAT = "warpscope-export/1"
@@ -197,10 +205,15 @@ def export_to_folder(out_dir, render: Callable[[Path], list]) -> list[Path]:
             raise UserError(f"export to {out_dir} failed: {exc.strerror or exc}") from None
         for name in sorted(before - set(names)):
             _remove_file(out_dir / name)
-        write_json_atomic(out_dir / MANIFEST, {
-            "format": MANIFEST_FORMAT,
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "files": names}, indent=2)
+        write_json_atomic(
+            out_dir / MANIFEST,
+            {
+                "format": MANIFEST_FORMAT,
+                "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                "files": names,
+            },
+            indent=2,
+        )
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return [out_dir / n for n in names]

@@ -31,8 +31,16 @@ from PySide6.QtWidgets import (
 from gui import help as help_texts
 from gui import style
 from gui.adapter import Debouncer, PlaybackClock, TaskOutcome, TaskRunner
-from gui.export import (ExportItem, export_item, export_to_folder, save_png, save_png_message,
-                        summary_html, summary_page, write_json)
+from gui.export import (
+    ExportItem,
+    export_item,
+    export_to_folder,
+    save_png,
+    save_png_message,
+    summary_html,
+    summary_page,
+    write_json,
+)
 from gui.model import (
     KernelChoice,
     LaunchInputs,

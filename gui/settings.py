@@ -43,8 +43,10 @@ def open_settings():
     folder = os.path.dirname(path)
     problem = _folder_problem(folder)
     if problem:
-        return _with_notice(MemorySettings(), f"the settings folder {folder} {problem}; "
-                                              "settings are kept in memory for this session")
+        return _with_notice(
+            MemorySettings(),
+            f"the settings folder {folder} {problem}; settings are kept in memory for this session",
+        )
     damage = _file_problem(path)
     settings = None
     if damage is None:
@@ -57,12 +59,17 @@ def open_settings():
     try:
         os.replace(path, aside)
     except OSError as exc:
-        return _with_notice(MemorySettings(), f"saved settings are damaged ({damage}) and could not "
-                                              f"be set aside ({exc.strerror}); settings are kept in "
-                                              "memory for this session")
-    return _with_notice(QSettings(path, QSettings.Format.IniFormat),
-                        f"saved settings were damaged ({damage}); started with defaults, the old "
-                        f"file is kept as {aside}")
+        return _with_notice(
+            MemorySettings(),
+            f"saved settings are damaged ({damage}) and could not "
+            f"be set aside ({exc.strerror}); settings are kept in "
+            "memory for this session",
+        )
+    return _with_notice(
+        QSettings(path, QSettings.Format.IniFormat),
+        f"saved settings were damaged ({damage}); started with defaults, the old "
+        f"file is kept as {aside}",
+    )
 
 
 def settings_notice(settings) -> str:
@@ -122,10 +129,14 @@ def settings_problem(settings) -> str | None:
         for key, choices in _CHOICES.items():
             value = settings.value(key)
             if value is not None and value not in choices():
-                raise UserError(f"{key} must be one of {', '.join(choices())}, got {str(value)[:40]!r}")
+                raise UserError(
+                    f"{key} must be one of {', '.join(choices())}, got {str(value)[:40]!r}"
+                )
         speed = settings.value("sim/speed")
         if speed is not None:
-            parse_real(speed if isinstance(speed, (str, int, float)) else "?", "sim/speed", 0.05, 64)
+            parse_real(
+                speed if isinstance(speed, (str, int, float)) else "?", "sim/speed", 0.05, 64
+            )
     except UserError as exc:
         return str(exc)
     return None
@@ -136,6 +147,7 @@ def _choices(name: str):
         from gui import simrun
 
         return getattr(simrun, name)
+
     return get
 
 
@@ -145,10 +157,16 @@ _CHOICES = {"sim/cost": _choices("COST_MODELS"), "sim/placement": _choices("PLAC
 def _inputs_schema() -> dict:
     from gui.model import MAX_ELEMENTS, MAX_REGS, MAX_SMEM
 
-    return {"gpu": Text(200), "kernel": Text(200), "elements": Whole(1, MAX_ELEMENTS),
-            "threads_per_block": Whole(1, 4096), "regs_per_thread": Whole(0, MAX_REGS),
-            "smem_per_block": Whole(0, MAX_SMEM), "carveout_percent": Maybe(Whole(0, 100)),
-            "elements_per_thread": Whole(1, MAX_ELEMENTS)}
+    return {
+        "gpu": Text(200),
+        "kernel": Text(200),
+        "elements": Whole(1, MAX_ELEMENTS),
+        "threads_per_block": Whole(1, 4096),
+        "regs_per_thread": Whole(0, MAX_REGS),
+        "smem_per_block": Whole(0, MAX_SMEM),
+        "carveout_percent": Maybe(Whole(0, 100)),
+        "elements_per_thread": Whole(1, MAX_ELEMENTS),
+    }
 
 
 def launch_inputs(raw):
@@ -161,8 +179,9 @@ def launch_inputs(raw):
     from gui.model import LaunchInputs, compute_state
     from sim.devices import preset, presets
 
-    data = check_fields(load_json_bounded(raw, "launch/inputs", max_depth=2), _inputs_schema(),
-                        "launch/inputs")
+    data = check_fields(
+        load_json_bounded(raw, "launch/inputs", max_depth=2), _inputs_schema(), "launch/inputs"
+    )
     inputs = LaunchInputs.from_dict(data)
     # A launch the window would open stuck on (elements 0, carveout 500, 5000 threads): every
     # later change would be refused. A GPU saved on another machine falls back to the default.
@@ -199,7 +218,9 @@ class MemorySettings:
         return key in self._values
 
     def remove(self, key) -> None:
-        self._values = {k: v for k, v in self._values.items() if k != key and not k.startswith(f"{key}/")}
+        self._values = {
+            k: v for k, v in self._values.items() if k != key and not k.startswith(f"{key}/")
+        }
 
     def allKeys(self) -> list:
         return list(self._values)

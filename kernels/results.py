@@ -34,15 +34,16 @@ MAX_MEASUREMENTS = 20_000
 _MS = Real(hi=1e9, positive=True)  # 11 days
 _GBPS = Real(0.0, 1e7)  # 10 PB/s: no memory is that fast
 MEASUREMENT_SCHEMA = {
-    "kernel": Text(200), "backend": Text(50), "elements": Whole(1), "block_size": Maybe(Whole(1, 2**31)),
-    "threads_per_block": Maybe(Whole(1, 4096)), "num_warps": Maybe(Whole(1, 128)),
-    "median_ms": _MS, "p20_ms": Real(0.0, 1e9), "p80_ms": Real(0.0, 1e9), "reps": Whole(0, 10**9),
-    "flush_l2": Flag(), "bytes_moved": Whole(0), "bandwidth_gbps": Real(hi=1e7, positive=True),
-    "bandwidth_p20_gbps": _GBPS, "bandwidth_p80_gbps": _GBPS,
-    "regs_per_thread": Maybe(Whole(0, 1024)), "smem_per_block_bytes": Maybe(Whole(0, 2**30)),
-    "is_gpu_timing": Flag(), "method": Text(2000), "device": Text(200),
-    "grid_blocks": Maybe(Whole(1, 2**31 * 65535)), "blocks_per_sm": Maybe(Whole(1, 64)),
-    "occupancy": Maybe(Real(0.0, 1.0)), "limited_by": Items(len(LIMITERS), OneOf(LIMITERS)), "waves": Maybe(Real(0.0, 1e12)),
+    "kernel": Text(200), "backend": Text(50), "elements": Whole(1),
+    "block_size": Maybe(Whole(1, 2**31)), "threads_per_block": Maybe(Whole(1, 4096)),
+    "num_warps": Maybe(Whole(1, 128)), "median_ms": _MS, "p20_ms": Real(0.0, 1e9),
+    "p80_ms": Real(0.0, 1e9), "reps": Whole(0, 10**9), "flush_l2": Flag(), "bytes_moved": Whole(0),
+    "bandwidth_gbps": Real(hi=1e7, positive=True), "bandwidth_p20_gbps": _GBPS,
+    "bandwidth_p80_gbps": _GBPS, "regs_per_thread": Maybe(Whole(0, 1024)),
+    "smem_per_block_bytes": Maybe(Whole(0, 2**30)), "is_gpu_timing": Flag(), "method": Text(2000),
+    "device": Text(200), "grid_blocks": Maybe(Whole(1, 2**31 * 65535)),
+    "blocks_per_sm": Maybe(Whole(1, 64)), "occupancy": Maybe(Real(0.0, 1.0)),
+    "limited_by": Items(len(LIMITERS), OneOf(LIMITERS)), "waves": Maybe(Real(0.0, 1e12)),
     "percent_of_copy": Maybe(Real(0.0, 1e6)), "percent_of_peak": Maybe(Real(0.0, 1e6)),
 }
 _REQUIRED = tuple(f.name for f in dataclasses.fields(Measurement)
@@ -53,17 +54,20 @@ RESULT_SCHEMA = {
     "notes": TextList(1000, 10_000), "measurements": Maybe(Items(MAX_MEASUREMENTS))}
 DEVICE_SCHEMA = {"name": Maybe(Text(200)), "sm_count": Maybe(Whole(1, 1024))}
 _BYTES = Whole(0, 2**50)
+_SMEM = Whole(0, 2**24)
 GPU_SPEC_SCHEMA = {  # sim.devices.GpuSpec, as `bench` on a GPU saves it
     "name": Text(200), "compute_capability": CudaCC(), "sm_count": Whole(1, 1024),
-    "warp_size": OneOf((32,)), "max_threads_per_sm": Whole(32, 4096), "max_blocks_per_sm": Whole(1, 64),
-    "max_threads_per_block": Whole(32, 4096), "regs_per_sm": Whole(1, 2**20), "regs_per_block": Whole(1, 2**20),
+    "warp_size": OneOf((32,)), "max_threads_per_sm": Whole(32, 4096),
+    "max_blocks_per_sm": Whole(1, 64), "max_threads_per_block": Whole(32, 4096),
+    "regs_per_sm": Whole(1, 2**20), "regs_per_block": Whole(1, 2**20),
     "reg_alloc_unit": Whole(1, 1024), "reg_alloc_sub_partitions": Whole(1, 16),
-    "max_regs_per_thread": Whole(1, 1024), "smem_per_sm_bytes": Whole(0, 2**24),
-    "smem_per_block_bytes": Whole(0, 2**24), "smem_per_block_optin_bytes": Whole(0, 2**24),
+    "max_regs_per_thread": Whole(1, 1024), "smem_per_sm_bytes": _SMEM,
+    "smem_per_block_bytes": _SMEM, "smem_per_block_optin_bytes": _SMEM,
     "smem_reserved_per_block_bytes": Whole(0, 2**20), "smem_alloc_unit_bytes": Whole(1, 2**20),
-    "smem_carveout_steps_kib": Items(64, Whole(0, 2**14)), "l2_bytes": _BYTES, "memory_bytes": _BYTES,
-    "peak_dram_gbps": Real(hi=1e7, positive=True), "clock_mhz": Whole(0, 10**5),
-    "gpc_count": Whole(1, 1024), "sms_per_tpc": Whole(1, 16), "source": Text(2000), "detected": Flag(),
+    "smem_carveout_steps_kib": Items(64, Whole(0, 2**14)), "l2_bytes": _BYTES,
+    "memory_bytes": _BYTES, "peak_dram_gbps": Real(hi=1e7, positive=True),
+    "clock_mhz": Whole(0, 10**5), "gpc_count": Whole(1, 1024), "sms_per_tpc": Whole(1, 16),
+    "source": Text(2000), "detected": Flag(),
 }
 _SPEC_FIELDS = {f for f in GPU_SPEC_SCHEMA if f != "detected"}
 

@@ -15,11 +15,10 @@ from sim.geometry import launch_geometry
 from sim.occupancy import LIMITERS, occupancy
 from sim.predict import H200_FIT
 from sim.scheduler import PLACEMENTS, MemoryBoundCost, UniformCost, simulate
-from sim.trace import check_trace_size, save_trace
+from sim.trace import MIN_BLOCK_US, check_trace_size, save_trace
 from sim.units import fmt_bytes
 
 MAX_US = 1e9  # any time option: 1000 s per block is far past every kernel
-MIN_BLOCK_US = 1e-3  # a block takes at least a nanosecond; shorter cannot be told apart in time
 MAX_JITTER_BLOCKS = 2**17  # ~12 s on 2 cores: the engine takes one step per distinct end time
 
 
@@ -56,12 +55,14 @@ def register(subparsers) -> None:
                    help="block durations: 'uniform' (every block --duration-us) or 'memory' (default: "
                         "bytes at the block's share of DRAM bandwidth, at least --latency-us, plus "
                         "--overhead-us; SMs start a block per --sm-dispatch-us)")
-    p.add_argument("--duration-us", type=arg_real("--duration-us", MIN_BLOCK_US, MAX_US), default=10.0, help="block duration for --cost uniform")
+    p.add_argument("--duration-us", type=arg_real("--duration-us", MIN_BLOCK_US, MAX_US), default=10.0,
+                   help="block duration for --cost uniform")
     p.add_argument("--jitter", type=arg_real("--jitter", 0, 0.9), default=0.0,
                    help="uniform cost: +-fraction of random, seeded variation per block (e.g. 0.2)")
     p.add_argument("--bytes-per-element", type=arg_real("--bytes-per-element", 0, 1e6), default=12.0,
                    help="memory cost: bytes each element moves (vector add fp32: 12)")
-    p.add_argument("--overhead-us", type=arg_real("--overhead-us", 0, MAX_US), default=0.0, help="memory cost: fixed time per block")
+    p.add_argument("--overhead-us", type=arg_real("--overhead-us", 0, MAX_US), default=0.0,
+                   help="memory cost: fixed time per block")
     p.add_argument("--latency-us", type=arg_real("--latency-us", 0, MAX_US), default=H200_FIT.latency_us,
                    help="memory cost: no block finishes sooner than this DRAM round trip "
                         "(default %(default)s: fitted on the H200, sim/predict.py)")
@@ -71,7 +72,8 @@ def register(subparsers) -> None:
                         "(default %(default)s: fitted on the H200)")
     p.add_argument("--placement", choices=["sm", "tpc"], default="tpc",
                    help="'sm': SM 0,1,2,...; 'tpc': TPC pairs spread over GPCs, as recorded on an H200")
-    p.add_argument("--trace", metavar="FILE.json", type=arg_path("--trace file"), help="write every block's SM, slot, start and end")
+    p.add_argument("--trace", metavar="FILE.json", type=arg_path("--trace file"),
+                   help="write every block's SM, slot, start and end")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_simulate)
 

@@ -223,10 +223,12 @@ class CudaCC:
         parts = v.split(".") if isinstance(v, str) and len(v) <= 8 else v
         if not isinstance(parts, (list, tuple)) or len(parts) != 2:
             raise FieldError(self.want)
-        try:
-            major, minor = (Whole(0, 99)(int(p) if isinstance(p, str) and p.isdigit() else p) for p in parts)
-        except FieldError:
-            raise FieldError(self.want) from None
+        for part in parts:
+            number = int(part) if isinstance(part, str) and part.isdigit() else part
+            try:
+                Whole(0, 99)(number)
+            except FieldError:
+                raise FieldError(self.want) from None
         return v
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from sim.errors import UserError
 from sim.files import load_json_bounded, read_user_file, write_json_atomic
-from sim.inputs import Maybe, Object, OneOf, Real, Text, Whole, check_fields, shown
+from sim.inputs import FieldError, Object, OneOf, Real, Text, Whole, check_fields, shown
 
 FORMAT = "warpscope-trace/1"
 COLUMNS = ["block", "sm", "slot", "start_us", "end_us"]
@@ -25,6 +25,7 @@ MAX_SMS = 1024  # far above any GPU (an H200 has 132 SMs); a bigger SM number is
 MAX_SLOTS = 1024  # block slots per SM (GPUs have at most 32)
 MAX_BLOCK_ID = 2**31 - 1  # CUDA's grid limit in x
 MAX_TIME_US = 1e12  # 11 days: any later time is a damaged file, not a kernel
+MIN_BLOCK_US = 1e-3  # a block takes at least a nanosecond (as `simulate` requires)
 # Bounded work: a trace is read whole (JSON) and replayed block by block (compare, the window's
 # Timeline), so its size is capped before reading. 2^18 blocks is 8 MB as `simulate --trace`
 # writes it and about 7 s to compare on 2 CPU cores (a recorded H200 trace has ~12,000 blocks);
@@ -32,11 +33,17 @@ MAX_TIME_US = 1e12  # 11 days: any later time is a damaged file, not a kernel
 MAX_TRACE_BLOCKS = 2**18
 MAX_TRACE_BYTES = 16 * 2**20
 
-_SCHEMA = {"source": OneOf(("simulated", "recorded")), "gpu": Text(200), "time_unit": OneOf(("us",)),
-           "meta": Maybe(Object())}
-_META_SCHEMA = {"sm_count": Maybe(Whole(1, MAX_SMS)), "predicted": Maybe(Object()),
-                "spin_us": Maybe(Real(0, MAX_TIME_US))}
-_PREDICTED_SCHEMA = {"blocks_per_sm": Maybe(Whole(1, MAX_SLOTS))}
+_SCHEMA = {"source": OneOf(("simulated", "recorded")), "gpu": Text(200), "time_unit": OneOf(("us",))}
+# What the rest of WarpScope reads from "meta" (kernels/trace.py, compare, the Timeline panel).
+_META_SCHEMA = {"sm_count": Whole(1, MAX_SMS), "predicted": Object(), "spin_us": Real(0, MAX_TIME_US)}
+_PREDICTED_SCHEMA = {"blocks_per_sm": Whole(1, MAX_SLOTS)}
+_COLUMN_BOUNDS = [  # name, lowest, highest, whole number?, in words
+    ("block", 0, MAX_BLOCK_ID, True, f"a block id in 0..{MAX_BLOCK_ID}"),
+    ("sm", 0, MAX_SMS - 1, True, f"an SM in 0..{MAX_SMS - 1}"),
+    ("slot", -1, MAX_SLOTS, True, f"a slot in -1..{MAX_SLOTS} (-1: not recorded)"),
+    ("start_us", 0.0, MAX_TIME_US, False, f"a time in 0..{MAX_TIME_US:g} us"),
+    ("end_us", 0.0, MAX_TIME_US, False, f"a time in 0..{MAX_TIME_US:g} us"),
+]
 
 
 @dataclass(frozen=True)
@@ -89,15 +96,30 @@ def load_trace(path) -> Trace:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         fmt = data.get("format") if isinstance(data, dict) else None
         raise UserError(f"{where} is not a WarpScope trace (format {shown(fmt)})")
-    fields = check_fields(data, _SCHEMA, where, required=("blocks",), defaults={"source": "?", "gpu": "?"})
-    meta = fields.get("meta") or {}
-    meta |= check_fields(meta, _META_SCHEMA, f"{where}: meta")
-    if meta.get("predicted") is not None:
-        meta["predicted"] |= check_fields(meta["predicted"], _PREDICTED_SCHEMA, f"{where}: meta.predicted")
+    fields = check_fields(data, _SCHEMA, where, required=("blocks",),
+                          defaults={"source": "?", "gpu": "?"})
+    meta = _known_good(data.get("meta"), _META_SCHEMA)
+    if "predicted" in meta:
+        meta["predicted"] = _known_good(meta["predicted"], _PREDICTED_SCHEMA)
     rows = _rows(data["blocks"], where)
     return Trace(source=fields["source"], gpu=fields["gpu"],
                  block=rows[:, 0].astype(np.int64), sm=rows[:, 1].astype(np.int64),
                  slot=rows[:, 2].astype(np.int64), start_us=rows[:, 3], end_us=rows[:, 4], meta=meta)
+
+
+def _known_good(meta, schema: dict) -> dict:
+    """`meta` only says how a trace was made: a damaged entry there is dropped (then it is
+    missing, and e.g. `compare` asks for --blocks-per-sm), the recorded blocks still open."""
+    if not isinstance(meta, dict):
+        return {}
+    good = dict(meta)
+    for name, kind in schema.items():
+        if name in good:
+            try:
+                good[name] = kind(good[name])
+            except FieldError:
+                del good[name]
+    return good
 
 
 def _rows(blocks, where: str) -> np.ndarray:
@@ -115,16 +137,13 @@ def _rows(blocks, where: str) -> np.ndarray:
     if rows.ndim != 2 or rows.shape[1] != len(COLUMNS) or rows.dtype.kind not in "iuf":
         raise UserError(f"{where}: every entry of 'blocks' must be 5 numbers {COLUMNS}")
     rows = rows.astype(float)
-    limits = {"block": (0, MAX_BLOCK_ID), "sm": (0, MAX_SMS - 1), "slot": (-1, MAX_SLOTS),
-              "start_us": (0.0, MAX_TIME_US), "end_us": (0.0, MAX_TIME_US)}
-    for col, (name, (lo, hi)) in enumerate(limits.items()):
+    for col, (name, lo, hi, whole, kind) in enumerate(_COLUMN_BOUNDS):
         values = rows[:, col]
         bad = ~(np.isfinite(values) & (values >= lo) & (values <= hi))
-        if isinstance(lo, int):
+        if whole:
             bad |= values != np.round(values)
         if bad.any():
             i = int(np.argmax(bad))
-            kind = f"a whole number {lo:,}..{hi:,}" if isinstance(lo, int) else f"a time in {lo:g}..{hi:g} us"
             raise UserError(f"{where}: block row {i}: {name} must be {kind}, got {shown(blocks[i][col])}")
     early = rows[:, 4] < rows[:, 3]
     if early.any():
@@ -132,4 +151,11 @@ def _rows(blocks, where: str) -> np.ndarray:
         raise UserError(f"{where}: block row {i} ends before it starts (end_us < start_us)")
     if not (rows[:, 4] > rows[:, 3]).any():
         raise UserError(f"{where}: no block takes any time (every end_us equals its start_us)")
+    median = float(np.median(rows[:, 4] - rows[:, 3]))
+    if median < MIN_BLOCK_US:  # the simulation of such a grid is meaningless (or seconds, not us)
+        raise UserError(f"{where}: the median block takes {median:.3g} us; a block takes at least "
+                        f"{MIN_BLOCK_US} us (times are in microseconds)")
+    ids, counts = np.unique(rows[:, 0], return_counts=True)
+    if (counts > 1).any():
+        raise UserError(f"{where}: block {int(ids[np.argmax(counts > 1)])} appears more than once")
     return rows

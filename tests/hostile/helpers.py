@@ -26,9 +26,13 @@ LONG = os.environ.get("WARPSCOPE_FUZZ", "").lower() == "long"
 
 def fuzz(examples: int):
     """Hypothesis settings for one fuzz test: `examples` by default, 40x that with WARPSCOPE_FUZZ=long."""
-    return settings(max_examples=examples * 40 if LONG else examples, deadline=None, derandomize=not LONG,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-                    database=None)
+    return settings(
+        max_examples=examples * 40 if LONG else examples,
+        deadline=None,
+        derandomize=not LONG,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+        database=None,
+    )
 
 
 class Hang(Exception):
@@ -38,6 +42,7 @@ class Hang(Exception):
 @contextlib.contextmanager
 def time_limit(seconds: float):
     """Fail (instead of hanging the suite) if the block takes longer than `seconds`."""
+
     def on_alarm(*_):
         raise Hang(f"took more than {seconds} s")
 
@@ -73,41 +78,135 @@ def assert_contract(code: int, err: str, argv=()) -> None:
 
 def snapshot(folder: Path) -> dict[str, bytes]:
     """Every file under `folder` and its bytes (to prove nothing appeared, changed or vanished)."""
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
 # -- hostile values -------------------------------------------------------------------------------
 # Text a user might type (or paste) where a number belongs.
-_SPECIAL_TEXT = ["", " ", "-", ".", "-.", "e", "1e", "nan", "NaN", "inf", "-inf", "Infinity", "1e400",
-                 "1e-400", "1e999999999", "9" * 400, "9" * 50 + "^64", "2^99", "2**64", "2^63", "2^-1",
-                 "0x10", "1_000", "1,,000", "--5", "+5", "-0", "0", "1.5", "1.5e3", "4M", "48KiB", "1e6k",
-                 "١٢٣", "１２", "\u00a0", "\x00", "5 parsecs", "2^20..2^10", "1e6;;", "0..0", "1..2^62 x2"]
+_SPECIAL_TEXT = [
+    "",
+    " ",
+    "-",
+    ".",
+    "-.",
+    "e",
+    "1e",
+    "nan",
+    "NaN",
+    "inf",
+    "-inf",
+    "Infinity",
+    "1e400",
+    "1e-400",
+    "1e999999999",
+    "9" * 400,
+    "9" * 50 + "^64",
+    "2^99",
+    "2**64",
+    "2^63",
+    "2^-1",
+    "0x10",
+    "1_000",
+    "1,,000",
+    "--5",
+    "+5",
+    "-0",
+    "0",
+    "1.5",
+    "1.5e3",
+    "4M",
+    "48KiB",
+    "1e6k",
+    "١٢٣",
+    "１２",
+    "\u00a0",
+    "\x00",
+    "5 parsecs",
+    "2^20..2^10",
+    "1e6;;",
+    "0..0",
+    "1..2^62 x2",
+]
 number_text = st.one_of(
     st.sampled_from(_SPECIAL_TEXT),
     st.integers(min_value=-(10**30), max_value=10**30).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
     st.builds(lambda a, b: f"{a}^{b}", st.integers(0, 10**25), st.integers(0, 200)),
-    st.builds(lambda a, b, s: f"{a}e{b}{s}", st.integers(-10**6, 10**6), st.integers(-50, 50),
-              st.sampled_from(["", "k", "M", "G", "KiB", "kb"])),
+    st.builds(
+        lambda a, b, s: f"{a}e{b}{s}",
+        st.integers(-(10**6), 10**6),
+        st.integers(-50, 50),
+        st.sampled_from(["", "k", "M", "G", "KiB", "kb"]),
+    ),
     st.text(max_size=12),
 )
 
 # JSON values that replace one field of a valid file.
 _NESTED = json.loads("[" * 40 + "]" * 40)
 json_values = st.one_of(
-    st.sampled_from([None, True, False, 0, -1, 1, 0.5, -0.0, 2**31, 2**63, -(2**63), 10**30, 1e308, -1e308,
-                     1e-308, "", "abc", "1", "NaN", [], {}, [[]], [1, 2], {"a": 1}, "x" * 5000, _NESTED]),
-    st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=20),
+    st.sampled_from(
+        [
+            None,
+            True,
+            False,
+            0,
+            -1,
+            1,
+            0.5,
+            -0.0,
+            2**31,
+            2**63,
+            -(2**63),
+            10**30,
+            1e308,
+            -1e308,
+            1e-308,
+            "",
+            "abc",
+            "1",
+            "NaN",
+            [],
+            {},
+            [[]],
+            [1, 2],
+            {"a": 1},
+            "x" * 5000,
+            _NESTED,
+        ]
+    ),
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=20),
 )
 # Tokens that are not JSON values at all but a damaged file may hold.
-raw_tokens = st.sampled_from(["NaN", "Infinity", "-Infinity", "1" * 5000, "[" * 5000, "{", "\"\\ud800\"",
-                              "1e99999", "tru", "\"unterminated"])
+raw_tokens = st.sampled_from(
+    [
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "1" * 5000,
+        "[" * 5000,
+        "{",
+        '"\\ud800"',
+        "1e99999",
+        "tru",
+        '"unterminated',
+    ]
+)
 
 
 def paths(doc, prefix=()) -> list[tuple]:
     """Every place in a JSON document a value sits, as key/index paths (lists: first 3 items)."""
     out = []
-    items = doc.items() if isinstance(doc, dict) else enumerate(doc[:3]) if isinstance(doc, list) else ()
+    items = (
+        doc.items()
+        if isinstance(doc, dict)
+        else enumerate(doc[:3])
+        if isinstance(doc, list)
+        else ()
+    )
     for key, value in items:
         out.append(prefix + (key,))
         out += paths(value, prefix + (key,))
@@ -138,8 +237,13 @@ def mutations(doc):
         return json.dumps(mutated(doc, path, None, delete=True)), f"del {path}"
 
     def token(path, tok):
-        marker = "\"__HOSTILE__\""
-        return json.dumps(mutated(doc, path, "__HOSTILE__")).replace(marker, tok, 1), f"{path} = {tok:.20}"
+        marker = '"__HOSTILE__"'
+        return json.dumps(mutated(doc, path, "__HOSTILE__")).replace(
+            marker, tok, 1
+        ), f"{path} = {tok:.20}"
 
-    return st.one_of(st.builds(replace, where, json_values), st.builds(delete, where),
-                     st.builds(token, where, raw_tokens))
+    return st.one_of(
+        st.builds(replace, where, json_values),
+        st.builds(delete, where),
+        st.builds(token, where, raw_tokens),
+    )

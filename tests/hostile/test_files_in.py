@@ -83,32 +83,46 @@ def test_mutated_results_as_csv(tmp_path_factory, case):
         load_results(folder / "r.csv")
 
 
-@pytest.mark.parametrize("change, words", [
-    ({"notes": 5}, "'notes' must be a list"),  # was TypeError
-    ({"measurements": [{**RESULTS["measurements"][0], "regs_per_thread": "abc"}]},
-     "'regs_per_thread' must be a whole number"),  # printed a traceback and exited 0
-    ({"device": {**RESULTS["device"], "warp_size": 0}}, "'warp_size'"),
-    ({"device": {**RESULTS["device"], "sm_count": 10**9}}, "'sm_count'"),
-    ({"device": []}, "'device' must be an object"),
-    ({"measurements": [{**RESULTS["measurements"][0], "blocks_per_sm": 10**6}]}, "'blocks_per_sm'"),
-])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"notes": 5}, "'notes' must be a list"),  # was TypeError
+        (
+            {"measurements": [{**RESULTS["measurements"][0], "regs_per_thread": "abc"}]},
+            "'regs_per_thread' must be a whole number",
+        ),  # printed a traceback and exited 0
+        ({"device": {**RESULTS["device"], "warp_size": 0}}, "'warp_size'"),
+        ({"device": {**RESULTS["device"], "sm_count": 10**9}}, "'sm_count'"),
+        ({"device": []}, "'device' must be an object"),
+        (
+            {"measurements": [{**RESULTS["measurements"][0], "blocks_per_sm": 10**6}]},
+            "'blocks_per_sm'",
+        ),
+    ],
+)
 def test_listed_results_damage(tmp_path, change, words):
     (tmp_path / "r.json").write_text(json.dumps({**RESULTS, **change}))
-    code, _, err = run_cli(["export", "--results", str(tmp_path / "r.json"), "--out", str(tmp_path / "o")])
+    code, _, err = run_cli(
+        ["export", "--results", str(tmp_path / "r.json"), "--out", str(tmp_path / "o")]
+    )
     assert code == 2 and words in err and err.count("\n") == 1
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.parametrize("doc, words", [
-    ({**TRACE, "blocks": []}, "holds no blocks"),
-    ({**TRACE, "gpu": 123}, "field 'gpu' must be text"),
-    ({**TRACE, "gpu": None}, "field 'gpu' must be text"),
-    ({**TRACE, "gpu": ["H200"]}, "field 'gpu' must be text"),
-    ({**TRACE, "blocks": [[0, -1, 0, 0, 1]]}, "sm must be a whole number"),
-    ({**TRACE, "blocks": [[0, 0, 0, 0, 1e300]]}, "end_us must be a time"),
-    ({**TRACE, "blocks": [[0, 0, 0, 5, 1]]}, "ends before it starts"),
-    ({**TRACE, "meta": {"predicted": {"blocks_per_sm": 10**9}}}, "'blocks_per_sm'"),
-])
+@pytest.mark.parametrize(
+    "doc, words",
+    [
+        ({**TRACE, "blocks": []}, "holds no blocks"),
+        ({**TRACE, "gpu": 123}, "field 'gpu' must be one line of text"),
+        ({**TRACE, "gpu": None}, "field 'gpu' must be one line of text"),
+        ({**TRACE, "gpu": ["H200"]}, "field 'gpu' must be one line of text"),
+        ({**TRACE, "blocks": [[0, -1, 0, 0, 1]]}, "sm must be an SM in 0..1023"),
+        ({**TRACE, "blocks": [[0, 0, 0, 0, 1e300]]}, "end_us must be a time"),
+        ({**TRACE, "blocks": [[0, 0, 0, 5, 1]]}, "ends before it starts"),
+        ({**TRACE, "meta": {"predicted": {"blocks_per_sm": 10**9}}}, "pass --blocks-per-sm"),
+        ({**TRACE, "meta": [1, 2]}, "pass --blocks-per-sm"),
+    ],
+)
 def test_listed_trace_damage(tmp_path, doc, words):
     (tmp_path / "t.json").write_text(json.dumps(doc))
     code, _, err = run_cli(["compare", str(tmp_path / "t.json")])
@@ -142,26 +156,46 @@ def _too_many_blocks(path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("make, words", [
-    (_deep, "nested 200,000 levels deep"),
-    (_fifo, "pipe, device"),
-    (_sparse_gigabyte, "1 GiB; a"),
-    (_folder, "is a folder"),
-    (_too_many_blocks, "more than 262,144 blocks"),
-    (lambda p: Path("/dev/zero"), "pipe, device"),  # grew without bound (12 GB)
-    (lambda p: p.with_name("absent.json"), "No such"),
-    (lambda p: p.write_bytes(b'{"format": "warpscope-trace/1", "x": "\xff"}') and p, "not a text file"),
-    (lambda p: p.write_text('{"format": "warpscope-trace/1", "blocks": [[0,0,0,0,NaN]]}') and p, "NaN"),
-    (lambda p: p.write_text('{"format": "warpscope-trace/1", "n": ' + "1" * 5000 + "}") and p, "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "make, words",
+    [
+        (_deep, "nested 200,000 levels deep"),
+        (_fifo, "pipe, device"),
+        (_sparse_gigabyte, "1 GiB; a"),
+        (_folder, "is a folder"),
+        (_too_many_blocks, "more than 262,144 blocks"),
+        (lambda p: Path("/dev/zero"), "pipe, device"),  # grew without bound (12 GB)
+        (lambda p: p.with_name("absent.json"), "No such"),
+        (
+            lambda p: p.write_bytes(b'{"format": "warpscope-trace/1", "x": "\xff"}') and p,
+            "not a text file",
+        ),
+        (
+            lambda p: (
+                p.write_text('{"format": "warpscope-trace/1", "blocks": [[0,0,0,0,NaN]]}') and p
+            ),
+            "NaN",
+        ),
+        (
+            lambda p: (
+                p.write_text('{"format": "warpscope-trace/1", "n": ' + "1" * 5000 + "}") and p
+            ),
+            "not valid JSON",
+        ),
+    ],
+)
 @pytest.mark.parametrize("command", ["compare", "export --results"])
 def test_files_that_are_not_files(tmp_path, make, words, command):
     path = make(tmp_path / "in.json")
-    argv = [*command.split(), str(path)] + (["--out", str(tmp_path / "o")] if "export" in command else [])
+    argv = [*command.split(), str(path)] + (
+        ["--out", str(tmp_path / "o")] if "export" in command else []
+    )
     before = snapshot(tmp_path) if path.is_file() and path.stat().st_size < 2**24 else None
     code, _, err = run_cli(argv, seconds=10)
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
-    if command == "compare" or (path.suffix == ".json" and words in ("pipe, device", "is a folder", "No such")):
+    if command == "compare" or (
+        path.suffix == ".json" and words in ("pipe, device", "is a folder", "No such")
+    ):
         assert words in err, err
     assert not (tmp_path / "o").exists()
     if before is not None:

@@ -88,8 +88,8 @@ def _raw_trace(tmp_path, blocks, meta=None, raw=None):
 
 
 @pytest.mark.parametrize("blocks,raw,words", [
-    ([[0, -1, -1, 0.0, 1.0]], None, "row 0: sm must be a whole number 0..1,023, got -1"),
-    ([[0, 10**7, -1, 0.0, 1.0]], None, "sm must be a whole number 0..1,023"),  # was a 33 GiB raster
+    ([[0, -1, -1, 0.0, 1.0]], None, "row 0: sm must be an SM in 0..1023, got -1"),
+    ([[0, 10**7, -1, 0.0, 1.0]], None, "an SM in 0..1023"),  # was a 33 GiB raster
     ([[0, 0, -1, 5.0, 1.0]], None, "row 0 ends before it starts"),
     ([[0, 0, -1, float("nan"), 1.0]], None, "NaN is not a number JSON allows"),
     ([[0, 0, -1, 1.0, 1.0]], None, "no block takes any time"),
