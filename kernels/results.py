@@ -26,8 +26,10 @@ from .timing import FORMAT, BenchResult, Measurement
 
 FIELDS = [f.name for f in dataclasses.fields(Measurement)]
 _HEADER = ("created", "command", "copy_ceiling_gbps", "peak_dram_gbps", "cancelled")
-MAX_RESULTS_BYTES = 32 * 2**20  # ~40,000 measurements; a sweep writes hundreds
-MAX_MEASUREMENTS = 20_000
+# Bounded work: a sweep writes tens to hundreds of measurements (benchmarks/gpu_*_h200.json: 75
+# and 90); the window simulates a prediction for each, so a file holds at most 2,000 (~2 MB).
+MAX_MEASUREMENTS = 2_000
+MAX_RESULTS_BYTES = 4 * 2**20
 
 # What every field of a file may hold: the window divides by these, takes their logarithms and
 # simulates their grids, so each is bounded (a damaged file is one message naming the field).

@@ -55,12 +55,14 @@ def test_number_parsers_return_bounded_values_or_one_line(text):
 LAUNCH_OPTIONS = ["--elements", "--block", "--regs", "--smem", "--carveout"]
 
 
-@fuzz(80)
+@fuzz(60)
 @given(
     option=st.sampled_from(LAUNCH_OPTIONS),
     value=number_text,
     command=st.sampled_from([["explain", "--json"], ["simulate", "--json", "--cost", "uniform"]]),
 )
+@example(option="--smem", value="9" * 400, command=["explain", "--json"])  # OverflowError
+@example(option="--block", value="9" * 50 + "^64", command=["explain", "--json"])  # int-digits limit
 def test_launch_options(option, value, command):
     argv = [*command, option, value]
     code, out, err = run_cli(argv)

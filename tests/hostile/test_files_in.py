@@ -25,7 +25,7 @@ RESULTS = json.loads((ROOT / "benchmarks" / "gpu_blocks_h200.json").read_text())
 RESULTS["measurements"] = RESULTS["measurements"][:4]
 
 
-@fuzz(150)
+@fuzz(100)
 @given(case=mutations(TRACE))
 def test_mutated_traces_load_or_name_the_problem(tmp_path_factory, case):
     text, _ = case
@@ -42,7 +42,7 @@ def test_mutated_traces_load_or_name_the_problem(tmp_path_factory, case):
     assert trace.sm.min() >= 0 and (trace.end_us >= trace.start_us).all()
 
 
-@fuzz(60)
+@fuzz(40)
 @given(case=mutations(TRACE))
 def test_compare_on_mutated_traces_keeps_the_contract(tmp_path_factory, case):
     text, _ = case
@@ -52,7 +52,7 @@ def test_compare_on_mutated_traces_keeps_the_contract(tmp_path_factory, case):
     assert_contract(code, err)
 
 
-@fuzz(150)
+@fuzz(100)
 @given(case=mutations(RESULTS))
 def test_mutated_results_load_or_name_the_field(tmp_path_factory, case):
     text, _ = case
@@ -68,7 +68,7 @@ def test_mutated_results_load_or_name_the_field(tmp_path_factory, case):
     assert load_results(folder / "r.csv").measurements == result.measurements
 
 
-@fuzz(100)
+@fuzz(60)
 @given(case=mutations(RESULTS))
 def test_mutated_results_as_csv(tmp_path_factory, case):
     """The same damage in a CSV file: the cell is damaged instead of the JSON field."""

@@ -51,7 +51,7 @@ def _open_results(win, path) -> bool:
     return True
 
 
-@fuzz(30)
+@fuzz(20)
 @given(case=mutations(TRACE))
 def test_crafted_traces_open_or_say_why(window, tmp_path_factory, case):
     text, what = case
