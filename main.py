@@ -95,6 +95,8 @@ def _fail(message: str) -> int:
     except (OSError, ValueError):  # unwritable stdout must not fail again at exit
         _silence_stdout()
     line = " ".join(message.split())  # one line, whatever the message held
+    if len(line) > 2000:  # e.g. a pasted megabyte echoed back
+        line = f"{line[:1500]} ... {line[-300:]}"
     try:
         print(f"warpscope: error: {line}", file=sys.stderr, flush=True)
     except OSError:
