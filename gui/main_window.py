@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMe
 from gui import help as help_texts
 from gui import style
 from gui.adapter import Debouncer, HostRunner, PlaybackClock, TaskOutcome, TaskRunner
-from gui.export import ExportItem
+from gui.export import ExportItem, export_to_folder, save_png_message
 from gui.jobs import BandwidthJobs, BenchJobs
 from gui.models.bench import BenchModel
 from gui.models.launch import LaunchInputs, LaunchModel, compute_state
@@ -32,7 +32,7 @@ from gui.models.playback import PlaybackModel
 from gui.models.session import session_dict
 from gui.models.simulation import SimRun, SimulationModel, SimulationOptions
 from gui.models.trace import TraceModel
-from gui.settings import open_settings
+from gui.settings import open_settings, saved_inputs, settings_notice
 from gui.widgets.qt_bandwidth import QtBandwidth
 from gui.widgets.qt_geometry import QtGeometry
 from gui.widgets.qt_launch_controls import QtLaunchControls
@@ -253,23 +253,11 @@ class MainWindow(QMainWindow):
 
     # -- settings ---------------------------------------------------------------------------------
     def _saved_inputs(self) -> LaunchInputs | None:
-        raw = self.settings.value("launch/inputs", "")
-        if not raw:
-            return None
-        try:
-            inputs = LaunchInputs.from_dict(json.loads(raw))
-        except (ValueError, TypeError, AttributeError):
-            return None
-        # A hand-edited or damaged file (elements 0, carveout 500, 5000 threads) would open the
-        # window stuck on an error every later change is refused for: start from defaults.
-        from sim.devices import preset, presets
-
-        spec = preset(inputs.gpu if inputs.gpu in presets() else LaunchInputs().gpu)
-        if compute_state(inputs, spec).error or not 1 <= inputs.threads_per_block <= spec.max_threads_per_block:
-            return None
-        return inputs
+        return saved_inputs(self.settings)  # checked; a damaged file was already set aside
 
     def _restore_settings(self) -> None:
+        if notice := settings_notice(self.settings):
+            self.show_message(f"Settings: {notice}", error=True, timeout_ms=30000)
         geo = self.settings.value("window/geometry")
         if isinstance(geo, QByteArray) and not geo.isEmpty():
             self.restoreGeometry(geo)
@@ -471,7 +459,7 @@ class MainWindow(QMainWindow):
         if not folder:
             return
         try:
-            files = self.export_all(folder)
+            files = export_to_folder(folder, self.export_all)  # replaces an earlier export whole
         except (OSError, ValueError) as exc:
             self.show_message(f"Export failed: {exc}", error=True)
             return
@@ -480,8 +468,8 @@ class MainWindow(QMainWindow):
     def _on_screenshot(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "warpscope.png", "PNG (*.png)")
         if path:
-            ok = self.grab().save(path, "PNG")
-            self.show_message(f"Saved {path}" if ok else f"Could not write {path}", error=not ok)
+            ok, text = save_png_message(path, self.grab())  # written whole, or not at all
+            self.show_message(text, error=not ok)
 
     def _on_open_results(self) -> None:
         self.docks["bandwidth"].show()
