@@ -24,7 +24,8 @@ from sim.files import write_json_atomic, write_text_atomic
 from .timing import FORMAT, BenchResult, Measurement
 
 FIELDS = [f.name for f in dataclasses.fields(Measurement)]
-_HEADER = ("created", "command", "copy_ceiling_gbps", "peak_dram_gbps", "cancelled")
+_HEADER = ("created", "command", "copy_ceiling_gbps", "peak_dram_gbps", "cancelled",
+           "compute_ceiling_tflops")
 
 
 def _kind(path) -> str:
@@ -38,6 +39,7 @@ def to_dict(result: BenchResult) -> dict:
     return {"format": FORMAT, "created": result.created, "command": result.command,
             "device": result.device, "copy_ceiling_gbps": result.copy_ceiling_gbps,
             "peak_dram_gbps": result.peak_dram_gbps, "cancelled": result.cancelled,
+            "compute_ceiling_tflops": result.compute_ceiling_tflops,
             "notes": list(result.notes),
             "measurements": [dataclasses.asdict(m) | {"limited_by": list(m.limited_by)}
                              for m in result.measurements]}
@@ -92,7 +94,8 @@ def from_dict(data: dict) -> BenchResult:
                        copy_ceiling_gbps=data.get("copy_ceiling_gbps"),
                        peak_dram_gbps=data.get("peak_dram_gbps"),
                        cancelled=bool(data.get("cancelled", False)),
-                       notes=tuple(data.get("notes", ())))
+                       notes=tuple(data.get("notes", ())),
+                       compute_ceiling_tflops=_positive(data.get("compute_ceiling_tflops")))
 
 
 def to_csv(result: BenchResult) -> str:
@@ -141,7 +144,15 @@ def from_csv(text: str) -> BenchResult:
                        command=meta.get("command", ""), measurements=ms,
                        copy_ceiling_gbps=num("copy_ceiling_gbps"),
                        peak_dram_gbps=num("peak_dram_gbps"),
-                       cancelled=meta.get("cancelled") == "True")
+                       cancelled=meta.get("cancelled") == "True",
+                       compute_ceiling_tflops=_positive(num("compute_ceiling_tflops")))
+
+
+def _positive(value) -> float | None:
+    """A ceiling read from a file: a positive finite number, else none (a damaged file draws no
+    line rather than a wrong one)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok and value > 0 else None
 
 
 def save_results(result: BenchResult, path) -> None:

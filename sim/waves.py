@@ -177,3 +177,45 @@ def point_errors(predicted_tflops, measured: list[MeasuredPoint]) -> np.ndarray:
     """Predicted over measured TFLOP/s, minus one, point by point."""
     meas = np.array([p.tflops() for p in measured])
     return np.asarray(predicted_tflops, dtype=float) / meas - 1.0
+
+
+def format_sweep(dims_list: list[dict], predicted: dict, measured: MeasuredSweep | None = None,
+                 concurrent_tiles: int | None = None) -> str:
+    """The sweep as a text table: per size, tiles and waves, then per kernel the predicted (and
+    measured) TFLOP/s; '<' marks a drop of more than 10% from the size before. `predicted`:
+    kernel name -> [sim.throughput.MatmulPrediction] in sweep order."""
+    from sim.throughput import drops
+
+    axis = swept_axis(dims_list)
+    names = list(predicted)
+    meas = {n: (measured.points.get(n) if measured else None) for n in names}
+    pdrops = {n: set(drops([p.tflops for p in predicted[n]])) for n in names}
+    mdrops = {n: set(drops([p.tflops() for p in meas[n]])) for n in names if meas[n]}
+    head = [axis, "tiles", "waves"]
+    for n in names:
+        head += [f"{_short(n)} pred"] + ([f"{_short(n)} meas"] if meas[n] else [])
+    cub = measured.points.get(CUBLAS) if measured else None
+    if cub:
+        head.append("cuBLAS meas")
+    rows = [head]
+    first = predicted[names[0]]
+    for i, dims in enumerate(dims_list):
+        row = [f"{dims[axis]:,}", f"{first[i].tiles:,}", f"{first[i].waves:.2f}"]
+        for n in names:
+            row.append(f"{predicted[n][i].tflops:,.0f}" + ("<" if i in pdrops[n] else " "))
+            if meas[n]:
+                m = meas[n][i] if i < len(meas[n]) else None
+                row.append("" if m is None else f"{m.tflops():,.0f}" + ("<" if i in mdrops[n] else " "))
+        if cub:
+            row.append(f"{cub[i].tflops():,.0f}" if i < len(cub) else "")
+        rows.append(row)
+    widths = [max(len(r[c]) for r in rows) for c in range(len(head))]
+    lines = ["  ".join(cell.rjust(w) for cell, w in zip(r, widths)) for r in rows]
+    if concurrent_tiles:
+        lines.append(f"a wave is {concurrent_tiles:,} tiles (SMs x tiles per SM); TFLOP/s; "
+                     "'<' = more than 10% below the size before")
+    return "\n".join(lines)
+
+
+def _short(name: str) -> str:
+    return name.removeprefix("matmul_")
