@@ -25,7 +25,7 @@ from sim.matmul_work import BlockWork
 from sim.predict import H200_FIT
 from sim.scheduler import (MemoryBoundCost, Placement, Simulation, SmOrderPlacement,
                            TpcSpreadPlacement, UniformCost, simulate)
-from sim.throughput import ComputeBoundCost
+from sim.throughput import ComputeBoundCost, LaunchWork
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +89,7 @@ class CostParams:
     overhead_us: float = 0.0  # memory: fixed time per block
     latency_us: float = H200_FIT.latency_us  # memory: no block beats one DRAM round trip
     sm_dispatch_us: float = H200_FIT.sm_dispatch_interval_us  # memory: an SM starts one block this often
-    work: BlockWork | None = None  # compute: what each block does (sim.matmul_work)
+    work: BlockWork | LaunchWork | None = None  # compute: what each block does (sim.throughput)
     dtype: str = "float16"  # compute: which tensor rate
 
     def check(self) -> None:
@@ -122,10 +122,11 @@ def _make_cost(cid: str, gpu: GpuSpec, elements: int, elements_per_block: int, n
         if params.work is None:
             raise UserError("the compute-bound model needs a kernel that says what each block "
                             "computes (a matmul kernel); use the memory-bound or uniform model")
-        if params.work.n_blocks != n_blocks + first_block:
-            raise UserError(f"the work describes {params.work.n_blocks:,} blocks, the grid has "
+        work = params.work.build() if hasattr(params.work, "build") else params.work
+        if work.n_blocks != n_blocks + first_block:
+            raise UserError(f"the work describes {work.n_blocks:,} blocks, the grid has "
                             f"{n_blocks + first_block:,}")
-        return ComputeBoundCost.for_gpu(gpu, params.work, params.dtype, first_block=first_block), 0.0
+        return ComputeBoundCost.for_gpu(gpu, work, params.dtype, first_block=first_block), 0.0
     cost = MemoryBoundCost.for_launch(gpu, elements, elements_per_block, params.bytes_per_element,
                                       params.overhead_us, params.latency_us, n_blocks=n_blocks)
     return cost, params.sm_dispatch_us

@@ -211,18 +211,67 @@ def predict_matmul(kernel, dims: dict, gpu: GpuSpec, block: dict | None = None, 
                 break
     if not occ.can_launch:
         raise UserError(f"{kernel.name} cannot run on {gpu.name}: {occ.reason}")
+    problem, work = _matmul_launch(kernel, dims, params, gpu, occ.blocks_per_sm, dtype)
+    sim, cost = schedule_work(gpu, occ.blocks_per_sm, work, dtype, model, placement)
+    time_us = model.launch_overhead_us + sim.makespan_us
+    return MatmulPrediction(kernel.name, gpu.name, dict(M=problem.M, N=problem.N, K=problem.K),
+                            params, problem, work.n_blocks, occ.blocks_per_sm, time_us,
+                            problem.flops / time_us / 1e6, sim, cost, note)
+
+
+def _matmul_launch(kernel, dims: dict, params: dict, gpu: GpuSpec, blocks_per_sm: int,
+                   dtype: str = "float16") -> tuple[MatmulProblem, BlockWork]:
+    """The product and what each program of `kernel`'s grid (its own rule) does."""
     M, N, K = (int(dims[k]) for k in ("M", "N", "K"))
     problem = MatmulProblem(M, N, K, params["BLOCK_M"], params["BLOCK_N"], params["BLOCK_K"],
                             int(params.get("GROUP_M", 8)), dtype)
     shape = kernel.launch_shape(max(M, N, K), params, gpu.sm_count, dims=dims)
-    programs = shape.grid_blocks
     stream_k = bool(getattr(kernel, "constants", {}).get("STREAM_K", False))
-    work = matmul_work(problem, programs, stream_k, concurrent=occ.blocks_per_sm * gpu.sm_count)
-    sim, cost = schedule_work(gpu, occ.blocks_per_sm, work, dtype, model, placement)
-    time_us = model.launch_overhead_us + sim.makespan_us
-    return MatmulPrediction(kernel.name, gpu.name, dict(M=M, N=N, K=K), params, problem, programs,
-                            occ.blocks_per_sm, time_us, problem.flops / time_us / 1e6, sim, cost,
-                            note)
+    return problem, matmul_work(problem, shape.grid_blocks, stream_k,
+                                concurrent=blocks_per_sm * gpu.sm_count)
+
+
+@dataclass(frozen=True)
+class LaunchWork:
+    """What the compute-bound model needs to work out a launch's blocks: cheap to make and to
+    compare (the window makes one per change of the launch); `build()` does the work, in the
+    simulation's worker thread."""
+
+    kernel: object = field(repr=False)  # the declaration (kernels.spec.KernelSpec)
+    n: int
+    params: tuple  # the block parameters, as sorted (name, value) pairs
+    gpu: GpuSpec = field(repr=False)
+    blocks_per_sm: int
+    grid_blocks: int
+    dims: tuple | None = None  # ((name, size), ...) when they are not those of n
+
+    def build(self) -> BlockWork:
+        """A tiled matmul's programs item by item; any other kernel that declares its FLOPs, an
+        equal share of them per block. UserError when the kernel declares no FLOPs."""
+        from sim.matmul_work import uniform_work
+        from sim.scheduler import MAX_SIMULATED_BLOCKS
+
+        kernel, dims = self.kernel, dict(self.dims or ()) or None
+        if is_tiled_matmul(kernel):
+            params = kernel.block_params(dict(self.params))  # the declaration's defaults filled in
+            sizes = kernel.size_dims(self.n, dims)
+            tiles = (-(-sizes["M"] // params["BLOCK_M"])) * (-(-sizes["N"] // params["BLOCK_N"]))
+            if tiles > MAX_SIMULATED_BLOCKS:
+                raise UserError(f"{tiles:,} tiles is more than the simulator keeps "
+                                f"({MAX_SIMULATED_BLOCKS:,}); use a smaller matrix")
+            return _matmul_launch(kernel, sizes, params, self.gpu, self.blocks_per_sm)[1]
+        flops = kernel.flops_of(self.n, dims) if getattr(kernel, "flops", None) is not None else None
+        if not flops:
+            raise UserError(f"{kernel.name} declares no FLOPs, so the compute-bound model has "
+                            "nothing to time; use the memory-bound or uniform model")
+        nbytes = kernel.bytes_moved(self.n, dims=dims) if getattr(kernel, "bytes", None) else 0
+        return uniform_work(self.grid_blocks, flops, nbytes)
+
+
+def launch_work(kernel, n: int, params: dict, gpu: GpuSpec, blocks_per_sm: int,
+                grid_blocks: int, dims: dict | None = None) -> LaunchWork:
+    return LaunchWork(kernel, int(n), tuple(sorted(params.items())), gpu, int(blocks_per_sm),
+                      int(grid_blocks), tuple(sorted(dims.items())) if dims else None)
 
 
 def _occupancy(gpu: GpuSpec, params: dict, resources, itemsize: int):
