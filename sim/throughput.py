@@ -190,7 +190,7 @@ class MatmulPrediction:
 def predict_matmul(kernel, dims: dict, gpu: GpuSpec, block: dict | None = None, *,
                    dtype: str = "float16", resources: tuple[int, int] | None = None,
                    model: ComputeModel = H200_COMPUTE_FIT,
-                   placement: str = "tpc-spread") -> MatmulPrediction:
+                   placement="tpc-spread") -> MatmulPrediction:
     """Time and TFLOP/s of `kernel` (a declaration: kernels.spec.KernelSpec) on an M x N x K
     product, by the block scheduler with the compute-bound cost. `resources` = (registers per
     thread, shared memory per block) of the compiled kernel; default: estimated from the tile."""
@@ -280,13 +280,15 @@ def _occupancy(gpu: GpuSpec, params: dict, resources, itemsize: int):
 
 
 def schedule_work(gpu: GpuSpec, blocks_per_sm: int, work: BlockWork, dtype: str = "float16",
-                  model: ComputeModel = H200_COMPUTE_FIT, placement: str = "tpc-spread"):
-    """(Simulation, cost) of a launch whose blocks do `work`."""
+                  model: ComputeModel = H200_COMPUTE_FIT, placement="tpc-spread"):
+    """(Simulation, cost) of a launch whose blocks do `work`; `placement`: a sim.policies id or a
+    sim.scheduler.Placement."""
     from sim.policies import make_placement
     from sim.scheduler import simulate
 
     cost = ComputeBoundCost.for_gpu(gpu, work, dtype, model)
-    return simulate(gpu, work.n_blocks, blocks_per_sm, cost, make_placement(placement)), cost
+    order = make_placement(placement) if isinstance(placement, str) else placement
+    return simulate(gpu, work.n_blocks, blocks_per_sm, cost, order), cost
 
 
 def item_timeline(sim: Simulation, cost: ComputeBoundCost) -> Timeline:
