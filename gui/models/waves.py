@@ -290,7 +290,8 @@ class WavesModel:
         return "\n".join(lines)
 
     def wave_marks(self) -> list[tuple[float, str]]:
-        """(x, label) where the tiles reach a multiple of SMs x tiles per SM (the tiled kernel's)."""
+        """(x, tiles) where the tiles reach a multiple of SMs x tiles per SM (the tiled kernel's):
+        one size more and a new, nearly empty wave starts."""
         if not self.is_current() or not self.dims_list:
             return []
         preds = self.run.predictions[MATMULS[0]]
@@ -301,7 +302,7 @@ class WavesModel:
             i = int(np.searchsorted(tiles, k))  # the first size with at least k tiles
             if i < len(x) and tiles[i] >= k:
                 exact = x[i] if tiles[i] == k else np.interp(k, tiles, x)
-                out.append((float(exact), f"{k:,} tiles = {k // conc} wave{'s' if k > conc else ''}"))
+                out.append((float(exact), f"{k:,}"))
         return out
 
     def drops(self) -> dict[str, tuple[list[float], list[float]]]:

@@ -58,7 +58,7 @@ class QtWaves(QWidget):
             row.addWidget(w, stretch)
         lay.addLayout(row)
         self.plot = series_plot("TFLOP/s as the matrix grows", "N", "TFLOP/s")
-        self.plot.setMinimumSize(260, 200)
+        self.plot.setMinimumSize(260, 160)  # fits the bottom dock of a 1024 x 640 window
         lay.addWidget(self.plot, 1)
         self.caption = QLabel("")
         self.caption.setProperty("role", "muted")
@@ -116,7 +116,8 @@ class QtWaves(QWidget):
         if not m.is_current():
             self.caption.setText("Predicting…")
             return
-        for s in m.series():
+        # cuBLAS first, the tiled kernel last: on top where the persistent one runs beside it
+        for s in sorted(m.series(), key=lambda s: -list(COLORS).index(s.kernel)):
             color = COLORS[s.kernel]
             if np.isfinite(s.median).any():
                 draw_series(pi, s, color)
@@ -131,8 +132,8 @@ class QtWaves(QWidget):
             line = pg.InfiniteLine(pos=x, angle=90, pen=pen, label=label,
                                    labelOpts=dict(position=0.97, color=style.ACCENT, anchors=[(0, 0), (0, 0)]))
             pi.addItem(line)
-        if any(True for _ in m.wave_marks()):
-            legend_entry(pi, "a new wave starts", pg.mkPen(style.ACCENT, width=1, style=Qt.PenStyle.DotLine))
+        if m.wave_marks():
+            legend_entry(pi, "a wave more (tiles)", pg.mkPen(style.ACCENT, width=1, style=Qt.PenStyle.DotLine))
         try:
             peak = tensor_tflops(m.gpu, m.dtype)
             draw_level(pi, peak, f"spec peak {peak:,.0f}", style.BAD, Qt.PenStyle.DotLine)
@@ -152,16 +153,20 @@ class QtWaves(QWidget):
         """The chosen launch, then where TFLOP/s drops by more than 10%, per kernel, on one line."""
         m = self.model
         fmt = lambda xs: ", ".join(f"{x:,.0f}" for x in xs) or "none"  # noqa: E731
-        found, drops = m.drops(), []
-        for name in MATMULS:
+        found, groups = m.drops(), {}
+        for name in MATMULS:  # kernels with the same drops share one phrase
             meas, pred = found.get(name, ([], []))
             if not m.measured:
-                drops.append(f"{TITLES[name]} {fmt(pred)}")
+                text = f"at {fmt(pred)}"
             elif meas == pred:
-                drops.append(f"{TITLES[name]} {fmt(meas)} (as predicted)")
+                text = f"at {fmt(meas)}, as predicted"
             else:
-                drops.append(f"{TITLES[name]} measured {fmt(meas)}, predicted {fmt(pred)}")
-        line = f"Drops > 10% at {m.axis} = " + "; ".join(drops) if m.is_current() else ""
+                text = (f"measured at {fmt(meas)}, "
+                        + (f"predicted at {fmt(pred)}" if pred else "none predicted"))
+            groups.setdefault(text, []).append(TITLES[name])
+        line = (f"Drops > 10% ({m.axis}): " + "; ".join(f"{' and '.join(names)} {text}"
+                                                        for text, names in groups.items())
+                if m.is_current() else "")
         notes = m.run.notes if m.run is not None else []
         return "\n".join(p for p in (m.describe_selection(), line, *notes) if p)
 
