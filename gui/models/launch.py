@@ -39,6 +39,7 @@ class LaunchInputs:
     carveout_percent: int | None = None
     block_size: int | None = None  # a Triton kernel's BLOCK_SIZE (elements per program)
     dims: str = ""  # a matmul's sizes, "M=1024,N=4352,K=8192"; "" = those of `elements`
+    block_extra: str = ""  # the kernel's other block parameters, "BLOCK_N=128,BLOCK_K=32"
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -59,7 +60,7 @@ class LaunchInputs:
                 if f.name in ("carveout_percent", "block_size"):
                     values[f.name] = None
                 continue
-            kind = str if f.name in ("gpu", "kernel", "dims") else int
+            kind = str if f.name in ("gpu", "kernel", "dims", "block_extra") else int
             try:
                 values[f.name] = kind(v)
             except (TypeError, ValueError):
@@ -98,6 +99,9 @@ def block_params(kernel, inputs: LaunchInputs) -> dict:
         params = {"num_warps": max(1, inputs.threads_per_block // 32)}
         if kernel.block_param:
             params[kernel.block_param] = inputs.block_size or kernel.default_block
+        for part in filter(None, inputs.block_extra.split(",")):  # "BLOCK_N=128,num_stages=4"
+            name, _, value = part.partition("=")
+            params[name.strip()] = int(value)
         return params
     return {kernel.block_param: inputs.threads_per_block} if kernel.block_param else {}
 
@@ -335,7 +339,7 @@ class LaunchModel:
         k = self._kernels.get(name)
         if k is None:
             return self.update(kernel=CUSTOM_KERNEL, block_size=None)
-        changes: dict[str, Any] = {"kernel": k.name, "block_size": None, "dims": ""}
+        changes: dict[str, Any] = {"kernel": k.name, "block_size": None, "dims": "", "block_extra": ""}
         if k.name in self._measured:
             regs, smem = self._measured[k.name]
             changes.update(regs_per_thread=int(regs), smem_per_block=int(smem))

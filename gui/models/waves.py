@@ -44,13 +44,16 @@ class LaunchRequest:
     dims: str  # "M=..,N=..,K=.."
     threads_per_block: int
     block_size: int  # the kernel's sweep parameter (BLOCK_M)
+    block_extra: str  # its other block parameters ("BLOCK_N=256,BLOCK_K=64,...")
     regs_per_thread: int
     smem_per_block: int
+    gpu: str | None = None  # the measured sweep's GPU, when the launch must move to it
 
     def changes(self) -> dict:
-        return dict(kernel=self.kernel, dims=self.dims, threads_per_block=self.threads_per_block,
-                    block_size=self.block_size, regs_per_thread=self.regs_per_thread,
-                    smem_per_block=self.smem_per_block)
+        out = dict(kernel=self.kernel, dims=self.dims, threads_per_block=self.threads_per_block,
+                   block_size=self.block_size, block_extra=self.block_extra,
+                   regs_per_thread=self.regs_per_thread, smem_per_block=self.smem_per_block)
+        return out if self.gpu is None else {**out, "gpu": self.gpu}
 
 
 @dataclass(frozen=True)
@@ -233,9 +236,11 @@ class WavesModel:
             return None
         regs, smem = ((self.measured.resources.get(kernel) if self.measured else None)
                       or _estimated_resources(pred))
+        extra = ",".join(f"{k}={v}" for k, v in pred.params.items() if k not in ("BLOCK_M", "num_warps"))
         return LaunchRequest(kernel, dims_text(self.dims_list[index]),
                              32 * int(pred.params.get("num_warps", 4)), int(pred.params["BLOCK_M"]),
-                             int(regs), int(smem))
+                             extra, int(regs), int(smem),
+                             self.gpu.name if self.gpu is not self._launch_gpu else None)
 
     def prediction(self, kernel: str, index: int) -> MatmulPrediction | None:
         if not self.is_current() or kernel not in self.run.predictions:

@@ -21,6 +21,7 @@ from sim.throughput import tensor_tflops
 from sim.waves import CUBLAS
 
 COLORS = {name: style.CURVE_HUES[i] for i, name in enumerate((*MATMULS, CUBLAS))}
+NARROW = 720  # narrower: the caption keeps to its first line
 
 
 class QtWaves(QWidget):
@@ -58,7 +59,7 @@ class QtWaves(QWidget):
             row.addWidget(w, stretch)
         lay.addLayout(row)
         self.plot = series_plot("TFLOP/s as the matrix grows", "N", "TFLOP/s")
-        self.plot.setMinimumSize(260, 160)  # fits the bottom dock of a 1024 x 640 window
+        self.plot.setMinimumSize(260, 140)  # fits the bottom dock of a 1024 x 640 window
         lay.addWidget(self.plot, 1)
         self.caption = QLabel("")
         self.caption.setProperty("role", "muted")
@@ -99,7 +100,18 @@ class QtWaves(QWidget):
 
     def _on_selection_changed(self, _kernel: str, _index: int) -> None:
         self._draw_marker()
-        self.caption.setText(self.caption_text())
+        self._show_caption()
+
+    def _show_caption(self) -> None:
+        """Every line when there is room; when narrow, the chosen launch only (all in the tooltip)."""
+        text = self.caption_text()
+        self.caption.setToolTip(text)
+        self.caption.setText(text if self.width() >= NARROW else text.split("\n")[0])
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if (event.oldSize().width() >= NARROW) != (event.size().width() >= NARROW):
+            self._show_caption()
 
     def redraw(self) -> None:
         m = self.model
@@ -115,6 +127,7 @@ class QtWaves(QWidget):
                     f"{m.gpu.name}{where}</span>")
         if not m.is_current():
             self.caption.setText("Predicting…")
+            self.caption.setToolTip("")
             return
         # cuBLAS first, the tiled kernel last: on top where the persistent one runs beside it
         for s in sorted(m.series(), key=lambda s: -list(COLORS).index(s.kernel)):
@@ -147,7 +160,7 @@ class QtWaves(QWidget):
         pi.enableAutoRange()
         pi.autoRange()
         self._draw_marker()
-        self.caption.setText(self.caption_text())
+        self._show_caption()
 
     def caption_text(self) -> str:
         """The chosen launch, then where TFLOP/s drops by more than 10%, per kernel, on one line."""
