@@ -32,7 +32,6 @@ from gui.models.playback import PlaybackModel
 from gui.models.session import session_dict
 from gui.models.simulation import SimRun, SimulationModel, SimulationOptions
 from gui.models.trace import TraceModel
-from gui.models.waves import WavesModel
 from gui.settings import open_settings
 from gui.widgets.qt_bandwidth import QtBandwidth
 from gui.widgets.qt_geometry import QtGeometry
@@ -41,7 +40,7 @@ from gui.widgets.qt_occupancy import QtOccupancy
 from gui.widgets.qt_playback import QtPlayback
 from gui.widgets.qt_sm_view import QtSmView
 from gui.widgets.qt_timeline import QtTimeline
-from gui.widgets.qt_waves import QtWaves
+from gui.waves_panel import WavesPanel
 from gui.window_export import export_window
 from sim.errors import UserError
 
@@ -102,14 +101,11 @@ class MainWindow(QMainWindow):
         self.playback.play_when_ready = autoplay
         self.bench = BenchModel()
         self.traces = TraceModel()
-        self.waves = WavesModel(self.model.state.spec)
         self.kernels_info: KernelsInfo | None = None
 
         # adapter: the threads and timers
         self.sim_runner = TaskRunner("simulation", self)
         self.live_runner = TaskRunner("live", self)
-        self.waves_runner = TaskRunner("waves", self)
-        self._waves_measure_job: int | None = None
         self.sim_debounce = Debouncer(self.request_simulation, sim_delay_ms, self)
         self.clock = PlaybackClock(16, self)
         self.settings_debounce = Debouncer(self.save_settings, 1500, self)  # keep work safe
@@ -151,7 +147,12 @@ class MainWindow(QMainWindow):
                                   ("bandwidth", self.bandwidth, bottom)):
             self._add_dock(key, widget, area)
         self.tabifyDockWidget(self.docks["timeline"], self.docks["bandwidth"])
-        self._build_waves()
+        # the Waves tab: the matmul sawtooth; a point becomes this launch (gui/waves_panel.py)
+        self.waves_panel = WavesPanel(self)
+        self.waves, self.waves_view, self.waves_runner = (self.waves_panel.model, self.waves_panel.view,
+                                                          self.waves_panel.runner)
+        self.waves_panel.attach(self._add_dock("waves", self.waves_view, Qt.DockWidgetArea.BottomDockWidgetArea))
+        self.tabifyDockWidget(self.docks["bandwidth"], self.docks["waves"])
         self.docks["timeline"].raise_()
 
         self.kernels_label = QLabel("live kernels: not loaded")
@@ -191,66 +192,6 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(150, self.load_kernels)
         else:
             self.bench.set_availability(None, "live kernels were not loaded in this session")
-
-    # -- the waves panel: the matmul sawtooth, and the launch behind any of its points -------------
-    def _build_waves(self) -> None:
-        self.waves_view = QtWaves(self.waves)
-        self._add_dock("waves", self.waves_view, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.tabifyDockWidget(self.docks["bandwidth"], self.docks["waves"])
-        self.waves.wanted.connect(self.request_waves)
-        self.waves.launch_wanted.connect(self.show_waves_launch)
-        self.waves.message.connect(self.show_message)
-        self.waves_runner.finished.connect(self._on_waves_finished)
-        self.live_runner.progress.connect(self._on_waves_progress)
-        self.waves_view.timeline_requested.connect(lambda: self.docks["timeline"].raise_())
-        self.waves_view.measure_requested.connect(self.measure_waves)
-        self.model.changed.connect(lambda state: self.waves.set_launch_gpu(state.spec))
-        self.request_waves()
-
-    def request_waves(self) -> None:
-        job = self.waves.job()
-        if job is not None:
-            self.waves_runner.submit(job, "predict the sawtooth")
-
-    def predict_waves_now(self) -> None:
-        """Predict on this thread (headless export, screenshots, tests)."""
-        self.waves.run_now()
-
-    def _on_waves_finished(self, outcome: TaskOutcome) -> None:
-        if outcome.ok:
-            self.waves.accept(outcome.result)
-        elif not outcome.cancelled:
-            self.show_message(f"Sawtooth prediction failed: {outcome.error}", error=True)
-
-    def _on_waves_progress(self, job: int, done: int, total: int, label: str) -> None:
-        if job == self._waves_measure_job:
-            self.waves_view.set_busy(True, done, total, label)
-
-    def show_waves_launch(self, request) -> None:
-        """A point of the sawtooth: its kernel, matrix and resources become the launch, simulated
-        with the compute-bound model (the SM view and the timeline follow)."""
-        if self.model.kernel(request.kernel) is None:  # the registry's matmuls (no GPU library)
-            from kernels.registry import all_kernels
-
-            self.model.set_kernels(self.kernels_info.kernels if self.kernels_info and
-                                   self.kernels_info.kernels else all_kernels())
-        if self.model.update(**request.changes()):
-            self.options.set(cost="compute")
-
-    def measure_waves(self) -> None:
-        if self.live_runner.busy() or self.bench.busy:
-            self.show_message("The GPU is busy with another measurement; try again when it ends.")
-            return
-        dims = list(self.waves.dims_list)
-
-        def job(ctx):
-            from kernels.bench import waves_sweep
-
-            return waves_sweep(dims, ["matmul"], on_progress=ctx.progress,
-                               should_cancel=ctx.cancelled, command="WarpScope GUI waves sweep")
-
-        self._waves_measure_job = self.live_runner.submit(job, "waves sweep")
-        self.waves_view.set_busy(True, 0, len(dims) * 4, "starting…")
 
     # -- construction helpers ---------------------------------------------------------------------
     def _add_dock(self, key: str, widget: QWidget, area) -> QDockWidget:
@@ -419,6 +360,10 @@ class MainWindow(QMainWindow):
         skipped = f", {tl.skipped_waves:,} identical waves skipped" if tl.skipped_waves else ""
         self.sim_label.setText(f"simulated {tl.n_blocks:,} blocks in {run.elapsed_s * 1e3:,.0f} ms{skipped}")
 
+    def predict_waves_now(self) -> None:
+        """Predict the sawtooth on this thread (headless export, screenshots, tests)."""
+        self.waves_panel.predict_now()
+
     @property
     def record(self) -> SimRun | None:
         return self.simulation.run
@@ -450,13 +395,6 @@ class MainWindow(QMainWindow):
             self._kernels_job = self.live_runner.submit(load_kernels_info, "load kernels")
 
     def _on_live_finished(self, outcome: TaskOutcome) -> None:
-        if outcome.job_id == self._waves_measure_job:
-            self._waves_measure_job = None
-            self.waves_view.set_busy(False)
-            if outcome.ok:
-                self.waves.measured_result(outcome.result)
-            else:
-                self.show_message(f"Waves sweep failed: {outcome.error}", error=True)
         if outcome.job_id == self._kernels_job:
             self.apply_kernels_info(outcome.result if outcome.ok
                                     else KernelsInfo(None, (), None, "", outcome.error))
@@ -474,9 +412,7 @@ class MainWindow(QMainWindow):
         self.model.set_kernels(info.kernels)
         self.bench.set_kernels(info.kernels)
         self.bench.set_availability(info.available)
-        gpu = [a for a in info.available.values() if a.ok and a.is_gpu]
-        self.waves_view.set_can_measure(bool(gpu) and info.available["triton"].is_gpu,
-                                        info.available["triton"].reason)
+        self.waves_panel.set_availability(info.available)
         self.kernels_label.setText("live kernels: " + ", ".join(f"{n} {a.mode}" for n, a in info.available.items()))
 
     def _on_bench_result(self, _result) -> None:
@@ -565,7 +501,8 @@ class MainWindow(QMainWindow):
             timer.cancel()
         self.clock.stop()
         self.sim_runner.shutdown()
-        self.waves_runner.shutdown()
+        if hasattr(self, "waves_panel"):
+            self.waves_panel.shutdown()
         experiments = sys.modules.get("kernels.experiments")
         if experiments is not None:  # a child process still measuring would hold the worker
             experiments.stop_children()

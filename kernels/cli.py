@@ -248,7 +248,7 @@ def cmd_waves(args) -> int:
     measured = from_measurements(result.measurements, args.out, result.device.get("name", "?"))
     gpu = _result_gpu(result) or preset(args.gpu or "H200")
     done = [d for d in dims_list if any(p.dims == d for p in next(iter(measured.points.values())))]
-    predicted = sweep_dims(done, kernels, gpu, resources=None)
+    predicted = sweep_dims(done, kernels, gpu, resources=measured.resources)
     conc = next(iter(predicted.values()))[0].concurrent_tiles
     print(format_sweep(done, predicted, measured, concurrent_tiles=conc))
     if not any(m.is_gpu_timing for m in result.measurements):

@@ -302,10 +302,11 @@ def item_timeline(sim: Simulation, cost: ComputeBoundCost) -> Timeline:
         - np.searchsorted(np.sort(sim.block_end_us), sim.block_start_us, side="right")
     resident[:] = at_start[w.block - cost.first_block]
     times = cost.item_times(cost.round_residency(resident))
-    ends_within = np.zeros(w.n_items)
-    for b in np.unique(w.block):  # items of a block are contiguous and in order
-        idx = np.flatnonzero(w.block == b)
-        ends_within[idx] = np.cumsum(times[idx])
+    # a block's items are contiguous and in order: each ends at the running sum within its block
+    csum = np.cumsum(times)
+    first = np.r_[True, w.block[1:] != w.block[:-1]]
+    head = np.maximum.accumulate(np.where(first, np.arange(w.n_items), 0))
+    ends_within = csum - csum[head] + times[head]
     start = starts + ends_within - times
     end = starts + ends_within
     sm = sim.block_sm[w.block - cost.first_block]
@@ -317,9 +318,13 @@ def item_timeline(sim: Simulation, cost: ComputeBoundCost) -> Timeline:
 
 # ---- sweeps and their drops --------------------------------------------------------------------
 
-def sweep_dims(dims_list, kernels, gpu: GpuSpec, **kw) -> dict[str, list[MatmulPrediction]]:
-    """Predictions for every kernel at every M x N x K."""
-    return {k.name: [predict_matmul(k, d, gpu, **kw) for d in dims_list] for k in kernels}
+def sweep_dims(dims_list, kernels, gpu: GpuSpec, resources: dict | None = None,
+               **kw) -> dict[str, list[MatmulPrediction]]:
+    """Predictions for every kernel at every M x N x K (`resources`: kernel name -> (registers,
+    shared memory) of its compiled form, where known)."""
+    res = resources or {}
+    return {k.name: [predict_matmul(k, d, gpu, resources=res.get(k.name), **kw) for d in dims_list]
+            for k in kernels}
 
 
 def drops(tflops, min_drop: float = 0.10) -> list[int]:

@@ -15,10 +15,21 @@ RUN = ROOT / "benchmarks" / "matmul_h200.json"
 
 
 @pytest.fixture
-def window(make_window):
-    w = make_window("L40S")
+def window(win):
+    """The shared window, its waves model back to the default sweep."""
+    w = win("L40S")
+    w.waves.set_sweep("M=1024,K=8192,N=256..14080x256")
     w.predict_waves_now()
     return w
+
+
+def test_the_sawtooth_is_predicted_only_once_its_tab_is_shown(qtbot, make_window):
+    w = make_window("H200")
+    w.show()
+    qtbot.waitExposed(w)
+    assert not w.waves.is_current() and not w.waves_runner.busy()  # behind the Timeline tab
+    w.docks["waves"].raise_()
+    qtbot.waitUntil(w.waves.is_current, timeout=10000)
 
 
 def test_a_measured_sawtooth_is_drawn_beside_its_prediction(qtbot, window):

@@ -116,3 +116,15 @@ def test_a_stale_prediction_is_dropped():
     m.set_sweep("M=1024,K=8192,N=256..1024x256")
     assert not m.accept(job()) and not m.is_current()
     assert m.accept(m.job()()) and len(m.series()[0].x) == 4
+
+
+def test_a_matmul_launch_keeps_its_matrix_until_a_size_is_typed():
+    inputs = LaunchInputs(gpu="H200", kernel="matmul_tiled", dims="M=896,N=4864,K=8192",
+                          threads_per_block=256, regs_per_thread=220, smem_per_block=147456,
+                          block_size=128)
+    launch = LaunchModel(LaunchInputs.from_dict(inputs.to_dict()))  # as saved and restored
+    assert launch.state.ok  # before the kernels load: a custom launch, the matrix waits
+    launch.set_kernels(KERNELS)
+    assert launch.state.inputs.kernel == "matmul_tiled" and launch.state.blocks == 133
+    launch.update(elements=4096)  # a typed size replaces the matrix: 4096^2 in 128 x 256 tiles
+    assert launch.state.inputs.dims == "" and launch.state.blocks == 32 * 16
