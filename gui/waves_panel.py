@@ -1,17 +1,19 @@
 """The Waves tab's wiring: its model, view and worker, and how a point becomes the window's launch.
 
 `WavesPanel(window)` makes the WavesModel, the QtWaves view and the prediction worker; predictions
-run in that worker (the newest request wins); *Measure* runs `kernels.bench.waves_sweep` on the
-window's live runner; a chosen point sets the launch model (kernel, M, N, K, block, resources) and
+run in that worker (the newest request wins); *Measure* runs `kernels.bench.waves_sweep` in the
+kernel host (the window's live runner); a chosen point sets the launch model (kernel, M, N, K, block, resources) and
 the compute-bound cost, so the SM view and the timeline animate that launch.
 """
 
 from __future__ import annotations
 
+from functools import partial
+
 from PySide6.QtCore import QObject
 
 from gui.adapter import TaskOutcome, TaskRunner
-from gui.models.waves import LaunchRequest, WavesModel
+from gui.models.waves import LaunchRequest, WavesModel, measure_job
 from gui.widgets.qt_waves import QtWaves
 
 
@@ -79,14 +81,8 @@ class WavesPanel(QObject):
             w.show_message("The GPU is busy with another measurement; try again when it ends.")
             return
         dims = list(self.model.dims_list)
-
-        def job(ctx):
-            from kernels.bench import waves_sweep
-
-            return waves_sweep(dims, ["matmul"], on_progress=ctx.progress,
-                               should_cancel=ctx.cancelled, command="WarpScope GUI waves sweep")
-
-        self._measure_job = w.live_runner.submit(job, "waves sweep")
+        # a module-level function with plain arguments: the kernel host imports and runs it
+        self._measure_job = w.live_runner.submit(partial(measure_job, dims), "waves sweep")
         self.view.set_busy(True, 0, len(dims) * 4, "starting…")
 
     def _on_live_progress(self, job: int, done: int, total: int, label: str) -> None:

@@ -36,6 +36,15 @@ def matmul_kernels() -> list:
     return [get_kernel(name) for name in MATMULS]
 
 
+def measure_job(dims_list: list, ctx):
+    """The sweep measured on this machine's GPU: every matmul kernel and cuBLAS at every size.
+    Runs in the kernel host (gui.adapter.HostRunner), which imports this by name."""
+    from kernels.bench import waves_sweep
+
+    return waves_sweep(dims_list, ["matmul"], on_progress=ctx.progress,
+                       should_cancel=ctx.cancelled, command="WarpScope GUI waves sweep")
+
+
 @dataclass(frozen=True)
 class LaunchRequest:
     """What the launch model must be set to for one point of the sweep."""
