@@ -128,3 +128,14 @@ def test_a_matmul_launch_keeps_its_matrix_until_a_size_is_typed():
     assert launch.state.inputs.kernel == "matmul_tiled" and launch.state.blocks == 133
     launch.update(elements=4096)  # a typed size replaces the matrix: 4096^2 in 128 x 256 tiles
     assert launch.state.inputs.dims == "" and launch.state.blocks == 32 * 16
+
+
+def test_the_live_measurement_can_be_sent_to_the_kernel_host():
+    """The host runs jobs it unpickles by import path: the waves job must survive the trip."""
+    import pickle
+    from functools import partial
+
+    from gui.models.waves import measure_job
+
+    job = pickle.loads(pickle.dumps(partial(measure_job, [dict(M=64, N=64, K=64)])))
+    assert job.func is measure_job and job.args[0] == [dict(M=64, N=64, K=64)]
