@@ -52,6 +52,8 @@ import numpy as np
 
 from sim.devices import GpuSpec
 from sim.errors import UserError
+from sim.geometry import LaunchGeometry
+from sim.occupancy import Occupancy
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +224,7 @@ class LoadedPrediction:
     bytes_in_flight_needed_per_sm: float  # Little's law at the ceiling, unloaded latency
     port_busy: float  # share of the time each SM's memory port moves bytes (1: at the ceiling)
     dispatcher_busy: float  # share of the time each SM's dispatcher starts blocks
+    dispatch_service_ns: float  # one block start
 
     @property
     def bound(self) -> str:
@@ -232,9 +235,22 @@ class LoadedPrediction:
         return "block dispatch" if self.dispatcher_busy >= BUSY else "latency"
 
     @property
+    def average_bytes_in_flight_per_sm(self) -> float:
+        """Little's law on the SM: load bytes per ns x how long a load is outstanding. Below the
+        peak figure because a slot spends part of each trip starting, retiring or queued."""
+        wait = self.cycle_ns - self.overhead_ns - self.dispatch_ns
+        return self.bytes_in_flight_per_sm * max(0.0, wait) / self.cycle_ns
+
+    @property
     def loaded_latency_ns(self) -> float:
         """A load's round trip under this load: the unloaded latency plus the port's share."""
         return self.latency_ns + self.memory_ns
+
+    @property
+    def bytes_needed_at_loaded_latency_per_sm(self) -> float:
+        """Little's law at the ceiling with this load's round trip: the loads one SM must have
+        outstanding on average for the launch to reach the ceiling."""
+        return self.bytes_in_flight_needed_per_sm * self.loaded_latency_ns / self.latency_ns
 
 
 BUSY = 0.9  # a station busier than this is what the launch waits on
@@ -299,13 +315,49 @@ def predict_loaded(gpu: GpuSpec, blocks_per_sm: int, trip: BlockTrip, *,
         bytes_in_flight_needed_per_sm=bytes_in_flight_needed(
             gpu, ceiling, latency_ns=latency,
             bytes_moved_per_byte_loaded=trip.bytes_moved_per_byte_loaded),
-        port_busy=per_ns * port_service, dispatcher_busy=per_ns * dispatch_service)
+        port_busy=per_ns * port_service, dispatcher_busy=per_ns * dispatch_service,
+        dispatch_service_ns=dispatch_service)
 
 
 def loaded_curve(gpu: GpuSpec, blocks_per_sm, trip: BlockTrip, **kwargs) -> np.ndarray:
     """`predict_loaded(...).bandwidth_gbps` for each entry of `blocks_per_sm`."""
     return np.array([predict_loaded(gpu, int(b), trip, **kwargs).bandwidth_gbps
                      for b in np.atleast_1d(blocks_per_sm)])
+
+
+ARTICLE_ADD_BYTES_PER_ELEMENT = 12.0  # loads x and y, stores out: 3 x 4 B of float32
+
+
+def launch_trip(geo: LaunchGeometry, bytes_moved: int | None = None) -> tuple[BlockTrip, str]:
+    """A launch's block trip, and what it rests on. A block with a fixed tile issues all its
+    loads up front (one round trip, as the tutorial kernels do); a grid-stride block makes one
+    round trip per element its threads loop over. Without `bytes_moved` (the kernel's declared
+    DRAM traffic) the article's vector add is assumed."""
+    if bytes_moved:
+        per_element = bytes_moved / geo.elements
+        basis = f"the kernel's declared traffic, {per_element:.3g} B per element"
+    else:
+        per_element = ARTICLE_ADD_BYTES_PER_ELEMENT
+        basis = "assumed: a stream like the article's vector add, 12 B per element"
+    if geo.elements_per_block:
+        trip = BlockTrip(geo.threads_per_block, geo.elements_per_block / geo.threads_per_block,
+                         per_element)
+    else:
+        per_thread = geo.elements / (geo.blocks * geo.threads_per_block)
+        trip = BlockTrip(geo.threads_per_block, per_thread, per_element,
+                         round_trips=max(1, math.ceil(per_thread)))
+    return trip, basis
+
+
+def predict_launch(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,
+                   bytes_moved: int | None = None, ceiling_gbps: float | None = None,
+                   costs: TripCosts = H200_TRIP) -> LoadedPrediction:
+    """The loaded model for a whole launch, as if it were memory-bound (see `launch_trip`)."""
+    if not occ.can_launch:
+        raise UserError(f"no prediction: {occ.reason}")
+    trip, _ = launch_trip(geo, bytes_moved)
+    return predict_loaded(gpu, occ.blocks_per_sm, trip, ceiling_gbps=ceiling_gbps, costs=costs,
+                          elements=geo.elements, grid_blocks=geo.blocks)
 
 
 # --------------------------------------------------------------------------------------------
