@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from pathlib import Path
 
@@ -28,59 +27,40 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sim.devices import GpuSpec, preset  # noqa: E402
 from sim.latency import H200_TRIP, BlockTrip, predict, predict_loaded  # noqa: E402
+from sim.latency_data import (CHECKED_IN, ELEMENTS_PER_THREAD, LatencyRun,  # noqa: E402
+                              OccupancyRow, load_latency_run)
 
-HERE = Path(__file__).resolve().parent
-ELEMENTS_PER_THREAD = {"add_numba_naive": 1, "add_numba": 4}
 OVERHEADS_NS = np.arange(0.0, 400.0, 5.0)
 LAUNCHES_US = np.arange(0.0, 10.0, 0.2)
 
 
-@dataclasses.dataclass(frozen=True)
-class Row:
-    kernel: str
-    elements: int
-    threads: int
-    blocks_per_sm: int
-    round: int
-    measured_gbps: float
-    ceiling_gbps: float  # the run's copy ceiling at its largest size (the steady state)
-
-    @property
-    def trip(self) -> BlockTrip:
-        return BlockTrip(self.threads, ELEMENTS_PER_THREAD[self.kernel])
+def trip(row: OccupancyRow) -> BlockTrip:
+    return BlockTrip(row.threads, row.elements_per_thread)
 
 
-def load_rows(data: dict) -> list[Row]:
-    """Forced-occupancy rows (the unpadded launches are the controls, left out)."""
-    ceiling = max(p["gbps"] for p in data["occupancy"]["peers"] if p["kernel"] == "copy_torch")
-    return [Row(r["kernel"], r["elements"], r["threads"], r["driver_blocks_per_sm"], r["round"],
-                r["gbps"], ceiling)
-            for r in data["occupancy"]["rows"] if r["target_blocks_per_sm"] is not None]
+def run_gpu(run: LatencyRun) -> tuple[GpuSpec, float]:
+    """The H200 preset with the run's chase as its latency; the run's dispatch in cycles."""
+    gpu = dataclasses.replace(preset("H200"), dram_latency_ns=run.dram_latency_ns)
+    return gpu, run.dispatch_ns * gpu.clock_mhz / 1e3
 
 
-def run_gpu(data: dict) -> tuple[GpuSpec, float, float]:
-    """The H200 preset with this run's chase as its latency; and the run's dispatch interval."""
-    chase = min(c["median_ns"] for c in data["calibration"]["dram_latency"])
-    idle = next(c for c in data["calibration"]["idle_blocks"] if c["target_blocks_per_sm"] == 8)
-    gpu = dataclasses.replace(preset("H200"), dram_latency_ns=chase)
-    dispatch_ns = gpu.sm_count / idle["blocks_per_us"] * 1e3
-    return gpu, chase, dispatch_ns * gpu.clock_mhz / 1e3
-
-
-def loaded(gpu, row: Row, costs) -> float:
-    return predict_loaded(gpu, row.blocks_per_sm, row.trip, ceiling_gbps=row.ceiling_gbps,
+def loaded(gpu, row: OccupancyRow, costs) -> float:
+    return predict_loaded(gpu, row.blocks_per_sm, trip(row), ceiling_gbps=CEILING[0],
                           costs=costs, elements=row.elements).bandwidth_gbps
 
 
-def little(gpu, row: Row) -> float:
-    t = row.trip
+def little(gpu, row: OccupancyRow) -> float:
+    t = trip(row)
     return predict(gpu, row.blocks_per_sm, t.threads // 32, t.load_bytes_in_flight_per_thread / 4,
-                   4, ceiling_gbps=row.ceiling_gbps,
+                   4, ceiling_gbps=CEILING[0],
                    bytes_moved_per_byte_loaded=t.bytes_moved_per_byte_loaded).bandwidth_gbps
 
 
+CEILING = [0.0]  # the run's copy ceiling (set in main)
+
+
 def errors(gpu, rows, costs) -> np.ndarray:
-    return np.array([loaded(gpu, r, costs) / r.measured_gbps - 1 for r in rows])
+    return np.array([loaded(gpu, r, costs) / r.gbps - 1 for r in rows])
 
 
 def fit(gpu, rows, dispatch_cycles: float):
@@ -101,14 +81,14 @@ def table(gpu, rows, costs) -> str:
     for r in rows:
         m, p = loaded(gpu, r, costs), little(gpu, r)
         lines.append(f"| {r.kernel} | 2^{r.elements.bit_length() - 1} | {r.threads} | "
-                     f"{r.blocks_per_sm} | {r.measured_gbps:,.0f} | {m:,.0f} | "
-                     f"{m / r.measured_gbps - 1:+.1%} | {p:,.0f} | {p / r.measured_gbps - 1:+.1%} |")
+                     f"{r.blocks_per_sm} | {r.gbps:,.0f} | {m:,.0f} | "
+                     f"{m / r.gbps - 1:+.1%} | {p:,.0f} | {p / r.gbps - 1:+.1%} |")
     return "\n".join(lines)
 
 
 def summary(gpu, name, rows, costs) -> str:
     e = errors(gpu, rows, costs)
-    lit = np.array([little(gpu, r) / r.measured_gbps - 1 for r in rows])
+    lit = np.array([little(gpu, r) / r.gbps - 1 for r in rows])
     return (f"{name}: {len(rows)} rows, loaded model rms {np.sqrt(np.mean(e ** 2)):.1%}, "
             f"max |error| {np.abs(e).max():.1%}; plain Little's law rms "
             f"{np.sqrt(np.mean(lit ** 2)):.1%}, max {np.abs(lit).max():.1%}")
@@ -116,14 +96,15 @@ def summary(gpu, name, rows, costs) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--json", default=str(HERE / "latency_h200.json"))
+    ap.add_argument("--json", default=str(CHECKED_IN))
     args = ap.parse_args(argv)
-    data = json.loads(Path(args.json).read_text())
-    gpu, chase, dispatch_cycles = run_gpu(data)
-    rows = load_rows(data)
-    print(f"DRAM latency (chase) {chase:.1f} ns; dispatch {dispatch_cycles:.1f} cycles "
-          f"({dispatch_cycles / gpu.clock_mhz * 1e3:.1f} ns); copy ceiling "
-          f"{rows[0].ceiling_gbps:,.0f} GB/s")
+    run = load_latency_run(args.json)
+    gpu, dispatch_cycles = run_gpu(run)
+    CEILING[0] = run.copy_ceiling_gbps
+    rows = list(run.occupancy)
+    print(f"{run.source()}: DRAM latency (chase) {run.dram_latency_ns:.1f} ns; dispatch "
+          f"{dispatch_cycles:.1f} cycles ({run.dispatch_ns:.1f} ns); copy ceiling "
+          f"{run.copy_ceiling_gbps:,.0f} GB/s")
     splits = {"2^24 -> 2^26": (lambda r: r.elements == 2**24, lambda r: r.elements == 2**26),
               "fast add -> naive add": (lambda r: r.kernel == "add_numba",
                                         lambda r: r.kernel == "add_numba_naive")}
