@@ -253,7 +253,7 @@ def _take_screenshot(app, win, path: Path, time_fraction: float = 0.42) -> int:
 
 
 def run_export(gpu, elements, block, regs, smem, out: str, results: str | None = None,
-               carveout: int | None = None) -> int:
+               carveout: int | None = None, theme: str = "light") -> int:
     out_dir = _check_out_path(out)
     ensure_platform(headless=True)
     from gui.models.launch import LaunchInputs
@@ -275,7 +275,7 @@ def run_export(gpu, elements, block, regs, smem, out: str, results: str | None =
             win.bench.set_result(bench)
         app.processEvents()
         try:
-            files = win.export_all(out_dir)
+            files = win.export_all(out_dir, theme)
         except OSError as exc:
             raise UserError(f"export to {out_dir} failed: {exc.strerror or exc}") from None
         note = win.model.state.message()

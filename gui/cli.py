@@ -29,6 +29,8 @@ def register(subparsers) -> None:
         "e.g. measured on a GPU server",
     )
     p.add_argument("--out", required=True, help="folder to write into (created if missing)")
+    p.add_argument("--theme", choices=("light", "dark"), default="light",
+                   help="colours of the exported figures (default: light, for slides and print)")
     p.set_defaults(handler=_export_handler)
 
 
@@ -44,6 +46,7 @@ def _export_handler(args) -> int:
         args.out,
         results=getattr(args, "results", None),
         carveout=args.carveout,
+        theme=getattr(args, "theme", "light"),
     )
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from sim.advice import MIN_IMPACT
 from sim.devices import GpuSpec
 from sim.geometry import LaunchGeometry, launch_geometry
-from sim.latency import LoadedPrediction, predict_launch
+from sim.latency import ARTICLE_ADD_BYTES_PER_ELEMENT, LoadedPrediction, predict_launch
 from sim.occupancy import Occupancy, occupancy
 
 TIME_RATIO_WORTH_NAMING = 1.1  # predicted times closer than this are "about the same"
@@ -64,11 +64,17 @@ def launch_on(gpu: GpuSpec, elements: int, threads_per_block: int, regs_per_thre
     blocks, tile = grid_rule(gpu) if grid_rule is not None else (None, None)
     geo = launch_geometry(gpu, elements, threads_per_block, occ, blocks=blocks,
                           elements_per_block=tile)
+    return side_of(gpu, occ, geo, bytes_moved=bytes_moved, ceiling_gbps=ceiling_gbps)
+
+
+def side_of(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *, bytes_moved: int | None = None,
+            ceiling_gbps: float | None = None) -> LaunchSide:
+    """One side from an occupancy and geometry worked out elsewhere (the window's launch)."""
     prediction = None
     if occ.can_launch and gpu.dram_latency_ns is not None:
         prediction = predict_launch(gpu, occ, geo, bytes_moved=bytes_moved,
                                     ceiling_gbps=ceiling_gbps)
-    moved = float(bytes_moved) if bytes_moved else 12.0 * elements
+    moved = float(bytes_moved) if bytes_moved else ARTICLE_ADD_BYTES_PER_ELEMENT * geo.elements
     return LaunchSide(gpu, occ, geo, prediction, moved)
 
 
