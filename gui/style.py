@@ -161,7 +161,8 @@ def apply_theme(app: QApplication, name: str | None = None) -> None:
     """Fusion style with the theme's palette, plus matching pyqtgraph defaults."""
     if name is not None:
         set_theme(name)
-    app.setStyle("Fusion")
+    if app.style().name().lower() != "fusion":
+        app.setStyle("Fusion")
     pal = QPalette()
     role = QPalette.ColorRole
     pal.setColor(role.Window, QColor(BG))

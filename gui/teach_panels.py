@@ -80,7 +80,7 @@ def install(win) -> TeachPanels:
     right, bottom = Qt.DockWidgetArea.RightDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
     win._add_dock("verdicts", verdicts_view, right)
     win.splitDockWidget(win.docks["occupancy"], win.docks["verdicts"], Qt.Orientation.Vertical)
-    for key, view in (("latency", latency_view), ("compare", compare_view)):
+    for key, view in (("latency", _scrolled(latency_view)), ("compare", _scrolled(compare_view))):
         win._add_dock(key, view, bottom)
         win.tabifyDockWidget(win.docks["bandwidth"], win.docks[key])
     win.docks["timeline"].raise_()
@@ -115,12 +115,24 @@ def install(win) -> TeachPanels:
     return panels
 
 
+SPLIT_HEIGHT = 760  # a shorter window shows the verdicts as a tab beside the occupancy
+
+
 def default_sizes(win, height: int) -> None:
-    """Occupancy above, verdicts below in the right column."""
-    if all(k in win.docks for k in ("occupancy", "verdicts")):
-        occupancy = max(win.occupancy_view.minimumSizeHint().height() + 40, height * 5 // 8)
-        win.resizeDocks([win.docks["occupancy"], win.docks["verdicts"]],
-                        [occupancy, max(120, height - occupancy)], Qt.Orientation.Vertical)
+    """Occupancy above, verdicts below in the right column; in a short window, tabs."""
+    if not all(k in win.docks for k in ("occupancy", "verdicts")):
+        return
+    occ, verdicts = win.docks["occupancy"], win.docks["verdicts"]
+    if height < SPLIT_HEIGHT:
+        if verdicts not in win.tabifiedDockWidgets(occ):
+            win.tabifyDockWidget(occ, verdicts)
+        occ.raise_()
+        return
+    if verdicts in win.tabifiedDockWidgets(occ):
+        win.splitDockWidget(occ, verdicts, Qt.Orientation.Vertical)
+    occupancy = max(win.occupancy_view.minimumSizeHint().height() + 40, height * 5 // 8)
+    win.resizeDocks([occ, verdicts], [occupancy, max(120, height - occupancy)],
+                    Qt.Orientation.Vertical)
 
 
 def set_theme(win, name: str, save: bool = True) -> None:

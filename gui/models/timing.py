@@ -26,8 +26,8 @@ class Toggle:
 
 TOGGLES = (
     Toggle("l2", "L2 not flushed", ("events_no_flush",)),
-    Toggle("clock", "host timer, no synchronize", ("host_launch_returned",)),
-    Toggle("launches", "lone launch vs back-to-back", ("events_lone_launch", "events_back_to_back")),
+    Toggle("clock", "host timer, no sync", ("host_launch_returned",)),
+    Toggle("launches", "lone vs back-to-back", ("events_lone_launch", "events_back_to_back")),
 )
 LIVE_SIZES = (2**16, 2**20, 2**24, 2**26)
 LIVE_KERNELS = ("add_triton", "add_torch", "add_numba_naive")

@@ -26,7 +26,7 @@ class QtSmGrid(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.side: LaunchSide | None = None
-        self.setMinimumSize(200, 90)
+        self.setMinimumSize(120, 70)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
     def sizeHint(self) -> QSize:
@@ -65,6 +65,11 @@ class QtSmGrid(QWidget):
             busy = per_sm[i] * occ.warps_per_block
             p.fillRect(QRect(cell.left(), cell.top(), int(cell.width() * busy / slots),
                              cell.height()), QColor(style.ACCENT2))
+            for b in range(1, occ.blocks_per_sm):  # a thin gap between block slots
+                x = cell.left() + int(cell.width() * b * occ.warps_per_block / slots)
+                p.fillRect(QRect(x, cell.top(), 1, cell.height()), QColor(style.PLOT_BG))
+            p.setPen(QColor(style.FRAME))  # the SM's edge
+            p.drawRect(cell.adjusted(0, 0, -1, -1))
         p.end()
 
 
@@ -108,8 +113,9 @@ class QtGpuSide(QWidget):
         self.facts.setText(
             f"<b>{o.occupancy:.0%}</b> theoretical occupancy · <b>{o.blocks_per_sm}</b> blocks/SM, "
             f"limited by <span style='color:{style.ACCENT}'>{' and '.join(o.limited_by)}</span><br>"
-            f"{waves}<br>{time}<br><span style='color:{muted}'>bars: each SM's warp slots in "
-            "the first wave (blue: blocks, grey: free, dark: never usable)</span>")
+            f"{waves}<br>{time}<br><span style='color:{muted}'>each SM's warp slots in the first "
+            "wave, one segment per block slot (blue: a block, grey: free, dark: never usable)"
+            "</span>")
 
 
 class QtCompareGpus(QWidget):

@@ -13,7 +13,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel,
+from PySide6.QtWidgets import (QBoxLayout, QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel,
                                QPushButton, QSizePolicy, QSpinBox, QVBoxLayout, QWidget)
 
 from gui import style
@@ -25,6 +25,7 @@ STATE_COLOURS = {EMPTY: "EMPTY_SLOT", STARTING: "MUTED", ISSUING: "GOOD", MEMORY
                  READY: "ACCENT"}
 STATE_NAMES = {EMPTY: "empty slot", STARTING: "block start/retire", ISSUING: "issuing",
                MEMORY: "waiting on memory", READY: "ready, not picked"}
+SIDE_BY_SIDE_WIDTH = 760  # narrower: the plots go under the warp view
 MEASURED_HUES = {"naive": style.CURVE_HUES[1], "fast": style.CURVE_HUES[5]}
 
 
@@ -45,8 +46,9 @@ class QtWarpLanes(QWidget):
     def __init__(self, insight: InsightModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.insight = insight
-        self.setMinimumSize(360, 200)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setMinimumSize(260, 236)
+        # Ignored: the scrolling dock sizes by the minimum, never by a tall preferred height
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Ignored)
         self.setToolTip("One SM's warp slots, grouped by the scheduler that issues for them "
                         "(warp i on scheduler i mod 4), over the window: each row a slot, each "
                         "colour what its warp does. The thin strip above a group is the "
@@ -208,9 +210,10 @@ class QtLatency(QWidget):
                                     "beside the model; the H200's run is shown by default.")
         row.addWidget(self.sm)
         row.addWidget(self.window)
-        row.addWidget(self.summary, 1)
-        row.addWidget(self.open_button, 0, Qt.AlignmentFlag.AlignTop)
+        row.addStretch(1)
+        row.addWidget(self.open_button)
         lay.addLayout(row)
+        lay.addWidget(self.summary)
         self.lanes = QtWarpLanes(insight)
         self.blocks_plot = style.make_plot("GB/s vs blocks per SM", "resident blocks per SM", "GB/s")
         self.bytes_plot = style.make_plot("Little's law", "KiB of loads in flight per SM", "GB/s")
@@ -219,18 +222,19 @@ class QtLatency(QWidget):
         pl.setContentsMargins(0, 0, 0, 0)
         pl.setSpacing(2)
         for i, plot in enumerate((self.blocks_plot, self.bytes_plot)):
-            plot.setMinimumSize(200, 150)
+            plot.setMinimumSize(150, 170)
+            plot.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Ignored)
             pl.addWidget(plot, 0, i)
         self.legend = QLabel("")
         self.legend.setWordWrap(True)
         self.legend.setTextFormat(Qt.TextFormat.RichText)
         pl.addWidget(self.legend, 1, 0, 1, 2)
         pl.setRowStretch(0, 1)
-        body = QHBoxLayout()
-        body.setSpacing(6)
-        body.addWidget(self.lanes, 5)
-        body.addWidget(self.plots, 6)
-        lay.addLayout(body, 1)
+        self.body = QBoxLayout(QBoxLayout.Direction.LeftToRight)
+        self.body.setSpacing(6)
+        self.body.addWidget(self.lanes, 5)
+        self.body.addWidget(self.plots, 6)
+        lay.addLayout(self.body, 1)
 
         self.sm.valueChanged.connect(insight.set_sm)
         self.window.currentIndexChanged.connect(self._on_window_selected)
@@ -282,6 +286,13 @@ class QtLatency(QWidget):
 
     def restyle(self) -> None:
         self.redraw()
+
+    def resizeEvent(self, event) -> None:
+        """Narrow: the plots under the warp view (the dock scrolls), else beside it."""
+        wide = event.size().width() >= SIDE_BY_SIDE_WIDTH
+        self.body.setDirection(QBoxLayout.Direction.LeftToRight if wide
+                               else QBoxLayout.Direction.TopToBottom)
+        super().resizeEvent(event)
 
     def redraw(self) -> None:
         ins = self.insight

@@ -12,7 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel,
-                               QPushButton, QVBoxLayout, QWidget)
+                               QPushButton, QSizePolicy, QVBoxLayout, QWidget)
 
 from gui import style
 from gui.adapter import TaskOutcome, TaskRunner
@@ -26,17 +26,22 @@ CURVE_COLOURS = {HONEST: "GOOD", "events_no_flush": "ACCENT", "host_launch_retur
                  "events_lone_launch": "ACCENT2", "events_back_to_back": "MUTED"}
 
 
+def _size_label(n: int) -> str:
+    """2^k for powers of two (the sizes the runs use), else the number."""
+    return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else f"{n:,}"
+
+
 class QtTimingMethods(QWidget):
     def __init__(self, timing: TimingModel, runner: TaskRunner | None = None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, task_factory=timing_task) -> None:
         super().__init__(parent)
-        self.timing, self.runner = timing, runner
+        self.timing, self.runner, self.task_factory = timing, runner, task_factory
         self._job: int | None = None
         self._device = ""
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.setSpacing(3)
-        row = QHBoxLayout()
+        row, toggles = QHBoxLayout(), QHBoxLayout()
         self.kernel = QComboBox()
         self.kernel.setToolTip("The kernel whose timings are drawn.")
         row.addWidget(self.kernel)
@@ -47,7 +52,8 @@ class QtTimingMethods(QWidget):
                            "flushed); the text under the plot says what it really measures.")
             box.toggled.connect(lambda on, key=t.key: timing.set_toggle(key, on))
             self.toggles[t.key] = box
-            row.addWidget(box)
+            toggles.addWidget(box)
+        toggles.addStretch(1)
         row.addStretch(1)
         self.run_button = QPushButton("Measure here")
         self.run_button.setToolTip("Time add_triton, add_torch and add_numba_naive every way on "
@@ -58,9 +64,12 @@ class QtTimingMethods(QWidget):
         row.addWidget(self.run_button)
         row.addWidget(self.open_button)
         lay.addLayout(row)
+        lay.addLayout(toggles)
         self.plot = series_plot("GB/s by timing method", "elements (log)", "GB/s (log)", logx=True)
         self.plot.getPlotItem().setLogMode(x=True, y=True)
         self.plot.setMinimumSize(260, 200)
+        # Ignored: in the scrolling tab the plot takes what is left, the notes stay in view
+        self.plot.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Ignored)
         lay.addWidget(self.plot, 1)
         self.notes = QLabel("")
         self.notes.setWordWrap(True)
@@ -97,7 +106,7 @@ class QtTimingMethods(QWidget):
     def start_live(self) -> int | None:
         if self.runner is None or self._job is not None:
             return None
-        self._job = self.runner.submit(timing_task(), "timing methods")
+        self._job = self.runner.submit(self.task_factory(), "timing methods")
         self.run_button.setEnabled(False)
         self.run_button.setText("Measuring…")
         return self._job
@@ -161,6 +170,9 @@ class QtTimingMethods(QWidget):
             note = f" <i>({html.escape(s.note)})</i>" if s.note else ""
             lines.append(f"<span style='color:{colour}'>■</span> <b>{html.escape(s.label)}</b>: "
                          f"{html.escape(s.measures)}{note}")
+        sizes = sorted({int(x) for s in series for x in s.elements})
+        pi.getAxis("bottom").setTicks([[(np.log10(n), _size_label(n)) for n in sizes], []]
+                                      if sizes else None)
         spec = preset_for_device_name(self._device) if self._device else None
         if spec is not None and series:  # a log axis: the line sits at log10 of the peak
             pen = pg.mkPen(style.FG, width=1.2, style=Qt.PenStyle.DotLine)

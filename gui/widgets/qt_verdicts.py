@@ -43,16 +43,13 @@ class QtVerdicts(QWidget):
         super().__init__(parent)
         self.insight, self.simulation = insight, simulation
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 6, 6, 6)
+        lay.setContentsMargins(2, 2, 2, 2)
         lay.setSpacing(4)
-        self.header = QLabel("")
-        self.header.setWordWrap(True)
-        self.header.setTextFormat(Qt.TextFormat.RichText)
-        self.list = QTextBrowser()
+        self.list = QTextBrowser()  # the header and the verdicts, one scroll for both
         self.list.setOpenLinks(False)
-        self.list.setMinimumHeight(120)
-        lay.addWidget(self.header)
+        self.list.setMinimumHeight(70)
         lay.addWidget(self.list, 1)
+        self._header = ""
         insight.changed.connect(self._on_changed)
         simulation.changed.connect(self._on_changed)
         self._on_changed()
@@ -62,16 +59,16 @@ class QtVerdicts(QWidget):
         lines = self.insight.time_lines(self.simulation.run)
         launch = (f"{st.spec.name} · {st.inputs.elements:,} elements × "
                   f"{st.inputs.threads_per_block} threads per block")
-        self.header.setText(f"<b>{html.escape(launch)}</b><br>" + "<br>".join(
-            f"<span style='color:{style.MUTED}'>{html.escape(line)}</span>" for line in lines))
-        self.list.setHtml(verdicts_html(self.insight.findings))
+        self._header = f"<b>{html.escape(launch)}</b><br>" + "<br>".join(
+            f"<span style='color:{style.MUTED}'>{html.escape(line)}</span>" for line in lines)
+        self.list.setHtml(f"<p>{self._header}</p>" + verdicts_html(self.insight.findings))
 
     def restyle(self) -> None:
         self._on_changed()
 
     def figure(self) -> QWidget:
         """The header and every verdict at full length, no scroll bar: what is exported."""
-        label = QLabel(self.header.text() + "<br>" + verdicts_html(self.insight.findings))
+        label = QLabel(self._header + "<br>" + verdicts_html(self.insight.findings))
         label.setWordWrap(True)
         label.setTextFormat(Qt.TextFormat.RichText)
         label.setContentsMargins(8, 6, 8, 8)
