@@ -53,7 +53,7 @@ def _export(win, out: Path) -> list[Path]:
               ("Resident warps over time (red: the tail)",
                win.playback_view.curve_plot.grab().toImage(), True),
               ("Occupancy", win.occupancy_view.grab().toImage()),
-              ("Geometry", win.geometry_view.grab().toImage()),
+              ("Geometry", _inner(win.geometry_view).grab().toImage()),
               (win.timeline.caption.text() or "Timeline", win.timeline.plot.grab().toImage(), True)]
     teach = getattr(win, "teach", None)
     if teach is not None:
@@ -74,6 +74,12 @@ def _export(win, out: Path) -> list[Path]:
     h = out / "summary.html"
     write_text_atomic(h, summary_html(title, facts, panels, [w.name for w in written], notes))
     return written + [h]
+
+
+def _inner(view):
+    """What a scrolling view holds, without its scroll bar."""
+    area = getattr(view, "scroll", None)
+    return area.widget() if area is not None and area.widget() is not None else view
 
 
 def _notes(win) -> list[tuple[str, list[str]]]:
