@@ -38,10 +38,9 @@ def recolour_text(text: str, mapping: dict[str, str]) -> str:
 def apply_window_theme(win: QWidget, name: str) -> None:
     """Make `name` the theme of the application and redraw `win` (and its floating docks) in it."""
     old = style.current_theme()
-    app = QApplication.instance()
-    style.apply_theme(app, name)
-    if old == name:
+    if old == name:  # the application already wears it (gui.app.make_app applied it)
         return
+    style.apply_theme(QApplication.instance(), name)
     mapping = colour_map(old, name)
     for w in [win, *win.findChildren(QWidget)]:
         if isinstance(w, pg.GraphicsView):

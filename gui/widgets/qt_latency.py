@@ -241,6 +241,7 @@ class QtLatency(QWidget):
         self.open_button.clicked.connect(self._on_open_clicked)
         insight.changed.connect(self._on_changed)
         insight.sm_changed.connect(self._on_sm_changed)
+        self._stale = True  # the plots are drawn when seen (a dock behind a tab waits)
         self._on_changed()
 
     # -- model -> view ---------------------------------------------------------------------------
@@ -251,7 +252,14 @@ class QtLatency(QWidget):
         self.sm.setValue(ins.sm)
         self.sm.blockSignals(False)
         self._on_sm_changed()
-        self.redraw()
+        self._stale = True
+        if self.isVisible():
+            self.redraw()
+
+    def showEvent(self, event) -> None:
+        if self._stale:
+            self.redraw()
+        super().showEvent(event)
 
     def _on_sm_changed(self) -> None:
         ins, p = self.insight, self.insight.prediction
@@ -295,6 +303,7 @@ class QtLatency(QWidget):
         super().resizeEvent(event)
 
     def redraw(self) -> None:
+        self._stale = False
         ins = self.insight
         curves = ins.curves()
         p = ins.prediction
@@ -352,6 +361,8 @@ class QtLatency(QWidget):
     def export_items(self):
         from gui.export import ExportItem
 
+        if self._stale:
+            self.redraw()
         curves = self.insight.curves()
         if not curves:
             return []

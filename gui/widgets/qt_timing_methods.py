@@ -38,6 +38,7 @@ class QtTimingMethods(QWidget):
         self.timing, self.runner, self.task_factory = timing, runner, task_factory
         self._job: int | None = None
         self._device = ""
+        self._force = False
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.setSpacing(3)
@@ -84,6 +85,7 @@ class QtTimingMethods(QWidget):
             runner.finished.connect(self._on_finished)
             runner.progress.connect(self._on_progress)
         self.run_button.setEnabled(runner is not None)
+        self._stale = True  # drawn when seen: the tab is behind the sweep at first
         self.redraw()
 
     # -- loading ---------------------------------------------------------------------------------
@@ -135,7 +137,16 @@ class QtTimingMethods(QWidget):
         if name:
             self.timing.set_kernel(name)
 
+    def showEvent(self, event) -> None:
+        if self._stale:
+            self.redraw()
+        super().showEvent(event)
+
     def redraw(self) -> None:
+        if not self.isVisible() and not self._force:
+            self._stale = True
+            return
+        self._stale = False
         t = self.timing
         self.kernel.blockSignals(True)
         self.kernel.clear()
@@ -193,4 +204,10 @@ class QtTimingMethods(QWidget):
 
         if not self.timing.kernels():
             return []
+        if self._stale:
+            self._force = True
+            try:
+                self.redraw()
+            finally:
+                self._force = False
         return [ExportItem("timing_methods", self.plot.getPlotItem(), *self.timing.export_rows())]

@@ -45,8 +45,11 @@ def test_the_whole_launch_time_is_shown_when_waves_are_skipped(win):
 
 def test_latency_view_draws_the_h200_sweep_and_an_empty_sm(win, qtbot):
     w = win("H200", 2**26, 256)
+    w.show()
+    qtbot.waitExposed(w)
     _raise(w, "latency")
     view = w.teach.latency_view
+    assert view.isVisible()  # drawn when seen
     assert "measured (H200, 2^26)" in view.legend.text()
     assert not view.lanes.grab().isNull()
     w = win("B200", 40 * 256, 256)
@@ -69,7 +72,12 @@ def test_timing_toggles_and_a_live_run(make_window, qtbot):
 
     records = load_latency_run().methods[:6]  # add_triton at 2^16, every method
     w = make_window("H200", 2**20, 256)
+    w.show()
+    qtbot.waitExposed(w)
+    _raise(w, "bandwidth")
+    w.bandwidth.tabs.setCurrentIndex(1)  # the Timing methods tab: drawn when seen
     view = w.teach.timing_view
+    assert view.isVisible() and "device events, L2 flushed" in view.notes.text()
     view.task_factory = lambda: (lambda ctx: (records, ["add_torch: not here"]))
     view.toggles["l2"].setChecked(True)
     assert "device events, not flushed" in view.notes.text()
