@@ -10,7 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from gui.export import export_item, summary_html, summary_page, write_json
+from gui.export import export_item, save_png, summary_html, summary_page, write_json
 from gui.models.session import summary_facts
 from gui.theme import theme
 from sim.errors import UserError
@@ -67,10 +67,7 @@ def _export(win, out: Path) -> list[Path]:
     facts = summary_facts(win.model, win.simulation)
     notes = _notes(win)
     page = summary_page(title, facts, panels, notes=notes)
-    p = out / "summary.png"
-    if not page.save(str(p), "PNG"):
-        raise OSError(f"could not write {p}")
-    written.append(p)
+    written.append(save_png(out / "summary.png", page))
     h = out / "summary.html"
     write_text_atomic(h, summary_html(title, facts, panels, [w.name for w in written], notes))
     return written + [h]

@@ -79,6 +79,10 @@ def sweep(kernel_names: Iterable[str], sizes: Sequence[int], blocks: Sequence[in
     for spec in kernels:
         if not spec.benchable:
             raise UserError(f"{spec.name} is not a kernel with a throughput to measure")
+        if not has_gpu and max(sizes) > spec.cpu_max_elements:  # bounded work, as `check` caps it
+            raise UserError(f"{spec.name}: {max(sizes):,} elements is above the CPU path's cap of "
+                            f"{spec.cpu_max_elements:,} (its interpreter/simulator would take minutes "
+                            "and gigabytes); give smaller sizes, or run on a GPU")
         status = backend_status(spec)
         if not status.ok:
             raise UserError(f"{spec.name}: {status.reason}")

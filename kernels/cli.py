@@ -11,6 +11,8 @@ import sys
 
 from sim.errors import UserError
 from sim.files import check_writable
+from sim.inputs import arg_count, arg_path, arg_real
+from sim.trace import MAX_TRACE_BLOCKS
 from sim.units import parse_count, parse_count_list
 
 def register(subparsers) -> None:
@@ -42,9 +44,9 @@ def register(subparsers) -> None:
     p.add_argument("--block", default=None, metavar="B[,B]",
                    help="block sizes to sweep: threads per block for Numba kernels, BLOCK_SIZE for "
                         "Triton kernels (default: each kernel's own); torch peers ignore it")
-    p.add_argument("--warps", type=int, default=None, metavar="W",
+    p.add_argument("--warps", type=arg_count("--warps", 1, 64), default=None, metavar="W",
                    help="Triton num_warps (default: each kernel's own)")
-    p.add_argument("--reps", type=int, default=50, metavar="R",
+    p.add_argument("--reps", type=arg_count("--reps", 1, 100_000), default=50, metavar="R",
                    help="fewest timed repetitions per point (more if they fit in 100 ms); "
                         "the median is reported (default: %(default)s)")
     p.add_argument("--no-flush", action="store_true",
@@ -53,7 +55,7 @@ def register(subparsers) -> None:
     p.add_argument("--cpu", action="store_true",
                    help="without a GPU, time the interpreter/simulator anyway "
                         "(labelled: not GPU timings)")
-    p.add_argument("--out", required=True, metavar="FILE.json|FILE.csv",
+    p.add_argument("--out", required=True, metavar="FILE.json|FILE.csv", type=arg_path("--out file"),
                    help="where to write the results (format by extension, written atomically)")
     p.set_defaults(handler=cmd_bench)
 
@@ -71,15 +73,15 @@ def register(subparsers) -> None:
                    help="spin kernel: how the warps wait: busy re-reading the timer (spin), "
                         "sleeping 200 ns between reads (sleep) or chasing pointers through DRAM "
                         "(memory) (default: spin)")
-    p.add_argument("--grid", type=int, default=None, metavar="N",
+    p.add_argument("--grid", type=arg_count("--grid", 1, MAX_TRACE_BLOCKS), default=None, metavar="N",
                    help="spin kernel: programs (blocks) to launch (default: three full waves at "
                         "the predicted occupancy)")
     p.add_argument("--waves", type=float, default=None, metavar="W",
                    help="spin kernel: launch W full waves at the predicted occupancy (2.5: two "
                         "and a half) instead of --grid")
-    p.add_argument("--warps", type=int, default=4, metavar="W",
+    p.add_argument("--warps", type=arg_count("--warps", 1, 32), default=4, metavar="W",
                    help="warps per block, i.e. 32*W threads (default: %(default)s)")
-    p.add_argument("--spin-us", type=float, default=None, metavar="T",
+    p.add_argument("--spin-us", type=arg_real("--spin-us", 0.1, 1e6), default=None, metavar="T",
                    help="spin kernel: how long each block stays resident, in microseconds "
                         "(default: 100)")
     p.add_argument("--hold-regs", type=int, default=None, metavar="K",
@@ -89,7 +91,8 @@ def register(subparsers) -> None:
                    help="add kernel: vector length, e.g. 2^24 or 16777216 (required)")
     p.add_argument("--block", type=int, default=None, metavar="B",
                    help="add kernel: BLOCK_SIZE, elements per program (default: 1024)")
-    p.add_argument("--out", required=True, metavar="FILE.json", help="where to write the trace")
+    p.add_argument("--out", required=True, metavar="FILE.json", type=arg_path("--out file"),
+                   help="where to write the trace")
     p.set_defaults(handler=cmd_trace)
 
 

@@ -10,6 +10,7 @@ records' own words (kernels.timing_methods.METHODS).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from psygnal import Signal
@@ -130,25 +131,34 @@ class TimingModel:
 
 
 def timing_task(kernels=LIVE_KERNELS, sizes=LIVE_SIZES):
-    """A job for the window's worker: every method for each kernel and size on this machine
-    (kernels.timing_methods; without a GPU the device-event methods say why they are empty).
-    A kernel that cannot run here is skipped with its reason in the records' place."""
-    def task(ctx):
-        from kernels.timing_methods import time_kernel_methods
-        from sim.errors import UserError
+    """A job for the window's kernel host (a partial of a module-level function, so it pickles):
+    every method for each kernel and size on that machine (kernels.timing_methods; without a GPU
+    the device-event methods say why they are empty)."""
+    return partial(timing_job, tuple(kernels), tuple(sizes))
 
-        records, skipped = [], []
-        total = len(kernels) * len(sizes)
-        for i, kernel in enumerate(kernels):
-            for j, n in enumerate(sizes):
-                if ctx.cancelled():
-                    return records, skipped
-                ctx.progress(i * len(sizes) + j, total, f"{kernel} at {n:,}")
-                try:
-                    records += time_kernel_methods(kernel, n)
-                except UserError as exc:
-                    skipped.append(f"{kernel}: {exc}")
-                    break
-        ctx.progress(total, total, "done")
-        return records, skipped
-    return task
+
+def timing_job(kernels, sizes, ctx):
+    """Runs in the kernel host. Returns (records as sim.latency_data.MethodRow, plain records the
+    window can read without importing any GPU library; kernels that cannot run here, each with
+    its reason)."""
+    from kernels.timing_methods import time_kernel_methods
+    from sim.errors import UserError
+    from sim.latency_data import MethodRow
+
+    records, skipped = [], []
+    total = len(kernels) * len(sizes)
+    for i, kernel in enumerate(kernels):
+        for j, n in enumerate(sizes):
+            if ctx.cancelled():
+                return records, skipped
+            ctx.progress(i * len(sizes) + j, total, f"{kernel} at {n:,}")
+            try:
+                found = time_kernel_methods(kernel, n)
+            except UserError as exc:
+                skipped.append(f"{kernel}: {exc}")
+                break
+            records += [MethodRow(r.kernel, r.elements, r.method, r.label, r.measures, r.median_us,
+                                  r.p20_us, r.p80_us, r.bandwidth_gbps, r.is_gpu_timing, r.note)
+                        for r in found]
+    ctx.progress(total, total, "done")
+    return records, skipped

@@ -68,24 +68,35 @@ def test_second_gpu_names_what_differs(win):
 
 
 def test_timing_toggles_and_a_live_run(make_window, qtbot):
+    from gui.adapter import TaskRunner
+    from gui.models.timing import TimingModel
+    from gui.widgets.qt_timing_methods import QtTimingMethods
     from sim.latency_data import load_latency_run
 
-    records = load_latency_run().methods[:6]  # add_triton at 2^16, every method
     w = make_window("H200", 2**20, 256)
     w.show()
     qtbot.waitExposed(w)
     _raise(w, "bandwidth")
-    w.bandwidth.tabs.setCurrentIndex(1)  # the Timing methods tab: drawn when seen
-    view = w.teach.timing_view
-    assert view.isVisible() and "device events, L2 flushed" in view.notes.text()
-    view.task_factory = lambda: (lambda ctx: (records, ["add_torch: not here"]))
+    w.bandwidth.tabs.setCurrentIndex(1)  # the window's Timing methods tab: drawn when seen
+    assert w.teach.timing_view.isVisible()
+    assert "device events, L2 flushed" in w.teach.timing_view.notes.text()
+
+    records = load_latency_run().methods[:6]  # add_triton at 2^16, every method
+    runner = TaskRunner("timing test")
+    model = TimingModel()
+    view = QtTimingMethods(model, runner, task_factory=lambda: (
+        lambda ctx: (records, ["add_torch: not here"])))
+    qtbot.addWidget(view)
+    view.show()
+    view.load_file()
     view.toggles["l2"].setChecked(True)
     assert "device events, not flushed" in view.notes.text()
-    assert [s.method for s in w.teach.timing.series()] == ["events_flushed", "events_no_flush"]
-    with qtbot.waitSignal(w.live_runner.finished, timeout=5000):
+    assert [s.method for s in model.series()] == ["events_flushed", "events_no_flush"]
+    with qtbot.waitSignal(runner.finished, timeout=5000):
         view.start_live()
-    assert w.teach.timing.source.startswith("a live run on this machine (skipped: add_torch")
+    assert model.source.startswith("a live run on this machine (skipped: add_torch")
     assert view.run_button.isEnabled()
+    runner.shutdown()
 
 
 def test_light_theme_and_its_export_with_verdicts_titles_and_no_controls(make_window, qtbot,

@@ -93,3 +93,13 @@ def test_timing_toggles_lay_each_trap_beside_the_honest_timing():
     assert [s.method for s in t.series()][-2:] == ["events_lone_launch", "events_back_to_back"]
     header, rows = t.export_rows()
     assert header[:2] == ["kernel", "method"] and len(rows) == 4 * 4
+
+
+def test_the_live_timing_job_can_go_to_the_kernel_host():
+    """The window's HostRunner sends jobs by pickle: module-level function plus plain args."""
+    import pickle
+
+    from gui.models.timing import timing_task
+
+    job = pickle.loads(pickle.dumps(timing_task()))
+    assert job.args == (("add_triton", "add_torch", "add_numba_naive"), (2**16, 2**20, 2**24, 2**26))
