@@ -40,6 +40,7 @@ from gui.widgets.qt_occupancy import QtOccupancy
 from gui.widgets.qt_playback import QtPlayback
 from gui.widgets.qt_sm_view import QtSmView
 from gui.widgets.qt_timeline import QtTimeline
+from gui.waves_panel import WavesPanel
 from kernels.host import describe
 from gui.window_export import export_window
 from sim.errors import UserError
@@ -143,6 +144,12 @@ class MainWindow(QMainWindow):
                                   ("bandwidth", self.bandwidth, bottom)):
             self._add_dock(key, widget, area)
         self.tabifyDockWidget(self.docks["timeline"], self.docks["bandwidth"])
+        # the Waves tab: the matmul sawtooth; a point becomes this launch (gui/waves_panel.py)
+        self.waves_panel = WavesPanel(self)
+        self.waves, self.waves_view, self.waves_runner = (self.waves_panel.model, self.waves_panel.view,
+                                                          self.waves_panel.runner)
+        self.waves_panel.attach(self._add_dock("waves", self.waves_view, Qt.DockWidgetArea.BottomDockWidgetArea))
+        self.tabifyDockWidget(self.docks["bandwidth"], self.docks["waves"])
         self.docks["timeline"].raise_()
 
         self.kernels_label = QLabel("live kernels: not loaded")
@@ -343,6 +350,10 @@ class MainWindow(QMainWindow):
         skipped = f", {tl.skipped_waves:,} identical waves skipped" if tl.skipped_waves else ""
         self.sim_label.setText(f"simulated {tl.n_blocks:,} blocks in {run.elapsed_s * 1e3:,.0f} ms{skipped}")
 
+    def predict_waves_now(self) -> None:
+        """Predict the sawtooth on this thread (headless export, screenshots, tests)."""
+        self.waves_panel.predict_now()
+
     @property
     def record(self) -> SimRun | None:
         return self.simulation.run
@@ -399,6 +410,7 @@ class MainWindow(QMainWindow):
         self.model.set_kernels(info.kernels)
         self.bench.set_kernels(info.kernels)
         self.bench.set_availability(info.available)
+        self.waves_panel.set_availability(info.available)
         self.kernels_label.setText("live kernels: " + ", ".join(f"{n} {a.mode}" for n, a in info.available.items()))
 
     def _on_bench_result(self, _result) -> None:
@@ -449,7 +461,7 @@ class MainWindow(QMainWindow):
         return ([ExportItem("sm_view", self.sm_view, header, rows)] + self.playback_view.export_items()
                 + self.occupancy_view.export_items() + self.geometry_view.export_items()
                 + self.timeline.export_items() + self.bandwidth.export_items()
-                + self.teach.export_items())
+                + self.waves_view.export_items() + self.teach.export_items())
 
     def session_dict(self) -> dict:
         return {**session_dict(self.model, self.simulation, self.playback, self.bench),
@@ -489,6 +501,8 @@ class MainWindow(QMainWindow):
             timer.cancel()
         self.clock.stop()
         self.sim_runner.shutdown()
+        if hasattr(self, "waves_panel"):
+            self.waves_panel.shutdown()
         self.live_runner.shutdown()
 
     def closeEvent(self, event) -> None:

@@ -36,9 +36,9 @@ def register(subparsers) -> None:
         description="Times kernels with CUDA events, the L2 flushed before every rep, and writes "
                     "median/p20/p80 time and GB/s per point, with the copy ceiling and the "
                     "theoretical peak, to a .json (warpscope-bench/1) or .csv file.")
-    p.add_argument("--kernel", required=True, metavar="NAME[,NAME]",
-                   help="kernels to time: registry names, a group (add, add_relu, copy, square) "
-                        "or all")
+    p.add_argument("--kernel", default=None, metavar="NAME[,NAME]",
+                   help="kernels to time: registry names, a group (add, add_relu, copy, square, "
+                        "matmul) or all (required, except with --waves-sweep: matmul)")
     p.add_argument("--sizes", default="2^20,2^24,2^26", metavar="N[,N]",
                    help="element counts, e.g. 2^20,2^24 or 1048576 (default: %(default)s)")
     p.add_argument("--block", default=None, metavar="B[,B]",
@@ -55,8 +55,16 @@ def register(subparsers) -> None:
     p.add_argument("--cpu", action="store_true",
                    help="without a GPU, time the interpreter/simulator anyway "
                         "(labelled: not GPU timings)")
-    p.add_argument("--out", required=True, metavar="FILE.json|FILE.csv", type=arg_path("--out file"),
-                   help="where to write the results (format by extension, written atomically)")
+    p.add_argument("--waves-sweep", default=None, metavar="M=..,K=..,N=LO..HI xSTEP",
+                   help="the wave-quantization experiment: matmul kernels and cuBLAS at every "
+                        "size of one stepped dimension, e.g. M=1024,K=8192,N=256..14080x256 (one "
+                        "tile column per step); without a GPU, prints the scheduler's prediction")
+    p.add_argument("--gpu", default=None, metavar="NAME",
+                   help="with --waves-sweep and no GPU here: the GPU preset to predict for "
+                        "(default H200)")
+    p.add_argument("--out", default=None, metavar="FILE.json|FILE.csv", type=arg_path("--out file"),
+                   help="where to write the results (format by extension, written atomically); "
+                        "required whenever something is measured")
     p.set_defaults(handler=cmd_bench)
 
     p = subparsers.add_parser(
@@ -177,6 +185,14 @@ def cmd_bench(args) -> int:
     from .registry import parse_kernel_list
     from .results import _kind, save_results
 
+    if args.waves_sweep:
+        return cmd_waves(args)
+    if args.gpu:
+        raise UserError("--gpu is for --waves-sweep (a prediction); `bench` measures this machine's GPU")
+    if not args.kernel:
+        raise UserError("give --kernel NAME[,NAME] (or --waves-sweep for the matmul experiment)")
+    if not args.out:
+        raise UserError("give --out FILE.json or FILE.csv for the results")
     _kind(args.out)  # reject a bad extension or folder before measuring anything
     check_writable(args.out)
     kernels = parse_kernel_list(args.kernel)
@@ -191,6 +207,66 @@ def cmd_bench(args) -> int:
     print(format_measurements(result))
     print(f"wrote {len(result.measurements)} measurements to {args.out}")
     return 0
+
+
+def cmd_waves(args) -> int:
+    """`bench --waves-sweep`: measure on a GPU (and predict beside it), else predict only."""
+    from sim.devices import preset
+    from sim.throughput import sweep_dims
+    from sim.waves import format_sweep, from_measurements, parse_sweep
+
+    from .backends import gpu_status
+    from .registry import parse_kernel_list
+
+    dims_list = parse_sweep(args.waves_sweep)
+    kernels = parse_kernel_list(args.kernel or "matmul")
+    if args.reps < 1:
+        raise UserError("--reps must be at least 1")
+    for flag, value in (("--block", args.block), ("--warps", args.warps), ("--no-flush", args.no_flush)):
+        if value:
+            raise UserError(f"{flag} does not apply to --waves-sweep (each kernel keeps its tile)")
+    has_gpu, why = gpu_status()
+    if not has_gpu and not args.cpu:
+        gpu = preset(args.gpu or "H200")
+        predicted = sweep_dims(dims_list, kernels, gpu)
+        conc = next(iter(predicted.values()))[0].concurrent_tiles
+        print(f"Predicted on {gpu.name} by the block scheduler (compute-bound model, sim/throughput.py):")
+        print(format_sweep(dims_list, predicted, concurrent_tiles=conc))
+        notes = {p.note for ps in predicted.values() for p in ps if p.note}
+        for note in sorted(notes):
+            print(note)
+        print(f"no GPU here ({why}): prediction only, nothing measured"
+              + ("; --out not written" if args.out else ""))
+        return 0
+    if not args.out:
+        raise UserError("give --out FILE.json or FILE.csv for the measurements")
+    from .bench import waves_sweep
+    from .results import _kind, save_results
+
+    _kind(args.out)
+    check_writable(args.out)
+    result = waves_sweep(dims_list, kernels, reps=args.reps, on_progress=ProgressBar(),
+                         allow_cpu=args.cpu, command="warpscope " + " ".join(sys.argv[1:]))
+    save_results(result, args.out)
+    measured = from_measurements(result.measurements, args.out, result.device.get("name", "?"))
+    gpu = _result_gpu(result) or preset(args.gpu or "H200")
+    done = [d for d in dims_list if any(p.dims == d for p in next(iter(measured.points.values())))]
+    predicted = sweep_dims(done, kernels, gpu, resources=measured.resources)
+    conc = next(iter(predicted.values()))[0].concurrent_tiles
+    print(format_sweep(done, predicted, measured, concurrent_tiles=conc))
+    if not any(m.is_gpu_timing for m in result.measurements):
+        print("measured on the CPU path (--cpu): NOT GPU timings")
+    print(f"wrote {len(result.measurements)} measurements to {args.out}")
+    return 0
+
+
+def _result_gpu(result):
+    from sim.devices import GpuSpec
+
+    try:
+        return GpuSpec.from_dict(result.device)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def format_measurements(result) -> str:

@@ -25,7 +25,8 @@ from sim.occupancy import LIMITERS
 from .timing import FORMAT, BenchResult, Measurement
 
 FIELDS = [f.name for f in dataclasses.fields(Measurement)]
-_HEADER = ("created", "command", "copy_ceiling_gbps", "peak_dram_gbps", "cancelled")
+_HEADER = ("created", "command", "copy_ceiling_gbps", "peak_dram_gbps", "cancelled",
+           "compute_ceiling_tflops")
 # Bounded work: a sweep writes tens to hundreds of measurements (benchmarks/gpu_*_h200.json: 75
 # and 90); the window simulates a prediction for each, so a file holds at most 2,000 (~2 MB).
 MAX_MEASUREMENTS = 2_000
@@ -47,12 +48,15 @@ MEASUREMENT_SCHEMA = {
     "blocks_per_sm": Maybe(Whole(1, 64)), "occupancy": Maybe(Real(0.0, 1.0)),
     "limited_by": Items(len(LIMITERS), OneOf(LIMITERS)), "waves": Maybe(Real(0.0, 1e12)),
     "percent_of_copy": Maybe(Real(0.0, 1e6)), "percent_of_peak": Maybe(Real(0.0, 1e6)),
+    "flops": Maybe(Whole(0, 2**62)), "dynamic_smem_bytes": Maybe(Whole(0, 2**24)),
+    "dims": Maybe(Text(200)),
 }
 _REQUIRED = tuple(f.name for f in dataclasses.fields(Measurement)
                   if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
 RESULT_SCHEMA = {
     "created": Maybe(Text(100)), "command": Maybe(Text(10_000)), "device": Maybe(Object()),
     "copy_ceiling_gbps": Maybe(_GBPS), "peak_dram_gbps": Maybe(_GBPS), "cancelled": Maybe(Flag()),
+    "compute_ceiling_tflops": Maybe(Real(0.0, 1e6)),
     "notes": TextList(1000, 10_000), "measurements": Maybe(Items(MAX_MEASUREMENTS))}
 DEVICE_SCHEMA = {"name": Maybe(Text(200)), "sm_count": Maybe(Whole(1, 1024))}
 _BYTES = Whole(0, 2**50)
@@ -85,6 +89,7 @@ def to_dict(result: BenchResult) -> dict:
     return {"format": FORMAT, "created": result.created, "command": result.command,
             "device": result.device, "copy_ceiling_gbps": result.copy_ceiling_gbps,
             "peak_dram_gbps": result.peak_dram_gbps, "cancelled": result.cancelled,
+            "compute_ceiling_tflops": result.compute_ceiling_tflops,
             "notes": list(result.notes),
             "measurements": [dataclasses.asdict(m) | {"limited_by": list(m.limited_by)}
                              for m in result.measurements]}
@@ -133,7 +138,8 @@ def from_dict(data, where: str = "results") -> BenchResult:
                        copy_ceiling_gbps=head.get("copy_ceiling_gbps"),
                        peak_dram_gbps=head.get("peak_dram_gbps"),
                        cancelled=bool(head.get("cancelled", False)),
-                       notes=head.get("notes", ()))
+                       notes=head.get("notes", ()),
+                       compute_ceiling_tflops=head.get("compute_ceiling_tflops") or None)
 
 
 def to_csv(result: BenchResult) -> str:
@@ -197,7 +203,8 @@ def from_csv(text: str, where: str = "results") -> BenchResult:
     return BenchResult(device=_device({"name": meta.get("device", "")}, where),
                        created=head.get("created") or "", command=head.get("command") or "",
                        measurements=ms, copy_ceiling_gbps=head.get("copy_ceiling_gbps"),
-                       peak_dram_gbps=head.get("peak_dram_gbps"), cancelled=bool(head.get("cancelled")))
+                       peak_dram_gbps=head.get("peak_dram_gbps"), cancelled=bool(head.get("cancelled")),
+                       compute_ceiling_tflops=head.get("compute_ceiling_tflops") or None)
 
 
 def save_results(result: BenchResult, path) -> None:

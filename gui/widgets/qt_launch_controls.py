@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
                                QWidget)
 
 from gui.models.launch import (CUSTOM_KERNEL, MAX_ELEMENTS, MAX_REGS, MAX_SMEM, LaunchModel,
-                               LaunchState, parse_field)
+                               LaunchState, launch_dims, parse_field)
 from gui.models.simulation import SimulationOptions
 from sim.errors import UserError
 
@@ -373,7 +373,12 @@ class QtLaunchControls(QWidget):
             self.ept_note.hide()
             return
         warps = math.ceil(i.threads_per_block / 32)
-        if state.elements_per_block is None:
+        dims = k.size_dims(i.elements, launch_dims(i)) if k.dims is not None else {}
+        if {"M", "N", "K"} <= set(dims):  # a matmul: programs own tiles of C, not elements
+            text = (f"C = A @ B with M = {dims['M']:,}, N = {dims['N']:,}, K = {dims['K']:,}: "
+                    f"{g.blocks:,} programs of {i.threads_per_block} threads, each on "
+                    "BLOCK_M x BLOCK_N tiles of C.")
+        elif state.elements_per_block is None:
             text = (f"A fixed grid of {g.blocks:,} blocks of {i.threads_per_block} threads loops "
                     "over the array (grid-stride).")
         elif i.block_size is not None:
