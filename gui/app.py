@@ -259,7 +259,7 @@ def _take_screenshot(app, win, path: Path, time_fraction: float = 0.42) -> int:
 
 
 def run_export(gpu, elements, block, regs, smem, out: str, results: str | None = None,
-               carveout: int | None = None) -> int:
+               carveout: int | None = None, theme: str = "light") -> int:
     out_dir = _check_out_path(out)
     ensure_platform(headless=True)
     from gui.models.launch import LaunchInputs
@@ -283,7 +283,7 @@ def run_export(gpu, elements, block, regs, smem, out: str, results: str | None =
         from gui.export import export_to_folder
 
         try:
-            files = export_to_folder(out_dir, win.export_all)
+            files = export_to_folder(out_dir, lambda folder: win.export_all(folder, theme))
         except OSError as exc:
             raise UserError(f"export to {out_dir} failed: {exc.strerror or exc}") from None
         note = win.model.state.message()

@@ -39,6 +39,8 @@ def register(subparsers) -> None:
         type=arg_path("--out folder"),
         help="folder to write into (created if missing); an earlier export there is replaced",
     )
+    p.add_argument("--theme", choices=("light", "dark"), default="light",
+                   help="colours of the exported figures (default: light, for slides and print)")
     p.set_defaults(handler=_export_handler)
 
 
@@ -54,6 +56,7 @@ def _export_handler(args) -> int:
         args.out,
         results=getattr(args, "results", None),
         carveout=args.carveout,
+        theme=getattr(args, "theme", "light"),
     )
 
 

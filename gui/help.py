@@ -88,6 +88,43 @@ trace</code>: each block's SM and start/end times, read on the GPU) and draws it
 of the same grid. On real hardware short blocks often do not reach the residency the occupancy
 rules allow, because the dispatcher ramps up; this is where you can see it.</p>""",
     ),
+    "verdicts": (
+        "Verdicts",
+        """
+<p>What is wrong with this launch, the biggest waste first. Each verdict gives its number (a bar
+for the share of the GPU it wastes), why, and what to try: a grid below one wave, a tail, idle
+lanes, occupancy held down by registers or shared memory (with the value that lifts it), too few
+bytes in flight to hide DRAM latency, blocks too small for the SM's block dispatcher.</p>
+<p>Occupancy here is <b>theoretical</b>: what the limits let one SM hold. A grid of 40 blocks on a
+148-SM GPU shows 100% per SM, but the GPU's warp slots are 3% used.</p>
+<p>The first line is the whole launch's predicted time (the latency model); the second is the
+animation's schedule, counting the identical waves a very large grid leaves out of the drawing.
+The export carries the same list.</p>""",
+    ),
+    "latency": (
+        "Latency hiding",
+        """
+<p>Why a GPU needs many warps. Left: one SM's warp slots over a few microseconds, grouped by the
+four schedulers that issue their instructions. Green is issuing, blue is waiting for memory,
+amber is ready but its scheduler is busy with another warp, grey is a block starting or retiring,
+or a slot waiting for the next block. In a memory-bound kernel the schedulers are almost always
+idle and the warps almost always wait: only more bytes in flight (more warps, or more loads per
+warp) keep the memory busy.</p>
+<p>Right: Little's law. Bandwidth = bytes in flight / round trip. The dashed grey line is the law
+with the unloaded DRAM latency (a pointer chase); the blue line is the loaded model: each SM a
+closed queue of its resident blocks (the block dispatcher, the DRAM latency, the SM's share of
+the bandwidth), solved exactly. Where it was measured on this GPU (the H200's forced-occupancy
+sweep is built in), the measured points are drawn with the model for the same kernel: within 7%
+on held-out data, where plain Little's law is up to 2.5x too high.</p>""",
+    ),
+    "compare": (
+        "Two GPUs",
+        """
+<p>The same launch (the same kernel's grid rule, registers and shared memory) on a second GPU:
+each SM of both GPUs in the first wave, the occupancy and its limiter, the waves and the
+predicted time, and below them what differs, in words. Pick the second GPU above; the detected
+GPU is offered beside the presets.</p>""",
+    ),
     "waves": (
         "Waves (matmul)",
         """

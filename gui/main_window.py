@@ -22,7 +22,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
 from gui import help as help_texts
-from gui import style
+from gui import style, teach_panels
 from gui.adapter import Debouncer, HostRunner, PlaybackClock, TaskOutcome, TaskRunner
 from gui.export import ExportItem, export_to_folder, save_png_message
 from gui.jobs import BandwidthJobs, BenchJobs
@@ -159,6 +159,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.sim_label)
         self.statusBar().addPermanentWidget(self.kernels_label)
         self._build_menus()
+        self.teach = teach_panels.install(self)  # verdicts, latency, two GPUs, timing, theme
 
         # wiring: models -> adapter and window
         self.model.changed.connect(self._on_launch_changed)
@@ -219,6 +220,8 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["controls"], self.docks["geometry"]], [split, h - 60 - split],
                          Qt.Orientation.Vertical)
         self.resizeDocks([self.docks["timeline"]], [max(240, h // 3)], Qt.Orientation.Vertical)
+        if hasattr(self, "teach"):
+            teach_panels.default_sizes(self, h - 60)
 
     def _build_menus(self) -> None:
         pb = self.playback
@@ -237,7 +240,7 @@ class MainWindow(QMainWindow):
         m.addSeparator()
         self._action(m, "F&aster", "]", lambda: pb.faster(+1))
         self._action(m, "S&lower", "[", lambda: pb.faster(-1))
-        m = self.menuBar().addMenu("&View")
+        m = self.view_menu = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             m.addAction(dock.toggleViewAction())
         m.addSeparator()
@@ -458,14 +461,16 @@ class MainWindow(QMainWindow):
         return ([ExportItem("sm_view", self.sm_view, header, rows)] + self.playback_view.export_items()
                 + self.occupancy_view.export_items() + self.geometry_view.export_items()
                 + self.timeline.export_items() + self.bandwidth.export_items()
-                + self.waves_view.export_items())
+                + self.waves_view.export_items() + self.teach.export_items())
 
     def session_dict(self) -> dict:
-        return session_dict(self.model, self.simulation, self.playback, self.bench)
+        return {**session_dict(self.model, self.simulation, self.playback, self.bench),
+                **self.teach.session()}
 
-    def export_all(self, out_dir: str | Path) -> list[Path]:
-        """Every plot as PNG/SVG/CSV, session.json, summary.png and summary.html."""
-        return export_window(self, out_dir)
+    def export_all(self, out_dir: str | Path, theme: str | None = None) -> list[Path]:
+        """Every plot as PNG/SVG/CSV, session.json, summary.png and summary.html, drawn in
+        `theme` (default: the export theme setting, light unless changed)."""
+        return export_window(self, out_dir, theme or self.teach.export_theme)
 
     def _on_export(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Export everything to a folder")

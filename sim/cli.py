@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from sim.advice import findings
+from sim.advice import launch_findings
 from sim.devices import GpuSpec, preset, presets
 from sim.errors import UserError
 from sim.files import check_writable
@@ -181,7 +181,7 @@ def occupancy_rows(occ) -> list[tuple[str, str, str]]:
 
 def explain_payload(gpu, occ, geo, kernel=None) -> dict:
     payload = {"device": gpu.to_dict(), "geometry": asdict(geo), "occupancy": asdict(occ),
-               "findings": [asdict(f) for f in findings(gpu, occ, geo)]}
+               "findings": [asdict(f) for f in _findings(gpu, occ, geo, kernel)]}
     if kernel is not None:
         payload["kernel"] = asdict(kernel)
     return payload
@@ -201,8 +201,12 @@ def cmd_explain(args) -> int:
     _print_table(launch, geometry_rows(gpu, geo))
     _print_table("Occupancy (blocks per SM each limiter allows)", occupancy_rows(occ))
     print(f"  => {occ.explain()} (theoretical: what the limits allow)")
-    print_findings(findings(gpu, occ, geo))
+    print_findings(_findings(gpu, occ, geo, kernel))
     return 0
+
+
+def _findings(gpu, occ, geo, kernel):
+    return launch_findings(gpu, occ, geo, bytes_moved=kernel.bytes_moved if kernel else None)
 
 
 def print_findings(found) -> None:

@@ -117,6 +117,20 @@ class Timeline:
         k = int(np.searchsorted(self.wave_starts_us, t_us, side="right"))
         return max(1, k) + self.skipped_waves
 
+    @cached_property
+    def wave_us(self) -> float:
+        """How long a full wave takes: the mean spacing of the simulated part's wave starts."""
+        starts = self.wave_starts_us
+        if starts.size >= 2:
+            return float((starts[-1] - starts[0]) / (starts.size - 1))
+        return self.makespan_us
+
+    @property
+    def whole_launch_us(self) -> float:
+        """The whole grid's time: the simulated part plus the identical full waves left out
+        before it (`skipped_waves`), each as long as a full wave of the simulated part."""
+        return self.makespan_us + self.skipped_waves * self.wave_us
+
     # -- the tail (see the module docstring) -------------------------------------------------
     @property
     def last_dispatch_us(self) -> float:
@@ -218,6 +232,7 @@ class Timeline:
             "blocks_scheduled": self.n_blocks,
             "waves": self.waves + self.skipped_waves,
             "makespan_us": round(self.makespan_us, 4),
+            "whole_launch_us": round(self.whole_launch_us, 4),
             "steady_resident_blocks": self.steady_blocks,
             "tail_start_us": round(self.tail_start_us, 4),
             "tail_fraction": round(self.tail_fraction, 4),

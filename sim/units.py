@@ -135,3 +135,12 @@ def parse_count_list(text, what: str = "sizes", upper: int | None = 2**31) -> li
         limit = f"between 1 and {upper:,}" if upper is not None else "at least 1"
         raise UserError(f"{what} must be {limit}, got {text!r}")
     return sorted(set(out))
+
+
+def fmt_us(t_us: float) -> str:
+    """A duration given in µs, in the unit that reads best: 860.0 µs, 7.55 ms, 1.20 s."""
+    if t_us >= 1e6:
+        return f"{t_us / 1e6:,.2f} s"
+    if t_us >= 1e3:
+        return f"{t_us / 1e3:,.2f} ms"
+    return f"{t_us:,.1f} µs"

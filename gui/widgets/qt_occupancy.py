@@ -86,7 +86,7 @@ class QtOccupancy(QWidget):
                 angle=90, pen=pg.mkPen(style.ACCENT, width=1, style=Qt.PenStyle.DashLine)
             )
             marker = pg.ScatterPlotItem(
-                size=11, brush=pg.mkBrush(style.ACCENT), pen=pg.mkPen("#000000", width=1)
+                size=11, brush=pg.mkBrush(style.ACCENT), pen=pg.mkPen(style.MARKER_EDGE, width=1)
             )
             pi.addItem(vline)
             pi.addItem(marker)
@@ -135,7 +135,7 @@ class QtOccupancy(QWidget):
         if occ.can_launch:
             lim = " and ".join(occ.limited_by)
             self.summary.setText(
-                f"<b style='font-size:12pt'>{occ.occupancy:.0%}</b> occupancy &nbsp; "
+                f"<b style='font-size:12pt'>{occ.occupancy:.0%}</b> theoretical occupancy &nbsp; "
                 f"<b>{occ.blocks_per_sm}</b> blocks/SM × {occ.warps_per_block} warps = "
                 f"<b>{occ.active_warps_per_sm}</b>/{occ.max_warps_per_sm} warp slots &nbsp; "
                 f"limited by <b style='color:{style.ACCENT}'>{lim}</b>"
@@ -168,7 +168,7 @@ class QtOccupancy(QWidget):
             # never runs off the chart
             inside = v > edge * 0.5
             self._bar_texts[i].setAnchor((1, 0.5) if inside else (0, 0.5))
-            self._bar_texts[i].setColor("#0d0f12" if inside and occ.limits.get(LIMITERS[i]) is not None
+            self._bar_texts[i].setColor(style.ON_BAR if inside and occ.limits.get(LIMITERS[i]) is not None
                                         else style.FG)
             self._bar_texts[i].setText(t)
             self._bar_texts[i].setPos(v - cap * 0.01 if inside else v + cap * 0.01, i)

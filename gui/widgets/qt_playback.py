@@ -60,7 +60,7 @@ class QtPlayback(QWidget):
             brush=pg.mkBrush(181, 74, 74, 60), movable=False, pen=pg.mkPen(None)
         )
         pi.addItem(self.tail_region)
-        self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen("#ffffff", width=1.2))
+        self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen(style.CURSOR, width=1.2))
         pi.addItem(self.cursor)
         lay.addWidget(self.curve_plot)
 
@@ -186,6 +186,8 @@ class QtPlayback(QWidget):
         rows = [[round(float(t), 4), int(b) * run.occ.warps_per_block] for t, b in zip(times, blocks)]
         return [
             ExportItem(
-                "residency", self.curve_plot.getPlotItem(), ["time_us", "resident_warps"], rows
+                "residency", self.curve_plot.getPlotItem(), ["time_us", "resident_warps"], rows,
+                title="resident warps over time (red: the tail)",
+                axes=("time since launch (µs)", "resident warps"),
             )
         ]

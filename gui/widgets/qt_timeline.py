@@ -21,9 +21,9 @@ from gui.models.simulation import SimRun, SimulationModel
 from gui.models.trace import TraceModel
 from sim.policies import COST_MODELS, PLACEMENTS
 from sim.timeline import Timeline
+from sim.units import fmt_us
 
 MAX_WAVE_LINES = 40
-EMPTY = "#20242b"
 
 
 def raster_rgb(raster: np.ndarray, block_wave: np.ndarray) -> np.ndarray:
@@ -38,7 +38,7 @@ def raster_rgb(raster: np.ndarray, block_wave: np.ndarray) -> np.ndarray:
     edge = np.zeros_like(busy)
     edge[:, 1:] = busy[:, 1:] & (raster[:, 1:] != raster[:, :-1])
     out = (rgb * np.where(edge, 0.45, shade)[..., None]).astype(np.uint8)
-    out[~busy] = style.rgb_of(EMPTY)
+    out[~busy] = style.rgb_of(style.TIMELINE_EMPTY)
     return out
 
 
@@ -75,6 +75,7 @@ class _Gantt(pg.PlotWidget):
         self.timeline: Timeline | None = None
         self._span = 1.0
         pi.vb.sigResized.connect(self._redraw)
+        self.restyle = self._redraw  # the theme changed (gui/theme.py): re-rasterise
 
     def show_timeline(self, tl: Timeline | None, makespan_us: float | None = None) -> None:
         self.timeline = tl
@@ -152,7 +153,7 @@ class QtTimeline(QWidget):
                                         pen=pg.mkPen(style.TAIL, width=2))
         self.tail.setZValue(5)
         pi.addItem(self.tail)
-        self.cursor = pg.InfiniteLine(angle=90, movable=True, pen=pg.mkPen("#ffffff", width=1.5),
+        self.cursor = pg.InfiniteLine(angle=90, movable=True, pen=pg.mkPen(style.CURSOR, width=1.5),
                                       hoverPen=pg.mkPen(style.ACCENT, width=2))
         self.cursor.setZValue(20)
         pi.addItem(self.cursor)
@@ -198,7 +199,7 @@ class QtTimeline(QWidget):
         shown = starts if len(starts) <= MAX_WAVE_LINES else starts[:: len(starts) // MAX_WAVE_LINES]
         for t in shown[1:]:
             ln = pg.InfiniteLine(pos=float(t), angle=90, movable=False,
-                                 pen=pg.mkPen("#c8ccd6", width=1, style=Qt.PenStyle.DashLine))
+                                 pen=pg.mkPen(style.WAVE_LINE, width=1, style=Qt.PenStyle.DashLine))
             ln.setZValue(10)
             pi.addItem(ln)
             self._wave_lines.append(ln)
@@ -211,9 +212,12 @@ class QtTimeline(QWidget):
         skipped = (f" · {tl.skipped_waves:,} identical full waves before this part are not drawn"
                    if tl.skipped_waves else "")
         of = "of the simulated part" if tl.skipped_waves else "of the time"
+        span = (f"whole launch {fmt_us(tl.whole_launch_us)} (drawn: the last {tl.waves:,} waves, "
+                f"{fmt_us(tl.makespan_us)})" if tl.skipped_waves
+                else f"makespan {fmt_us(tl.makespan_us)}")
         return (f"{tl.n_blocks:,} blocks on {tl.sm_count} SMs × {tl.lanes} slots · "
-                f"{tl.waves + tl.skipped_waves:,} waves (colours; dashed: wave starts) · makespan "
-                f"{tl.makespan_us:,.1f} µs · tail {tl.tail_fraction:.0%} {of} (red, from "
+                f"{tl.waves + tl.skipped_waves:,} waves (colours; dashed: wave starts) · "
+                f"{span} · tail {tl.tail_fraction:.0%} {of} (red, from "
                 f"{tl.tail_start_us:,.1f} µs) · {COST_MODELS[run.cost].title}, "
                 f"{PLACEMENTS[run.placement].title}{skipped}")
 
