@@ -1,9 +1,12 @@
-"""The live panel's jobs: sweeps, results files, the correctness run and the article's experiments.
+"""The window's background jobs: the live panel's sweeps, results files, correctness run and
+experiments; opening a user's kernel file; compiling the selected kernel.
 
-Each job is a plain function of a `TaskContext` (gui.adapter) built from `BandwidthJobs`, the
-injectable set of work functions (the real ones import `kernels` only when they run, so the
-window never imports torch/triton/numba itself). `BenchJobs` submits them to a TaskRunner and hands
-progress and outcomes to the BenchModel on the GUI thread.
+Each job is a plain function of a `TaskContext` (gui.adapter) built from `BandwidthJobs` or
+`KernelJobs`, the injectable sets of work functions (the real ones import `kernels` only when
+they run, so the window never imports torch/triton/numba itself). `BenchJobs` submits the bench
+model's jobs to a TaskRunner and hands progress and outcomes to the BenchModel on the GUI thread;
+`KernelFileJobs` opens files for the KernelFilesModel; `CompileJobs` answers the LaunchModel's
+compile requests (the current launch, then a Triton kernel's threads sweep).
 """
 
 from __future__ import annotations
@@ -14,6 +17,9 @@ from typing import Any
 
 from gui.adapter import TaskOutcome, TaskRunner
 from gui.models.bench import BenchModel, SweepRequest
+from gui.models.compiled import CompileTarget
+from gui.models.kernel_files import KernelFilesModel, OpenedFile
+from gui.models.launch import LaunchModel
 from sim.errors import UserError
 
 EXPERIMENTS = ("count_kernels", "launch_vs_finish", "square_host_steps")
@@ -173,3 +179,166 @@ class BenchJobs:
         kind = self._kinds.pop(outcome.job_id, None)
         if kind is not None:
             self.model.finish(kind, outcome.ok, outcome.cancelled, outcome.result, outcome.error)
+
+
+# -- kernel files and compiles -------------------------------------------------------------------
+
+@dataclass
+class KernelJobs:
+    """What opening a kernel file and compiling call. Anything not given uses the kernels layer:
+    open_file(path) -> OpenedFile; compile(spec, n, block, cc, should_cancel) ->
+    LaunchResources (raises CompileError); compile_many(spec, n, blocks, cc, should_cancel) ->
+    [LaunchResources or CompileError]."""
+
+    open_file: Callable[[str], OpenedFile] | None = None
+    compile: Callable[..., Any] | None = None
+    compile_many: Callable[..., Any] | None = None
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            if getattr(self, f.name) is None:
+                setattr(self, f.name, _KERNEL_REAL[f.name])
+
+
+def _open_file(path: str) -> OpenedFile:
+    import os
+
+    from kernels.kernel_file import open_kernel_file, split_path
+    from kernels.registry import add_kernels
+
+    specs = open_kernel_file(path)  # runs the user's file: only ever on their request
+    add_kernels(specs)  # the sweeps and the correctness run find them by name
+    file = os.path.abspath(split_path(path)[0])
+    with open(file, encoding="utf-8", errors="replace") as fh:
+        return OpenedFile(file, fh.read(), tuple(specs))
+
+
+def _compile(spec, n, block, cc, should_cancel):
+    from kernels.resources import launch_resources
+
+    return launch_resources(spec, n, block, cc, should_cancel=should_cancel)
+
+
+def _compile_many(spec, n, blocks, cc, should_cancel):
+    from kernels.resources import launch_resources_many
+
+    return launch_resources_many(spec, n, blocks, cc, should_cancel=should_cancel)
+
+
+_KERNEL_REAL = {"open_file": _open_file, "compile": _compile, "compile_many": _compile_many}
+SWEEP_WARPS = (1, 2, 4, 8, 16, 32)  # Triton's num_warps choices (kernels.spec.TRITON_WARPS)
+
+
+def open_task(jobs: KernelJobs, path: str):
+    def task(ctx):
+        ctx.progress(0, 1, f"opening {path}")
+        return jobs.open_file(path)
+    return task
+
+
+def compile_task(jobs: KernelJobs, target: CompileTarget):
+    """The resources of one launch; a compile error (or a cancel) is the result, not a crash, so
+    its whole compiler output reaches the log."""
+    def task(ctx):
+        ctx.progress(0, 1, f"compiling {target.kernel}, {target.describe()}")
+        try:
+            return jobs.compile(target.spec, target.elements, target.block, target.cc,
+                                ctx.cancelled)
+        except UserError as exc:
+            return exc
+    return task
+
+
+def sweep_compile_task(jobs: KernelJobs, target: CompileTarget):
+    """num_warps -> resources (or error) for a Triton kernel's threads-per-block sweep; None if
+    cancelled."""
+    def task(ctx):
+        blocks = [{**target.block, "num_warps": w} for w in SWEEP_WARPS]
+        ctx.progress(0, len(blocks), f"compiling {target.kernel} at {len(blocks)} warp counts")
+        try:
+            found = jobs.compile_many(target.spec, target.elements, blocks, target.cc,
+                                      ctx.cancelled)
+        except UserError:
+            return None
+        return dict(zip(SWEEP_WARPS, found))
+    return task
+
+
+class KernelFileJobs:
+    """Opens kernel files on `runner` for the KernelFilesModel (one line on failure)."""
+
+    def __init__(self, files: KernelFilesModel, runner: TaskRunner, jobs: KernelJobs | None = None):
+        self.files, self.runner = files, runner
+        self.jobs = jobs or KernelJobs()
+        self._paths: dict[int, str] = {}
+        runner.finished.connect(self._on_finished)
+
+    def open(self, path: str) -> int:
+        job = self.runner.submit(open_task(self.jobs, path), name="open kernel file")
+        self._paths[job] = path
+        return job
+
+    def _on_finished(self, outcome: TaskOutcome) -> None:
+        path = self._paths.pop(outcome.job_id, None)
+        if path is None:
+            return
+        if outcome.ok:
+            self.files.add(outcome.result)
+        else:
+            self.files.fail(path, outcome.error)
+
+
+class CompileJobs:
+    """Compiles what the LaunchModel asks for: the current launch on `runner` (a newer request
+    cancels an older one), then a Triton kernel's threads sweep on `sweep_runner`. Failures go to
+    the model (one line) and to `log` (the compiler's whole output)."""
+
+    def __init__(self, model: LaunchModel, runner: TaskRunner, sweep_runner: TaskRunner,
+                 jobs: KernelJobs | None = None, log: Callable[[str], None] | None = None):
+        self.model, self.runner, self.sweep_runner = model, runner, sweep_runner
+        self.jobs = jobs or KernelJobs()
+        self.log = log or (lambda _line: None)
+        self._targets: dict[int, CompileTarget] = {}
+        self._sweeps: dict[int, CompileTarget] = {}
+        model.compile_wanted.connect(self.compile)
+        model.sweep_wanted.connect(self.sweep)
+        runner.finished.connect(self._on_compiled)
+        sweep_runner.finished.connect(self._on_swept)
+
+    def compile(self, target: CompileTarget) -> int:
+        self.runner.cancel()  # the launch on screen is what counts
+        job = self.runner.submit(compile_task(self.jobs, target), name="compile")
+        self._targets[job] = target
+        return job
+
+    def sweep(self, target: CompileTarget) -> int:
+        self.sweep_runner.cancel()
+        job = self.sweep_runner.submit(sweep_compile_task(self.jobs, target), name="compile sweep")
+        self._sweeps[job] = target
+        return job
+
+    def busy(self) -> bool:
+        return self.runner.busy()
+
+    def cancel(self) -> None:
+        """Stop compiling (the compiler process is ended); the model says so."""
+        self.runner.cancel()
+        self.sweep_runner.cancel()
+
+    def _on_compiled(self, outcome: TaskOutcome) -> None:
+        target = self._targets.pop(outcome.job_id, None)
+        if target is None:
+            return
+        result = outcome.result if outcome.ok else UserError(outcome.error)
+        if outcome.cancelled:
+            result = UserError("compiling was cancelled: the registers and shared memory shown "
+                               "are not this launch's")
+        elif not hasattr(result, "regs_per_thread") and target == self.model.target:
+            self.log(f"Compiling {target.kernel} ({target.describe()}) failed: {result}\n"
+                     f"{getattr(result, 'log', '') or str(result)}")
+        self.model.set_compiled(target, result)
+
+    def _on_swept(self, outcome: TaskOutcome) -> None:
+        target = self._sweeps.pop(outcome.job_id, None)
+        if target is not None:  # cancelled or failed: {} (the curve keeps the launch's registers)
+            self.model.set_sweep(target, outcome.result if outcome.ok and outcome.result else {})

@@ -33,6 +33,7 @@ from gui.models.session import session_dict
 from gui.models.simulation import SimRun, SimulationModel, SimulationOptions
 from gui.models.trace import TraceModel
 from gui.settings import open_settings
+from gui.user_kernels import UserKernels
 from gui.widgets.qt_bandwidth import QtBandwidth
 from gui.widgets.qt_geometry import QtGeometry
 from gui.widgets.qt_launch_controls import QtLaunchControls
@@ -146,6 +147,8 @@ class MainWindow(QMainWindow):
                                   ("bandwidth", self.bandwidth, bottom)):
             self._add_dock(key, widget, area)
         self.tabifyDockWidget(self.docks["timeline"], self.docks["bandwidth"])
+        # your own kernel: File ▸ Open kernel…, the source panel, compiles off the GUI thread
+        self.user_kernels = UserKernels(self, ask_to_reopen=restore)
         self.docks["timeline"].raise_()
 
         self.kernels_label = QLabel("live kernels: not loaded")
@@ -218,6 +221,7 @@ class MainWindow(QMainWindow):
         pb = self.playback
         m = self.menuBar().addMenu("&File")
         self.act_open = self._action(m, "&Open bench results…", "Ctrl+O", self._on_open_results)
+        self.user_kernels.add_file_actions(m)
         self.act_export = self._action(m, "&Export everything…", "Ctrl+E", self._on_export)
         self.act_shot = self._action(m, "Save &screenshot…", "Ctrl+Shift+S", self._on_screenshot)
         m.addSeparator()
@@ -492,6 +496,8 @@ class MainWindow(QMainWindow):
         if experiments is not None:  # a child process still measuring would hold the worker
             experiments.stop_children()
         self.live_runner.shutdown()
+        if hasattr(self, "user_kernels"):
+            self.user_kernels.shutdown()
 
     def closeEvent(self, event) -> None:
         self.save_settings()

@@ -122,9 +122,11 @@ def _check(decl, index: int, path: str) -> dict:
                 if type(kernel).__name__ == "function" else f"a {type(kernel).__name__}")
         raise UserError(f"{label}: kernel must be a @triton.jit or @cuda.jit function, "
                         f"got {what}") from None
-    if not callable(decl["inputs"]):
+    inputs = decl["inputs"]
+    if not callable(inputs) and not (type(inputs) is int and inputs >= 1):
         raise UserError(f"{label}: inputs must be a function of the size, like "
-                        "lambda n: [np.random.rand(n).astype(np.float32)]")
+                        "lambda n: [np.random.rand(n).astype(np.float32)], or a number of "
+                        "float32 arrays of n elements")
     if not isinstance(decl["block"], dict) or not decl["block"]:
         raise UserError(f"{label}: block must be a dict of block parameters and their defaults, "
                         "like dict(BLOCK_SIZE=1024, num_warps=4) or dict(threads=256)")
@@ -162,3 +164,18 @@ def _select(module, name: str | None) -> list[dict]:
         raise UserError(f"{path} has no kernel named {name!r} (it has {', '.join(names)})")
     return [decls[names.index(name)]]
 
+
+
+def open_kernel_file(path, name: str | None = None) -> list:
+    """The KernelSpecs of a kernel file ("FILE.py" or "FILE.py:NAME"), each followed by its torch
+    peer where it declares one: ready for registry.add_kernels. The file is run (see
+    load_kernel_file); every mistake is one UserError line."""
+    from .spec import declare
+
+    origin = os.path.abspath(split_path(path)[0])
+    specs = [declare(d, origin=origin) for d in load_kernel_file(path, name)]
+    out = []
+    for spec in specs:
+        peer = spec.peer_spec()
+        out += [spec] if peer is None else [spec, peer]
+    return out
