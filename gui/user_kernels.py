@@ -160,8 +160,11 @@ class UserKernels:
         finally:
             self._syncing_bench = False
 
+    def runners(self) -> tuple[TaskRunner, ...]:
+        return self.file_runner, self.compile_runner, self.sweep_runner
+
     def shutdown(self) -> None:
-        for runner in (self.file_runner, self.compile_runner, self.sweep_runner):
+        for runner in self.runners():
             runner.shutdown()
 
 

@@ -377,7 +377,8 @@ class QtLaunchControls(QWidget):
 
     def _show_kernel_note(self, state: LaunchState) -> None:
         k, i, g = self.model.kernel(), state.inputs, state.geometry
-        note = k.description if k is not None else "Registers and shared memory below are yours to set."
+        note = ((k.description or k.title) if k is not None
+                else "Registers and shared memory below are yours to set.")
         self.kernel_note.setText(note)
         if g is None or k is None:
             self.ept_note.hide()

@@ -16,6 +16,7 @@ from kernels.kernel_file import open_kernel_file
 from kernels.registry import get_kernel
 from kernels.resources import launch_request
 from sim.devices import preset, presets
+from tests.broken_kernel_files import BROKEN, write_broken
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 FILES = ("softmax_triton.py", "layernorm_triton.py", "stencil_numba.py")
@@ -96,34 +97,6 @@ def test_one_of_several_kernels_is_named(tmp_path, capsys):
     assert code == 2 and "declares 2 kernels (softmax_kernel, other)" in err
     code, out, _ = _explain(capsys, "--kernel-file", f"{two}:other", "--gpu", "H200")
     assert code == 0 and "Launch: other:" in out
-
-
-BROKEN = {
-    "syntax.py": ("import triton\ndef f(:\n    pass\n", "line 2: syntax error"),
-    "nodecl.py": ("import numpy as np\nX = 1\n", "declares no kernel"),
-    "raises.py": ("import numpy as np\nraise RuntimeError('no data folder')\n",
-                  "line 2: importing it raised RuntimeError: no data folder"),
-    "compile_error.py": ('''import triton
-import triton.language as tl
-
-
-@triton.jit
-def broken_kernel(x_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * not_defined, mask=offs < n)
-
-
-WARPSCOPE = dict(kernel=broken_kernel, inputs=1, block=dict(BLOCK_SIZE=1024, num_warps=4))
-''', "broken_kernel does not compile (BLOCK_SIZE=1024, num_warps=4, sm_75, line 8)"),
-}
-
-
-def write_broken(folder: Path) -> dict[str, Path]:
-    paths = {}
-    for name, (text, _) in BROKEN.items():
-        paths[name] = folder / name
-        paths[name].write_text(text, encoding="utf-8")
-    return paths
 
 
 def test_a_broken_kernel_file_is_one_line_and_status_2(tmp_path, capsys):
