@@ -4,7 +4,8 @@ LaunchModel --changed--> controls, occupancy, geometry, SimulationModel
 SimulationModel --wanted--> (debounced) job on the simulation TaskRunner --finished--> accept()
 SimulationModel --changed(run)--> PlaybackModel, SM view, timeline, playback bar
 PlaybackClock --tick--> PlaybackModel.advance --time_changed--> SM view, timeline cursor, scrubber
-BenchModel <--> BenchJobs (live TaskRunner) --> sweep, experiments, log; results -> LaunchModel
+BenchModel <--> BenchJobs (HostRunner: the kernel host process) --> sweep, experiments, log;
+    results -> LaunchModel. torch/triton/numba load and run only in the host (kernels.host).
 
 All state lives in the models (gui/models); nothing here computes it.
 """
@@ -12,7 +13,6 @@ All state lives in the models (gui/models); nothing here computes it.
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMe
 
 from gui import help as help_texts
 from gui import style
-from gui.adapter import Debouncer, PlaybackClock, TaskOutcome, TaskRunner
+from gui.adapter import Debouncer, HostRunner, PlaybackClock, TaskOutcome, TaskRunner
 from gui.export import ExportItem
 from gui.jobs import BandwidthJobs, BenchJobs
 from gui.models.bench import BenchModel
@@ -41,6 +41,7 @@ from gui.widgets.qt_occupancy import QtOccupancy
 from gui.widgets.qt_playback import QtPlayback
 from gui.widgets.qt_sm_view import QtSmView
 from gui.widgets.qt_timeline import QtTimeline
+from kernels.host import describe
 from gui.window_export import export_window
 from sim.errors import UserError
 
@@ -48,9 +49,12 @@ SETTINGS_VERSION = 1
 MIN_SIZE = (1024, 640)
 
 
+LOAD_TIMEOUT_S = 180  # torch/triton/numba and the device took 7.4 s on the H200; a stuck CUDA init is killed
+
+
 @dataclass(frozen=True)
 class KernelsInfo:
-    """What the background loader learned about `kernels` (immutable, crosses threads)."""
+    """What the kernel host learned about `kernels` (immutable)."""
 
     available: dict | None
     kernels: tuple
@@ -59,22 +63,15 @@ class KernelsInfo:
     error: str = ""
 
 
-def load_kernels_info(ctx=None) -> KernelsInfo:
-    """Import kernels (and with it torch, triton, numba) — runs in a worker thread."""
-    try:
-        import kernels
-        from kernels.registry import KERNELS
+def kernels_info_of(outcome: TaskOutcome) -> KernelsInfo:
+    """The host's `describe` job (kernels.host.HostInfo) with the kernel table, which is plain
+    declarations and is read here: this process never imports torch, triton or numba."""
+    info = outcome.result if outcome.ok else None
+    if info is None or info.error or info.available is None:
+        return KernelsInfo(None, (), None, "", outcome.error if info is None else info.error)
+    from kernels.registry import KERNELS
 
-        av = kernels.available()
-        try:
-            from kernels.device import detect_device
-
-            spec, why = detect_device()
-        except Exception as exc:  # noqa: BLE001 - no device is a normal answer here
-            spec, why = None, str(exc)
-        return KernelsInfo(av, tuple(KERNELS), spec, why)
-    except Exception as exc:  # noqa: BLE001 - shown in the panel, the app keeps working
-        return KernelsInfo(None, (), None, "", f"{type(exc).__name__}: {exc}")
+    return KernelsInfo(info.available, tuple(KERNELS), info.device, info.device_reason)
 
 
 class MainWindow(QMainWindow):
@@ -105,7 +102,7 @@ class MainWindow(QMainWindow):
 
         # adapter: the threads and timers
         self.sim_runner = TaskRunner("simulation", self)
-        self.live_runner = TaskRunner("live", self)
+        self.live_runner = HostRunner("kernels", self)
         self.sim_debounce = Debouncer(self.request_simulation, sim_delay_ms, self)
         self.clock = PlaybackClock(16, self)
         self.settings_debounce = Debouncer(self.save_settings, 1500, self)  # keep work safe
@@ -171,6 +168,8 @@ class MainWindow(QMainWindow):
         self.bench.result_changed.connect(self._on_bench_result)
         self.sim_runner.finished.connect(self._on_simulation_finished)
         self.live_runner.finished.connect(self._on_live_finished)
+        self.live_runner.progress.connect(self._on_live_progress)
+        self.live_runner.host_changed.connect(self._on_host_changed)
         self.clock.tick.connect(self.playback.advance)
         self.timeline.trace_requested.connect(self.open_trace)
 
@@ -184,7 +183,7 @@ class MainWindow(QMainWindow):
         # The first simulation runs right here (tens of ms), so the first frame already shows
         # the SMs; later changes go through the debounced worker.
         self.simulate_now()
-        if load_kernels:  # after the first paint: the window is usable before torch/triton/numba load
+        if load_kernels:  # after the first paint; torch/triton/numba load in the kernel host
             QTimer.singleShot(150, self.load_kernels)
         else:
             self.bench.set_availability(None, "live kernels were not loaded in this session")
@@ -383,14 +382,22 @@ class MainWindow(QMainWindow):
 
     # -- live kernels -----------------------------------------------------------------------------
     def load_kernels(self) -> None:
+        """Start the kernel host; it imports torch/triton/numba and detects the device."""
         if self._kernels_job is None:
-            self.kernels_label.setText("live kernels: loading torch / triton / numba…")
-            self._kernels_job = self.live_runner.submit(load_kernels_info, "load kernels")
+            self.kernels_label.setText("live kernels: starting the kernel host…")
+            self._kernels_job = self.live_runner.submit(describe, "load kernels", timeout_s=LOAD_TIMEOUT_S)
+
+    def _on_live_progress(self, job_id: int, _done: int, _total: int, label: str) -> None:
+        if job_id == self._kernels_job and self.kernels_info is None:
+            self.kernels_label.setText(f"live kernels: {label}")
 
     def _on_live_finished(self, outcome: TaskOutcome) -> None:
         if outcome.job_id == self._kernels_job:
-            self.apply_kernels_info(outcome.result if outcome.ok
-                                    else KernelsInfo(None, (), None, "", outcome.error))
+            self.apply_kernels_info(kernels_info_of(outcome))
+
+    def _on_host_changed(self, state: str) -> None:
+        if state.startswith("stopped") and not self.live_runner.busy():  # a job would say it itself
+            self.show_message(f"The kernel host {state}; the next live job starts it again", error=True)
 
     def apply_kernels_info(self, info: KernelsInfo) -> None:
         self.kernels_info = info
@@ -492,9 +499,6 @@ class MainWindow(QMainWindow):
             timer.cancel()
         self.clock.stop()
         self.sim_runner.shutdown()
-        experiments = sys.modules.get("kernels.experiments")
-        if experiments is not None:  # a child process still measuring would hold the worker
-            experiments.stop_children()
         self.live_runner.shutdown()
         if hasattr(self, "user_kernels"):
             self.user_kernels.shutdown()

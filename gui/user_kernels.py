@@ -1,11 +1,14 @@
 """Your own kernel in the window: File ▸ Open kernel…, the Kernel source panel, and the jobs that
 open files and compile the selected kernel.
 
-`UserKernels(window)` makes the KernelFilesModel, three TaskRunners (opening files, compiling the
-launch, compiling a Triton kernel's threads sweep), `KernelFileJobs` and `CompileJobs`
-(gui/jobs.py), and the source panel; it adds the File menu's entries and wires them. A file is
-run only when the user opens it: the files of an earlier session are offered again with a
-question, never opened behind the user's back (docs/KERNEL_FILES.md).
+`UserKernels(window)` makes the KernelFilesModel, a thread that opens files (their declarations:
+the grid rule the window evaluates at every change), the compiler host (a HostRunner of its own,
+so compiles never wait behind a sweep in the kernel host and never run in the window's process),
+`KernelFileJobs` and `CompileJobs` (gui/jobs.py), and the source panel; it adds the File menu's
+entries and wires them. The kernel host opens the same files before a sweep or a correctness run
+(`gui.jobs.with_kernel_files`). A file is run only when the user opens it: the files of an earlier
+session are offered again with a question, never opened behind the user's back
+(docs/KERNEL_FILES.md).
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from gui.adapter import TaskRunner
-from gui.jobs import CompileJobs, KernelFileJobs, KernelJobs
+from functools import partial
+
+from gui.adapter import HostRunner, TaskRunner
+from gui.jobs import CompileJobs, KernelFileJobs, KernelJobs, with_kernel_files
 from gui.models.kernel_files import KernelFilesModel, OpenedFile
 
 SETTINGS_KEY = "kernels/files"
@@ -33,11 +38,12 @@ class UserKernels:
         self.window = w = window
         self.files = KernelFilesModel(_saved_paths(w.settings))
         self.file_runner = TaskRunner("kernel files", w)
-        self.compile_runner = TaskRunner("compile", w)
-        self.sweep_runner = TaskRunner("compile sweep", w)
+        self.compiler = HostRunner("compiler", w)
         self.file_jobs = KernelFileJobs(self.files, self.file_runner, jobs)
-        self.compile_jobs = CompileJobs(w.model, self.compile_runner, self.sweep_runner, jobs,
+        self.compile_jobs = CompileJobs(w.model, self.files, self.compiler, jobs,
                                         log=w.bench.log.emit)
+        bench_jobs = w.bench_jobs.jobs
+        self._bench_work = (bench_jobs.sweep, bench_jobs.run_checks)
         self.source = QtKernelSource(w.model, self.files)
         self.dock = w._add_dock("source", self.source, Qt.DockWidgetArea.BottomDockWidgetArea)
         w.tabifyDockWidget(w.docks["timeline"], self.dock)
@@ -124,6 +130,11 @@ class UserKernels:
         w = self.window
         w.model.add_opened_kernels(opened.kernels)
         self._sync_bench()
+        # the kernel host opens the same versions before it measures or checks
+        files = tuple((f.path, f.digest) for f in self.files.files.values())
+        sweep, checks = self._bench_work
+        w.bench_jobs.jobs.sweep = partial(with_kernel_files, files, sweep)
+        w.bench_jobs.jobs.run_checks = partial(with_kernel_files, files, checks)
         names = [k.name for k in opened.kernels]
         w.bench.set_ticked(tuple(dict.fromkeys(list(w.bench.ticked) + names)))
         first = opened.launchable()
@@ -160,12 +171,13 @@ class UserKernels:
         finally:
             self._syncing_bench = False
 
-    def runners(self) -> tuple[TaskRunner, ...]:
-        return self.file_runner, self.compile_runner, self.sweep_runner
+    def runners(self) -> tuple:
+        return self.file_runner, self.compiler
 
     def shutdown(self) -> None:
         for runner in self.runners():
             runner.shutdown()
+        self.files.close()
 
 
 def _saved_paths(settings) -> list[str]:

@@ -68,7 +68,7 @@ def enable_cpu_fallback() -> None:
 
 def _version(module: str) -> str:
     try:
-        return sys.modules[module].__version__
+        return str(sys.modules[module].__version__)  # torch's is a TorchVersion: plain text pickles alone
     except (KeyError, AttributeError):
         return ""
 

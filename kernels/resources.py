@@ -170,6 +170,21 @@ def launch_resources(spec: KernelSpec, n: int, block=None, cc=(9, 0), *, cache=N
     return res
 
 
+def kernel_by_ref(name: str, file: str | None = None, digest: str | None = None) -> KernelSpec:
+    """A registry kernel by name; or one of a kernel file's, opened in this process for the
+    compiler (real compilers, no interpreter: see kernel_file.open_once)."""
+    from .registry import get_kernel
+
+    if file is None:
+        return get_kernel(name)
+    from .kernel_file import open_once
+
+    for spec in open_once(file, digest, cpu_fallback=False):
+        if spec.name == name:
+            return spec
+    raise UserError(f"{file} no longer declares a kernel named {name!r}")
+
+
 def warps_sweep(spec: KernelSpec, block: dict) -> list[dict]:
     """The block settings a Triton kernel's threads-per-block sweep compiles: `block` with each
     num_warps (its registers change with the warps that share the tile)."""

@@ -2,8 +2,8 @@
 
 A registry kernel's registers and shared memory are the compiler's to decide. The launch model
 asks for them with a `CompileTarget` (the kernel, the selected GPU's compute capability, the block
-parameters, the size); gui/jobs.py compiles it off the GUI thread (kernels/resources.py) and hands
-back a `kernels.resources.LaunchResources` or a `CompileError`. `ResourceOrigin` is what the
+parameters, the size); gui/jobs.py compiles it in the compiler host (kernels/resources.py) and hands
+back a `kernels.resources.LaunchResources` or a `CompileFailed`. `ResourceOrigin` is what the
 views say about the numbers: from the compiler, being compiled, from bench results, by hand, or
 why the compiler could not say. Plain data: no Qt, no kernels import.
 """
@@ -18,6 +18,19 @@ from sim.errors import UserError
 from sim.occupancy import occupancy
 
 HAND, COMPILER, COMPILING, BENCH, FAILED = "hand", "compiler", "compiling", "bench", "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class CompileFailed:
+    """The compiler's answer when it has none: its first line, its whole output (a plain record:
+    it comes back from the compiler host)."""
+
+    text: str
+    log: str = ""
+    cancelled: bool = False
+
+    def __str__(self) -> str:
+        return self.text
 
 
 def sm_name(cc: tuple[int, int]) -> str:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from psygnal import Signal
 
@@ -27,6 +28,12 @@ class OpenedFile:
     path: str  # absolute
     source: str
     kernels: tuple
+    digest: str = ""  # sha256 of the file as opened (other processes open this version or none)
+    process: Any = field(default=None, compare=False, repr=False)  # evaluates its declarations
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.process.close()
 
     @property
     def name(self) -> str:
@@ -56,7 +63,7 @@ def def_line(text: str, function: str) -> int:
 def _function_name(spec) -> str:
     kernel = spec.kernel
     if isinstance(kernel, str):
-        return kernel.partition(":")[2]
+        return kernel.rpartition(":")[2]
     fn = getattr(kernel, "py_func", None) or getattr(kernel, "fn", None) or kernel
     return getattr(fn, "__name__", spec.name)
 
@@ -76,10 +83,18 @@ class KernelFilesModel:
     # -- opening ----------------------------------------------------------------------------
     def add(self, opened: OpenedFile) -> None:
         """A file opened (again): it replaces its earlier copy and heads the remembered list."""
+        old = self.files.get(opened.path)
         self.files[opened.path] = opened
+        if old is not None and old is not opened:
+            old.close()
         self.last_error = None
         self.remember(opened.path)
         self.opened.emit(opened)
+
+    def close(self) -> None:
+        """Let every file's process go (the window is closing)."""
+        for opened in self.files.values():
+            opened.close()
 
     def fail(self, path: str, message: str) -> None:
         self.last_error = (path, message)
@@ -111,7 +126,7 @@ class KernelFilesModel:
                               "File ▸ Open kernel… again.")
         if spec.origin != "built-in" or not isinstance(spec.kernel, str):
             return None
-        found = importlib.util.find_spec(spec.kernel.partition(":")[0])
+        found = importlib.util.find_spec(spec.kernel.rpartition(":")[0])
         if found is None or not found.origin or not os.path.isfile(found.origin):
             return None
         text = Path(found.origin).read_text(encoding="utf-8", errors="replace")

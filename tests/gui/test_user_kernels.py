@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import html
 import json
-import threading
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from gui.jobs import KernelJobs
+from tests import compile_fakes as fake
 from gui.main_window import KernelsInfo
 from gui.models.compiled import COMPILER, COMPILING, FAILED
 from tests.broken_kernel_files import BROKEN, write_broken
@@ -34,23 +35,16 @@ def _window(make_window, gpu="A100 80GB", **kw):
     sweep (six more compiles each time; tested with fakes below)."""
     win = make_window(gpu, 1_000_000, 256, **kw)
     win.apply_kernels_info(KernelsInfo(NO_GPU, _builtins(), None, "no CUDA GPU"))
-    win.user_kernels.compile_jobs.jobs = KernelJobs(compile_many=lambda *a: [])
+    win.user_kernels.compile_jobs.jobs = KernelJobs(compile_many=fake.no_sweep)
     return win
 
 
 def _compiled_here(spec, n, block, cc):
-    from kernels.resources import launch_resources
+    """What the compiler says in this process (the window's answer is in the session's cache)."""
+    from kernels.resources import kernel_by_ref, launch_resources
 
-    return launch_resources(spec, n, block, cc)  # the window's answer is in this cache already
-
-
-def _fake_resources(target_like, regs, stack=0):
-    from kernels.resources import LaunchResources
-
-    spec, n, block, cc = target_like
-    params = spec.block_params(block)
-    return LaunchResources(spec.name, tuple(cc), params, n, regs, 16, stack, "triton 3.7.1",
-                           "12.8.93")
+    real = kernel_by_ref(spec.name, None if spec.origin == "built-in" else spec.origin)
+    return launch_resources(real, n, block, cc)
 
 
 def test_an_opened_example_gets_its_registers_from_the_compiler_for_each_gpu(qtbot, make_window):
@@ -144,48 +138,34 @@ def test_a_kernel_that_does_not_compile_is_one_line_with_the_whole_output_in_the
 
 def test_compiling_can_be_cancelled_and_asked_again(qtbot, make_window):
     win = _window(make_window)
-    started, asked = threading.Event(), []
-
-    def slow_compile(spec, n, block, cc, should_cancel):
-        from kernels.compile import CompileCancelled
-
-        asked.append(block)
-        started.set()
-        while not should_cancel():
-            threading.Event().wait(0.01)
-        raise CompileCancelled("compiling was cancelled")
-
-    win.user_kernels.compile_jobs.jobs = KernelJobs(compile=slow_compile)
+    win.user_kernels.compile_jobs.jobs = KernelJobs(compile=fake.until_cancelled)
     win.controls.kernel.setCurrentIndex(win.controls.kernel.findData("add_triton"))
     res = win.controls.resources
     assert win.model.state.origin.kind == COMPILING
     assert res.busy.isVisibleTo(res) and res.cancel.isVisibleTo(res)
-    assert started.wait(10)
+    qtbot.waitUntil(lambda: win.user_kernels.compiler.host_pid is not None, timeout=10_000)
     res.cancel.click()
-    qtbot.waitUntil(lambda: win.model.state.origin.kind == FAILED, timeout=10_000)
+    qtbot.waitUntil(lambda: win.model.state.origin.kind == FAILED, timeout=30_000)
     assert "cancelled" in win.model.state.origin.text and res.retry.isVisibleTo(res)
     assert win.model.inputs.regs_per_thread == 0  # not pretended
-    win.user_kernels.compile_jobs.jobs = KernelJobs(
-        compile=lambda spec, n, block, cc, _c: _fake_resources((spec, n, block, cc), 25))
+    win.user_kernels.compile_jobs.jobs = KernelJobs(compile=partial(fake.fixed, 25, 0))
     res.retry.click()
-    qtbot.waitUntil(lambda: win.model.state.origin.kind == COMPILER, timeout=10_000)
+    qtbot.waitUntil(lambda: win.model.state.origin.kind == COMPILER, timeout=30_000)
     assert win.model.inputs.regs_per_thread == 25
 
 
 def test_spills_warn_and_the_threads_curve_is_recompiled_per_warp_count(qtbot, make_window):
     win = _window(make_window, "H200")
     regs = {1: 64, 2: 32, 4: 255, 8: 182, 16: 76, 32: 46}  # layer norm, BLOCK_SIZE 16384
-    win.user_kernels.compile_jobs.jobs = KernelJobs(
-        compile=lambda spec, n, block, cc, _c: _fake_resources((spec, n, block, cc), 255, 416),
-        compile_many=lambda spec, n, blocks, cc, _c: [
-            _fake_resources((spec, n, b, cc), regs[b["num_warps"]]) for b in blocks])
+    win.user_kernels.compile_jobs.jobs = KernelJobs(compile=partial(fake.fixed, 255, 416),
+                                                    compile_many=partial(fake.by_warps, regs))
     win.controls.kernel.setCurrentIndex(win.controls.kernel.findData("add_triton"))
-    qtbot.waitUntil(lambda: win.model.state.origin.kind == COMPILER, timeout=10_000)
+    qtbot.waitUntil(lambda: win.model.state.origin.kind == COMPILER, timeout=30_000)
     res = win.controls.resources
     assert res.spills.isVisibleTo(res) and "416 B of stack per thread" in res.spills.text()
     view = win.occupancy_view
     qtbot.waitUntil(lambda: "recompiled at each warp count (triton" in view.curve_note.text(),
-                    timeout=10_000)
+                    timeout=30_000)
     xs, ys = view.sweep_data("threads")
     assert list(xs) == [32, 64, 128, 256, 512, 1024]
     from sim.occupancy import occupancy
@@ -211,9 +191,8 @@ def test_files_of_an_earlier_session_are_offered_and_never_opened_without_a_yes(
     settings.sync()
     win = make_window("H200", restore=True)
     uk = win.user_kernels
-    uk.compile_jobs.jobs = KernelJobs(  # what is compiled is not the question here
-        compile=lambda spec, n, block, cc, _c: _fake_resources((spec, n, block, cc), 30),
-        compile_many=lambda *a: [])
+    uk.compile_jobs.jobs = KernelJobs(compile=partial(fake.fixed, 30, 0),  # not the question here
+                                      compile_many=fake.no_sweep)
     assert [a.text() for a in uk.recent_menu.actions()][0] == SOFTMAX
     qtbot.waitUntil(lambda: uk.reopen_box is not None and uk.reopen_box.isVisible(),
                     timeout=5000)

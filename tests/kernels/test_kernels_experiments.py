@@ -48,15 +48,3 @@ def test_count_kernels_on_gpu():
 def test_launch_returns_before_the_work_finishes_on_gpu():
     r = launch_vs_finish("add_torch", elements=50_000_000)
     assert r.is_gpu_timing and r.work_finished_us > 2 * r.launch_returned_us
-
-
-def test_experiments_run_in_a_child_process_as_the_window_runs_them():
-    from kernels.experiments import HostSteps, run_in_subprocess
-
-    steps = run_in_subprocess("square_host_steps")
-    assert isinstance(steps, HostSteps) and steps.correct
-    assert [s.name for s in steps.steps][2] == "launch" and not steps.is_gpu_timing
-    with pytest.raises(UserError, match="needs a GPU"):  # the child's one-line error comes back
-        run_in_subprocess("count_kernels")
-    with pytest.raises(UserError, match="unknown experiment"):
-        run_in_subprocess("nope")
