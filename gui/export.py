@@ -1,5 +1,12 @@
 """Export: every plot to PNG, SVG and CSV; the session to JSON; a one-page PNG + HTML summary.
 
+Every file is written whole (sim.files: a temporary file in the same folder, flushed, renamed),
+PNG and SVG included, so a kill, a full disk or an unwritable folder never leaves a truncated
+file in place of a good one. `export_to_folder` renders a whole export into a fresh staging
+folder first and then moves it in, replacing the files of the earlier export there (listed in
+its manifest, warpscope-export.json): old and new exports are never mixed, and files that are
+not WarpScope's are never touched.
+
 SVG: pyqtgraph 0.14's SVGExporter breaks on Qt >= 6.11 (pyqtgraph issue #3495: Qt now closes
 paths with `Z`). We try it and, if it raises or writes nothing parseable, render the same item
 with QSvgGenerator instead, so SVG export works on every Qt.
@@ -9,20 +16,40 @@ from __future__ import annotations
 
 import base64
 import csv
+import datetime as _dt
 import html
 import io
 import json
+import os
+import re
+import shutil
+import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
 from PySide6.QtWidgets import QWidget
 
 from gui import style
-from sim.files import write_text_atomic
+from sim.errors import UserError
+from sim.files import (
+    TEMP_PREFIX,
+    atomic_file,
+    clean_stale_temporaries,
+    load_json_bounded,
+    make_folder,
+    read_user_file,
+    write_bytes_atomic,
+    write_json_atomic,
+    write_text_atomic,
+)
+
+MANIFEST = "warpscope-export.json"
+MANIFEST_FORMAT = "warpscope-export/1"
+_EXPORT_NAME = re.compile(r"[a-z0-9_]+\.(png|svg|csv|json|html)")  # what an export ever writes
 
 
 @dataclass(frozen=True)
@@ -80,10 +107,25 @@ def render_image(target, scale: float = 2.0) -> QImage:
 
 
 def export_png(target, path: Path, scale: float = 2.0) -> Path:
-    path = Path(path)
-    if not render_image(target, scale).save(str(path), "PNG"):
-        raise OSError(f"could not write {path}")
-    return path
+    return save_png(path, render_image(target, scale))
+
+
+def save_png(path, image) -> Path:
+    """A QImage or QPixmap as a PNG file, written whole (UserError if it cannot be)."""
+    data = _png_bytes(image)
+    if not data:
+        raise UserError(f"cannot write {path}: the image could not be encoded as PNG")
+    write_bytes_atomic(path, data)
+    return Path(path)
+
+
+def save_png_message(path, image) -> tuple[bool, str]:
+    """For the window's Save screenshot: (ok, the status-bar message)."""
+    try:
+        save_png(path, image)
+    except UserError as exc:
+        return False, str(exc)
+    return True, f"Saved {path}"
 
 
 def _svg_ok(path: Path) -> bool:
@@ -95,22 +137,23 @@ def _svg_ok(path: Path) -> bool:
 
 
 def export_svg(target, path: Path) -> Path:
-    """pyqtgraph's SVG exporter if it works here; otherwise QSvgGenerator."""
+    """pyqtgraph's SVG exporter if it works here; otherwise QSvgGenerator. Written whole."""
     path = Path(path)
-    if _is_plot_item(target):
-        try:
-            from pyqtgraph.exporters import SVGExporter
+    with atomic_file(path) as tmp:
+        if _is_plot_item(target):
+            try:
+                from pyqtgraph.exporters import SVGExporter
 
-            SVGExporter(target).export(str(path))
-            if _svg_ok(path):
-                return path
-        except Exception:  # noqa: BLE001 - pyqtgraph issue #3495 on Qt >= 6.11, fall back below
-            pass
-    _render_svg(target, path)
+                SVGExporter(target).export(tmp)
+                if _svg_ok(Path(tmp)):
+                    return path
+            except Exception:  # noqa: BLE001 - pyqtgraph issue #3495 on Qt >= 6.11, fall back below
+                pass
+        _render_svg(target, Path(tmp), title=path.stem)
     return path
 
 
-def _render_svg(target, path: Path) -> None:
+def _render_svg(target, path: Path, title: str) -> None:
     from PySide6.QtSvg import QSvgGenerator
 
     gen = QSvgGenerator()
@@ -122,7 +165,7 @@ def _render_svg(target, path: Path) -> None:
         size = target.size()
     gen.setSize(size)
     gen.setViewBox(QRect(0, 0, size.width(), size.height()))
-    gen.setTitle(path.stem)
+    gen.setTitle(title)
     gen.setDescription("WarpScope export")
     p = QPainter(gen)
     try:
@@ -135,6 +178,70 @@ def _render_svg(target, path: Path) -> None:
         p.end()
     if not _svg_ok(path):
         raise OSError(f"could not write a valid SVG to {path}")
+
+
+# -- a whole export, into a folder ----------------------------------------------------------------
+
+
+def export_to_folder(out_dir, render: Callable[[Path], list]) -> list[Path]:
+    """`render(folder) -> files` writes an export into a fresh staging folder inside `out_dir`;
+    then its files are moved into `out_dir`, the earlier export's files that this one did not
+    write are removed, and the manifest is rewritten. A failure (or a kill) leaves the earlier
+    export whole; the staging folder of a killed run is removed by the next export."""
+    out_dir = Path(out_dir)
+    make_folder(out_dir, "export folder")
+    clean_stale_temporaries(out_dir)
+    try:
+        staging = Path(tempfile.mkdtemp(dir=out_dir, prefix=f"{TEMP_PREFIX}{os.getpid()}-export-"))
+    except OSError as exc:
+        raise UserError(f"cannot write into {out_dir}: {exc.strerror or exc}") from None
+    try:
+        names = [Path(f).name for f in render(staging)]
+        before = previous_export(out_dir)
+        try:
+            for name in names:
+                os.replace(staging / name, out_dir / name)
+        except OSError as exc:
+            raise UserError(f"export to {out_dir} failed: {exc.strerror or exc}") from None
+        for name in sorted(before - set(names)):
+            _remove_file(out_dir / name)
+        write_json_atomic(
+            out_dir / MANIFEST,
+            {
+                "format": MANIFEST_FORMAT,
+                "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                "files": names,
+            },
+            indent=2,
+        )
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return [out_dir / n for n in names]
+
+
+def previous_export(out_dir: Path) -> set[str]:
+    """Files the earlier export into `out_dir` wrote, from its manifest (nothing if there is
+    none or it is damaged: then no file is removed)."""
+    if not (out_dir / MANIFEST).is_file():
+        return set()
+    try:
+        data = load_json_bounded(read_user_file(out_dir / MANIFEST, "manifest", 1 << 20), MANIFEST)
+    except UserError:
+        return set()
+    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+        return set()
+    files = data.get("files")
+    if not isinstance(files, list):
+        return set()
+    return {f for f in files if isinstance(f, str) and _EXPORT_NAME.fullmatch(f) and f != MANIFEST}
+
+
+def _remove_file(path: Path) -> None:
+    try:
+        if path.is_file() and not path.is_symlink():
+            path.unlink()
+    except OSError:
+        pass  # a stale file that cannot be removed is not worth failing a finished export for
 
 
 def export_item(item: ExportItem, out_dir: Path) -> list[Path]:
@@ -175,7 +282,7 @@ def _json_default(o):
 # -- one-page summary ----------------------------------------------------------------------------
 
 
-def _png_bytes(image: QImage) -> bytes:
+def _png_bytes(image) -> bytes:
     ba = QByteArray()
     buf = QBuffer(ba)
     buf.open(QIODevice.OpenModeFlag.WriteOnly)

@@ -102,6 +102,22 @@ compiler for the GPU you selected and the block size you set, without that GPU; 
 Bandwidth panel measures it beside its torch peer, checked against its reference.</p>
 <p>Edit the file in your editor, then <b>Open again</b> to see the new version.</p>""",
     ),
+    "waves": (
+        "Waves (matmul)",
+        """
+<p>Where waves cost the most: a matrix product gives each block one tile of the output, so a
+matrix one tile too big for a full wave (133 tiles on 132 SMs) runs a second, nearly empty wave
+for 1/132 more work. Here the matrix grows one tile column at a time and TFLOP/s follows a
+sawtooth: it drops just past every multiple of <i>SMs &times; tiles per SM</i> (dotted lines).</p>
+<p>Solid lines are measured (a file from <code>python main.py bench --waves-sweep</code> or
+<code>benchmarks/matmul_run.py</code>, or <i>Measure</i> on a GPU), with the p20&ndash;p80 band;
+dashed lines are the block scheduler's prediction with the compute-bound cost model: each tile's
+FLOPs at its SM's share of the tensor rate plus its DRAM traffic at its share of the bandwidth.
+The persistent kernel loops its programs over the tiles (no fix); stream-K splits the last
+wave's K-iterations over all SMs (the fix). Without a GPU the prediction works for every GPU.</p>
+<p><b>Click a point</b> to load that launch: the SM view animates it and the Timeline tab shows
+its schedule &mdash; at 133 tiles, the tiled kernel's second wave is one block alone.</p>""",
+    ),
     "bandwidth": (
         "Bandwidth",
         """

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMe
 from gui import help as help_texts
 from gui import style
 from gui.adapter import Debouncer, HostRunner, PlaybackClock, TaskOutcome, TaskRunner
-from gui.export import ExportItem
+from gui.export import ExportItem, export_to_folder, save_png_message
 from gui.jobs import BandwidthJobs, BenchJobs
 from gui.models.bench import BenchModel
 from gui.models.launch import LaunchInputs, LaunchModel, compute_state
@@ -32,7 +32,7 @@ from gui.models.playback import PlaybackModel
 from gui.models.session import session_dict
 from gui.models.simulation import SimRun, SimulationModel, SimulationOptions
 from gui.models.trace import TraceModel
-from gui.settings import open_settings
+from gui.settings import open_settings, saved_inputs, settings_notice
 from gui.user_kernels import UserKernels
 from gui.widgets.qt_bandwidth import QtBandwidth
 from gui.widgets.qt_geometry import QtGeometry
@@ -41,6 +41,7 @@ from gui.widgets.qt_occupancy import QtOccupancy
 from gui.widgets.qt_playback import QtPlayback
 from gui.widgets.qt_sm_view import QtSmView
 from gui.widgets.qt_timeline import QtTimeline
+from gui.waves_panel import WavesPanel
 from kernels.host import describe
 from gui.window_export import export_window
 from sim.errors import UserError
@@ -144,7 +145,13 @@ class MainWindow(QMainWindow):
                                   ("bandwidth", self.bandwidth, bottom)):
             self._add_dock(key, widget, area)
         self.tabifyDockWidget(self.docks["timeline"], self.docks["bandwidth"])
-        # your own kernel: File ▸ Open kernel…, the source panel, compiles off the GUI thread
+        # the Waves tab: the matmul sawtooth; a point becomes this launch (gui/waves_panel.py)
+        self.waves_panel = WavesPanel(self)
+        self.waves, self.waves_view, self.waves_runner = (self.waves_panel.model, self.waves_panel.view,
+                                                          self.waves_panel.runner)
+        self.waves_panel.attach(self._add_dock("waves", self.waves_view, Qt.DockWidgetArea.BottomDockWidgetArea))
+        self.tabifyDockWidget(self.docks["bandwidth"], self.docks["waves"])
+        # your own kernel: File ▸ Open kernel…, the source panel, compiles in their own process
         self.user_kernels = UserKernels(self, ask_to_reopen=restore)
         self.docks["timeline"].raise_()
 
@@ -257,23 +264,11 @@ class MainWindow(QMainWindow):
 
     # -- settings ---------------------------------------------------------------------------------
     def _saved_inputs(self) -> LaunchInputs | None:
-        raw = self.settings.value("launch/inputs", "")
-        if not raw:
-            return None
-        try:
-            inputs = LaunchInputs.from_dict(json.loads(raw))
-        except (ValueError, TypeError, AttributeError):
-            return None
-        # A hand-edited or damaged file (elements 0, carveout 500, 5000 threads) would open the
-        # window stuck on an error every later change is refused for: start from defaults.
-        from sim.devices import preset, presets
-
-        spec = preset(inputs.gpu if inputs.gpu in presets() else LaunchInputs().gpu)
-        if compute_state(inputs, spec).error or not 1 <= inputs.threads_per_block <= spec.max_threads_per_block:
-            return None
-        return inputs
+        return saved_inputs(self.settings)  # checked; a damaged file was already set aside
 
     def _restore_settings(self) -> None:
+        if notice := settings_notice(self.settings):
+            self.show_message(f"Settings: {notice}", error=True, timeout_ms=30000)
         geo = self.settings.value("window/geometry")
         if isinstance(geo, QByteArray) and not geo.isEmpty():
             self.restoreGeometry(geo)
@@ -356,6 +351,10 @@ class MainWindow(QMainWindow):
         skipped = f", {tl.skipped_waves:,} identical waves skipped" if tl.skipped_waves else ""
         self.sim_label.setText(f"simulated {tl.n_blocks:,} blocks in {run.elapsed_s * 1e3:,.0f} ms{skipped}")
 
+    def predict_waves_now(self) -> None:
+        """Predict the sawtooth on this thread (headless export, screenshots, tests)."""
+        self.waves_panel.predict_now()
+
     @property
     def record(self) -> SimRun | None:
         return self.simulation.run
@@ -412,6 +411,7 @@ class MainWindow(QMainWindow):
         self.model.set_kernels(info.kernels)
         self.bench.set_kernels(info.kernels)
         self.bench.set_availability(info.available)
+        self.waves_panel.set_availability(info.available)
         self.kernels_label.setText("live kernels: " + ", ".join(f"{n} {a.mode}" for n, a in info.available.items()))
 
     def _on_bench_result(self, _result) -> None:
@@ -461,7 +461,8 @@ class MainWindow(QMainWindow):
         header, rows = self.sm_view.csv_rows()
         return ([ExportItem("sm_view", self.sm_view, header, rows)] + self.playback_view.export_items()
                 + self.occupancy_view.export_items() + self.geometry_view.export_items()
-                + self.timeline.export_items() + self.bandwidth.export_items())
+                + self.timeline.export_items() + self.bandwidth.export_items()
+                + self.waves_view.export_items())
 
     def session_dict(self) -> dict:
         return session_dict(self.model, self.simulation, self.playback, self.bench)
@@ -475,7 +476,7 @@ class MainWindow(QMainWindow):
         if not folder:
             return
         try:
-            files = self.export_all(folder)
+            files = export_to_folder(folder, self.export_all)  # replaces an earlier export whole
         except (OSError, ValueError) as exc:
             self.show_message(f"Export failed: {exc}", error=True)
             return
@@ -484,8 +485,8 @@ class MainWindow(QMainWindow):
     def _on_screenshot(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "warpscope.png", "PNG (*.png)")
         if path:
-            ok = self.grab().save(path, "PNG")
-            self.show_message(f"Saved {path}" if ok else f"Could not write {path}", error=not ok)
+            ok, text = save_png_message(path, self.grab())  # written whole, or not at all
+            self.show_message(text, error=not ok)
 
     def _on_open_results(self) -> None:
         self.docks["bandwidth"].show()
@@ -499,6 +500,8 @@ class MainWindow(QMainWindow):
             timer.cancel()
         self.clock.stop()
         self.sim_runner.shutdown()
+        if hasattr(self, "waves_panel"):
+            self.waves_panel.shutdown()
         self.live_runner.shutdown()
         if hasattr(self, "user_kernels"):
             self.user_kernels.shutdown()

@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from gui.export import export_item, summary_html, summary_page, write_json
+from gui.export import export_item, save_png, summary_html, summary_page, write_json
 from gui.models.session import summary_facts
 from sim.errors import UserError
 from sim.files import write_text_atomic
@@ -39,10 +39,7 @@ def export_window(win, out_dir: str | Path) -> list[Path]:
                    ("Bandwidth vs block size", sweep.block_plot.grab().toImage())]
     facts = summary_facts(win.model, win.simulation)
     page = summary_page(title, facts, panels)
-    p = out / "summary.png"
-    if not page.save(str(p), "PNG"):
-        raise OSError(f"could not write {p}")
-    written.append(p)
+    written.append(save_png(out / "summary.png", page))
     h = out / "summary.html"
     write_text_atomic(h, summary_html(title, facts, panels, [w.name for w in written]))
     return written + [h]

@@ -13,6 +13,8 @@ import sys
 
 from sim.errors import UserError
 from sim.files import check_writable
+from sim.inputs import arg_count, arg_path, arg_real
+from sim.trace import MAX_TRACE_BLOCKS
 from sim.units import parse_count, parse_count_list
 
 def register(subparsers) -> None:
@@ -39,8 +41,9 @@ def register(subparsers) -> None:
                     "median/p20/p80 time and GB/s per point, with the copy ceiling and the "
                     "theoretical peak, to a .json (warpscope-bench/1) or .csv file.")
     p.add_argument("--kernel", default=None, metavar="NAME[,NAME]",
-                   help="kernels to time: registry names, a group (add, add_relu, copy, square) "
-                        "or all (needed unless --kernel-file is given)")
+                   help="kernels to time: registry names, a group (add, add_relu, copy, square, "
+                        "matmul) or all (required, except with --kernel-file, or with "
+                        "--waves-sweep: matmul)")
     _add_file_option(p, "also time the kernels of this file beside their torch peers, each "
                         "checked against the reference it declares")
     p.add_argument("--sizes", default="2^20,2^24,2^26", metavar="N[,N]",
@@ -48,9 +51,9 @@ def register(subparsers) -> None:
     p.add_argument("--block", default=None, metavar="B[,B]",
                    help="block sizes to sweep: threads per block for Numba kernels, BLOCK_SIZE for "
                         "Triton kernels (default: each kernel's own); torch peers ignore it")
-    p.add_argument("--warps", type=int, default=None, metavar="W",
+    p.add_argument("--warps", type=arg_count("--warps", 1, 64), default=None, metavar="W",
                    help="Triton num_warps (default: each kernel's own)")
-    p.add_argument("--reps", type=int, default=50, metavar="R",
+    p.add_argument("--reps", type=arg_count("--reps", 1, 100_000), default=50, metavar="R",
                    help="fewest timed repetitions per point (more if they fit in 100 ms); "
                         "the median is reported (default: %(default)s)")
     p.add_argument("--no-flush", action="store_true",
@@ -59,8 +62,16 @@ def register(subparsers) -> None:
     p.add_argument("--cpu", action="store_true",
                    help="without a GPU, time the interpreter/simulator anyway "
                         "(labelled: not GPU timings)")
-    p.add_argument("--out", required=True, metavar="FILE.json|FILE.csv",
-                   help="where to write the results (format by extension, written atomically)")
+    p.add_argument("--waves-sweep", default=None, metavar="M=..,K=..,N=LO..HI xSTEP",
+                   help="the wave-quantization experiment: matmul kernels and cuBLAS at every "
+                        "size of one stepped dimension, e.g. M=1024,K=8192,N=256..14080x256 (one "
+                        "tile column per step); without a GPU, prints the scheduler's prediction")
+    p.add_argument("--gpu", default=None, metavar="NAME",
+                   help="with --waves-sweep and no GPU here: the GPU preset to predict for "
+                        "(default H200)")
+    p.add_argument("--out", default=None, metavar="FILE.json|FILE.csv", type=arg_path("--out file"),
+                   help="where to write the results (format by extension, written atomically); "
+                        "required whenever something is measured")
     p.set_defaults(handler=cmd_bench)
 
     p = subparsers.add_parser(
@@ -77,15 +88,15 @@ def register(subparsers) -> None:
                    help="spin kernel: how the warps wait: busy re-reading the timer (spin), "
                         "sleeping 200 ns between reads (sleep) or chasing pointers through DRAM "
                         "(memory) (default: spin)")
-    p.add_argument("--grid", type=int, default=None, metavar="N",
+    p.add_argument("--grid", type=arg_count("--grid", 1, MAX_TRACE_BLOCKS), default=None, metavar="N",
                    help="spin kernel: programs (blocks) to launch (default: three full waves at "
                         "the predicted occupancy)")
     p.add_argument("--waves", type=float, default=None, metavar="W",
                    help="spin kernel: launch W full waves at the predicted occupancy (2.5: two "
                         "and a half) instead of --grid")
-    p.add_argument("--warps", type=int, default=4, metavar="W",
+    p.add_argument("--warps", type=arg_count("--warps", 1, 32), default=4, metavar="W",
                    help="warps per block, i.e. 32*W threads (default: %(default)s)")
-    p.add_argument("--spin-us", type=float, default=None, metavar="T",
+    p.add_argument("--spin-us", type=arg_real("--spin-us", 0.1, 1e6), default=None, metavar="T",
                    help="spin kernel: how long each block stays resident, in microseconds "
                         "(default: 100)")
     p.add_argument("--hold-regs", type=int, default=None, metavar="K",
@@ -95,13 +106,14 @@ def register(subparsers) -> None:
                    help="add kernel: vector length, e.g. 2^24 or 16777216 (required)")
     p.add_argument("--block", type=int, default=None, metavar="B",
                    help="add kernel: BLOCK_SIZE, elements per program (default: 1024)")
-    p.add_argument("--out", required=True, metavar="FILE.json", help="where to write the trace")
+    p.add_argument("--out", required=True, metavar="FILE.json", type=arg_path("--out file"),
+                   help="where to write the trace")
     p.set_defaults(handler=cmd_trace)
 
 
 def _add_file_option(parser, what: str) -> None:
     parser.add_argument("--kernel-file", action="append", default=None, metavar="FILE.py[:NAME]",
-                        help=f"a kernel file (docs/KERNEL_FILES.md; it is run): {what}. "
+                        type=arg_path("--kernel-file"), help=f"a kernel file (docs/KERNEL_FILES.md; it is run): {what}. "
                              "Repeat it for several files")
 
 
@@ -115,7 +127,7 @@ def add_kernel_options(parser) -> None:
                              "registers and shared memory come from its compiler for --gpu "
                              "(unless --regs and --smem are given)")
     parser.add_argument("--kernel-file", metavar="FILE.py[:NAME]", default=None,
-                        help="your own kernel (docs/KERNEL_FILES.md; the file is run): like "
+                        type=arg_path("--kernel-file"), help="your own kernel (docs/KERNEL_FILES.md; the file is run): like "
                              "--kernel, for the kernel the file declares (NAME picks one of "
                              "several)")
     parser.add_argument("--warps", type=int, default=None, metavar="W",
@@ -250,10 +262,17 @@ def cmd_bench(args) -> int:
     from .registry import parse_kernel_list
     from .results import _kind, save_results
 
+    if args.waves_sweep:
+        return cmd_waves(args)
+    if args.gpu:
+        raise UserError("--gpu is for --waves-sweep (a prediction); `bench` measures this machine's GPU")
+    if not args.kernel and not args.kernel_file:
+        raise UserError("give --kernel NAME[,NAME] or --kernel-file FILE.py (or --waves-sweep "
+                        "for the matmul experiment)")
+    if not args.out:
+        raise UserError("give --out FILE.json or FILE.csv for the results")
     _kind(args.out)  # reject a bad extension or folder before measuring anything
     check_writable(args.out)
-    if not args.kernel and not args.kernel_file:
-        raise UserError("give --kernel NAME[,NAME] or --kernel-file FILE.py")
     kernels = parse_kernel_list(args.kernel) if args.kernel else []
     kernels += [k for k in _file_kernels(args.kernel_file) if k not in kernels]
     sizes = parse_count_list(args.sizes, "sizes")
@@ -267,6 +286,66 @@ def cmd_bench(args) -> int:
     print(format_measurements(result))
     print(f"wrote {len(result.measurements)} measurements to {args.out}")
     return 0
+
+
+def cmd_waves(args) -> int:
+    """`bench --waves-sweep`: measure on a GPU (and predict beside it), else predict only."""
+    from sim.devices import preset
+    from sim.throughput import sweep_dims
+    from sim.waves import format_sweep, from_measurements, parse_sweep
+
+    from .backends import gpu_status
+    from .registry import parse_kernel_list
+
+    dims_list = parse_sweep(args.waves_sweep)
+    kernels = parse_kernel_list(args.kernel or "matmul")
+    if args.reps < 1:
+        raise UserError("--reps must be at least 1")
+    for flag, value in (("--block", args.block), ("--warps", args.warps), ("--no-flush", args.no_flush)):
+        if value:
+            raise UserError(f"{flag} does not apply to --waves-sweep (each kernel keeps its tile)")
+    has_gpu, why = gpu_status()
+    if not has_gpu and not args.cpu:
+        gpu = preset(args.gpu or "H200")
+        predicted = sweep_dims(dims_list, kernels, gpu)
+        conc = next(iter(predicted.values()))[0].concurrent_tiles
+        print(f"Predicted on {gpu.name} by the block scheduler (compute-bound model, sim/throughput.py):")
+        print(format_sweep(dims_list, predicted, concurrent_tiles=conc))
+        notes = {p.note for ps in predicted.values() for p in ps if p.note}
+        for note in sorted(notes):
+            print(note)
+        print(f"no GPU here ({why}): prediction only, nothing measured"
+              + ("; --out not written" if args.out else ""))
+        return 0
+    if not args.out:
+        raise UserError("give --out FILE.json or FILE.csv for the measurements")
+    from .bench import waves_sweep
+    from .results import _kind, save_results
+
+    _kind(args.out)
+    check_writable(args.out)
+    result = waves_sweep(dims_list, kernels, reps=args.reps, on_progress=ProgressBar(),
+                         allow_cpu=args.cpu, command="warpscope " + " ".join(sys.argv[1:]))
+    save_results(result, args.out)
+    measured = from_measurements(result.measurements, args.out, result.device.get("name", "?"))
+    gpu = _result_gpu(result) or preset(args.gpu or "H200")
+    done = [d for d in dims_list if any(p.dims == d for p in next(iter(measured.points.values())))]
+    predicted = sweep_dims(done, kernels, gpu, resources=measured.resources)
+    conc = next(iter(predicted.values()))[0].concurrent_tiles
+    print(format_sweep(done, predicted, measured, concurrent_tiles=conc))
+    if not any(m.is_gpu_timing for m in result.measurements):
+        print("measured on the CPU path (--cpu): NOT GPU timings")
+    print(f"wrote {len(result.measurements)} measurements to {args.out}")
+    return 0
+
+
+def _result_gpu(result):
+    from sim.devices import GpuSpec
+
+    try:
+        return GpuSpec.from_dict(result.device)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def format_measurements(result) -> str:

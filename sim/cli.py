@@ -2,39 +2,26 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import asdict, dataclass
+
+import numpy as np
 
 from sim.advice import findings
 from sim.devices import GpuSpec, preset, presets
 from sim.errors import UserError
 from sim.files import check_writable
 from sim.geometry import launch_facts, launch_geometry
+from sim.inputs import arg_bytes, arg_count, arg_path, arg_real
 from sim.occupancy import LIMITERS, occupancy
 from sim.policies import (COST_MODELS, PLACEMENTS, SIMULATED_PLACEMENTS, CostParams, cost_model_id,
                           make_placement, placement_id, schedule_launch)
 from sim.predict import H200_FIT
-from sim.trace import save_trace
-from sim.units import fmt_bytes, parse_bytes, parse_count
+from sim.trace import MIN_BLOCK_US, check_trace_size, save_trace
+from sim.units import fmt_bytes
 
-
-def _argparse_type(parser, what: str):
-    """An argparse `type` that reports a bad value in plain words (not 'invalid <lambda> value')."""
-    def parse(text):
-        try:
-            return parser(text, what)
-        except UserError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    return parse
-
-
-def arg_count(what: str):
-    return _argparse_type(parse_count, what)
-
-
-def arg_bytes(what: str):
-    return _argparse_type(parse_bytes, what)
+MAX_US = 1e9  # any time option: 1000 s per block is far past every kernel
+MAX_JITTER_BLOCKS = 2**17  # ~12 s on 2 cores: the engine takes one step per distinct end time
 
 
 def add_launch_arguments(parser, *, gpu_default: str | None = "H200") -> None:
@@ -50,7 +37,7 @@ def add_launch_arguments(parser, *, gpu_default: str | None = "H200") -> None:
                         help="registers per thread the compiled kernel uses (default 0: not limiting)")
     parser.add_argument("--smem", type=arg_bytes("shared memory"), default=None,
                         metavar="BYTES", help="shared memory per block, static + dynamic (49152, 48K)")
-    parser.add_argument("--carveout", type=int, default=None, metavar="PERCENT",
+    parser.add_argument("--carveout", type=arg_count("carveout", 0, 100), default=None, metavar="PERCENT",
                         help="preferred shared-memory carveout, 0..100 %% of the SM's maximum "
                              "(default: the driver's choice)")
 
@@ -72,23 +59,27 @@ def register(subparsers) -> None:
                    help="block durations: 'uniform' (every block --duration-us) or 'memory' (default: "
                         "bytes at the block's share of DRAM bandwidth, at least --latency-us, plus "
                         "--overhead-us; SMs start a block per --sm-dispatch-us)")
-    p.add_argument("--duration-us", type=float, default=10.0, help="block duration for --cost uniform")
-    p.add_argument("--jitter", type=float, default=0.0,
+    p.add_argument("--duration-us", type=arg_real("--duration-us", MIN_BLOCK_US, MAX_US), default=10.0,
+                   help="block duration for --cost uniform")
+    p.add_argument("--jitter", type=arg_real("--jitter", 0, 0.9), default=0.0,
                    help="uniform cost: +-fraction of random, seeded variation per block (e.g. 0.2)")
-    p.add_argument("--bytes-per-element", type=float, default=12.0,
+    p.add_argument("--bytes-per-element", type=arg_real("--bytes-per-element", 0, 1e6), default=12.0,
                    help="memory cost: bytes each element moves (vector add fp32: 12)")
-    p.add_argument("--overhead-us", type=float, default=0.0, help="memory cost: fixed time per block")
-    p.add_argument("--latency-us", type=float, default=H200_FIT.latency_us,
+    p.add_argument("--overhead-us", type=arg_real("--overhead-us", 0, MAX_US), default=0.0,
+                   help="memory cost: fixed time per block")
+    p.add_argument("--latency-us", type=arg_real("--latency-us", 0, MAX_US), default=H200_FIT.latency_us,
                    help="memory cost: no block finishes sooner than this DRAM round trip "
                         "(default %(default)s: fitted on the H200, sim/predict.py)")
-    p.add_argument("--sm-dispatch-us", type=float, default=H200_FIT.sm_dispatch_interval_us,
+    p.add_argument("--sm-dispatch-us", type=arg_real("--sm-dispatch-us", 0, MAX_US),
+                   default=H200_FIT.sm_dispatch_interval_us,
                    help="memory cost: an SM starts at most one block this often "
                         "(default %(default)s: fitted on the H200)")
     p.add_argument("--placement", type=_policy_type(placement_id), choices=list(SIMULATED_PLACEMENTS),
                    default="tpc-spread",
                    help="'sm-order' (or 'sm'): SM 0,1,2,...; 'tpc-spread' (default, or 'tpc'): TPC "
                         "pairs spread over GPCs, as recorded on an H200")
-    p.add_argument("--trace", metavar="FILE.json", help="write every block's SM, slot, start and end")
+    p.add_argument("--trace", metavar="FILE.json", type=arg_path("--trace file"),
+                   help="write every block's SM, slot, start and end")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_simulate)
 
@@ -98,7 +89,7 @@ def register(subparsers) -> None:
                                           "and SM placement.")
     p.add_argument("trace_file", metavar="TRACE.json", help="a warpscope-trace/1 file")
     p.add_argument("--gpu", metavar="NAME", help="GPU preset (default: the one the trace names)")
-    p.add_argument("--blocks-per-sm", type=int, metavar="N",
+    p.add_argument("--blocks-per-sm", type=arg_count("--blocks-per-sm"), metavar="N",
                    help="block slots per SM (default: the occupancy predicted when recording)")
     p.add_argument("--placement", type=_policy_type(placement_id), choices=list(PLACEMENTS),
                    default="recorded",
@@ -253,6 +244,10 @@ def cmd_simulate(args) -> int:
         raise UserError(f"this launch cannot run on {gpu.name}: {occ.reason}")
     if args.trace:
         check_writable(args.trace)
+        check_trace_size(geo.blocks)
+    if args.cost == "uniform" and args.jitter and geo.blocks > MAX_JITTER_BLOCKS:
+        raise UserError(f"with --jitter every block ends at its own time and is simulated one by one: "
+                        f"at most {MAX_JITTER_BLOCKS:,} blocks, got {geo.blocks:,}")
     bytes_moved = (kernel.bytes_moved if kernel is not None and kernel.bytes_moved
                    else geo.elements * args.bytes_per_element)
     # a kernel's bytes over its elements; its blocks cover its tile (a grid-stride grid: a share)
@@ -261,9 +256,16 @@ def cmd_simulate(args) -> int:
                         bytes_per_element=bytes_moved / geo.elements if kernel else args.bytes_per_element,
                         overhead_us=args.overhead_us, latency_us=args.latency_us,
                         sm_dispatch_us=args.sm_dispatch_us)
-    result = schedule_launch(gpu, occ, geo.blocks, elements=geo.elements, elements_per_block=per_block,
-                             cost=args.cost, placement=args.placement, params=params)
+    with np.errstate(over="ignore", invalid="ignore"):  # huge durations: reported below
+        result = schedule_launch(gpu, occ, geo.blocks, elements=geo.elements, elements_per_block=per_block,
+                                 cost=args.cost, placement=args.placement, params=params)
     timeline = result.timeline
+    if not result.makespan_us < float("inf"):
+        raise UserError("block durations this long overflow the simulation's clock; use smaller values")
+    shortest = float(np.min(result.block_end_us - result.block_start_us))
+    if not shortest >= MIN_BLOCK_US:  # zero-length blocks would all 'run' at once: nonsense waves
+        raise UserError(f"blocks would take {shortest:.3g} us; a block must take at least {MIN_BLOCK_US} us "
+                        "(raise --duration-us, or --bytes-per-element/--latency-us/--overhead-us)")
     summary = result.summary()
     if args.cost == "memory" and bytes_moved > 0:
         summary["predicted_gbps"] = round(H200_FIT.kernel_gbps(bytes_moved, result.makespan_us), 1)

@@ -3,7 +3,7 @@
 Every front end (the `simulate` and `compare` commands, the window's menus, saved settings, files)
 names a policy by its stable id and shows its title from here; older spellings still resolve:
 
-    cost models: "uniform", "memory" (also "memory-bound")
+    cost models: "uniform", "memory" (also "memory-bound"), "compute" (also "compute-bound")
     placements:  "sm-order" (also "sm", "SM order"), "tpc-spread" (also "tpc", "TPC/GPC spread"),
                  "recorded" (only beside a recorded trace: the SM order the hardware used)
 
@@ -21,9 +21,11 @@ from dataclasses import dataclass, replace
 from sim.devices import GpuSpec
 from sim.errors import UserError
 from sim.occupancy import Occupancy
+from sim.matmul_work import BlockWork
 from sim.predict import H200_FIT
 from sim.scheduler import (MemoryBoundCost, Placement, Simulation, SmOrderPlacement,
                            TpcSpreadPlacement, UniformCost, simulate)
+from sim.throughput import ComputeBoundCost, LaunchWork
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +41,10 @@ COST_MODELS: dict[str, Policy] = {p.id: p for p in (
     Policy("memory", "memory-bound",
            "a block moves its bytes at its share of DRAM bandwidth, never faster than one DRAM "
            "round trip; SMs start one block at a time (fitted on the H200)", ("memory-bound",)),
+    Policy("compute", "compute-bound",
+           "a block's FLOPs at its SM's share of the tensor rate plus its DRAM traffic at its "
+           "share of the bandwidth; a persistent program runs its tiles in turn (sim.throughput, "
+           "fitted on the H200's matmul sawtooth)", ("compute-bound",)),
 )}
 
 PLACEMENTS: dict[str, Policy] = {p.id: p for p in (
@@ -83,6 +89,8 @@ class CostParams:
     overhead_us: float = 0.0  # memory: fixed time per block
     latency_us: float = H200_FIT.latency_us  # memory: no block beats one DRAM round trip
     sm_dispatch_us: float = H200_FIT.sm_dispatch_interval_us  # memory: an SM starts one block this often
+    work: BlockWork | LaunchWork | None = None  # compute: what each block does (sim.throughput)
+    dtype: str = "float16"  # compute: which tensor rate
 
     def check(self) -> None:
         for label, value in (("--duration-us", self.duration_us), ("--overhead-us", self.overhead_us),
@@ -106,10 +114,19 @@ def make_placement(pid: str, recorded: Placement | None = None) -> Placement:
 
 
 def _make_cost(cid: str, gpu: GpuSpec, elements: int, elements_per_block: int, n_blocks: int,
-               params: CostParams):
+               params: CostParams, first_block: int = 0):
     """(cost model, per-SM dispatch interval) for a grid."""
     if cost_model_id(cid) == "uniform":
         return UniformCost(params.duration_us, params.jitter), 0.0
+    if cost_model_id(cid) == "compute":
+        if params.work is None:
+            raise UserError("the compute-bound model needs a kernel that says what each block "
+                            "computes (a matmul kernel); use the memory-bound or uniform model")
+        work = params.work.build() if hasattr(params.work, "build") else params.work
+        if work.n_blocks != n_blocks + first_block:
+            raise UserError(f"the work describes {work.n_blocks:,} blocks, the grid has "
+                            f"{n_blocks + first_block:,}")
+        return ComputeBoundCost.for_gpu(gpu, work, params.dtype, first_block=first_block), 0.0
     cost = MemoryBoundCost.for_launch(gpu, elements, elements_per_block, params.bytes_per_element,
                                       params.overhead_us, params.latency_us, n_blocks=n_blocks)
     return cost, params.sm_dispatch_us
@@ -139,7 +156,7 @@ def schedule_launch(gpu: GpuSpec, occ: Occupancy, grid_blocks: int, *, elements:
     n_sim, skipped = plan_blocks(int(grid_blocks), occ.blocks_per_sm * gpu.sm_count, max_blocks)
     first = int(grid_blocks) - n_sim
     model, sm_dispatch = _make_cost(cost, gpu, max(1, elements - first * per_block), per_block,
-                                    n_sim, params)
+                                    n_sim, params, first)
     with np.errstate(over="ignore", invalid="ignore"):  # huge durations: reported just below
         sim = simulate(gpu, n_sim, occ, model, make_placement(placement),
                        sm_dispatch_interval_us=sm_dispatch)

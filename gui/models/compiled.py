@@ -78,6 +78,9 @@ def block_params(kernel, inputs) -> dict:
         params = {"num_warps": max(1, inputs.threads_per_block // 32)}
         if kernel.block_param and kernel.block_param != "num_warps":
             params[kernel.block_param] = inputs.block_size or kernel.default_block
+        for part in filter(None, getattr(inputs, "block_extra", "").split(",")):
+            name, _, value = part.partition("=")  # "BLOCK_N=128,num_stages=4"
+            params[name.strip()] = int(value)
         return params
     if kernel.block_param == "threads":
         return {"threads": numba_threads(kernel, inputs.threads_per_block)}

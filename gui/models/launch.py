@@ -26,6 +26,7 @@ from sim.devices import GpuSpec, preset, presets
 from sim.errors import UserError
 from sim.geometry import LaunchGeometry, launch_geometry
 from sim.occupancy import Occupancy, occupancy, sweep_registers, sweep_smem, sweep_threads
+from sim.throughput import launch_work
 from sim.units import parse_bytes, parse_count
 
 MAX_ELEMENTS = 2**31
@@ -47,6 +48,8 @@ class LaunchInputs:
     smem_per_block: int = 0
     carveout_percent: int | None = None
     block_size: int | None = None  # a Triton kernel's BLOCK_SIZE (elements per program)
+    dims: str = ""  # a matmul's sizes, "M=1024,N=4352,K=8192"; "" = those of `elements`
+    block_extra: str = ""  # the kernel's other block parameters, "BLOCK_N=128,BLOCK_K=32"
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -67,7 +70,7 @@ class LaunchInputs:
                 if f.name in ("carveout_percent", "block_size"):
                     values[f.name] = None
                 continue
-            kind = str if f.name in ("gpu", "kernel") else int
+            kind = str if f.name in ("gpu", "kernel", "dims", "block_extra") else int
             try:
                 values[f.name] = kind(v)
             except (TypeError, ValueError):
@@ -102,8 +105,16 @@ class GridShape:
 def kernel_grid(kernel, inputs: LaunchInputs, sm_count: int) -> GridShape:
     """The grid `kernel` launches: its spec's grid rule (the launcher's own)."""
     params = block_params(kernel, inputs)
-    shape = kernel.launch_shape(inputs.elements, params, sm_count)
+    dims = launch_dims(inputs)
+    shape = kernel.launch_shape(inputs.elements, params, sm_count, **({"dims": dims} if dims else {}))
     return GridShape(shape.grid_blocks, shape.threads_per_block, shape.elements_per_block)
+
+
+def launch_dims(inputs: LaunchInputs) -> dict | None:
+    """The matmul sizes the inputs name (a sawtooth point chose them), else None."""
+    from sim.waves import dims_of
+
+    return dims_of(inputs.dims) if inputs.dims else None
 
 
 # -- the state -----------------------------------------------------------------------------------
@@ -120,6 +131,7 @@ class LaunchState:
     error: str = ""
     elements_per_block: int | None = None  # what one block covers (None: it loops)
     bytes_moved: int | None = None  # one call's DRAM traffic, as the kernel declares it
+    work: Any = None  # what each block computes (sim.matmul_work.BlockWork), for the compute model
     origin: ResourceOrigin = BY_HAND  # where registers and shared memory came from
 
     @property
@@ -187,22 +199,26 @@ def compute_state(inputs: LaunchInputs, spec: GpuSpec, kernel=None) -> LaunchSta
         _check_ranges(inputs)
         occ = occupancy(spec, inputs.threads_per_block, inputs.regs_per_thread,
                         inputs.smem_per_block, inputs.carveout_percent)
-        if kernel is None:
+        work = None
+        if kernel is None:  # a custom launch: matrix sizes mean nothing to it
             per_block, blocks, nbytes = inputs.threads_per_block, None, None
         else:
             shape = kernel_grid(kernel, inputs, spec.sm_count)
             per_block, blocks = shape.elements_per_block, shape.grid_blocks
-            nbytes = _declared_bytes(kernel, inputs.elements)
+            nbytes = _declared_bytes(kernel, inputs.elements, launch_dims(inputs))
+            if occ.can_launch:
+                work = launch_work(kernel, inputs.elements, block_params(kernel, inputs), spec,
+                                   occ.blocks_per_sm, blocks, launch_dims(inputs))
         geo = launch_geometry(spec, inputs.elements, inputs.threads_per_block, occ, blocks=blocks,
                               elements_per_block=per_block)
     except (ValueError, TypeError) as exc:  # UserError is a ValueError
         return LaunchState(inputs, spec, None, None, str(exc).splitlines()[0])
-    return LaunchState(inputs, spec, occ, geo, "", per_block, nbytes)
+    return LaunchState(inputs, spec, occ, geo, "", per_block, nbytes, work)
 
 
-def _declared_bytes(kernel, n: int) -> int | None:
+def _declared_bytes(kernel, n: int, dims: dict | None = None) -> int | None:
     try:
-        return int(kernel.bytes_moved(n))
+        return int(kernel.bytes_moved(n, **({"dims": dims} if dims else {})))
     except (UserError, TypeError, ValueError):  # no 'bytes' declared
         return None
 
@@ -336,6 +352,8 @@ class LaunchModel:
     def _apply(self, changes: dict, origin: ResourceOrigin | None) -> bool:
         if not changes:
             return True
+        if "elements" in changes and "dims" not in changes:
+            changes["dims"] = ""  # a typed size replaces the matrix a sawtooth point chose
         try:
             new_inputs = replace(self._state.inputs, **changes)
             spec = self.spec_for(new_inputs.gpu)
@@ -450,7 +468,8 @@ class LaunchModel:
         k = self.kernel(name)
         if k is None:
             return self.update(kernel=CUSTOM_KERNEL, block_size=None)
-        changes: dict[str, Any] = {"kernel": k.name, "block_size": None}
+        changes: dict[str, Any] = {"kernel": k.name, "block_size": None, "dims": "",
+                                   "block_extra": ""}
         origin = None
         if k.name in self._measured:
             regs, smem = self._measured[k.name]

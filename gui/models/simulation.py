@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from psygnal import Signal
 
@@ -122,6 +122,7 @@ def run_simulation(state: LaunchState, cost: str, placement: str, key: tuple = (
     n = state.inputs.elements
     # a kernel's declared bytes, else the article's vector add (12 bytes per element)
     params = CostParams(bytes_per_element=state.bytes_moved / n) if state.bytes_moved else CostParams()
+    params = replace(params, work=state.work)  # what each block computes (the compute model)
     sim = schedule_launch(state.spec, state.occ, state.blocks, elements=n,
                           elements_per_block=_elements_per_block(state), cost=cost,
                           placement=placement, params=params, max_blocks=max_blocks)

@@ -12,6 +12,7 @@ from psygnal import Signal
 
 from sim.devices import GpuSpec, preset_for_device_name
 from sim.errors import UserError
+from sim.matmul_trace import KERNELS, compare_matmul_trace, is_matmul_trace
 from sim.timeline import Timeline, timeline_of_trace
 
 
@@ -43,6 +44,13 @@ def compare_trace_file(path: str, fallback: GpuSpec, blocks_per_sm: int | None =
     if len(trace.block) == 0:
         raise UserError(f"{path} holds no blocks")
     spec = preset_for_device_name(trace.gpu, trace.meta.get("sm_count")) or fallback
+    if is_matmul_trace(trace):  # tile by tile, beside the compute-bound model's prediction
+        from kernels.registry import get_kernel
+
+        comparison, recorded, simulated = compare_matmul_trace(
+            trace, spec, get_kernel(KERNELS[trace.meta["kernel"]]))
+        return TraceComparison(str(path), trace.gpu, spec, comparison.prediction.blocks_per_sm,
+                               comparison, recorded, simulated)
     predicted = trace.meta.get("predicted")
     per_sm = blocks_per_sm or (predicted.get("blocks_per_sm") if isinstance(predicted, dict) else None)
     try:

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
                                QWidget)
 
 from gui.models.launch import (CUSTOM_KERNEL, MAX_ELEMENTS, MAX_REGS, MAX_SMEM, LaunchModel,
-                               LaunchState, parse_field)
+                               LaunchState, launch_dims, parse_field)
 from gui.models.simulation import SimulationOptions
 from gui.widgets.qt_kernel_source import QtKernelResources
 from sim.errors import UserError
@@ -384,8 +384,12 @@ class QtLaunchControls(QWidget):
             self.ept_note.hide()
             return
         warps = math.ceil(i.threads_per_block / 32)
-        if state.elements_per_block is None:
-            dims = k.size_dims(i.elements)
+        dims = k.size_dims(i.elements, launch_dims(i))
+        if {"M", "N", "K"} <= set(dims):  # a matmul: programs own tiles of C, not elements
+            text = (f"C = A @ B with M = {dims['M']:,}, N = {dims['N']:,}, K = {dims['K']:,}: "
+                    f"{g.blocks:,} programs of {i.threads_per_block} threads, each on "
+                    "BLOCK_M x BLOCK_N tiles of C.")
+        elif state.elements_per_block is None:
             size = ("" if set(dims) == {"n"} else
                     " (" + ", ".join(f"{d} = {v:,}" for d, v in dims.items()) + ")")
             text = (f"Its own grid rule: {g.blocks:,} blocks of {i.threads_per_block} threads "
