@@ -169,6 +169,7 @@ class QtKernelSource(QWidget):
         super().__init__(parent)
         self.launch, self.files = launch, files
         self._path = ""
+        self._shown: tuple | None = ()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.setSpacing(3)
@@ -211,6 +212,7 @@ class QtKernelSource(QWidget):
 
     def _on_opened(self, _opened) -> None:
         self.banner.hide()
+        self._shown = ()  # the file may be a new version of the one shown
         self._show(self.launch.kernel())
 
     def _on_failed(self, path: str, message: str) -> None:
@@ -218,6 +220,12 @@ class QtKernelSource(QWidget):
         self.banner.show()
 
     def _show(self, spec) -> None:
+        # the launch changes at every slider step; the source only with the kernel or its file
+        key = None if spec is None else (spec.name, spec.origin,
+                                         id(self.files.files.get(spec.origin)))
+        if key == self._shown:
+            return
+        self._shown = key
         view = self.files.source_of(spec)
         if view is None:
             self._path = ""
