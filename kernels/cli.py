@@ -135,14 +135,15 @@ def add_kernel_options(parser) -> None:
     parser.set_defaults(kernel_launch=kernel_launch)
 
 
-def _file_kernels(paths) -> list:
-    """The kernels of each file (torch peers included), added to the registry for this run."""
+def _file_kernels(paths, cpu_fallback: bool = True) -> list:
+    """The kernels of each file (torch peers included), added to the registry for this run.
+    `cpu_fallback=False` (explain, simulate: nothing runs): no GPU looked for, no torch."""
     from .kernel_file import open_kernel_file
     from .registry import add_kernels
 
     found = []
     for path in paths or ():
-        specs = open_kernel_file(path)
+        specs = open_kernel_file(path, cpu_fallback=cpu_fallback)
         add_kernels(specs)
         found += [s for s in specs if s not in found]
     return found
@@ -154,7 +155,8 @@ def _chosen_kernel(args):
 
     if not args.kernel_file:
         return get_kernel(args.kernel)
-    launchable = [s for s in _file_kernels([args.kernel_file]) if s.launchable]
+    launchable = [s for s in _file_kernels([args.kernel_file], cpu_fallback=False)
+                  if s.launchable]
     if args.kernel:
         match = [s for s in launchable if s.name == args.kernel]
         if not match:
