@@ -125,6 +125,20 @@ each SM of both GPUs in the first wave, the occupancy and its limiter, the waves
 predicted time, and below them what differs, in words. Pick the second GPU above; the detected
 GPU is offered beside the presets.</p>""",
     ),
+    "source": (
+        "Kernel source",
+        """
+<p>The selected kernel's code, read-only: a file you opened with <b>File ▸ Open kernel…</b> as it
+was when you opened it, or one of WarpScope's built-in kernels. The marked line is the kernel's
+<code>def</code>; the numbers on the left are the lines compiler messages cite.</p>
+<p>A kernel file is a Python file with a <code>@triton.jit</code> or <code>@cuda.jit</code> kernel
+and a <code>WARPSCOPE = dict(...)</code> declaration (docs/KERNEL_FILES.md; examples in
+<code>resources/examples</code>). Opening it <b>runs it</b>, as Python runs any module, so
+WarpScope does that only when you ask. Its registers and shared memory then come from the
+compiler for the GPU you selected and the block size you set, without that GPU; with a GPU the
+Bandwidth panel measures it beside its torch peer, checked against its reference.</p>
+<p>Edit the file in your editor, then <b>Open again</b> to see the new version.</p>""",
+    ),
     "waves": (
         "Waves (matmul)",
         """

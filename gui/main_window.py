@@ -33,6 +33,7 @@ from gui.models.session import session_dict
 from gui.models.simulation import SimRun, SimulationModel, SimulationOptions
 from gui.models.trace import TraceModel
 from gui.settings import open_settings, saved_inputs, settings_notice
+from gui.user_kernels import UserKernels
 from gui.widgets.qt_bandwidth import QtBandwidth
 from gui.widgets.qt_geometry import QtGeometry
 from gui.widgets.qt_launch_controls import QtLaunchControls
@@ -150,6 +151,8 @@ class MainWindow(QMainWindow):
                                                           self.waves_panel.runner)
         self.waves_panel.attach(self._add_dock("waves", self.waves_view, Qt.DockWidgetArea.BottomDockWidgetArea))
         self.tabifyDockWidget(self.docks["bandwidth"], self.docks["waves"])
+        # your own kernel: File ▸ Open kernel…, the source panel, compiles in their own process
+        self.user_kernels = UserKernels(self, ask_to_reopen=restore)
         self.docks["timeline"].raise_()
 
         self.kernels_label = QLabel("live kernels: not loaded")
@@ -227,6 +230,7 @@ class MainWindow(QMainWindow):
         pb = self.playback
         m = self.menuBar().addMenu("&File")
         self.act_open = self._action(m, "&Open bench results…", "Ctrl+O", self._on_open_results)
+        self.user_kernels.add_file_actions(m)
         self.act_export = self._action(m, "&Export everything…", "Ctrl+E", self._on_export)
         self.act_shot = self._action(m, "Save &screenshot…", "Ctrl+Shift+S", self._on_screenshot)
         m.addSeparator()
@@ -504,6 +508,8 @@ class MainWindow(QMainWindow):
         if hasattr(self, "waves_panel"):
             self.waves_panel.shutdown()
         self.live_runner.shutdown()
+        if hasattr(self, "user_kernels"):
+            self.user_kernels.shutdown()
 
     def closeEvent(self, event) -> None:
         self.save_settings()

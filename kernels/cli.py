@@ -1,4 +1,6 @@
-"""`check`, `bench` and `trace`: the kernels layer's sub-commands, headless, for GPU servers.
+"""`check`, `bench` and `trace`: the kernels layer's sub-commands, headless, for GPU servers;
+and `--kernel` / `--kernel-file` for sim's `explain` and `simulate` (the kernel's own grid, its
+registers and shared memory from its compiler for the chosen GPU, without that GPU).
 
 Importing this module is cheap (no torch/triton/numba): each handler imports what it needs.
 User-caused errors raise sim.errors.UserError; main.py prints them on one line.
@@ -25,7 +27,9 @@ def register(subparsers) -> None:
                     "(GPU; else Triton's interpreter and numba-cuda's simulator) and prints a "
                     "table. Exit status 1 if any check fails.")
     p.add_argument("--kernel", default=None, metavar="NAME[,NAME]",
-                   help="only these kernels (default: all of them)")
+                   help="only these kernels (default: all of them, or those of --kernel-file)")
+    _add_file_option(p, "check the kernels of this file (and their torch peers) against the "
+                        "reference it declares")
     p.add_argument("--sizes", default=None, metavar="N[,N]",
                    help="element counts (default: the article's 1,128,1024,1048583; the CPU path "
                         "caps each kernel where its simulator would take minutes)")
@@ -38,7 +42,10 @@ def register(subparsers) -> None:
                     "theoretical peak, to a .json (warpscope-bench/1) or .csv file.")
     p.add_argument("--kernel", default=None, metavar="NAME[,NAME]",
                    help="kernels to time: registry names, a group (add, add_relu, copy, square, "
-                        "matmul) or all (required, except with --waves-sweep: matmul)")
+                        "matmul) or all (required, except with --kernel-file, or with "
+                        "--waves-sweep: matmul)")
+    _add_file_option(p, "also time the kernels of this file beside their torch peers, each "
+                        "checked against the reference it declares")
     p.add_argument("--sizes", default="2^20,2^24,2^26", metavar="N[,N]",
                    help="element counts, e.g. 2^20,2^24 or 1048576 (default: %(default)s)")
     p.add_argument("--block", default=None, metavar="B[,B]",
@@ -104,43 +111,113 @@ def register(subparsers) -> None:
     p.set_defaults(handler=cmd_trace)
 
 
+def _add_file_option(parser, what: str) -> None:
+    parser.add_argument("--kernel-file", action="append", default=None, metavar="FILE.py[:NAME]",
+                        type=arg_path("--kernel-file"), help=f"a kernel file (docs/KERNEL_FILES.md; it is run): {what}. "
+                             "Repeat it for several files")
+
+
 def add_kernel_options(parser) -> None:
-    """`--kernel NAME`: take the grid from that kernel's declaration (sim/cli.py asks
+    """`--kernel NAME` / `--kernel-file FILE.py[:NAME]`: take the grid from that kernel's
+    declaration and its registers and shared memory from its compiler (sim/cli.py asks
     `args.kernel_launch(args, gpu)`)."""
     parser.add_argument("--kernel", metavar="NAME", default=None,
                         help="a registry kernel: its own grid rule gives the blocks (e.g. add_numba "
-                             "covers 4 elements per thread); --block sets its block parameter")
+                             "covers 4 elements per thread); --block sets its block parameter; "
+                             "registers and shared memory come from its compiler for --gpu "
+                             "(unless --regs and --smem are given)")
+    parser.add_argument("--kernel-file", metavar="FILE.py[:NAME]", default=None,
+                        type=arg_path("--kernel-file"), help="your own kernel (docs/KERNEL_FILES.md; the file is run): like "
+                             "--kernel, for the kernel the file declares (NAME picks one of "
+                             "several)")
     parser.add_argument("--warps", type=int, default=None, metavar="W",
                         help="with a Triton --kernel: num_warps (default: the kernel's own)")
     parser.set_defaults(kernel_launch=kernel_launch)
 
 
+def _file_kernels(paths, cpu_fallback: bool = True) -> list:
+    """The kernels of each file (torch peers included), added to the registry for this run.
+    `cpu_fallback=False` (explain, simulate: nothing runs): no GPU looked for, no torch."""
+    from .kernel_file import open_kernel_file
+    from .registry import add_kernels
+
+    found = []
+    for path in paths or ():
+        specs = open_kernel_file(path, cpu_fallback=cpu_fallback)
+        add_kernels(specs)
+        found += [s for s in specs if s not in found]
+    return found
+
+
+def _chosen_kernel(args):
+    """The one kernel --kernel / --kernel-file names."""
+    from .registry import get_kernel
+
+    if not args.kernel_file:
+        return get_kernel(args.kernel)
+    launchable = [s for s in _file_kernels([args.kernel_file], cpu_fallback=False)
+                  if s.launchable]
+    if args.kernel:
+        match = [s for s in launchable if s.name == args.kernel]
+        if not match:
+            raise UserError(f"{args.kernel_file} has no kernel named {args.kernel!r} (it has "
+                            f"{', '.join(s.name for s in launchable)})")
+        return match[0]
+    if len(launchable) > 1:
+        raise UserError(f"{args.kernel_file} declares {len(launchable)} kernels "
+                        f"({', '.join(s.name for s in launchable)}): pick one with "
+                        f"{args.kernel_file}:NAME")
+    return launchable[0]
+
+
 def kernel_launch(args, gpu):
-    """The launch of `args.kernel` at `args.elements` on `gpu`, or None without --kernel."""
-    if not getattr(args, "kernel", None):
+    """The launch of `--kernel` (or `--kernel-file`) at `args.elements` on `gpu`, registers and
+    shared memory from its compiler for gpu's compute capability; None without a kernel."""
+    if not getattr(args, "kernel", None) and not getattr(args, "kernel_file", None):
         if getattr(args, "warps", None) is not None:
             raise UserError("--warps needs a Triton --kernel")
         return None
-    from sim.cli import KernelLaunch
+    from sim.cli import CompiledFacts, KernelLaunch
 
     from .harness import block_setting
-    from .registry import get_kernel
 
-    spec = get_kernel(args.kernel)
+    spec = _chosen_kernel(args)
     if not spec.launchable:
         raise UserError(f"{spec.name}: torch chooses its own grid; pick a Triton or Numba kernel")
-    shape = spec.launch_shape(args.elements, block_setting(spec, args.block, args.warps),
-                              gpu.sm_count)
+    block = block_setting(spec, args.block, args.warps)
+    shape = spec.launch_shape(args.elements, block, gpu.sm_count)
     params = ", ".join(f"{k}={v}" for k, v in shape.params.items())
     dims = spec.size_dims(args.elements)
     if set(dims) != {"n"}:
         params = ", ".join(f"{k}={v:,}" for k, v in dims.items()) + "; " + params
+    note = f"grid from {spec.name}'s declaration: {params}"
+    compiled = None
+    if getattr(args, "regs", None) is None or getattr(args, "smem", None) is None:
+        compiled = _compiled_facts(spec, args.elements, block, gpu, CompiledFacts)
+        note += f"; registers from {compiled.compiler} for {compiled.target}"
+        if compiled.elements != args.elements:
+            note += f" (compiled at {compiled.elements:,} elements, the same remainder mod 16)"
     return KernelLaunch(name=spec.name, blocks=shape.grid_blocks,
                         threads_per_block=shape.threads_per_block,
                         elements_per_block=shape.elements_per_block,
                         bytes_moved=spec.bytes_moved(args.elements) if spec.bytes else None,
-                        regs_per_thread=None, smem_per_block=None,
-                        note=f"grid from {spec.name}'s declaration: {params}")
+                        regs_per_thread=compiled.regs_per_thread if compiled else None,
+                        smem_per_block=compiled.smem_per_block if compiled else None,
+                        note=note, compiled=compiled)
+
+
+def _compiled_facts(spec, n: int, block, gpu, facts):
+    from .compile import CompileError
+    from .resources import launch_resources
+
+    try:
+        res = launch_resources(spec, n, block, gpu.compute_capability)
+    except CompileError as exc:
+        raise CompileError(f"{exc} (or give --regs and --smem to skip the compiler)",
+                           exc.log) from None
+    return facts(compiler=res.compiler, ptxas=res.ptxas, target=res.target,
+                 regs_per_thread=res.regs_per_thread, smem_per_block=res.smem_per_block,
+                 stack_bytes=res.stack_bytes, elements=res.elements)
 
 
 def cmd_check(args) -> int:
@@ -150,6 +227,8 @@ def cmd_check(args) -> int:
     names = None
     if args.kernel:
         names = [k.name for k in parse_kernel_list(args.kernel)] if args.kernel != "all" else None
+    if args.kernel_file:
+        names = (names or []) + [k.name for k in _file_kernels(args.kernel_file)]
     sizes = parse_count_list(args.sizes, "sizes") if args.sizes else None
     results = run_checks(names, sizes, on_result=lambda r: print(
         f"  {r.status:4} {r.kernel} n={r.elements:,} ({r.where})", file=sys.stderr, flush=True))
@@ -189,13 +268,15 @@ def cmd_bench(args) -> int:
         return cmd_waves(args)
     if args.gpu:
         raise UserError("--gpu is for --waves-sweep (a prediction); `bench` measures this machine's GPU")
-    if not args.kernel:
-        raise UserError("give --kernel NAME[,NAME] (or --waves-sweep for the matmul experiment)")
+    if not args.kernel and not args.kernel_file:
+        raise UserError("give --kernel NAME[,NAME] or --kernel-file FILE.py (or --waves-sweep "
+                        "for the matmul experiment)")
     if not args.out:
         raise UserError("give --out FILE.json or FILE.csv for the results")
     _kind(args.out)  # reject a bad extension or folder before measuring anything
     check_writable(args.out)
-    kernels = parse_kernel_list(args.kernel)
+    kernels = parse_kernel_list(args.kernel) if args.kernel else []
+    kernels += [k for k in _file_kernels(args.kernel_file) if k not in kernels]
     sizes = parse_count_list(args.sizes, "sizes")
     blocks = parse_count_list(args.block, "block sizes", upper=None) if args.block else None
     if args.reps < 1:

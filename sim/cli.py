@@ -111,6 +111,18 @@ def _policy_type(resolve):
 
 
 @dataclass(frozen=True, slots=True)
+class CompiledFacts:
+    """What the kernel's compiler said about it for the chosen GPU (kernels/resources.py)."""
+    compiler: str  # "triton 3.7.1"
+    ptxas: str
+    target: str  # "sm_80"
+    regs_per_thread: int
+    smem_per_block: int  # static + dynamic, as the driver counts it
+    stack_bytes: int  # per thread: spills and local arrays
+    elements: int  # the size it was compiled for
+
+
+@dataclass(frozen=True, slots=True)
 class KernelLaunch:
     """A named kernel's launch, as the kernels layer resolves `--kernel` for these commands
     (sim cannot import kernels: the hook `args.kernel_launch(args, gpu)` fills this in)."""
@@ -122,6 +134,7 @@ class KernelLaunch:
     regs_per_thread: int | None  # from the compiler, when it could say
     smem_per_block: int | None
     note: str  # where the numbers come from, for the printout
+    compiled: CompiledFacts | None = None
 
 
 def resolve_launch(args):
@@ -170,6 +183,17 @@ def geometry_rows(gpu: GpuSpec, geo) -> list[tuple[str, str, str]]:
     return [(f.label, f.value, f.how) for f in launch_facts(gpu, geo)]
 
 
+def compiled_rows(c: CompiledFacts, occ) -> list[tuple[str, str, str]]:
+    used = ("used below" if (occ.regs_per_thread, occ.smem_per_block_bytes)
+            == (c.regs_per_thread, c.smem_per_block) else "--regs/--smem given: not used below")
+    spills = ("", "none") if not c.stack_bytes else (
+        "WARNING: local memory, slower than the registers suggest", f"{c.stack_bytes:,} B/thread")
+    return [("Registers per thread", f"{c.regs_per_thread}", used),
+            ("Shared memory per block", fmt_bytes(c.smem_per_block), "static + dynamic"),
+            ("Spills (stack)", spills[1], spills[0]),
+            ("Compiler", c.compiler, f"ptxas {c.ptxas}")]
+
+
 def occupancy_rows(occ) -> list[tuple[str, str, str]]:
     rows = []
     for name in LIMITERS:
@@ -198,6 +222,9 @@ def cmd_explain(args) -> int:
               f"{occ.regs_per_thread} registers/thread, {occ.smem_per_block_bytes:,} B shared memory/block")
     if kernel is not None and kernel.note:
         launch += f"\n  ({kernel.note})"
+    if kernel is not None and kernel.compiled is not None:
+        _print_table(f"Compiled for {gpu.name} ({kernel.compiled.target}), without the GPU",
+                     compiled_rows(kernel.compiled, occ), align="<")
     _print_table(launch, geometry_rows(gpu, geo))
     _print_table("Occupancy (blocks per SM each limiter allows)", occupancy_rows(occ))
     print(f"  => {occ.explain()} (theoretical: what the limits allow)")

@@ -2,7 +2,9 @@
 
 Top: blocks per SM each limiter allows (warps, blocks, registers, shared memory); the binding
 one(s) in the accent colour. Below: active warps per SM against threads per block, registers per
-thread and shared memory per block, with the current launch marked.
+thread and shared memory per block, with the current launch marked. For a compiled Triton kernel
+the threads curve has one point per num_warps, each with the registers the compiler gave it
+(recompiled in the background: LaunchModel.curves_changed).
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ class QtOccupancy(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         lay.addWidget(self.summary)
+        self.curve_note = QLabel("")
+        self.curve_note.setWordWrap(True)
+        self.curve_note.setProperty("role", "muted")
+        self.curve_note.hide()
+        lay.addWidget(self.curve_note)
 
         self._grid = QGridLayout()
         self._grid.setSpacing(4)
@@ -96,6 +103,7 @@ class QtOccupancy(QWidget):
         self._state: LaunchState | None = None
         self._sweeps: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         model.changed.connect(self._on_launch_changed)
+        model.curves_changed.connect(self._on_curves_changed)
         self._on_launch_changed(model.state)
 
     # -- layout --------------------------------------------------------------------------------------
@@ -176,6 +184,9 @@ class QtOccupancy(QWidget):
         self.bars.getPlotItem().setYRange(-0.6, 3.6, padding=0)
 
         curves = self.model.curves
+        note = curves.threads_note if curves is not None else ""
+        self.curve_note.setText(f"Threads curve: {note}.")
+        self.curve_note.setVisible(bool(note))
         if curves is not None:
             warps = occ.active_warps_per_sm
             self._set_sweep("threads", *curves.threads, inp.threads_per_block, warps)
@@ -184,6 +195,9 @@ class QtOccupancy(QWidget):
             self._set_sweep("smem", xs / 1024.0, ys, inp.smem_per_block / 1024.0, warps, raw_x=xs)
         for plot in (self.threads_plot, self.regs_plot, self.smem_plot):
             plot.getPlotItem().setYRange(0, spec.max_warps_per_sm * 1.05, padding=0)
+
+    def _on_curves_changed(self) -> None:
+        self._on_launch_changed(self.model.state)
 
     def _set_sweep(self, key: str, xs, ys, x_now, y_now, raw_x=None) -> None:
         xs = np.asarray(xs, dtype=float)

@@ -98,6 +98,14 @@ class FakeKernel:
     def bytes_moved(self, n):
         return 12 * n
 
+    @property
+    def block(self):
+        warps = {"num_warps": self.default_num_warps} if self.backend == "triton" else {}
+        return {self.block_param: self.default_block, **warps} if self.block_param else warps
+
+    def block_params(self, given):
+        return {**self.block, **given}
+
     def launch_shape(self, n, block, sm_count):
         if self.backend == "triton":
             threads, per_block = 32 * block["num_warps"], block["BLOCK_SIZE"]
