@@ -22,17 +22,21 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
+    def _print_message(self, message, file=None):
+        if message:  # argparse drops a failed write (--help > /dev/full would exit 0); report it
+            (file or sys.stderr).write(message)
+
 
 def build_parser() -> argparse.ArgumentParser:
     import gui.cli
     import kernels.cli
     import sim.cli
-    from sim.cli import arg_bytes, arg_count
+    from sim.inputs import arg_bytes, arg_count, arg_path
 
     parser = _Parser(prog="warpscope", description=__doc__.split("\n\n")[0],
                      formatter_class=argparse.RawDescriptionHelpFormatter,
                      epilog=__doc__.split("\n\n", 1)[1])
-    parser.add_argument("--screenshot", metavar="FILE.png",
+    parser.add_argument("--screenshot", metavar="FILE.png", type=arg_path("screenshot file"),
                         help="render the main window for the launch below, save it, exit")
     parser.add_argument("--gpu", metavar="NAME", help="GPU to open with (preset name; default: detected or H200)")
     parser.add_argument("--elements", type=arg_count("element count"), metavar="N",
@@ -50,6 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. Whatever the user or the machine does (bad input, a full disk, a closed
+    pipe, a name too long), the outcome is an exit status and at most one line on stderr."""
+    for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 still prints
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -57,17 +66,60 @@ def main(argv: list[str] | None = None) -> int:
             import gui.cli
             return gui.cli.run_app(args)
         status = args.handler(args)
-        sys.stdout.flush()  # a closed pipe surfaces here, not in Python's exit-time flush
+        sys.stdout.flush()  # a closed pipe or a full disk surfaces here, not at Python's exit
         return status
     except UserError as exc:
-        print(f"warpscope: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc))
     except KeyboardInterrupt:
         print("warpscope: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # output piped into `head` and the reader left: nothing to report
-        sys.stdout = open(os.devnull, "w")  # keep Python's exit flush from raising again
+        _silence_stdout()
         return 0
+    except OSError as exc:  # stdout on a full disk, a path the system refuses (ENAMETOOLONG), ...
+        where = f": {_short(exc.filename)}" if exc.filename else " (writing the output)"
+        return _fail(f"{exc.strerror or exc}{where}")
+    except SystemExit:  # argparse after --help or a bad option: its output must reach its reader
+        try:
+            sys.stdout.flush()
+        except OSError as exc:
+            return _fail(f"{exc.strerror or exc} (writing the output)")
+        raise
+    except MemoryError:
+        return _fail("out of memory; try a smaller launch or file")
+
+
+def _fail(message: str) -> int:
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):  # unwritable stdout must not fail again at exit
+        _silence_stdout()
+    line = " ".join(message.split())  # one line, whatever the message held
+    if len(line) > 2000:  # e.g. a pasted megabyte echoed back
+        line = f"{line[:1500]} ... {line[-300:]}"
+    try:
+        print(f"warpscope: error: {line}", file=sys.stderr, flush=True)
+    except OSError:
+        pass
+    return 2
+
+
+def _short(text) -> str:
+    text = str(text)
+    return text if len(text) <= 120 else f"{text[:60]}...{text[-40:]}"
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null: Python's exit-time flush of what is still buffered would
+    otherwise raise again (closed pipe, full disk) and print a traceback-like note."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # captured or replaced stdout (tests)
+        sys.stdout = open(os.devnull, "w")
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 if __name__ == "__main__":

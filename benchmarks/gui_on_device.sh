@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# Run benchmarks/gui_gpu_check.py on the lent GPU machine, whose image has no Qt: a stripped
+# Run benchmarks/gui_stalls.py (the real window offscreen: start-up, a live sweep, the Experiments
+# tab, the longest GUI-thread stall of each; about 2 minutes in all) on the lent GPU machine:
+#     bash benchmarks/gui_on_device.sh $OUT
+# Writes $OUT/gui_stalls.log and $OUT/stalls/{stalls.json,sweep_tab.png,experiments_tab.png}.
+# The machine's image has no Qt: a stripped
 # PySide6 6.9.3 (QtCore/Gui/Widgets/Svg/Test/OpenGL only), pyqtgraph and the Debian 12 libraries
 # Qt needs that the image lacks are carried in .qtcarry/ (git-ignored, made by hand; see
 # benchmarks/RESULTS-gui.md). Libraries the image already has are never shadowed.
@@ -23,5 +27,7 @@ if ! python3 -c "from PySide6 import QtWidgets; QtWidgets.QApplication([]); impo
   done | sort -u
   exit 3
 fi
-timeout 330 python3 benchmarks/gui_gpu_check.py "$OUT/gg" > "$OUT/gg.log" 2>&1
-grep -v propagateSizeHints "$OUT/gg.log" | tail -8
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+timeout 300 python3 benchmarks/gui_stalls.py --out "$OUT/stalls" --budget-s 240 > "$OUT/gui_stalls.log" 2>&1
+echo "gui_stalls.py exit status $?"
+grep -v -e propagateSizeHints -e '^\[kernel host\]' "$OUT/gui_stalls.log" | tail -6

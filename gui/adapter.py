@@ -1,62 +1,44 @@
-"""The one module that owns timers and worker threads.
+"""The one module that owns timers, worker threads and the kernel host.
 
-Views never start threads or timers themselves. Work that may take long (a simulation of a big
-grid, a bandwidth sweep, loading torch) is a plain function; a `TaskRunner` runs it on its own
-`QThread` and hands the result back to the GUI thread as an immutable record through a queued
-signal. `Debouncer` coalesces bursts of slider moves; `PlaybackClock` drives the animation.
+Views never start threads or timers themselves. Work that may take long is a plain function of a
+`TaskContext` (kernels.host); a runner runs it away from the GUI thread and hands the outcome back
+to the GUI thread as an immutable `TaskOutcome` through a queued signal. Two runners, one interface
+(`submit(fn, name) -> job id`, `cancel(job_id=None)`, `busy()`, `shutdown()`; signals `started`,
+`progress`, `finished`):
 
-Every runner registers itself in `_LIVE_RUNNERS` so tests can assert none is left running.
+- `TaskRunner`: a `QThread` of this process, for pure simulation work (numpy, sim).
+- `HostRunner`: the kernel host process (kernels.host), for everything that needs torch, Triton or
+  Numba, so this process never imports them (their import holds the GIL for seconds). Its jobs are
+  module-level functions, or `functools.partial` of one, with picklable arguments.
+
+`Debouncer` coalesces bursts of slider moves; `PlaybackClock` drives the animation. Every runner
+registers itself in `_LIVE_RUNNERS` so tests can assert none is left running.
 """
 
 from __future__ import annotations
 
+import pickle
 import threading
 import time
-import traceback
 import weakref
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
-from sim.errors import UserError  # a message for the user, shown without its class name
+from kernels.host import HostProcess, TaskContext, TaskOutcome, run_job
 
-_LIVE_RUNNERS: weakref.WeakSet[TaskRunner] = weakref.WeakSet()
+__all__ = ["Debouncer", "HostRunner", "PlaybackClock", "TaskContext", "TaskOutcome", "TaskRunner",
+           "live_runners", "single_shot"]
+
+_LIVE_RUNNERS: weakref.WeakSet = weakref.WeakSet()
 
 
-def live_runners() -> list[TaskRunner]:
-    """Runners whose thread is still running (tests assert this is empty after each test)."""
+def live_runners() -> list:
+    """Runners whose thread or host process is still running (tests assert this is empty after each test)."""
     return [r for r in list(_LIVE_RUNNERS) if r.is_running()]
-
-
-@dataclass(frozen=True, slots=True)
-class TaskContext:
-    """What a task function gets: report progress, ask whether it should stop."""
-
-    job_id: int
-    _cancel: threading.Event
-    _progress: Callable[[int, int, int, str], None]
-
-    def progress(self, done: int, total: int, label: str = "") -> None:
-        self._progress(self.job_id, int(done), int(total), str(label))
-
-    def cancelled(self) -> bool:
-        return self._cancel.is_set()
-
-
-@dataclass(frozen=True, slots=True)
-class TaskOutcome:
-    """Immutable record a runner emits when a job ends."""
-
-    job_id: int
-    name: str
-    ok: bool
-    cancelled: bool
-    result: Any
-    error: str
-    elapsed_s: float
-    traceback: str = ""
 
 
 class _Worker(QObject):
@@ -66,26 +48,7 @@ class _Worker(QObject):
     @Slot(object)
     def run_job(self, job) -> None:
         job_id, name, fn, cancel = job
-        t0 = time.perf_counter()
-        ctx = TaskContext(job_id, cancel, self.progressed.emit)
-        try:
-            result = fn(ctx)
-            outcome = TaskOutcome(
-                job_id, name, True, cancel.is_set(), result, "", time.perf_counter() - t0
-            )
-        except Exception as exc:  # reported to the GUI, never raised into Qt's event loop
-            msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            outcome = TaskOutcome(
-                job_id,
-                name,
-                False,
-                cancel.is_set(),
-                None,
-                msg if isinstance(exc, UserError) else f"{type(exc).__name__}: {msg}",
-                time.perf_counter() - t0,
-                traceback.format_exc(),
-            )
-        self.done.emit(outcome)
+        self.done.emit(run_job(job_id, name, fn, cancel, self.progressed.emit))
 
 
 class TaskRunner(QObject):
@@ -132,10 +95,12 @@ class TaskRunner(QObject):
             self._pending = job
         return job[0]
 
-    def cancel(self) -> None:
-        """Ask the running job to stop (it polls ctx.cancelled()) and drop the waiting one."""
-        self._pending = None
-        if self._running is not None:
+    def cancel(self, job_id: int | None = None) -> None:
+        """Ask the running job to stop (it polls ctx.cancelled()) and drop the waiting one; with
+        `job_id`, only that job."""
+        if self._pending is not None and job_id in (None, self._pending[0]):
+            self._pending = None
+        if self._running is not None and job_id in (None, self._running[0]):
             self._running[3].set()
 
     def busy(self) -> bool:
@@ -169,6 +134,172 @@ class TaskRunner(QObject):
         self.finished.emit(outcome)
         if pending is not None and not self._closed:
             self._start(pending)
+
+
+@dataclass(eq=False)
+class _HostJob:
+    job_id: int
+    name: str
+    payload: bytes
+    timeout_s: float | None
+    t0: float = field(default_factory=time.perf_counter)
+    cancelling: bool = False
+
+
+class HostRunner(QObject):
+    """Runs jobs in the kernel host process (kernels.host), one at a time, in the order given.
+
+    Same calls and signals as TaskRunner, plus `host_changed(state)`: "starting", "ready" or
+    "stopped: <why>". The host starts with the first job. Cancel asks the job to stop; a job that
+    has not stopped `cancel_grace_s` later, or runs past the `timeout_s` it was submitted with, has
+    its host killed. A host that dies fails its running job with one line saying why, and the next
+    job starts a fresh one: never a frozen window.
+    """
+
+    started = Signal(int, str)
+    progress = Signal(int, int, int, str)
+    finished = Signal(object)
+    host_changed = Signal(str)
+    _inbox = Signal(object)
+
+    def __init__(self, name: str = "kernels", parent: QObject | None = None,
+                 cancel_grace_s: float = 5.0) -> None:
+        super().__init__(parent)
+        self.name, self.cancel_grace_s = name, cancel_grace_s
+        self._inbox.connect(self._on_inbox, Qt.ConnectionType.QueuedConnection)
+        self._host: HostProcess | None = None
+        self._generation = 0  # messages of a host we already let go are ignored
+        self._queue: deque[_HostJob] = deque()
+        self._running: _HostJob | None = None
+        self._watchdog = QTimer(self)
+        self._watchdog.setSingleShot(True)
+        self._watchdog.timeout.connect(self._on_watchdog)
+        self._watch_reason = ""
+        self._next_id = 0
+        self._closed = False
+        _LIVE_RUNNERS.add(self)
+
+    # -- public -----------------------------------------------------------------------------------
+    def submit(self, fn: Callable[[TaskContext], Any], name: str = "",
+               timeout_s: float | None = None) -> int:
+        """Queue `fn(ctx)` to run in the host. TypeError at once if `fn` cannot be sent there."""
+        if self._closed:
+            raise RuntimeError(f"runner {self.name} is shut down")
+        name = name or self.name
+        try:
+            payload = pickle.dumps(fn, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            raise TypeError(f"{name}: the kernel host runs module-level functions (or "
+                            f"functools.partial of one) with picklable arguments ({exc})") from None
+        self._next_id += 1
+        self._queue.append(_HostJob(self._next_id, name, payload, timeout_s))
+        QTimer.singleShot(0, self, self._pump)  # the caller learns the job id before any signal about it
+        return self._next_id
+
+    def cancel(self, job_id: int | None = None) -> None:
+        """Drop waiting jobs and ask the running one to stop (all of them, or only `job_id`)."""
+        for job in [j for j in self._queue if job_id in (None, j.job_id)]:
+            self._queue.remove(job)
+            self.finished.emit(TaskOutcome(job.job_id, job.name, False, True, None,
+                                           "cancelled before it started", 0.0))
+        run = self._running
+        if run is not None and job_id in (None, run.job_id) and not run.cancelling:
+            run.cancelling = True
+            if self._host is not None:
+                self._host.send("cancel", run.job_id)
+            self._arm(self.cancel_grace_s, f"{run.name} did not stop within "
+                                           f"{self.cancel_grace_s:g} s of Cancel")
+
+    def busy(self) -> bool:
+        return self._running is not None or bool(self._queue)
+
+    def is_running(self) -> bool:
+        host = self._host
+        return host is not None and (host.alive() or host.threads_alive())
+
+    @property
+    def host_pid(self) -> int | None:
+        return self._host.pid if self._host is not None else None
+
+    def shutdown(self, timeout_ms: int = 1000) -> bool:
+        """Drop waiting jobs, stop the host (politely for `timeout_ms`, then by force). Safe to call
+        twice."""
+        self._closed = True
+        self._queue.clear()
+        self._watchdog.stop()
+        host, self._host = self._host, None
+        if host is not None:
+            host.stop(timeout_ms / 1000)
+        return True
+
+    # -- internals --------------------------------------------------------------------------------
+    def _pump(self) -> None:
+        if self._running is not None or not self._queue or self._closed:
+            return
+        job = self._queue.popleft()
+        self._running = job
+        if self._host is None:
+            self._generation += 1
+            gen = self._generation
+            try:
+                self._host = HostProcess(lambda msg: self._inbox.emit((gen, msg)),
+                                         lambda why: self._inbox.emit((gen, ("exit", why))))
+            except OSError as exc:
+                self.host_changed.emit(f"stopped: {exc}")
+                self._fail_running(f"the kernel host could not start: {exc}")
+                return
+            self.host_changed.emit("starting")
+        job.t0 = time.perf_counter()
+        self.started.emit(job.job_id, job.name)
+        self._host.send("run", job.job_id, job.name, job.payload)  # a dead host reports its exit
+        if job.timeout_s:
+            self._arm(job.timeout_s, f"{job.name} did not finish within {job.timeout_s:g} s")
+
+    def _arm(self, seconds: float, reason: str) -> None:
+        self._watch_reason = reason
+        self._watchdog.start(int(seconds * 1000))
+
+    def _finish(self, outcome: TaskOutcome) -> None:
+        self._watchdog.stop()
+        self._running = None
+        self.finished.emit(outcome)
+        self._pump()
+
+    def _fail_running(self, error: str) -> None:
+        run = self._running
+        if run is not None:
+            self._finish(TaskOutcome(run.job_id, run.name, False, run.cancelling, None, error,
+                                     time.perf_counter() - run.t0))
+
+    @Slot(object)
+    def _on_inbox(self, item: tuple) -> None:
+        gen, msg = item
+        if gen != self._generation or self._host is None:
+            return
+        run, kind = self._running, msg[0]
+        if kind == "ready":
+            self.host_changed.emit("ready")
+        elif kind == "progress" and run is not None and msg[1] == run.job_id:
+            self.progress.emit(*msg[1:])
+        elif kind == "done" and run is not None and msg[1].job_id == run.job_id:
+            self._finish(msg[1])
+        elif kind == "undecodable":  # the host lives on; its late answer for this job is ignored
+            self._fail_running(msg[1])
+        elif kind == "exit":
+            host, self._host = self._host, None
+            host.kill(wait_s=0)  # whatever it started dies with it; its readers end on their own
+            self.host_changed.emit(f"stopped: {msg[1]}")
+            what = f" during {run.name}" if run is not None else ""
+            self._fail_running(f"the kernel host stopped ({msg[1]}){what}; the next job starts it again")
+
+    @Slot()
+    def _on_watchdog(self) -> None:
+        host, self._host = self._host, None
+        if host is not None:
+            host.kill(wait_s=0)
+        self.host_changed.emit(f"stopped: {self._watch_reason}")
+        self._fail_running(f"{self._watch_reason}; the kernel host was stopped "
+                           "(the next job starts a fresh one)")
 
 
 class Debouncer(QObject):

@@ -8,6 +8,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from gui.platform_check import require_qt_libraries
 from sim.errors import UserError
 
 _T0 = time.perf_counter()
@@ -17,6 +18,7 @@ def ensure_platform(headless: bool) -> None:
     """Headless work (export, screenshots without a display) uses Qt's offscreen platform."""
     if headless and not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    require_qt_libraries()  # one apt-get line instead of Qt's abort on a bare Debian/Ubuntu
     if os.environ.get("QT_QPA_PLATFORM") == "offscreen":
         _quiet_offscreen_notes()
     elif (
@@ -110,30 +112,33 @@ def build_inputs(base, gpu=None, elements=None, block=None, regs=None, smem=None
 
 
 def _check_out_path(path: str, suffix: str | None = None) -> Path:
-    """Refuse an output path that cannot work (wrong suffix, a file where a folder must be)."""
+    """Refuse an output path that cannot work (empty, wrong suffix, a file where a folder must
+    be, a name too long) before any work is done."""
+    from sim.files import check_folder
+
     p = Path(path)
-    if suffix and p.suffix.lower() != suffix:
-        raise UserError(f"{path}: the screenshot must be a {suffix} file")
-    folder = p.parent if suffix else p
-    if folder.exists() and not folder.is_dir():
-        raise UserError(f"{folder} exists and is not a folder")
+    if suffix and (not str(path).strip() or p.suffix.lower() != suffix):
+        raise UserError(f"{path!r}: the screenshot must be a {suffix} file")
+    check_folder(p.parent if suffix else p, "folder")
+    if suffix:
+        from sim.files import check_writable
+
+        if p.parent.is_dir():
+            check_writable(p, "screenshot")
     return p
 
 
 def _make_folder(folder: Path) -> None:
     """Create an output folder once the inputs are known good; an unwritable place is one line."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"cannot create {folder}: {exc.strerror or exc}") from None
-    if not os.access(folder, os.W_OK):
-        raise UserError(f"cannot write into {folder}: permission denied")
+    from sim.files import make_folder
+
+    make_folder(folder)
 
 
 def run_window(
     gpu=None, elements=None, block=None, regs=None, smem=None, screenshot: str | None = None
 ) -> int:
-    shot = _check_out_path(screenshot, ".png") if screenshot else None
+    shot = _check_out_path(screenshot, ".png") if screenshot is not None else None
     ensure_platform(headless=False) if shot is None else ensure_platform(
         headless=not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
     )
@@ -245,26 +250,27 @@ def _show_launch(app, win, time_fraction: float = 0.42) -> None:
 
 
 def _take_screenshot(app, win, path: Path, time_fraction: float = 0.42) -> int:
+    from gui.export import save_png
+
     _show_launch(app, win, time_fraction)
-    if not win.grab().save(str(path), "PNG"):
-        raise UserError(f"cannot write {path}")
+    save_png(path, win.grab())  # whole or not at all: an earlier file survives a full disk
     print(f"wrote {path}")
     return 0
 
 
 def run_export(gpu, elements, block, regs, smem, out: str, results: str | None = None,
-               carveout: int | None = None) -> int:
+               carveout: int | None = None, theme: str = "light") -> int:
     out_dir = _check_out_path(out)
     ensure_platform(headless=True)
     from gui.models.launch import LaunchInputs
 
     inputs = build_inputs(LaunchInputs(), gpu, elements, block, regs, smem, carveout)
-    _make_folder(out_dir)
     bench = None
-    if results:
+    if results is not None:
         from kernels.results import load_results  # no torch/triton/numba: plain files
 
         bench = load_results(results)  # UserError if unreadable
+    _make_folder(out_dir)
     app = make_app()
     from gui.main_window import MainWindow
 
@@ -274,8 +280,10 @@ def run_export(gpu, elements, block, regs, smem, out: str, results: str | None =
         if bench is not None:
             win.bench.set_result(bench)
         app.processEvents()
+        from gui.export import export_to_folder
+
         try:
-            files = win.export_all(out_dir)
+            files = export_to_folder(out_dir, lambda folder: win.export_all(folder, theme))
         except OSError as exc:
             raise UserError(f"export to {out_dir} failed: {exc.strerror or exc}") from None
         note = win.model.state.message()
@@ -285,8 +293,5 @@ def run_export(gpu, elements, block, regs, smem, out: str, results: str | None =
         win.deleteLater()
     lines = ([f"note: {note}"] if note else []) + [f"wrote {len(files)} files to {out_dir}"]
     lines += [f"  {f.name}" for f in files]
-    try:
-        print("\n".join(lines), flush=True)
-    except BrokenPipeError:  # e.g. piped into `head`: the files are written, nothing to report
-        sys.stdout = open(os.devnull, "w")
+    print("\n".join(lines))  # a closed pipe or full disk here is main.py's to report
     return 0

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from sim.cli import add_launch_arguments  # the same options and number syntax as `explain`
+from sim.inputs import arg_path
 
 
 def register(subparsers) -> None:
@@ -18,17 +19,28 @@ def register(subparsers) -> None:
         description="Render WarpScope's views for one launch without opening a window and write "
         "them to a folder: each plot as PNG, SVG and CSV (the plotted points), "
         "session.json (inputs, device, occupancy, simulation summary), and a "
-        "one-page summary.png and summary.html.",
+        "one-page summary.png and summary.html. The export is rendered in full before it "
+        "replaces an earlier export in the same folder (the files listed in its "
+        "warpscope-export.json manifest): a failed or killed run leaves the earlier one whole, "
+        "and files that are not WarpScope's are never touched.",
     )
     add_launch_arguments(p)
     p.add_argument(
         "--results",
         metavar="FILE",
         default=None,
+        type=arg_path("--results file"),
         help="also plot a results file from `python main.py bench` (JSON or CSV), "
         "e.g. measured on a GPU server",
     )
-    p.add_argument("--out", required=True, help="folder to write into (created if missing)")
+    p.add_argument(
+        "--out",
+        required=True,
+        type=arg_path("--out folder"),
+        help="folder to write into (created if missing); an earlier export there is replaced",
+    )
+    p.add_argument("--theme", choices=("light", "dark"), default="light",
+                   help="colours of the exported figures (default: light, for slides and print)")
     p.set_defaults(handler=_export_handler)
 
 
@@ -44,6 +56,7 @@ def _export_handler(args) -> int:
         args.out,
         results=getattr(args, "results", None),
         carveout=args.carveout,
+        theme=getattr(args, "theme", "light"),
     )
 
 

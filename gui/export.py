@@ -1,5 +1,16 @@
 """Export: every plot to PNG, SVG and CSV; the session to JSON; a one-page PNG + HTML summary.
 
+Every file is written whole (sim.files: a temporary file in the same folder, flushed, renamed),
+PNG and SVG included, so a kill, a full disk or an unwritable folder never leaves a truncated
+file in place of a good one. `export_to_folder` renders a whole export into a fresh staging
+folder first and then moves it in, replacing the files of the earlier export there (listed in
+its manifest, warpscope-export.json): old and new exports are never mixed, and files that are
+not WarpScope's are never touched.
+
+For slides: every file names its GPU and launch (`caption`): a plot gets it under its title (and
+its axes shown, labelled), a view drawn by hand gets a title band above it. The theme is chosen by
+the caller (gui/window_export.py renders in the light theme unless told otherwise).
+
 SVG: pyqtgraph 0.14's SVGExporter breaks on Qt >= 6.11 (pyqtgraph issue #3495: Qt now closes
 paths with `Z`). We try it and, if it raises or writes nothing parseable, render the same item
 with QSvgGenerator instead, so SVG export works on every Qt.
@@ -9,20 +20,41 @@ from __future__ import annotations
 
 import base64
 import csv
+import datetime as _dt
 import html
 import io
 import json
+import os
+import re
+import shutil
+import tempfile
 import xml.etree.ElementTree as ET
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 
 from gui import style
-from sim.files import write_text_atomic
+from sim.errors import UserError
+from sim.files import (
+    TEMP_PREFIX,
+    atomic_file,
+    clean_stale_temporaries,
+    load_json_bounded,
+    make_folder,
+    read_user_file,
+    write_bytes_atomic,
+    write_json_atomic,
+    write_text_atomic,
+)
+
+MANIFEST = "warpscope-export.json"
+MANIFEST_FORMAT = "warpscope-export/1"
+_EXPORT_NAME = re.compile(r"[a-z0-9_]+\.(png|svg|csv|json|html)")  # what an export ever writes
 
 
 @dataclass(frozen=True)
@@ -33,6 +65,8 @@ class ExportItem:
     target: Any
     header: list
     rows: list
+    title: str = ""  # what the figure shows, when its plot has no title of its own
+    axes: tuple[str, str] | None = None  # (bottom, left) labels for a plot drawn without them
 
 
 def _is_plot_item(target) -> bool:
@@ -80,10 +114,25 @@ def render_image(target, scale: float = 2.0) -> QImage:
 
 
 def export_png(target, path: Path, scale: float = 2.0) -> Path:
-    path = Path(path)
-    if not render_image(target, scale).save(str(path), "PNG"):
-        raise OSError(f"could not write {path}")
-    return path
+    return save_png(path, render_image(target, scale))
+
+
+def save_png(path, image) -> Path:
+    """A QImage or QPixmap as a PNG file, written whole (UserError if it cannot be)."""
+    data = _png_bytes(image)
+    if not data:
+        raise UserError(f"cannot write {path}: the image could not be encoded as PNG")
+    write_bytes_atomic(path, data)
+    return Path(path)
+
+
+def save_png_message(path, image) -> tuple[bool, str]:
+    """For the window's Save screenshot: (ok, the status-bar message)."""
+    try:
+        save_png(path, image)
+    except UserError as exc:
+        return False, str(exc)
+    return True, f"Saved {path}"
 
 
 def _svg_ok(path: Path) -> bool:
@@ -94,35 +143,38 @@ def _svg_ok(path: Path) -> bool:
         return False
 
 
-def export_svg(target, path: Path) -> Path:
-    """pyqtgraph's SVG exporter if it works here; otherwise QSvgGenerator."""
+def export_svg(target, path: Path, heading: str = "") -> Path:
+    """pyqtgraph's SVG exporter if it works here; otherwise QSvgGenerator (a widget's SVG gets
+    `heading` above it). Written whole."""
     path = Path(path)
-    if _is_plot_item(target):
-        try:
-            from pyqtgraph.exporters import SVGExporter
+    with atomic_file(path) as tmp:
+        if _is_plot_item(target) and not heading:
+            try:
+                from pyqtgraph.exporters import SVGExporter
 
-            SVGExporter(target).export(str(path))
-            if _svg_ok(path):
-                return path
-        except Exception:  # noqa: BLE001 - pyqtgraph issue #3495 on Qt >= 6.11, fall back below
-            pass
-    _render_svg(target, path)
+                SVGExporter(target).export(tmp)
+                if _svg_ok(Path(tmp)):
+                    return path
+            except Exception:  # noqa: BLE001 - pyqtgraph issue #3495 on Qt >= 6.11, fall back below
+                pass
+        _render_svg(target, Path(tmp), title=path.stem, heading=heading)
     return path
 
 
-def _render_svg(target, path: Path) -> None:
+def _render_svg(target, path: Path, title: str, heading: str = "") -> None:
     from PySide6.QtSvg import QSvgGenerator
 
     gen = QSvgGenerator()
     gen.setFileName(str(path))
+    band = 26 if heading else 0
     if _is_plot_item(target):
         rect = target.sceneBoundingRect()
         size = QSize(max(1, int(rect.width())), max(1, int(rect.height())))
     else:
-        size = target.size()
+        size = QSize(target.width(), target.height() + band)
     gen.setSize(size)
     gen.setViewBox(QRect(0, 0, size.width(), size.height()))
-    gen.setTitle(path.stem)
+    gen.setTitle(title)
     gen.setDescription("WarpScope export")
     p = QPainter(gen)
     try:
@@ -130,21 +182,166 @@ def _render_svg(target, path: Path) -> None:
             p.fillRect(QRectF(0, 0, size.width(), size.height()), QColor(style.PLOT_BG))
             target.scene().render(p, QRectF(0, 0, size.width(), size.height()), rect)
         else:
-            QWidget.render(target, p, QPoint(0, 0))
+            p.fillRect(QRectF(0, 0, size.width(), size.height()), QColor(style.PLOT_BG))
+            if heading:
+                f = QFont("DejaVu Sans")
+                f.setPixelSize(13)
+                p.setFont(f)
+                p.setPen(QColor(style.FG))
+                p.drawText(QRectF(8, 0, size.width() - 16, band), Qt.AlignmentFlag.AlignVCenter,
+                           heading)
+            QWidget.render(target, p, QPoint(0, band))
     finally:
         p.end()
     if not _svg_ok(path):
         raise OSError(f"could not write a valid SVG to {path}")
 
 
-def export_item(item: ExportItem, out_dir: Path) -> list[Path]:
+# -- a whole export, into a folder ----------------------------------------------------------------
+
+
+def export_to_folder(out_dir, render: Callable[[Path], list]) -> list[Path]:
+    """`render(folder) -> files` writes an export into a fresh staging folder inside `out_dir`;
+    then its files are moved into `out_dir`, the earlier export's files that this one did not
+    write are removed, and the manifest is rewritten. A failure (or a kill) leaves the earlier
+    export whole; the staging folder of a killed run is removed by the next export."""
+    out_dir = Path(out_dir)
+    make_folder(out_dir, "export folder")
+    clean_stale_temporaries(out_dir)
+    try:
+        staging = Path(tempfile.mkdtemp(dir=out_dir, prefix=f"{TEMP_PREFIX}{os.getpid()}-export-"))
+    except OSError as exc:
+        raise UserError(f"cannot write into {out_dir}: {exc.strerror or exc}") from None
+    try:
+        names = [Path(f).name for f in render(staging)]
+        before = previous_export(out_dir)
+        try:
+            for name in names:
+                os.replace(staging / name, out_dir / name)
+        except OSError as exc:
+            raise UserError(f"export to {out_dir} failed: {exc.strerror or exc}") from None
+        for name in sorted(before - set(names)):
+            _remove_file(out_dir / name)
+        write_json_atomic(
+            out_dir / MANIFEST,
+            {
+                "format": MANIFEST_FORMAT,
+                "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                "files": names,
+            },
+            indent=2,
+        )
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return [out_dir / n for n in names]
+
+
+def previous_export(out_dir: Path) -> set[str]:
+    """Files the earlier export into `out_dir` wrote, from its manifest (nothing if there is
+    none or it is damaged: then no file is removed)."""
+    if not (out_dir / MANIFEST).is_file():
+        return set()
+    try:
+        data = load_json_bounded(read_user_file(out_dir / MANIFEST, "manifest", 1 << 20), MANIFEST)
+    except UserError:
+        return set()
+    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
+        return set()
+    files = data.get("files")
+    if not isinstance(files, list):
+        return set()
+    return {f for f in files if isinstance(f, str) and _EXPORT_NAME.fullmatch(f) and f != MANIFEST}
+
+
+def _remove_file(path: Path) -> None:
+    try:
+        if path.is_file() and not path.is_symlink():
+            path.unlink()
+    except OSError:
+        pass  # a stale file that cannot be removed is not worth failing a finished export for
+
+
+def export_item(item: ExportItem, out_dir: Path, caption: str = "") -> list[Path]:
+    """PNG, SVG and CSV of one view; with `caption` (the GPU and launch) every figure says
+    what it shows."""
     out_dir = Path(out_dir)
     base = out_dir / item.name
-    return [
-        export_png(item.target, base.with_suffix(".png")),
-        export_svg(item.target, base.with_suffix(".svg")),
-        write_csv(base.with_suffix(".csv"), item.header, item.rows),
-    ]
+    if _is_plot_item(item.target):
+        with slide_plot(item.target, item, caption):
+            png = export_png(item.target, base.with_suffix(".png"))
+            svg = export_svg(item.target, base.with_suffix(".svg"))
+    else:
+        heading = " — ".join(t for t in (item.title or item.name.replace("_", " "), caption) if t)
+        png = save_png(base.with_suffix(".png"), titled_image(render_image(item.target), heading))
+        svg = export_svg(item.target, base.with_suffix(".svg"), heading)
+    return [png, svg, write_csv(base.with_suffix(".csv"), item.header, item.rows)]
+
+
+SLIDE_MIN_HEIGHT = 260  # px: a plot exported flatter than this is drawn this tall
+
+
+@contextmanager
+def slide_plot(pi, item: ExportItem, caption: str):
+    """The plot titled with what it shows and the caption, both axes shown and labelled; put
+    back as it was afterwards."""
+    old_title = pi.titleLabel.text if pi.titleLabel.isVisible() else ""
+    plain = re.sub(r"<[^>]+>", "", old_title).strip() or item.title or item.name.replace("_", " ")
+    hidden = [k for k in ("bottom", "left") if not pi.getAxis(k).isVisible()]
+    relabelled = []
+    for key, label in zip(("bottom", "left"), item.axes or ("", "")):
+        axis = pi.getAxis(key)
+        if label and not axis.labelText:
+            relabelled.append(key)
+            pi.setLabel(key, label)
+    for key in hidden:
+        pi.showAxis(key)
+    view = pi.getViewWidget()
+    sizes = (view.minimumHeight(), view.maximumHeight()) if view is not None else None
+    if view is not None and view.height() < SLIDE_MIN_HEIGHT:  # a strip: too flat for a slide
+        view.setFixedHeight(SLIDE_MIN_HEIGHT)
+    pi.setTitle(f"<span style='color:{style.FG};font-size:9pt'>{html.escape(plain)}</span><br>"
+                f"<span style='color:{style.MUTED};font-size:8pt'>{html.escape(caption)}</span>")
+    QApplication.processEvents()
+    try:
+        yield
+    finally:
+        if old_title:
+            pi.setTitle(old_title)
+        else:
+            pi.setTitle(None)
+        for key in hidden:
+            pi.hideAxis(key)
+        for key in relabelled:
+            pi.setLabel(key, "")
+            pi.getAxis(key).showLabel(False)
+        if sizes is not None:
+            view.setMinimumHeight(sizes[0])
+            view.setMaximumHeight(sizes[1])
+        QApplication.processEvents()
+
+
+def titled_image(image: QImage, heading: str) -> QImage:
+    """`image` under a band with `heading` (same scale as the image)."""
+    from PySide6.QtGui import QFontMetrics
+
+    dpr = image.devicePixelRatio() or 1.0
+    width = image.width() / dpr
+    f = QFont("DejaVu Sans")
+    f.setPixelSize(13)
+    flags = int(Qt.TextFlag.TextWordWrap) | int(Qt.AlignmentFlag.AlignVCenter)
+    text = QFontMetrics(f).boundingRect(QRect(0, 0, int(width - 16), 1000), flags, heading)
+    band = text.height() + 10
+    out = QImage(image.width(), image.height() + round(band * dpr), QImage.Format.Format_ARGB32)
+    out.setDevicePixelRatio(dpr)
+    out.fill(QColor(style.PLOT_BG))
+    p = QPainter(out)
+    p.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+    p.setFont(f)
+    p.setPen(QColor(style.FG))
+    p.drawText(QRectF(8, 0, width - 16, band), flags, heading)
+    p.drawImage(QPoint(0, band), image)
+    p.end()
+    return out
 
 
 def write_json(path: Path, data: dict) -> Path:
@@ -175,7 +372,7 @@ def _json_default(o):
 # -- one-page summary ----------------------------------------------------------------------------
 
 
-def _png_bytes(image: QImage) -> bytes:
+def _png_bytes(image) -> bytes:
     ba = QByteArray()
     buf = QBuffer(ba)
     buf.open(QIODevice.OpenModeFlag.WriteOnly)
@@ -191,10 +388,12 @@ def _panel(entry):
 
 
 def summary_page(
-    title: str, facts: list[tuple[str, str]], panels: list[tuple], width: int = 1600
+    title: str, facts: list[tuple[str, str]], panels: list[tuple], width: int = 1600,
+    notes: list[tuple[str, list[str]]] = (),
 ) -> QImage:
-    """A single tall image: title, a facts table, then the panels (full width, or two per row).
-    Panels are scaled down to fit, never up."""
+    """A single tall image: title, a facts table, text sections (`notes`: heading and its
+    paragraphs, e.g. the verdicts), then the panels (full width, or two per row). Panels are
+    scaled down to fit, never up."""
     margin, gap = 28, 18
     col_w = (width - 2 * margin - gap) // 2
     full_w = width - 2 * margin
@@ -221,7 +420,11 @@ def summary_page(
         rows.append(pending)
     fact_rows = (len(facts) + 1) // 2
     facts_h = fact_rows * 22 + 16
-    y_panels = margin + 46 + facts_h + 10
+    text_font = QFont("DejaVu Sans")
+    text_font.setPixelSize(14)
+    notes_h = _notes_height(notes, text_font, width - 2 * margin)
+    y_notes = margin + 46 + facts_h + 6
+    y_panels = y_notes + notes_h + 10
     heights = [max(img.height() for _, img in row) + 26 for row in rows]
     height = y_panels + sum(h + gap for h in heights) + margin
     page = QImage(width, height, QImage.Format.Format_RGB32)
@@ -253,6 +456,7 @@ def summary_page(
             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
             v,
         )
+    _paint_notes(p, notes, text_font, margin, y_notes, width - 2 * margin)
     y = y_panels
     for r, row in enumerate(rows):
         for j, (name, img) in enumerate(row):
@@ -265,8 +469,37 @@ def summary_page(
     return page
 
 
+def _note_blocks(notes, font: QFont, width: int):
+    """(text, bold, rect height) of each line of the notes, wrapped to `width`."""
+    from PySide6.QtGui import QFontMetrics
+
+    bold = QFont(font)
+    bold.setBold(True)
+    out = []
+    for heading, paragraphs in notes:
+        out.append((heading, bold, QFontMetrics(bold).height() + 6))
+        fm = QFontMetrics(font)
+        for text in paragraphs:
+            r = fm.boundingRect(QRect(0, 0, width, 10_000), int(Qt.TextFlag.TextWordWrap), text)
+            out.append((text, font, r.height() + 4))
+    return out
+
+
+def _notes_height(notes, font: QFont, width: int) -> int:
+    return sum(h for _, _, h in _note_blocks(notes, font, width)) + (8 if notes else 0)
+
+
+def _paint_notes(p: QPainter, notes, font: QFont, x: int, y: int, width: int) -> None:
+    for text, f, h in _note_blocks(notes, font, width):
+        p.setFont(f)
+        p.setPen(QColor(style.FG))
+        p.drawText(QRect(x, y, width, h), int(Qt.TextFlag.TextWordWrap), text)
+        y += h
+
+
 def summary_html(
-    title: str, facts: list[tuple[str, str]], panels: list[tuple[str, QImage]], files: list[str]
+    title: str, facts: list[tuple[str, str]], panels: list[tuple[str, QImage]], files: list[str],
+    notes: list[tuple[str, list[str]]] = (),
 ) -> str:
     rows = "\n".join(
         f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in facts
@@ -283,6 +516,9 @@ def summary_html(
             f"<figcaption>{html.escape(name)}</figcaption></figure>"
         )
     links = "\n".join(f"<li><a href='{html.escape(f)}'>{html.escape(f)}</a></li>" for f in files)
+    sections = "".join(
+        f"<h2>{html.escape(heading)}</h2>" + "".join(f"<p>{html.escape(t)}</p>" for t in paras)
+        for heading, paras in notes)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>
@@ -294,11 +530,12 @@ td {{ text-align:right; padding: 3px 6px; }} tr:nth-child(odd) {{ background:{st
 table {{ border-collapse: collapse; margin-bottom: 18px; }}
 .figs {{ display:grid; grid-template-columns: 1fr 1fr; gap: 16px; }}
 figure {{ margin:0; }} figure.full {{ grid-column: 1 / span 2; }}
-img {{ width:100%; border:1px solid #2e3440; }}
+img {{ width:100%; border:1px solid {style.BORDER}; }}
 figcaption {{ color:{style.MUTED}; font-size: 13px; }} a {{ color:{style.ACCENT2}; }}
 </style></head><body>
 <h1>{html.escape(title)}</h1>
 <table>{rows}</table>
+{sections}
 <div class="figs">{"".join(figs)}</div>
 <h2>Files</h2><ul>{links}</ul>
 </body></html>

@@ -88,6 +88,73 @@ trace</code>: each block's SM and start/end times, read on the GPU) and draws it
 of the same grid. On real hardware short blocks often do not reach the residency the occupancy
 rules allow, because the dispatcher ramps up; this is where you can see it.</p>""",
     ),
+    "verdicts": (
+        "Verdicts",
+        """
+<p>What is wrong with this launch, the biggest waste first. Each verdict gives its number (a bar
+for the share of the GPU it wastes), why, and what to try: a grid below one wave, a tail, idle
+lanes, occupancy held down by registers or shared memory (with the value that lifts it), too few
+bytes in flight to hide DRAM latency, blocks too small for the SM's block dispatcher.</p>
+<p>Occupancy here is <b>theoretical</b>: what the limits let one SM hold. A grid of 40 blocks on a
+148-SM GPU shows 100% per SM, but the GPU's warp slots are 3% used.</p>
+<p>The first line is the whole launch's predicted time (the latency model); the second is the
+animation's schedule, counting the identical waves a very large grid leaves out of the drawing.
+The export carries the same list.</p>""",
+    ),
+    "latency": (
+        "Latency hiding",
+        """
+<p>Why a GPU needs many warps. Left: one SM's warp slots over a few microseconds, grouped by the
+four schedulers that issue their instructions. Green is issuing, blue is waiting for memory,
+amber is ready but its scheduler is busy with another warp, grey is a block starting or retiring,
+or a slot waiting for the next block. In a memory-bound kernel the schedulers are almost always
+idle and the warps almost always wait: only more bytes in flight (more warps, or more loads per
+warp) keep the memory busy.</p>
+<p>Right: Little's law. Bandwidth = bytes in flight / round trip. The dashed grey line is the law
+with the unloaded DRAM latency (a pointer chase); the blue line is the loaded model: each SM a
+closed queue of its resident blocks (the block dispatcher, the DRAM latency, the SM's share of
+the bandwidth), solved exactly. Where it was measured on this GPU (the H200's forced-occupancy
+sweep is built in), the measured points are drawn with the model for the same kernel: within 7%
+on held-out data, where plain Little's law is up to 2.5x too high.</p>""",
+    ),
+    "compare": (
+        "Two GPUs",
+        """
+<p>The same launch (the same kernel's grid rule, registers and shared memory) on a second GPU:
+each SM of both GPUs in the first wave, the occupancy and its limiter, the waves and the
+predicted time, and below them what differs, in words. Pick the second GPU above; the detected
+GPU is offered beside the presets.</p>""",
+    ),
+    "source": (
+        "Kernel source",
+        """
+<p>The selected kernel's code, read-only: a file you opened with <b>File ▸ Open kernel…</b> as it
+was when you opened it, or one of WarpScope's built-in kernels. The marked line is the kernel's
+<code>def</code>; the numbers on the left are the lines compiler messages cite.</p>
+<p>A kernel file is a Python file with a <code>@triton.jit</code> or <code>@cuda.jit</code> kernel
+and a <code>WARPSCOPE = dict(...)</code> declaration (docs/KERNEL_FILES.md; examples in
+<code>resources/examples</code>). Opening it <b>runs it</b>, as Python runs any module, so
+WarpScope does that only when you ask. Its registers and shared memory then come from the
+compiler for the GPU you selected and the block size you set, without that GPU; with a GPU the
+Bandwidth panel measures it beside its torch peer, checked against its reference.</p>
+<p>Edit the file in your editor, then <b>Open again</b> to see the new version.</p>""",
+    ),
+    "waves": (
+        "Waves (matmul)",
+        """
+<p>Where waves cost the most: a matrix product gives each block one tile of the output, so a
+matrix one tile too big for a full wave (133 tiles on 132 SMs) runs a second, nearly empty wave
+for 1/132 more work. Here the matrix grows one tile column at a time and TFLOP/s follows a
+sawtooth: it drops just past every multiple of <i>SMs &times; tiles per SM</i> (dotted lines).</p>
+<p>Solid lines are measured (a file from <code>python main.py bench --waves-sweep</code> or
+<code>benchmarks/matmul_run.py</code>, or <i>Measure</i> on a GPU), with the p20&ndash;p80 band;
+dashed lines are the block scheduler's prediction with the compute-bound cost model: each tile's
+FLOPs at its SM's share of the tensor rate plus its DRAM traffic at its share of the bandwidth.
+The persistent kernel loops its programs over the tiles (no fix); stream-K splits the last
+wave's K-iterations over all SMs (the fix). Without a GPU the prediction works for every GPU.</p>
+<p><b>Click a point</b> to load that launch: the SM view animates it and the Timeline tab shows
+its schedule &mdash; at 133 tiles, the tiled kernel's second wave is one block alone.</p>""",
+    ),
     "bandwidth": (
         "Bandwidth",
         """

@@ -1,20 +1,32 @@
-"""The live panel's jobs: sweeps, results files, the correctness run and the article's experiments.
+"""The window's background jobs: the live panel's sweeps, results files, correctness run and
+experiments; opening a user's kernel file; compiling the selected kernel.
 
-Each job is a plain function of a `TaskContext` (gui.adapter) built from `BandwidthJobs`, the
-injectable set of work functions (the real ones import `kernels` only when they run, so the
-window never imports torch/triton/numba itself). `BenchJobs` submits them to a TaskRunner and hands
-progress and outcomes to the BenchModel on the GUI thread.
+Each job is a plain module-level function whose last argument is a `TaskContext`; the window binds
+the others with `functools.partial`, so a job pickles by import path and runs in the kernel host
+process (gui.adapter.HostRunner, kernels.host) just as it runs in a thread (gui.adapter.TaskRunner).
+The functions a job calls come from `BandwidthJobs` / `KernelJobs`, injectable for tests; the real
+ones import `kernels` only when they run. This module imports no Qt (the host imports it to run
+its jobs). `BenchJobs` submits the bench model's jobs to a runner and hands progress and outcomes
+to the BenchModel; `KernelFileJobs` opens kernel files for the KernelFilesModel; `CompileJobs`
+answers the LaunchModel's compile requests (the launch, then a Triton kernel's threads sweep) in
+a host of their own, so a long sweep in the kernel host never delays them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
-from gui.adapter import TaskOutcome, TaskRunner
 from gui.models.bench import BenchModel, SweepRequest
+from gui.models.compiled import CompileFailed, CompileTarget
+from gui.models.kernel_files import KernelFilesModel, OpenedFile
+from gui.models.launch import LaunchModel
 from sim.errors import UserError
+
+if TYPE_CHECKING:
+    from kernels.host import TaskContext, TaskOutcome
 
 EXPERIMENTS = ("count_kernels", "launch_vs_finish", "square_host_steps")
 
@@ -23,22 +35,7 @@ class Cancelled(Exception):
     """Raised inside a job when the user pressed Cancel."""
 
 
-@dataclass
-class BandwidthJobs:
-    """The functions the jobs call. Anything not given uses the real kernels layer."""
-
-    sweep: Callable[..., Any] | None = None
-    load_results: Callable[[str], Any] | None = None
-    run_checks: Callable[..., Any] | None = None
-    count_kernels: Callable[..., Any] | None = None
-    launch_vs_finish: Callable[..., Any] | None = None
-    square_host_steps: Callable[..., Any] | None = None
-
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            if getattr(self, f.name) is None:
-                setattr(self, f.name, _REAL[f.name])
-
+# -- the real work (imports kernels, and with it torch/triton/numba, only where it runs) -----------
 
 def _sweep(*a, **k):
     from kernels.bench import sweep
@@ -58,77 +55,102 @@ def _checks(*a, **k):
     return run_checks(*a, **k)
 
 
-def _experiment(name):
-    # In a child process (kernels.experiments.run_in_subprocess): inside a worker thread
-    # torch.compile did not finish on the H200 and froze the window.
-    def run():
-        from kernels.experiments import run_in_subprocess
+def run_experiment(name: str):
+    """One of the article's experiments (kernels.experiments), on the calling thread: in the
+    host that is its main thread, as on the command line."""
+    from kernels.experiments import EXPERIMENTS as RUN
 
-        return run_in_subprocess(name)
+    return RUN[name]()
 
-    return run
+
+@dataclass
+class BandwidthJobs:
+    """The functions the jobs call. Anything not given uses the real kernels layer."""
+
+    sweep: Callable[..., Any] | None = None
+    load_results: Callable[[str], Any] | None = None
+    run_checks: Callable[..., Any] | None = None
+    count_kernels: Callable[..., Any] | None = None
+    launch_vs_finish: Callable[..., Any] | None = None
+    square_host_steps: Callable[..., Any] | None = None
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            if getattr(self, f.name) is None:
+                setattr(self, f.name, _REAL[f.name])
 
 
 _REAL = {"sweep": _sweep, "load_results": _load, "run_checks": _checks,
-         **{name: _experiment(name) for name in EXPERIMENTS}}
+         **{name: partial(run_experiment, name) for name in EXPERIMENTS}}
 
 
-# -- the jobs ------------------------------------------------------------------------------------
+# -- the jobs: module-level, the context last ------------------------------------------------------
+
+def sweep_job(sweep, request: SweepRequest, ctx: TaskContext):
+    return sweep(list(request.kernels), list(request.sizes),
+                 None if request.blocks is None else list(request.blocks),
+                 flush_l2=request.flush_l2, reps=request.reps, on_progress=ctx.progress,
+                 should_cancel=ctx.cancelled, allow_cpu=request.allow_cpu,
+                 command="WarpScope GUI sweep")
+
+
+def load_job(load_results, path: str, ctx: TaskContext):
+    return load_results(path)
+
+
+def checks_job(run_checks, expected: int, ctx: TaskContext):
+    """Every kernel against its float64 reference; a cancelled run keeps what it checked."""
+    seen: list = []
+
+    def on_result(r):
+        if ctx.cancelled():
+            raise Cancelled()
+        seen.append(r)
+        ctx.progress(len(seen), max(expected, len(seen) + 1), f"{r.kernel} n={r.elements:,}: {r.status}")
+
+    try:
+        return run_checks(None, None, on_result=on_result)
+    except Cancelled:
+        return seen
+
+
+def experiments_job(experiments: dict[str, Callable[[], Any]], ctx: TaskContext):
+    """The experiments in order; each reports its own failure as text."""
+    out: dict[str, Any] = {}
+    for i, (name, run) in enumerate(experiments.items()):
+        if ctx.cancelled():
+            break
+        ctx.progress(i, len(experiments), name)
+        try:
+            out[name] = run()
+        except Exception as exc:  # noqa: BLE001 - shown beside the experiment
+            msg = str(exc).splitlines()[0] if str(exc) else ""
+            out[name] = msg if isinstance(exc, ValueError) and msg else f"{type(exc).__name__}: {msg}"
+    ctx.progress(len(experiments), len(experiments), "done")
+    return out
+
 
 def sweep_task(jobs: BandwidthJobs, request: SweepRequest):
-    def task(ctx):
-        return jobs.sweep(list(request.kernels), list(request.sizes),
-                          None if request.blocks is None else list(request.blocks),
-                          flush_l2=request.flush_l2, reps=request.reps, on_progress=ctx.progress,
-                          should_cancel=ctx.cancelled, allow_cpu=request.allow_cpu,
-                          command="WarpScope GUI sweep")
-    return task
+    return partial(sweep_job, jobs.sweep, request)
 
 
 def load_task(jobs: BandwidthJobs, path: str):
-    return lambda ctx: jobs.load_results(path)
+    return partial(load_job, jobs.load_results, path)
 
 
 def checks_task(jobs: BandwidthJobs, expected: int):
-    """Every kernel against its float64 reference; a cancelled run keeps what it checked."""
-    def task(ctx):
-        seen: list = []
-
-        def on_result(r):
-            if ctx.cancelled():
-                raise Cancelled()
-            seen.append(r)
-            ctx.progress(len(seen), max(expected, len(seen) + 1), f"{r.kernel} n={r.elements:,}: {r.status}")
-
-        try:
-            return jobs.run_checks(None, None, on_result=on_result)
-        except Cancelled:
-            return seen
-    return task
+    return partial(checks_job, jobs.run_checks, expected)
 
 
 def experiments_task(jobs: BandwidthJobs):
-    """The three experiments; each reports its own failure as text."""
-    def task(ctx):
-        out: dict[str, Any] = {}
-        for i, name in enumerate(EXPERIMENTS):
-            if ctx.cancelled():
-                break
-            ctx.progress(i, len(EXPERIMENTS), name)
-            try:
-                out[name] = getattr(jobs, name)()
-            except Exception as exc:  # noqa: BLE001 - shown beside the experiment
-                msg = str(exc).splitlines()[0] if str(exc) else ""
-                out[name] = msg if isinstance(exc, ValueError) and msg else f"{type(exc).__name__}: {msg}"
-        ctx.progress(len(EXPERIMENTS), len(EXPERIMENTS), "done")
-        return out
-    return task
+    return partial(experiments_job, {name: getattr(jobs, name) for name in EXPERIMENTS})
 
 
 class BenchJobs:
     """Runs the bench model's jobs on `runner` and reports back to the model (GUI thread)."""
 
-    def __init__(self, model: BenchModel, runner: TaskRunner, jobs: BandwidthJobs | None = None):
+    def __init__(self, model: BenchModel, runner, jobs: BandwidthJobs | None = None):
+        """`runner`: a gui.adapter HostRunner (the window) or TaskRunner (tests with fakes)."""
         self.model, self.runner = model, runner
         self.jobs = jobs or BandwidthJobs()
         self._kinds: dict[int, str] = {}
@@ -162,8 +184,9 @@ class BenchJobs:
         return self._submit("experiments", experiments_task(self.jobs))
 
     def cancel(self) -> None:
-        self.runner.cancel()
         self.model.progressed(*self.model.progress[:2], "cancelling…")
+        for job_id in list(self._kinds):  # only ours: the runner may hold other clients' jobs
+            self.runner.cancel(job_id)
 
     def _on_progress(self, job_id: int, done: int, total: int, label: str) -> None:
         if job_id in self._kinds:
@@ -173,3 +196,215 @@ class BenchJobs:
         kind = self._kinds.pop(outcome.job_id, None)
         if kind is not None:
             self.model.finish(kind, outcome.ok, outcome.cancelled, outcome.result, outcome.error)
+
+
+# -- kernel files and compiles ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class KernelRef:
+    """A kernel as another process finds it: a built-in by name, or one of a file the user opened
+    (with the digest of the version the window shows)."""
+
+    name: str
+    file: str | None = None
+    digest: str | None = None
+
+
+def _compile(ref: KernelRef, n, block, cc, should_cancel):
+    """In the compiler host: the real compilers, never the interpreter or the simulator."""
+    import os
+
+    os.environ["TRITON_INTERPRET"] = "0"  # before triton is imported in this process
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
+    from kernels.resources import kernel_by_ref, launch_resources
+
+    return launch_resources(kernel_by_ref(ref.name, ref.file, ref.digest), n, block, cc,
+                            should_cancel=should_cancel)
+
+
+def _compile_many(ref: KernelRef, n, blocks, cc, should_cancel):
+    import os
+
+    os.environ["TRITON_INTERPRET"] = "0"
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
+    from kernels.resources import kernel_by_ref, launch_resources_many
+
+    return launch_resources_many(kernel_by_ref(ref.name, ref.file, ref.digest), n, blocks, cc,
+                                 should_cancel=should_cancel)
+
+
+def _open_file(path: str) -> OpenedFile:
+    """In a thread of the window: the file's declarations, read in a process of the file's own
+    (kernels.declarations: the window's process never imports triton or numba); the window
+    evaluates their grid rules there. Nothing is compiled or launched."""
+    import os
+
+    from kernels.declarations import DeclarationProcess
+    from kernels.kernel_file import file_digest, split_path
+
+    file = os.path.abspath(split_path(path)[0])
+    digest = file_digest(file)  # also: one line if the file is missing or too big
+    process = DeclarationProcess(file)
+    specs = process.open()
+    with open(file, encoding="utf-8", errors="replace") as fh:
+        return OpenedFile(file, fh.read(), tuple(specs), digest, process)
+
+
+@dataclass
+class KernelJobs:
+    """What opening a kernel file and compiling call. Anything not given uses the kernels layer:
+    open_file(path) -> OpenedFile (a thread of the window); compile(ref, n, block, cc,
+    should_cancel) -> LaunchResources, raising CompileError; compile_many(ref, n, blocks, cc,
+    should_cancel) -> [LaunchResources or CompileError] (the compiler host: picklable)."""
+
+    open_file: Callable[[str], OpenedFile] | None = None
+    compile: Callable[..., Any] | None = None
+    compile_many: Callable[..., Any] | None = None
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            if getattr(self, f.name) is None:
+                setattr(self, f.name, _KERNEL_REAL[f.name])
+
+
+_KERNEL_REAL = {"open_file": _open_file, "compile": _compile, "compile_many": _compile_many}
+SWEEP_WARPS = (1, 2, 4, 8, 16, 32)  # Triton's num_warps choices (kernels.spec.TRITON_WARPS)
+
+
+def _failed(exc: BaseException) -> CompileFailed:
+    text = str(exc).strip().splitlines()
+    return CompileFailed(text[0] if text else type(exc).__name__, getattr(exc, "log", "") or "",
+                         type(exc).__name__ == "CompileCancelled")
+
+
+def open_job(open_file, path: str, ctx: TaskContext):
+    ctx.progress(0, 1, f"opening {path}")
+    return open_file(path)
+
+
+def compile_job(compile, ref: KernelRef, n: int, block: dict, cc: tuple, ctx: TaskContext):
+    """The resources of one launch; a compile error (or a cancel) is the result, a plain record
+    with the compiler's whole output, not a crash."""
+    ctx.progress(0, 1, f"compiling {ref.name}")
+    try:
+        return compile(ref, n, block, cc, ctx.cancelled)
+    except UserError as exc:
+        return _failed(exc)
+
+
+def sweep_compile_job(compile_many, ref: KernelRef, n: int, block: dict, cc: tuple,
+                      ctx: TaskContext):
+    """num_warps -> resources (or CompileFailed) for a Triton kernel's threads sweep."""
+    blocks = [{**block, "num_warps": w} for w in SWEEP_WARPS]
+    ctx.progress(0, len(blocks), f"compiling {ref.name} at {len(blocks)} warp counts")
+    try:
+        found = compile_many(ref, n, blocks, cc, ctx.cancelled)
+    except UserError as exc:
+        return _failed(exc)
+    return {w: r if hasattr(r, "regs_per_thread") else _failed(r)
+            for w, r in zip(SWEEP_WARPS, found)}
+
+
+def with_kernel_files(files: tuple, work, *args, **kwargs):
+    """`work` (a sweep, the correctness run) in the kernel host, after the kernel files the user
+    opened are opened there too: the host may have started after they were, or again."""
+    from kernels.kernel_file import open_once
+
+    for path, digest in files:
+        open_once(path, digest)
+    return work(*args, **kwargs)
+
+
+def ref_of(spec, files: KernelFilesModel) -> KernelRef:
+    opened = files.files.get(spec.origin)
+    if opened is None:
+        return KernelRef(spec.name)
+    return KernelRef(spec.name, opened.path, opened.digest)
+
+
+class KernelFileJobs:
+    """Opens kernel files on `runner` (a thread of the window) for the KernelFilesModel."""
+
+    def __init__(self, files: KernelFilesModel, runner, jobs: KernelJobs | None = None):
+        self.files, self.runner = files, runner
+        self.jobs = jobs or KernelJobs()
+        self._paths: dict[int, str] = {}
+        runner.finished.connect(self._on_finished)
+
+    def open(self, path: str) -> int:
+        job = self.runner.submit(partial(open_job, self.jobs.open_file, path), name="open kernel file")
+        self._paths[job] = path
+        return job
+
+    def _on_finished(self, outcome: TaskOutcome) -> None:
+        path = self._paths.pop(outcome.job_id, None)
+        if path is None:
+            return
+        if outcome.ok:
+            self.files.add(outcome.result)
+        else:
+            self.files.fail(path, outcome.error)
+
+
+COMPILE_TIMEOUT_S = 600  # one configuration; a huge tile can keep LLVM busy for minutes
+
+
+class CompileJobs:
+    """Compiles what the LaunchModel asks for on `runner` (the compiler host): the launch (a newer
+    request cancels older ones), then a Triton kernel's threads sweep. Failures go to the model
+    (one line) and to `log` (the compiler's whole output)."""
+
+    def __init__(self, model: LaunchModel, files: KernelFilesModel, runner,
+                 jobs: KernelJobs | None = None, log: Callable[[str], None] | None = None):
+        self.model, self.files, self.runner = model, files, runner
+        self.jobs = jobs or KernelJobs()
+        self.log = log or (lambda _line: None)
+        self._targets: dict[int, CompileTarget] = {}
+        self._sweeps: dict[int, CompileTarget] = {}
+        model.compile_wanted.connect(self.compile)
+        model.sweep_wanted.connect(self.sweep)
+        runner.finished.connect(self._on_finished)
+
+    def _submit(self, fn, target: CompileTarget, name: str) -> int:
+        task = partial(fn, ref_of(target.spec, self.files), target.elements, target.block,
+                       tuple(target.cc))
+        return self.runner.submit(task, name=name, timeout_s=COMPILE_TIMEOUT_S)
+
+    def compile(self, target: CompileTarget) -> int:
+        self.cancel()  # the launch on screen is what counts
+        job = self._submit(partial(compile_job, self.jobs.compile), target, "compile")
+        self._targets[job] = target
+        return job
+
+    def sweep(self, target: CompileTarget) -> int:
+        for job in list(self._sweeps):
+            self.runner.cancel(job)
+        job = self._submit(partial(sweep_compile_job, self.jobs.compile_many), target,
+                           "compile sweep")
+        self._sweeps[job] = target
+        return job
+
+    def busy(self) -> bool:
+        return bool(self._targets or self._sweeps)
+
+    def cancel(self) -> None:
+        """Stop compiling; the model hears it from the cancelled jobs."""
+        for job in list(self._targets) + list(self._sweeps):
+            self.runner.cancel(job)
+
+    def _on_finished(self, outcome: TaskOutcome) -> None:
+        target = self._targets.pop(outcome.job_id, None)
+        if target is not None:
+            result = outcome.result if outcome.ok else CompileFailed(outcome.error)
+            if outcome.cancelled or getattr(result, "cancelled", False):
+                result = CompileFailed("compiling was cancelled: the registers and shared "
+                                       "memory shown are not this launch's", cancelled=True)
+            elif not hasattr(result, "regs_per_thread") and target == self.model.target:
+                self.log(f"Compiling {target.kernel} ({target.describe()}) failed: {result}\n"
+                         f"{getattr(result, 'log', '') or result}")
+            self.model.set_compiled(target, result)
+            return
+        target = self._sweeps.pop(outcome.job_id, None)
+        if target is not None:  # cancelled or failed: {} (the curve keeps the launch's registers)
+            ok = outcome.ok and isinstance(outcome.result, dict)
+            self.model.set_sweep(target, outcome.result if ok else {})

@@ -4,7 +4,8 @@ LaunchModel --changed--> controls, occupancy, geometry, SimulationModel
 SimulationModel --wanted--> (debounced) job on the simulation TaskRunner --finished--> accept()
 SimulationModel --changed(run)--> PlaybackModel, SM view, timeline, playback bar
 PlaybackClock --tick--> PlaybackModel.advance --time_changed--> SM view, timeline cursor, scrubber
-BenchModel <--> BenchJobs (live TaskRunner) --> sweep, experiments, log; results -> LaunchModel
+BenchModel <--> BenchJobs (HostRunner: the kernel host process) --> sweep, experiments, log;
+    results -> LaunchModel. torch/triton/numba load and run only in the host (kernels.host).
 
 All state lives in the models (gui/models); nothing here computes it.
 """
@@ -12,7 +13,6 @@ All state lives in the models (gui/models); nothing here computes it.
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,9 +22,9 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QVBoxLayout, QWidget
 
 from gui import help as help_texts
-from gui import style
-from gui.adapter import Debouncer, PlaybackClock, TaskOutcome, TaskRunner
-from gui.export import ExportItem
+from gui import style, teach_panels
+from gui.adapter import Debouncer, HostRunner, PlaybackClock, TaskOutcome, TaskRunner
+from gui.export import ExportItem, export_to_folder, save_png_message
 from gui.jobs import BandwidthJobs, BenchJobs
 from gui.models.bench import BenchModel
 from gui.models.launch import LaunchInputs, LaunchModel, compute_state
@@ -32,7 +32,8 @@ from gui.models.playback import PlaybackModel
 from gui.models.session import session_dict
 from gui.models.simulation import SimRun, SimulationModel, SimulationOptions
 from gui.models.trace import TraceModel
-from gui.settings import open_settings
+from gui.settings import open_settings, saved_inputs, settings_notice
+from gui.user_kernels import UserKernels
 from gui.widgets.qt_bandwidth import QtBandwidth
 from gui.widgets.qt_geometry import QtGeometry
 from gui.widgets.qt_launch_controls import QtLaunchControls
@@ -40,6 +41,8 @@ from gui.widgets.qt_occupancy import QtOccupancy
 from gui.widgets.qt_playback import QtPlayback
 from gui.widgets.qt_sm_view import QtSmView
 from gui.widgets.qt_timeline import QtTimeline
+from gui.waves_panel import WavesPanel
+from kernels.host import describe
 from gui.window_export import export_window
 from sim.errors import UserError
 
@@ -47,9 +50,12 @@ SETTINGS_VERSION = 1
 MIN_SIZE = (1024, 640)
 
 
+LOAD_TIMEOUT_S = 180  # torch/triton/numba and the device took 7.4 s on the H200; a stuck CUDA init is killed
+
+
 @dataclass(frozen=True)
 class KernelsInfo:
-    """What the background loader learned about `kernels` (immutable, crosses threads)."""
+    """What the kernel host learned about `kernels` (immutable)."""
 
     available: dict | None
     kernels: tuple
@@ -58,22 +64,15 @@ class KernelsInfo:
     error: str = ""
 
 
-def load_kernels_info(ctx=None) -> KernelsInfo:
-    """Import kernels (and with it torch, triton, numba) — runs in a worker thread."""
-    try:
-        import kernels
-        from kernels.registry import KERNELS
+def kernels_info_of(outcome: TaskOutcome) -> KernelsInfo:
+    """The host's `describe` job (kernels.host.HostInfo) with the kernel table, which is plain
+    declarations and is read here: this process never imports torch, triton or numba."""
+    info = outcome.result if outcome.ok else None
+    if info is None or info.error or info.available is None:
+        return KernelsInfo(None, (), None, "", outcome.error if info is None else info.error)
+    from kernels.registry import KERNELS
 
-        av = kernels.available()
-        try:
-            from kernels.device import detect_device
-
-            spec, why = detect_device()
-        except Exception as exc:  # noqa: BLE001 - no device is a normal answer here
-            spec, why = None, str(exc)
-        return KernelsInfo(av, tuple(KERNELS), spec, why)
-    except Exception as exc:  # noqa: BLE001 - shown in the panel, the app keeps working
-        return KernelsInfo(None, (), None, "", f"{type(exc).__name__}: {exc}")
+    return KernelsInfo(info.available, tuple(KERNELS), info.device, info.device_reason)
 
 
 class MainWindow(QMainWindow):
@@ -104,7 +103,7 @@ class MainWindow(QMainWindow):
 
         # adapter: the threads and timers
         self.sim_runner = TaskRunner("simulation", self)
-        self.live_runner = TaskRunner("live", self)
+        self.live_runner = HostRunner("kernels", self)
         self.sim_debounce = Debouncer(self.request_simulation, sim_delay_ms, self)
         self.clock = PlaybackClock(16, self)
         self.settings_debounce = Debouncer(self.save_settings, 1500, self)  # keep work safe
@@ -146,6 +145,14 @@ class MainWindow(QMainWindow):
                                   ("bandwidth", self.bandwidth, bottom)):
             self._add_dock(key, widget, area)
         self.tabifyDockWidget(self.docks["timeline"], self.docks["bandwidth"])
+        # the Waves tab: the matmul sawtooth; a point becomes this launch (gui/waves_panel.py)
+        self.waves_panel = WavesPanel(self)
+        self.waves, self.waves_view, self.waves_runner = (self.waves_panel.model, self.waves_panel.view,
+                                                          self.waves_panel.runner)
+        self.waves_panel.attach(self._add_dock("waves", self.waves_view, Qt.DockWidgetArea.BottomDockWidgetArea))
+        self.tabifyDockWidget(self.docks["bandwidth"], self.docks["waves"])
+        # your own kernel: File ▸ Open kernel…, the source panel, compiles in their own process
+        self.user_kernels = UserKernels(self, ask_to_reopen=restore)
         self.docks["timeline"].raise_()
 
         self.kernels_label = QLabel("live kernels: not loaded")
@@ -155,6 +162,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.sim_label)
         self.statusBar().addPermanentWidget(self.kernels_label)
         self._build_menus()
+        self.teach = teach_panels.install(self)  # verdicts, latency, two GPUs, timing, theme
 
         # wiring: models -> adapter and window
         self.model.changed.connect(self._on_launch_changed)
@@ -168,6 +176,8 @@ class MainWindow(QMainWindow):
         self.bench.result_changed.connect(self._on_bench_result)
         self.sim_runner.finished.connect(self._on_simulation_finished)
         self.live_runner.finished.connect(self._on_live_finished)
+        self.live_runner.progress.connect(self._on_live_progress)
+        self.live_runner.host_changed.connect(self._on_host_changed)
         self.clock.tick.connect(self.playback.advance)
         self.timeline.trace_requested.connect(self.open_trace)
 
@@ -181,7 +191,7 @@ class MainWindow(QMainWindow):
         # The first simulation runs right here (tens of ms), so the first frame already shows
         # the SMs; later changes go through the debounced worker.
         self.simulate_now()
-        if load_kernels:  # after the first paint: the window is usable before torch/triton/numba load
+        if load_kernels:  # after the first paint; torch/triton/numba load in the kernel host
             QTimer.singleShot(150, self.load_kernels)
         else:
             self.bench.set_availability(None, "live kernels were not loaded in this session")
@@ -213,11 +223,14 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["controls"], self.docks["geometry"]], [split, h - 60 - split],
                          Qt.Orientation.Vertical)
         self.resizeDocks([self.docks["timeline"]], [max(240, h // 3)], Qt.Orientation.Vertical)
+        if hasattr(self, "teach"):
+            teach_panels.default_sizes(self, h - 60)
 
     def _build_menus(self) -> None:
         pb = self.playback
         m = self.menuBar().addMenu("&File")
         self.act_open = self._action(m, "&Open bench results…", "Ctrl+O", self._on_open_results)
+        self.user_kernels.add_file_actions(m)
         self.act_export = self._action(m, "&Export everything…", "Ctrl+E", self._on_export)
         self.act_shot = self._action(m, "Save &screenshot…", "Ctrl+Shift+S", self._on_screenshot)
         m.addSeparator()
@@ -231,7 +244,7 @@ class MainWindow(QMainWindow):
         m.addSeparator()
         self._action(m, "F&aster", "]", lambda: pb.faster(+1))
         self._action(m, "S&lower", "[", lambda: pb.faster(-1))
-        m = self.menuBar().addMenu("&View")
+        m = self.view_menu = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             m.addAction(dock.toggleViewAction())
         m.addSeparator()
@@ -254,23 +267,11 @@ class MainWindow(QMainWindow):
 
     # -- settings ---------------------------------------------------------------------------------
     def _saved_inputs(self) -> LaunchInputs | None:
-        raw = self.settings.value("launch/inputs", "")
-        if not raw:
-            return None
-        try:
-            inputs = LaunchInputs.from_dict(json.loads(raw))
-        except (ValueError, TypeError, AttributeError):
-            return None
-        # A hand-edited or damaged file (elements 0, carveout 500, 5000 threads) would open the
-        # window stuck on an error every later change is refused for: start from defaults.
-        from sim.devices import preset, presets
-
-        spec = preset(inputs.gpu if inputs.gpu in presets() else LaunchInputs().gpu)
-        if compute_state(inputs, spec).error or not 1 <= inputs.threads_per_block <= spec.max_threads_per_block:
-            return None
-        return inputs
+        return saved_inputs(self.settings)  # checked; a damaged file was already set aside
 
     def _restore_settings(self) -> None:
+        if notice := settings_notice(self.settings):
+            self.show_message(f"Settings: {notice}", error=True, timeout_ms=30000)
         geo = self.settings.value("window/geometry")
         if isinstance(geo, QByteArray) and not geo.isEmpty():
             self.restoreGeometry(geo)
@@ -357,6 +358,10 @@ class MainWindow(QMainWindow):
         skipped = f", {tl.skipped_waves:,} identical waves skipped" if tl.skipped_waves else ""
         self.sim_label.setText(f"simulated {tl.n_blocks:,} blocks in {run.elapsed_s * 1e3:,.0f} ms{skipped}")
 
+    def predict_waves_now(self) -> None:
+        """Predict the sawtooth on this thread (headless export, screenshots, tests)."""
+        self.waves_panel.predict_now()
+
     @property
     def record(self) -> SimRun | None:
         return self.simulation.run
@@ -383,14 +388,22 @@ class MainWindow(QMainWindow):
 
     # -- live kernels -----------------------------------------------------------------------------
     def load_kernels(self) -> None:
+        """Start the kernel host; it imports torch/triton/numba and detects the device."""
         if self._kernels_job is None:
-            self.kernels_label.setText("live kernels: loading torch / triton / numba…")
-            self._kernels_job = self.live_runner.submit(load_kernels_info, "load kernels")
+            self.kernels_label.setText("live kernels: starting the kernel host…")
+            self._kernels_job = self.live_runner.submit(describe, "load kernels", timeout_s=LOAD_TIMEOUT_S)
+
+    def _on_live_progress(self, job_id: int, _done: int, _total: int, label: str) -> None:
+        if job_id == self._kernels_job and self.kernels_info is None:
+            self.kernels_label.setText(f"live kernels: {label}")
 
     def _on_live_finished(self, outcome: TaskOutcome) -> None:
         if outcome.job_id == self._kernels_job:
-            self.apply_kernels_info(outcome.result if outcome.ok
-                                    else KernelsInfo(None, (), None, "", outcome.error))
+            self.apply_kernels_info(kernels_info_of(outcome))
+
+    def _on_host_changed(self, state: str) -> None:
+        if state.startswith("stopped") and not self.live_runner.busy():  # a job would say it itself
+            self.show_message(f"The kernel host {state}; the next live job starts it again", error=True)
 
     def apply_kernels_info(self, info: KernelsInfo) -> None:
         self.kernels_info = info
@@ -405,6 +418,7 @@ class MainWindow(QMainWindow):
         self.model.set_kernels(info.kernels)
         self.bench.set_kernels(info.kernels)
         self.bench.set_availability(info.available)
+        self.waves_panel.set_availability(info.available)
         self.kernels_label.setText("live kernels: " + ", ".join(f"{n} {a.mode}" for n, a in info.available.items()))
 
     def _on_bench_result(self, _result) -> None:
@@ -454,21 +468,24 @@ class MainWindow(QMainWindow):
         header, rows = self.sm_view.csv_rows()
         return ([ExportItem("sm_view", self.sm_view, header, rows)] + self.playback_view.export_items()
                 + self.occupancy_view.export_items() + self.geometry_view.export_items()
-                + self.timeline.export_items() + self.bandwidth.export_items())
+                + self.timeline.export_items() + self.bandwidth.export_items()
+                + self.waves_view.export_items() + self.teach.export_items())
 
     def session_dict(self) -> dict:
-        return session_dict(self.model, self.simulation, self.playback, self.bench)
+        return {**session_dict(self.model, self.simulation, self.playback, self.bench),
+                **self.teach.session()}
 
-    def export_all(self, out_dir: str | Path) -> list[Path]:
-        """Every plot as PNG/SVG/CSV, session.json, summary.png and summary.html."""
-        return export_window(self, out_dir)
+    def export_all(self, out_dir: str | Path, theme: str | None = None) -> list[Path]:
+        """Every plot as PNG/SVG/CSV, session.json, summary.png and summary.html, drawn in
+        `theme` (default: the export theme setting, light unless changed)."""
+        return export_window(self, out_dir, theme or self.teach.export_theme)
 
     def _on_export(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Export everything to a folder")
         if not folder:
             return
         try:
-            files = self.export_all(folder)
+            files = export_to_folder(folder, self.export_all)  # replaces an earlier export whole
         except (OSError, ValueError) as exc:
             self.show_message(f"Export failed: {exc}", error=True)
             return
@@ -477,8 +494,8 @@ class MainWindow(QMainWindow):
     def _on_screenshot(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "warpscope.png", "PNG (*.png)")
         if path:
-            ok = self.grab().save(path, "PNG")
-            self.show_message(f"Saved {path}" if ok else f"Could not write {path}", error=not ok)
+            ok, text = save_png_message(path, self.grab())  # written whole, or not at all
+            self.show_message(text, error=not ok)
 
     def _on_open_results(self) -> None:
         self.docks["bandwidth"].show()
@@ -492,10 +509,11 @@ class MainWindow(QMainWindow):
             timer.cancel()
         self.clock.stop()
         self.sim_runner.shutdown()
-        experiments = sys.modules.get("kernels.experiments")
-        if experiments is not None:  # a child process still measuring would hold the worker
-            experiments.stop_children()
+        if hasattr(self, "waves_panel"):
+            self.waves_panel.shutdown()
         self.live_runner.shutdown()
+        if hasattr(self, "user_kernels"):
+            self.user_kernels.shutdown()
 
     def closeEvent(self, event) -> None:
         self.save_settings()

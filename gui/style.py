@@ -1,6 +1,8 @@
-"""The app's look: a dark Fusion palette, pyqtgraph defaults and the block colours.
+"""The app's look: a dark or light Fusion palette, pyqtgraph defaults and the block colours.
 
-One place for colours so the SM view, the timeline and the exports agree.
+One place for colours so the SM view, the timeline and the exports agree. The module's colour
+names (BG, FG, PLOT_BG, ...) are the current theme's: `set_theme` rebinds them, so code that reads
+`style.FG` when it draws follows the theme. gui/theme.py switches a running window.
 """
 
 from __future__ import annotations
@@ -10,19 +12,75 @@ import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
-BG = "#16181d"  # window background
-PANEL = "#1d2027"  # dock/panel background
-PLOT_BG = "#14161a"  # plot background
-FG = "#d8dce4"  # text
-MUTED = "#8b93a3"  # secondary text
-GRID = "#2c313b"
-ACCENT = "#f5b942"  # the binding limiter, the current launch marker
-ACCENT2 = "#5fb3f9"  # curves
-GOOD = "#6cc987"
-BAD = "#f26d6d"
-EMPTY_SLOT = "#2b303a"  # a warp slot the launch could use but that is free right now
-NO_SLOT = "#1f1a1d"  # a warp slot this launch can never use (its limiter keeps it empty)
-TAIL = "#b54a4a"
+THEMES: dict[str, dict[str, str]] = {
+    "dark": dict(
+        BG="#16181d",  # window background
+        PANEL="#1d2027",  # dock/panel background
+        PLOT_BG="#14161a",  # plot background
+        FG="#d8dce4",  # text
+        MUTED="#8b93a3",  # secondary text
+        GRID="#2c313b",
+        ACCENT="#f5b942",  # the binding limiter, the current launch marker
+        ACCENT2="#5fb3f9",  # curves
+        GOOD="#6cc987",
+        BAD="#f26d6d",
+        EMPTY_SLOT="#2b303a",  # a warp slot the launch could use but that is free right now
+        NO_SLOT="#1f1a1d",  # a warp slot this launch can never use (its limiter keeps it empty)
+        TAIL="#b54a4a",
+        BASE="#111317", BUTTON="#252932", HIGHLIGHT="#3d6fb6", DISABLED="#5d6472",
+        TOOLTIP_BG="#252a33", TOOLTIP_BORDER="#3a4150", TITLE_BAR="#20242c", BORDER="#2e3440",
+        TAB="#1d2027", TAB_SELECTED="#262b35", GRIDLINE="#2a2f38",
+        BANNER_BG="#2a2420", BANNER_FG="#f0c987", BANNER_BORDER="#5a4630",
+        GAP="#23272f",  # between SM tiles
+        FRAME="#3a404c",  # a legend swatch's edge
+        CURSOR="#ffffff",  # the time cursor
+        TIMELINE_EMPTY="#20242b",  # a block slot with no block in the Gantt chart
+        IDLE="#2a2e37", MASKED="#6a4a8a",  # idle lanes, masked threads (geometry)
+        WAVE_LINE="#c8ccd6", MARKER_EDGE="#000000", ON_BAR="#0d0f12", OVERLAY_TEXT="#f3c6c6",
+        BLOCK_DARK="#10121a",  # the darker shade of the block colours mixes toward this
+        QUEUE_BG="#262a33", QUEUE_DONE="#4a505c",  # the grid bar: queued, retired
+    ),
+    "light": dict(
+        BG="#f3f4f6", PANEL="#ffffff", PLOT_BG="#ffffff", FG="#1f2328", MUTED="#5b6472",
+        GRID="#cfd4dc", ACCENT="#c27a00", ACCENT2="#1f6fd1", GOOD="#2e8b4e", BAD="#c62828",
+        EMPTY_SLOT="#e1e5ec", NO_SLOT="#aab0bb", TAIL="#d9534f",
+        BASE="#ffffff", BUTTON="#e8ebf0", HIGHLIGHT="#3d7fd6", DISABLED="#9aa1ad",
+        TOOLTIP_BG="#fffbe6", TOOLTIP_BORDER="#c9ced6", TITLE_BAR="#e4e7ec", BORDER="#c9ced6",
+        TAB="#e8ebf0", TAB_SELECTED="#ffffff", GRIDLINE="#d9dde3",
+        BANNER_BG="#fff4dc", BANNER_FG="#6b4a00", BANNER_BORDER="#e3c27a",
+        GAP="#eceff3", FRAME="#8d95a3", CURSOR="#1f2328", TIMELINE_EMPTY="#eef0f3",
+        IDLE="#d5d9e0", MASKED="#b79ad6", WAVE_LINE="#4b5260", MARKER_EDGE="#1f2328",
+        ON_BAR="#0d0f12", OVERLAY_TEXT="#8a1c1c", BLOCK_DARK="#3a3f4a",
+        QUEUE_BG="#9aa1ad", QUEUE_DONE="#5b6472",
+    ),
+}
+THEME_NAMES = tuple(THEMES)
+_current = "dark"
+
+# The dark theme's names, bound here so linters and readers see them; set_theme rebinds them.
+BG = PANEL = PLOT_BG = FG = MUTED = GRID = ACCENT = ACCENT2 = GOOD = BAD = ""
+EMPTY_SLOT = NO_SLOT = TAIL = BASE = BUTTON = HIGHLIGHT = DISABLED = TOOLTIP_BG = ""
+TOOLTIP_BORDER = TITLE_BAR = BORDER = TAB = TAB_SELECTED = GRIDLINE = BANNER_BG = ""
+BANNER_FG = BANNER_BORDER = GAP = FRAME = CURSOR = TIMELINE_EMPTY = IDLE = MASKED = ""
+WAVE_LINE = MARKER_EDGE = ON_BAR = OVERLAY_TEXT = BLOCK_DARK = QUEUE_BG = QUEUE_DONE = ""
+globals().update(THEMES[_current])
+
+
+def current_theme() -> str:
+    return _current
+
+
+def set_theme(name: str) -> None:
+    """Make `name` ("dark" or "light") the current theme: rebinds the colour names, the block
+    palette and the stylesheet. Views pick it up when they next draw (gui/theme.py redraws)."""
+    global _current, PALETTE, STYLESHEET
+    if name not in THEMES:
+        raise ValueError(f"unknown theme {name!r}; known: {', '.join(THEMES)}")
+    _current = name
+    globals().update(THEMES[name])
+    PALETTE = block_palette()
+    STYLESHEET = stylesheet()
+
 
 # Block colours: 10 hues, each in two lightnesses, so neighbouring blocks differ.
 HUES = [
@@ -51,7 +109,7 @@ def _mix(hex_color: str, other: str, t: float) -> QColor:
 def block_palette() -> list[QColor]:
     """Colours for block ids: block b gets palette[b % len(palette)]."""
     first = [QColor(h) for h in HUES]
-    second = [_mix(h, "#10121a", 0.35) for h in HUES]
+    second = [_mix(h, BLOCK_DARK or "#10121a", 0.35) for h in HUES]
     out = []
     for a, b in zip(first, second):
         out.append(a)
@@ -99,29 +157,32 @@ def rgb_of(hex_color: str) -> tuple[int, int, int]:
     return c.red(), c.green(), c.blue()
 
 
-def apply_dark_theme(app: QApplication) -> None:
-    """Fusion style with a dark palette, plus matching pyqtgraph defaults."""
-    app.setStyle("Fusion")
+def apply_theme(app: QApplication, name: str | None = None) -> None:
+    """Fusion style with the theme's palette, plus matching pyqtgraph defaults."""
+    if name is not None:
+        set_theme(name)
+    if app.style().name().lower() != "fusion":
+        app.setStyle("Fusion")
     pal = QPalette()
     role = QPalette.ColorRole
     pal.setColor(role.Window, QColor(BG))
     pal.setColor(role.WindowText, QColor(FG))
-    pal.setColor(role.Base, QColor("#111317"))
+    pal.setColor(role.Base, QColor(BASE))
     pal.setColor(role.AlternateBase, QColor(PANEL))
-    pal.setColor(role.ToolTipBase, QColor("#252a33"))
+    pal.setColor(role.ToolTipBase, QColor(TOOLTIP_BG))
     pal.setColor(role.ToolTipText, QColor(FG))
     pal.setColor(role.Text, QColor(FG))
-    pal.setColor(role.Button, QColor("#252932"))
+    pal.setColor(role.Button, QColor(BUTTON))
     pal.setColor(role.ButtonText, QColor(FG))
     pal.setColor(role.BrightText, QColor(BAD))
-    pal.setColor(role.Highlight, QColor("#3d6fb6"))
+    pal.setColor(role.Highlight, QColor(HIGHLIGHT))
     pal.setColor(role.HighlightedText, QColor("#ffffff"))
     pal.setColor(role.Link, QColor(ACCENT2))
     pal.setColor(role.PlaceholderText, QColor(MUTED))
     for group in (QPalette.ColorGroup.Disabled,):
-        pal.setColor(group, role.Text, QColor("#5d6472"))
-        pal.setColor(group, role.ButtonText, QColor("#5d6472"))
-        pal.setColor(group, role.WindowText, QColor("#5d6472"))
+        pal.setColor(group, role.Text, QColor(DISABLED))
+        pal.setColor(group, role.ButtonText, QColor(DISABLED))
+        pal.setColor(group, role.WindowText, QColor(DISABLED))
     app.setPalette(pal)
     font = app.font()
     font.setPointSizeF(max(9.0, font.pointSizeF()))
@@ -130,31 +191,36 @@ def apply_dark_theme(app: QApplication) -> None:
     configure_pyqtgraph()
 
 
+def apply_dark_theme(app: QApplication) -> None:
+    apply_theme(app, "dark")
+
+
 def configure_pyqtgraph() -> None:
     import pyqtgraph as pg
 
     pg.setConfigOptions(background=PLOT_BG, foreground=FG, antialias=True)
 
 
-STYLESHEET = f"""
+def stylesheet() -> str:
+    return f"""
 QMainWindow::separator {{ background: {BG}; width: 4px; height: 4px; }}
 QDockWidget {{ color: {FG}; font-weight: 600; }}
-QDockWidget::title {{ background: #20242c; padding: 4px 8px; border-bottom: 1px solid #2e3440; }}
-QGroupBox {{ border: 1px solid #2e3440; border-radius: 5px; margin-top: 14px; padding-top: 6px; }}
+QDockWidget::title {{ background: {TITLE_BAR}; padding: 4px 8px; border-bottom: 1px solid {BORDER}; }}
+QGroupBox {{ border: 1px solid {BORDER}; border-radius: 5px; margin-top: 14px; padding-top: 6px; }}
 QGroupBox::title {{ subcontrol-origin: margin; left: 8px; padding: 0 4px; color: {MUTED}; }}
-QToolTip {{ color: {FG}; background: #252a33; border: 1px solid #3a4150; padding: 4px; }}
-QTabWidget::pane {{ border: 1px solid #2e3440; }}
-QTabBar::tab {{ background: #1d2027; color: {MUTED}; padding: 5px 12px; border: 1px solid #2e3440;
+QToolTip {{ color: {FG}; background: {TOOLTIP_BG}; border: 1px solid {TOOLTIP_BORDER}; padding: 4px; }}
+QTabWidget::pane {{ border: 1px solid {BORDER}; }}
+QTabBar::tab {{ background: {TAB}; color: {MUTED}; padding: 5px 12px; border: 1px solid {BORDER};
                border-bottom: none; }}
-QTabBar::tab:selected {{ background: #262b35; color: {FG}; }}
+QTabBar::tab:selected {{ background: {TAB_SELECTED}; color: {FG}; }}
 QStatusBar {{ color: {MUTED}; }}
 QLabel[role="value"] {{ color: {FG}; font-weight: 600; }}
 QLabel[role="muted"] {{ color: {MUTED}; }}
-QLabel[role="banner"] {{ background: #2a2420; color: #f0c987; border: 1px solid #5a4630;
+QLabel[role="banner"] {{ background: {BANNER_BG}; color: {BANNER_FG}; border: 1px solid {BANNER_BORDER};
                         border-radius: 4px; padding: 6px; }}
 QLabel[role="error"] {{ color: {BAD}; }}
-QTableWidget {{ gridline-color: #2a2f38; }}
-QHeaderView::section {{ background: #20242c; color: {MUTED}; border: none; padding: 3px 6px; }}
+QTableWidget {{ gridline-color: {GRIDLINE}; }}
+QHeaderView::section {{ background: {TITLE_BAR}; color: {MUTED}; border: none; padding: 3px 6px; }}
 """
 
 
@@ -176,3 +242,6 @@ def make_plot(title: str, xlabel: str, ylabel: str) -> pg.PlotWidget:
     pi.setMenuEnabled(False)
     pi.hideButtons()
     return w
+
+
+STYLESHEET = stylesheet()

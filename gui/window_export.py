@@ -1,5 +1,7 @@
 """Everything the window shows, written to one folder: each view's PNG, SVG and CSV (the points it
-draws), session.json, and a one-page summary.png and summary.html."""
+draws), session.json, and a one-page summary.png and summary.html, for slides: drawn in the
+export theme (light unless asked otherwise), every figure named with its GPU and launch, the
+summary without any button or box of the window."""
 
 from __future__ import annotations
 
@@ -8,13 +10,22 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from gui.export import export_item, summary_html, summary_page, write_json
+from gui.export import export_item, save_png, summary_html, summary_page, write_json
 from gui.models.session import summary_facts
+from gui.theme import theme
 from sim.errors import UserError
 from sim.files import write_text_atomic
 
 
-def export_window(win, out_dir: str | Path) -> list[Path]:
+def launch_caption(win) -> str:
+    """The GPU and the launch, as every exported figure names them."""
+    st = win.model.state
+    kernel = st.inputs.kernel if st.inputs.kernel != "custom" else "custom launch"
+    return (f"{st.spec.name} · {kernel} · {st.inputs.elements:,} elements × "
+            f"{st.inputs.threads_per_block} threads/block")
+
+
+def export_window(win, out_dir: str | Path, theme_name: str | None = "light") -> list[Path]:
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -22,30 +33,64 @@ def export_window(win, out_dir: str | Path) -> list[Path]:
         raise UserError(f"cannot create {out}: {exc.strerror or exc}") from None
     if win.bench.result is not None or win.bench.experiments:
         lay_out_hidden_dock(win, "bandwidth")  # plots behind a tab have no size yet
+    for key in ("latency", "compare"):
+        if key in win.docks:
+            lay_out_hidden_dock(win, key)
+    with theme(win, theme_name):
+        return _export(win, out)
+
+
+def _export(win, out: Path) -> list[Path]:
+    caption = launch_caption(win)
     written: list[Path] = []
     for item in win.export_items():
-        written += export_item(item, out)
+        written += export_item(item, out, caption)
     written.append(write_json(out / "session.json", win.session_dict()))
     st = win.model.state
     title = (f"WarpScope · {st.spec.name} · {st.inputs.elements:,} elements × "
              f"{st.inputs.threads_per_block} threads per block")
-    panels = [("SM view", win.centralWidget().grab().toImage(), True),
+    panels = [("SM view", win.sm_view.grab().toImage(), True),
+              ("Resident warps over time (red: the tail)",
+               win.playback_view.curve_plot.grab().toImage(), True),
               ("Occupancy", win.occupancy_view.grab().toImage()),
-              ("Geometry", win.geometry_view.grab().toImage()),
-              ("Timeline", win.timeline.grab().toImage(), True)]
+              ("Geometry", _inner(win.geometry_view).grab().toImage()),
+              (win.timeline.caption.text() or "Timeline", win.timeline.plot.grab().toImage(), True)]
+    teach = getattr(win, "teach", None)
+    if teach is not None:
+        panels += [("Latency hiding: one SM's warp schedulers", teach.latency_view.lanes.grab().toImage()),
+                   ("Little's law", teach.latency_view.plots.grab().toImage()),
+                   ("Two GPUs", teach.compare_view.figure.grab().toImage(), True)]
     if win.bench.result is not None:
         sweep = win.bandwidth.sweep
         panels += [("Bandwidth vs size", sweep.size_plot.grab().toImage()),
                    ("Bandwidth vs block size", sweep.block_plot.grab().toImage())]
     facts = summary_facts(win.model, win.simulation)
-    page = summary_page(title, facts, panels)
-    p = out / "summary.png"
-    if not page.save(str(p), "PNG"):
-        raise OSError(f"could not write {p}")
-    written.append(p)
+    notes = _notes(win)
+    page = summary_page(title, facts, panels, notes=notes)
+    written.append(save_png(out / "summary.png", page))
     h = out / "summary.html"
-    write_text_atomic(h, summary_html(title, facts, panels, [w.name for w in written]))
+    write_text_atomic(h, summary_html(title, facts, panels, [w.name for w in written], notes))
     return written + [h]
+
+
+def _inner(view):
+    """What a scrolling view holds, without its scroll bar."""
+    area = getattr(view, "scroll", None)
+    return area.widget() if area is not None and area.widget() is not None else view
+
+
+def _notes(win) -> list[tuple[str, list[str]]]:
+    teach = getattr(win, "teach", None)
+    if teach is None:
+        return []
+    found = teach.insight.findings
+    verdicts = [f"{i}. {f.title}. {f.detail} Try: {f.action}" for i, f in enumerate(found, 1)]
+    notes = [("Time", teach.insight.time_lines(win.simulation.run)),
+             ("Verdicts, biggest waste first", verdicts or ["Nothing to fix in this launch."])]
+    if teach.compare.differences:
+        other = teach.compare.sides[1].gpu.name if teach.compare.sides else "?"
+        notes.append((f"Beside the {other}", [d.text for d in teach.compare.differences]))
+    return notes
 
 
 def lay_out_hidden_dock(win, key: str) -> None:

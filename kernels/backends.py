@@ -6,18 +6,30 @@ once: Triton when a ``@triton.jit`` decorator runs (so before our kernel modules
 Numba at ``import numba``. :func:`available` therefore turns both on as soon as it sees there is
 no GPU, if it is not too late; if it is too late, it says so in ``reason`` instead of failing later.
 Everything measured on that path is correctness only: ``is_gpu=False``, never a GPU timing.
+
+torch, triton and numba are optional (the app's requirements.txt leaves them out); a backend
+whose package is missing says so, with the one pip line that adds them (:func:`install_hint`).
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
+import importlib.util
 import os
+import shlex
 import sys
 from dataclasses import dataclass
 
 BACKENDS = ("triton", "numba", "torch")
 TRITON_KERNEL_MODULES = ("kernels.triton_kernels", "kernels.trace", "kernels.trace_kernels",
                          "kernels.matmul")
+
+# import name -> the release CI tests on the CPU (requirements-test.txt; test_project checks)
+CPU_PINS = {"torch": "torch==2.13.0", "triton": "triton==3.7.1", "numba": "numba==0.68.1",
+            "numba_cuda": "numba-cuda==0.30.4"}
+# PyPI's Linux torch is the CUDA build (GBs of CUDA libraries); PyTorch's own index has CPU-only
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +39,7 @@ class Availability:
     is_gpu: bool  # runs on a real GPU, so its timings are GPU timings
     reason: str  # "" on a GPU; otherwise why not, or which CPU fallback is used
     version: str = ""
+    install: str = ""  # the pip line that adds what this backend is missing ("" if nothing)
 
     @property
     def mode(self) -> str:
@@ -36,6 +49,47 @@ class Availability:
         if self.is_gpu:
             return "gpu"
         return {"triton": "interpreter", "numba": "simulator"}.get(self.backend, "cpu")
+
+
+def missing_packages() -> list[str]:
+    """The live kernels' packages that are not installed here (pip names)."""
+    return [pin.split("==")[0] for module, pin in CPU_PINS.items()
+            if importlib.util.find_spec(module) is None]
+
+
+def has_nvidia_driver() -> bool:
+    """Is NVIDIA's driver library here? (Tells which torch build to suggest, without torch.)"""
+    try:
+        ctypes.CDLL("libcuda.so.1" if sys.platform.startswith("linux") else "nvcuda.dll")
+    except OSError:
+        return False
+    return True
+
+
+def install_hint(missing: list[str] | None = None, gpu: bool | None = None) -> str:
+    """The exact pip command(s) that add `missing` (default: what is missing here) to this
+    Python. Without an NVIDIA driver, torch comes from PyTorch's CPU-only index (about 200 MB
+    instead of PyPI's CUDA build); with one, PyPI's CUDA build brings its matching triton."""
+    missing = missing_packages() if missing is None else missing
+    if not missing:
+        return ""
+    pip = f"{shlex.quote(sys.executable)} -m pip install"
+    if has_nvidia_driver() if gpu is None else gpu:
+        return f"{pip} {' '.join(missing)}"
+    pins = {pin.split("==")[0]: pin for pin in CPU_PINS.values()}
+    steps = [f"{pip} {pins['torch']} --index-url {TORCH_CPU_INDEX}"] if "torch" in missing else []
+    rest = [pins[name] for name in missing if name != "torch"]
+    if rest:
+        steps.append(f"{pip} {' '.join(rest)}")
+    return " && ".join(steps)
+
+
+def _not_installed(backend: str, packages: str, version: str = "") -> Availability:
+    hint = install_hint()
+    verb = "are" if " and " in packages else "is"
+    return Availability(backend, False, False,
+                        f"{packages} {verb} not installed; add the live kernels with: {hint}",
+                        version, hint)
 
 
 @functools.lru_cache(maxsize=1)
@@ -68,27 +122,28 @@ def enable_cpu_fallback() -> None:
 
 def _version(module: str) -> str:
     try:
-        return sys.modules[module].__version__
+        return str(sys.modules[module].__version__)  # torch's is a TorchVersion: plain text pickles alone
     except (KeyError, AttributeError):
         return ""
 
 
 def _torch(gpu: bool, why: str) -> Availability:
     if why == "torch is not installed":
-        return Availability("torch", False, False, why)
+        return _not_installed("torch", "torch")
     reason = "" if gpu else f"{why}: torch runs on the CPU (correctness only, not GPU timings)"
     return Availability("torch", True, gpu, reason, _version("torch"))
 
 
 def _triton(gpu: bool, why: str) -> Availability:
+    if importlib.util.find_spec("triton") is None:
+        return _not_installed("triton", "triton")
     try:
         import triton  # noqa: F401
     except ImportError as exc:
-        return Availability("triton", False, False, f"triton is not installed ({exc})")
+        return Availability("triton", False, False, f"triton cannot be imported: {exc}")
     version = _version("triton")
     if why == "torch is not installed":
-        return Availability("triton", False, False, "torch is not installed (it owns our tensors)",
-                            version)
+        return _not_installed("triton", "torch (it owns our tensors)", version)
     if _triton_interpreting():
         reason = ("TRITON_INTERPRET=1: Triton's interpreter on the CPU "
                   "(correctness only, not GPU timings)")
@@ -104,6 +159,11 @@ def _triton(gpu: bool, why: str) -> Availability:
 
 
 def _numba(gpu: bool, why: str) -> Availability:
+    absent = [m for m in ("numba", "numba_cuda") if importlib.util.find_spec(m) is None]
+    if absent:
+        return _not_installed("numba", " and ".join(CPU_PINS[m].split("==")[0] for m in absent))
+    if why == "torch is not installed":
+        return _not_installed("numba", "torch (it owns our tensors)")
     try:
         from .compat import numba_cuda
 

@@ -60,6 +60,18 @@ def measure_copy_ceiling(gpu, reps: int = 20, elements: int = CEILING_ELEMENTS) 
                    device_name=gpu.name).bandwidth_gbps
 
 
+CEILING_MATMUL_N = 8192  # 2^40 FLOPs: long enough (~1.5 ms on an H200) to reach steady clocks
+
+
+def measure_matmul_ceiling(gpu, reps: int = 20) -> float | None:
+    """torch.matmul (cuBLAS) on fp16 8192^3: the TFLOP/s a compute-bound kernel can hope for here."""
+    if gpu is None:
+        return None
+    peer = get_kernel("matmul_tiled").peer_spec()
+    return measure(peer, CEILING_MATMUL_N, reps=reps, gpu=gpu, device_name=gpu.name,
+                   check=False).tflops
+
+
 def sweep(kernel_names: Iterable[str], sizes: Sequence[int], blocks: Sequence[int] | None = None,
           flush_l2: bool = True, reps: int = 50,
           on_progress: Callable[[int, int, str], None] | None = None,
@@ -79,6 +91,10 @@ def sweep(kernel_names: Iterable[str], sizes: Sequence[int], blocks: Sequence[in
     for spec in kernels:
         if not spec.benchable:
             raise UserError(f"{spec.name} is not a kernel with a throughput to measure")
+        if not has_gpu and max(sizes) > spec.cpu_max_elements:  # bounded work, as `check` caps it
+            raise UserError(f"{spec.name}: {max(sizes):,} elements is above the CPU path's cap of "
+                            f"{spec.cpu_max_elements:,} (its interpreter/simulator would take minutes "
+                            "and gigabytes); give smaller sizes, or run on a GPU")
         status = backend_status(spec)
         if not status.ok:
             raise UserError(f"{spec.name}: {status.reason}")
@@ -92,10 +108,13 @@ def sweep(kernel_names: Iterable[str], sizes: Sequence[int], blocks: Sequence[in
     results: list[Measurement] = []
     cancelled = False
     ceiling = None
+    compute_ceiling = None
     if measure_ceiling and gpu is not None:
         if on_progress:
             on_progress(done, total, "copy ceiling")
         ceiling = measure_copy_ceiling(gpu)
+        if any(spec.flops is not None for spec in kernels):
+            compute_ceiling = measure_matmul_ceiling(gpu)
         done += 1
     for spec, n, b in points:
         if should_cancel is not None and should_cancel():
@@ -116,7 +135,69 @@ def sweep(kernel_names: Iterable[str], sizes: Sequence[int], blocks: Sequence[in
     return BenchResult(device=device_summary(gpu), created=now_iso(),
                        command=command or " ".join(sys.argv), measurements=tuple(results),
                        copy_ceiling_gbps=ceiling, peak_dram_gbps=peak, cancelled=cancelled,
-                       notes=tuple(f"skipped {s}" for s in skipped))
+                       notes=tuple(f"skipped {s}" for s in skipped),
+                       compute_ceiling_tflops=compute_ceiling)
+
+
+def at_dims(spec: KernelSpec, dims: dict) -> KernelSpec:
+    """The kernel with its sizes fixed at `dims` (M, N, K), whatever size it is asked for: the
+    harness, the launcher and the grid rule then all see this matrix."""
+    fixed = {k: int(v) for k, v in dims.items()}
+    return dataclasses.replace(spec, dims=lambda n, _d=fixed: dict(_d))
+
+
+def waves_sweep(dims_list: Sequence[dict], kernel_names: Iterable[str] = ("matmul",),
+                reps: int = 10, on_progress: Callable[[int, int, str], None] | None = None,
+                should_cancel: Callable[[], bool] | None = None, *, cublas: bool = True,
+                allow_cpu: bool = False, command: str = "") -> BenchResult:
+    """The wave-quantization experiment: every matmul kernel (and cuBLAS, its torch peer) at every
+    M x N x K of `dims_list` (sim.waves.parse_sweep). Each measurement names its sizes in `dims`;
+    `elements` is the swept size. Results are checked against float64 at the first size."""
+    from sim.waves import dims_text, swept_axis
+
+    from .registry import parse_kernel_list
+
+    kernels: list[KernelSpec] = []
+    for item in kernel_names:
+        for spec in (parse_kernel_list(item) if isinstance(item, str) else [item]):
+            if spec not in kernels:
+                kernels.append(spec)
+    if not kernels or not dims_list:
+        raise UserError("nothing to measure: give at least one matmul kernel and one size")
+    has_gpu, why = gpu_status()
+    if not has_gpu and not allow_cpu:
+        raise UserError(f"no GPU to time on: {why}")
+    for spec in kernels:
+        if not (spec.dims and {"M", "N", "K"} <= set(spec.size_dims(1))):
+            raise UserError(f"{spec.name} is not a matrix product (its sizes are not M, N, K)")
+    gpu, why = detect_device()
+    name = gpu.name if gpu is not None else f"CPU ({why})"
+    axis = swept_axis(list(dims_list))
+    peer = kernels[0].peer_spec() if cublas else None
+    total = len(dims_list) * (len(kernels) + (peer is not None))
+    done, results, cancelled = 0, [], False
+    for i, dims in enumerate(dims_list):
+        for spec in kernels + ([peer] if peer is not None else []):
+            if should_cancel is not None and should_cancel():
+                cancelled = True
+                break
+            label = f"{spec.name} {dims_text(dims)}"
+            if on_progress:
+                on_progress(done, total, label)
+            m = measure(at_dims(spec, dims), int(dims[axis]), reps=reps, gpu=gpu,
+                        device_name=name, check=i == 0 and spec.reference is not None)
+            results.append(dataclasses.replace(m, dims=dims_text(dims)))
+            done += 1
+        if cancelled:
+            break
+    if on_progress:
+        on_progress(done, total, "cancelled" if cancelled else "done")
+    return BenchResult(device=device_summary(gpu), created=now_iso(),
+                       command=command or " ".join(sys.argv), measurements=tuple(results),
+                       peak_dram_gbps=gpu.peak_dram_gbps if gpu is not None else None,
+                       cancelled=cancelled,
+                       notes=(f"waves sweep over {axis}: {dims_text(dims_list[0])} .. "
+                              f"{dims_text(dims_list[-1])}, {len(dims_list)} sizes",))
 
 
 def now_iso() -> str:

@@ -1,5 +1,6 @@
-"""`check`, `bench`, `trace` and `calibrate`: the kernels layer's sub-commands, headless, for
-GPU servers.
+"""`check`, `bench`, `trace` and `calibrate`: the kernels layer's sub-commands, headless, for GPU
+servers; and `--kernel` / `--kernel-file` for sim's `explain` and `simulate` (the kernel's own
+grid, its registers and shared memory from its compiler for the chosen GPU, without that GPU).
 
 Importing this module is cheap (no torch/triton/numba): each handler imports what it needs.
 User-caused errors raise sim.errors.UserError; main.py prints them on one line.
@@ -12,6 +13,8 @@ import sys
 
 from sim.errors import UserError
 from sim.files import check_writable
+from sim.inputs import arg_count, arg_path, arg_real
+from sim.trace import MAX_TRACE_BLOCKS
 from sim.units import parse_count, parse_count_list
 
 def register(subparsers) -> None:
@@ -24,7 +27,9 @@ def register(subparsers) -> None:
                     "(GPU; else Triton's interpreter and numba-cuda's simulator) and prints a "
                     "table. Exit status 1 if any check fails.")
     p.add_argument("--kernel", default=None, metavar="NAME[,NAME]",
-                   help="only these kernels (default: all of them)")
+                   help="only these kernels (default: all of them, or those of --kernel-file)")
+    _add_file_option(p, "check the kernels of this file (and their torch peers) against the "
+                        "reference it declares")
     p.add_argument("--sizes", default=None, metavar="N[,N]",
                    help="element counts (default: the article's 1,128,1024,1048583; the CPU path "
                         "caps each kernel where its simulator would take minutes)")
@@ -35,17 +40,20 @@ def register(subparsers) -> None:
         description="Times kernels with CUDA events, the L2 flushed before every rep, and writes "
                     "median/p20/p80 time and GB/s per point, with the copy ceiling and the "
                     "theoretical peak, to a .json (warpscope-bench/1) or .csv file.")
-    p.add_argument("--kernel", required=True, metavar="NAME[,NAME]",
-                   help="kernels to time: registry names, a group (add, add_relu, copy, square) "
-                        "or all")
+    p.add_argument("--kernel", default=None, metavar="NAME[,NAME]",
+                   help="kernels to time: registry names, a group (add, add_relu, copy, square, "
+                        "matmul) or all (required, except with --kernel-file, or with "
+                        "--waves-sweep: matmul)")
+    _add_file_option(p, "also time the kernels of this file beside their torch peers, each "
+                        "checked against the reference it declares")
     p.add_argument("--sizes", default="2^20,2^24,2^26", metavar="N[,N]",
                    help="element counts, e.g. 2^20,2^24 or 1048576 (default: %(default)s)")
     p.add_argument("--block", default=None, metavar="B[,B]",
                    help="block sizes to sweep: threads per block for Numba kernels, BLOCK_SIZE for "
                         "Triton kernels (default: each kernel's own); torch peers ignore it")
-    p.add_argument("--warps", type=int, default=None, metavar="W",
+    p.add_argument("--warps", type=arg_count("--warps", 1, 64), default=None, metavar="W",
                    help="Triton num_warps (default: each kernel's own)")
-    p.add_argument("--reps", type=int, default=50, metavar="R",
+    p.add_argument("--reps", type=arg_count("--reps", 1, 100_000), default=50, metavar="R",
                    help="fewest timed repetitions per point (more if they fit in 100 ms); "
                         "the median is reported (default: %(default)s)")
     p.add_argument("--no-flush", action="store_true",
@@ -54,8 +62,16 @@ def register(subparsers) -> None:
     p.add_argument("--cpu", action="store_true",
                    help="without a GPU, time the interpreter/simulator anyway "
                         "(labelled: not GPU timings)")
-    p.add_argument("--out", required=True, metavar="FILE.json|FILE.csv",
-                   help="where to write the results (format by extension, written atomically)")
+    p.add_argument("--waves-sweep", default=None, metavar="M=..,K=..,N=LO..HI xSTEP",
+                   help="the wave-quantization experiment: matmul kernels and cuBLAS at every "
+                        "size of one stepped dimension, e.g. M=1024,K=8192,N=256..14080x256 (one "
+                        "tile column per step); without a GPU, prints the scheduler's prediction")
+    p.add_argument("--gpu", default=None, metavar="NAME",
+                   help="with --waves-sweep and no GPU here: the GPU preset to predict for "
+                        "(default H200)")
+    p.add_argument("--out", default=None, metavar="FILE.json|FILE.csv", type=arg_path("--out file"),
+                   help="where to write the results (format by extension, written atomically); "
+                        "required whenever something is measured")
     p.set_defaults(handler=cmd_bench)
 
     p = subparsers.add_parser(
@@ -72,15 +88,15 @@ def register(subparsers) -> None:
                    help="spin kernel: how the warps wait: busy re-reading the timer (spin), "
                         "sleeping 200 ns between reads (sleep) or chasing pointers through DRAM "
                         "(memory) (default: spin)")
-    p.add_argument("--grid", type=int, default=None, metavar="N",
+    p.add_argument("--grid", type=arg_count("--grid", 1, MAX_TRACE_BLOCKS), default=None, metavar="N",
                    help="spin kernel: programs (blocks) to launch (default: three full waves at "
                         "the predicted occupancy)")
     p.add_argument("--waves", type=float, default=None, metavar="W",
                    help="spin kernel: launch W full waves at the predicted occupancy (2.5: two "
                         "and a half) instead of --grid")
-    p.add_argument("--warps", type=int, default=4, metavar="W",
+    p.add_argument("--warps", type=arg_count("--warps", 1, 32), default=4, metavar="W",
                    help="warps per block, i.e. 32*W threads (default: %(default)s)")
-    p.add_argument("--spin-us", type=float, default=None, metavar="T",
+    p.add_argument("--spin-us", type=arg_real("--spin-us", 0.1, 1e6), default=None, metavar="T",
                    help="spin kernel: how long each block stays resident, in microseconds "
                         "(default: 100)")
     p.add_argument("--hold-regs", type=int, default=None, metavar="K",
@@ -90,7 +106,8 @@ def register(subparsers) -> None:
                    help="add kernel: vector length, e.g. 2^24 or 16777216 (required)")
     p.add_argument("--block", type=int, default=None, metavar="B",
                    help="add kernel: BLOCK_SIZE, elements per program (default: 1024)")
-    p.add_argument("--out", required=True, metavar="FILE.json", help="where to write the trace")
+    p.add_argument("--out", required=True, metavar="FILE.json", type=arg_path("--out file"),
+                   help="where to write the trace")
     p.set_defaults(handler=cmd_trace)
 
     p = subparsers.add_parser(
@@ -99,53 +116,124 @@ def register(subparsers) -> None:
                     "dispatch model to them (a few minutes at most) and writes the profile to "
                     "the user's config folder ($XDG_CONFIG_HOME/warpscope/dispatch/<GPU>.json), "
                     "where the app and every command find it and say 'calibrated on <GPU>'.")
-    p.add_argument("--out", default=None, metavar="FILE.json",
+    p.add_argument("--out", default=None, metavar="FILE.json", type=arg_path("--out file"),
                    help="write the profile here instead of the config folder")
-    p.add_argument("--keep-traces", default=None, metavar="DIR",
+    p.add_argument("--keep-traces", default=None, metavar="DIR", type=arg_path("--keep-traces"),
                    help="also save the recorded traces there (a trace bundle: python3 -m "
                         "sim.trace_bundle DIR lists them)")
-    p.add_argument("--fit-seconds", type=float, default=240.0, metavar="S",
+    p.add_argument("--fit-seconds", type=arg_real("--fit-seconds", 0, 86400, positive=True),
+                   default=240.0, metavar="S",
                    help="stop the fit after S seconds, keeping the best so far (default: %(default)s)")
     p.set_defaults(handler=cmd_calibrate)
 
 
+def _add_file_option(parser, what: str) -> None:
+    parser.add_argument("--kernel-file", action="append", default=None, metavar="FILE.py[:NAME]",
+                        type=arg_path("--kernel-file"), help=f"a kernel file (docs/KERNEL_FILES.md; it is run): {what}. "
+                             "Repeat it for several files")
+
+
 def add_kernel_options(parser) -> None:
-    """`--kernel NAME`: take the grid from that kernel's declaration (sim/cli.py asks
+    """`--kernel NAME` / `--kernel-file FILE.py[:NAME]`: take the grid from that kernel's
+    declaration and its registers and shared memory from its compiler (sim/cli.py asks
     `args.kernel_launch(args, gpu)`)."""
     parser.add_argument("--kernel", metavar="NAME", default=None,
                         help="a registry kernel: its own grid rule gives the blocks (e.g. add_numba "
-                             "covers 4 elements per thread); --block sets its block parameter")
+                             "covers 4 elements per thread); --block sets its block parameter; "
+                             "registers and shared memory come from its compiler for --gpu "
+                             "(unless --regs and --smem are given)")
+    parser.add_argument("--kernel-file", metavar="FILE.py[:NAME]", default=None,
+                        type=arg_path("--kernel-file"), help="your own kernel (docs/KERNEL_FILES.md; the file is run): like "
+                             "--kernel, for the kernel the file declares (NAME picks one of "
+                             "several)")
     parser.add_argument("--warps", type=int, default=None, metavar="W",
                         help="with a Triton --kernel: num_warps (default: the kernel's own)")
     parser.set_defaults(kernel_launch=kernel_launch)
 
 
+def _file_kernels(paths, cpu_fallback: bool = True) -> list:
+    """The kernels of each file (torch peers included), added to the registry for this run.
+    `cpu_fallback=False` (explain, simulate: nothing runs): no GPU looked for, no torch."""
+    from .kernel_file import open_kernel_file
+    from .registry import add_kernels
+
+    found = []
+    for path in paths or ():
+        specs = open_kernel_file(path, cpu_fallback=cpu_fallback)
+        add_kernels(specs)
+        found += [s for s in specs if s not in found]
+    return found
+
+
+def _chosen_kernel(args):
+    """The one kernel --kernel / --kernel-file names."""
+    from .registry import get_kernel
+
+    if not args.kernel_file:
+        return get_kernel(args.kernel)
+    launchable = [s for s in _file_kernels([args.kernel_file], cpu_fallback=False)
+                  if s.launchable]
+    if args.kernel:
+        match = [s for s in launchable if s.name == args.kernel]
+        if not match:
+            raise UserError(f"{args.kernel_file} has no kernel named {args.kernel!r} (it has "
+                            f"{', '.join(s.name for s in launchable)})")
+        return match[0]
+    if len(launchable) > 1:
+        raise UserError(f"{args.kernel_file} declares {len(launchable)} kernels "
+                        f"({', '.join(s.name for s in launchable)}): pick one with "
+                        f"{args.kernel_file}:NAME")
+    return launchable[0]
+
+
 def kernel_launch(args, gpu):
-    """The launch of `args.kernel` at `args.elements` on `gpu`, or None without --kernel."""
-    if not getattr(args, "kernel", None):
+    """The launch of `--kernel` (or `--kernel-file`) at `args.elements` on `gpu`, registers and
+    shared memory from its compiler for gpu's compute capability; None without a kernel."""
+    if not getattr(args, "kernel", None) and not getattr(args, "kernel_file", None):
         if getattr(args, "warps", None) is not None:
             raise UserError("--warps needs a Triton --kernel")
         return None
-    from sim.cli import KernelLaunch
+    from sim.cli import CompiledFacts, KernelLaunch
 
     from .harness import block_setting
-    from .registry import get_kernel
 
-    spec = get_kernel(args.kernel)
+    spec = _chosen_kernel(args)
     if not spec.launchable:
         raise UserError(f"{spec.name}: torch chooses its own grid; pick a Triton or Numba kernel")
-    shape = spec.launch_shape(args.elements, block_setting(spec, args.block, args.warps),
-                              gpu.sm_count)
+    block = block_setting(spec, args.block, args.warps)
+    shape = spec.launch_shape(args.elements, block, gpu.sm_count)
     params = ", ".join(f"{k}={v}" for k, v in shape.params.items())
     dims = spec.size_dims(args.elements)
     if set(dims) != {"n"}:
         params = ", ".join(f"{k}={v:,}" for k, v in dims.items()) + "; " + params
+    note = f"grid from {spec.name}'s declaration: {params}"
+    compiled = None
+    if getattr(args, "regs", None) is None or getattr(args, "smem", None) is None:
+        compiled = _compiled_facts(spec, args.elements, block, gpu, CompiledFacts)
+        note += f"; registers from {compiled.compiler} for {compiled.target}"
+        if compiled.elements != args.elements:
+            note += f" (compiled at {compiled.elements:,} elements, the same remainder mod 16)"
     return KernelLaunch(name=spec.name, blocks=shape.grid_blocks,
                         threads_per_block=shape.threads_per_block,
                         elements_per_block=shape.elements_per_block,
                         bytes_moved=spec.bytes_moved(args.elements) if spec.bytes else None,
-                        regs_per_thread=None, smem_per_block=None,
-                        note=f"grid from {spec.name}'s declaration: {params}")
+                        regs_per_thread=compiled.regs_per_thread if compiled else None,
+                        smem_per_block=compiled.smem_per_block if compiled else None,
+                        note=note, compiled=compiled)
+
+
+def _compiled_facts(spec, n: int, block, gpu, facts):
+    from .compile import CompileError
+    from .resources import launch_resources
+
+    try:
+        res = launch_resources(spec, n, block, gpu.compute_capability)
+    except CompileError as exc:
+        raise CompileError(f"{exc} (or give --regs and --smem to skip the compiler)",
+                           exc.log) from None
+    return facts(compiler=res.compiler, ptxas=res.ptxas, target=res.target,
+                 regs_per_thread=res.regs_per_thread, smem_per_block=res.smem_per_block,
+                 stack_bytes=res.stack_bytes, elements=res.elements)
 
 
 def cmd_check(args) -> int:
@@ -155,6 +243,8 @@ def cmd_check(args) -> int:
     names = None
     if args.kernel:
         names = [k.name for k in parse_kernel_list(args.kernel)] if args.kernel != "all" else None
+    if args.kernel_file:
+        names = (names or []) + [k.name for k in _file_kernels(args.kernel_file)]
     sizes = parse_count_list(args.sizes, "sizes") if args.sizes else None
     results = run_checks(names, sizes, on_result=lambda r: print(
         f"  {r.status:4} {r.kernel} n={r.elements:,} ({r.where})", file=sys.stderr, flush=True))
@@ -190,9 +280,19 @@ def cmd_bench(args) -> int:
     from .registry import parse_kernel_list
     from .results import _kind, save_results
 
+    if args.waves_sweep:
+        return cmd_waves(args)
+    if args.gpu:
+        raise UserError("--gpu is for --waves-sweep (a prediction); `bench` measures this machine's GPU")
+    if not args.kernel and not args.kernel_file:
+        raise UserError("give --kernel NAME[,NAME] or --kernel-file FILE.py (or --waves-sweep "
+                        "for the matmul experiment)")
+    if not args.out:
+        raise UserError("give --out FILE.json or FILE.csv for the results")
     _kind(args.out)  # reject a bad extension or folder before measuring anything
     check_writable(args.out)
-    kernels = parse_kernel_list(args.kernel)
+    kernels = parse_kernel_list(args.kernel) if args.kernel else []
+    kernels += [k for k in _file_kernels(args.kernel_file) if k not in kernels]
     sizes = parse_count_list(args.sizes, "sizes")
     blocks = parse_count_list(args.block, "block sizes", upper=None) if args.block else None
     if args.reps < 1:
@@ -204,6 +304,66 @@ def cmd_bench(args) -> int:
     print(format_measurements(result))
     print(f"wrote {len(result.measurements)} measurements to {args.out}")
     return 0
+
+
+def cmd_waves(args) -> int:
+    """`bench --waves-sweep`: measure on a GPU (and predict beside it), else predict only."""
+    from sim.devices import preset
+    from sim.throughput import sweep_dims
+    from sim.waves import format_sweep, from_measurements, parse_sweep
+
+    from .backends import gpu_status
+    from .registry import parse_kernel_list
+
+    dims_list = parse_sweep(args.waves_sweep)
+    kernels = parse_kernel_list(args.kernel or "matmul")
+    if args.reps < 1:
+        raise UserError("--reps must be at least 1")
+    for flag, value in (("--block", args.block), ("--warps", args.warps), ("--no-flush", args.no_flush)):
+        if value:
+            raise UserError(f"{flag} does not apply to --waves-sweep (each kernel keeps its tile)")
+    has_gpu, why = gpu_status()
+    if not has_gpu and not args.cpu:
+        gpu = preset(args.gpu or "H200")
+        predicted = sweep_dims(dims_list, kernels, gpu)
+        conc = next(iter(predicted.values()))[0].concurrent_tiles
+        print(f"Predicted on {gpu.name} by the block scheduler (compute-bound model, sim/throughput.py):")
+        print(format_sweep(dims_list, predicted, concurrent_tiles=conc))
+        notes = {p.note for ps in predicted.values() for p in ps if p.note}
+        for note in sorted(notes):
+            print(note)
+        print(f"no GPU here ({why}): prediction only, nothing measured"
+              + ("; --out not written" if args.out else ""))
+        return 0
+    if not args.out:
+        raise UserError("give --out FILE.json or FILE.csv for the measurements")
+    from .bench import waves_sweep
+    from .results import _kind, save_results
+
+    _kind(args.out)
+    check_writable(args.out)
+    result = waves_sweep(dims_list, kernels, reps=args.reps, on_progress=ProgressBar(),
+                         allow_cpu=args.cpu, command="warpscope " + " ".join(sys.argv[1:]))
+    save_results(result, args.out)
+    measured = from_measurements(result.measurements, args.out, result.device.get("name", "?"))
+    gpu = _result_gpu(result) or preset(args.gpu or "H200")
+    done = [d for d in dims_list if any(p.dims == d for p in next(iter(measured.points.values())))]
+    predicted = sweep_dims(done, kernels, gpu, resources=measured.resources)
+    conc = next(iter(predicted.values()))[0].concurrent_tiles
+    print(format_sweep(done, predicted, measured, concurrent_tiles=conc))
+    if not any(m.is_gpu_timing for m in result.measurements):
+        print("measured on the CPU path (--cpu): NOT GPU timings")
+    print(f"wrote {len(result.measurements)} measurements to {args.out}")
+    return 0
+
+
+def _result_gpu(result):
+    from sim.devices import GpuSpec
+
+    try:
+        return GpuSpec.from_dict(result.device)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def format_measurements(result) -> str:
@@ -292,8 +452,6 @@ def cmd_calibrate(args) -> int:
         import os
 
         os.makedirs(args.keep_traces, exist_ok=True)
-    if not args.fit_seconds > 0:
-        raise UserError(f"--fit-seconds must be positive, got {args.fit_seconds}")
     result = calibrate(args.out, fit_s=args.fit_seconds, keep=args.keep_traces,
                        command="warpscope " + " ".join(sys.argv[1:]),
                        say=lambda msg: print(msg, flush=True))

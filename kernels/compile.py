@@ -30,6 +30,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import asdict, dataclass, field, fields
 from importlib import metadata
 from pathlib import Path
@@ -39,7 +40,7 @@ from sim.files import write_json_atomic
 
 from .toolchain import CompileError, signature_entry
 
-__all__ = ["CompileError", "CompiledResources", "CompileRequest", "ResourceCache",
+__all__ = ["CompileCancelled", "CompileError", "CompiledResources", "CompileRequest", "ResourceCache",
            "numba_argtypes_from_args", "numba_request", "numba_resources",
            "resources_many", "signature_from_args", "spec_request", "triton_request",
            "triton_resources"]
@@ -47,6 +48,11 @@ __all__ = ["CompileError", "CompiledResources", "CompileRequest", "ResourceCache
 ROOT = Path(__file__).resolve().parent.parent
 CHILD_TIMEOUT_S = 120  # per configuration: a huge tile can keep LLVM busy for minutes
 CACHE_FORMAT = "warpscope-compiled/1"
+POLL_S = 0.2  # how often a waiting compile looks whether it was cancelled
+
+
+class CompileCancelled(UserError):
+    """The caller's `should_cancel` said stop: the compiler processes were ended, nothing cached."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,10 +169,14 @@ def _locate(kernel) -> dict:
 
 def _source_hash(kernel) -> str:
     """Hash of the file that defines the kernel (its helpers and constants live there too)."""
+    from .kernel_file import MODULE_PREFIX
+
     fn = _python_function(kernel)
     module = sys.modules.get(getattr(fn, "__module__", None) or "")
     path = getattr(module, "__file__", None)
-    digest = hashlib.sha256(f"{fn.__module__}.{fn.__qualname__}".encode())
+    # a kernel file gets a new module name each time it is opened: name it by its path
+    owner = path if fn.__module__.startswith(MODULE_PREFIX) and path else fn.__module__
+    digest = hashlib.sha256(f"{owner}.{fn.__qualname__}".encode())
     if path and os.path.isfile(path):
         digest.update(Path(path).read_bytes())
     return digest.hexdigest()
@@ -336,16 +346,28 @@ def _start_child(specs: list[dict]) -> tuple[subprocess.Popen, str]:
     return proc, json.dumps(batch)
 
 
-def _finish_child(proc: subprocess.Popen, batch: str, count: int, timeout: float
-                  ) -> list[CompiledResources | CompileError]:
-    try:
-        stdout, stderr = proc.communicate(batch, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        _, stderr = proc.communicate()
-        err = CompileError(f"compiling took longer than {timeout:.0f} s and was stopped "
-                           "(a very large block?)", stderr)
-        return [err] * count
+def _finish_child(proc: subprocess.Popen, batch: str, count: int, timeout: float,
+                  should_cancel=None) -> list[CompiledResources | CompileError]:
+    deadline = time.monotonic() + timeout
+    send = batch
+    while True:
+        wait = timeout if should_cancel is None else min(POLL_S, deadline - time.monotonic())
+        try:  # communicate() may be called again after a timeout (without the input again)
+            stdout, stderr = proc.communicate(send, timeout=max(0.0, wait))
+            break
+        except subprocess.TimeoutExpired:
+            send = None
+            if should_cancel is not None and should_cancel():
+                proc.kill()
+                proc.communicate()
+                raise CompileCancelled("compiling was cancelled") from None
+            if time.monotonic() < deadline:
+                continue
+            proc.kill()
+            _, stderr = proc.communicate()
+            err = CompileError(f"compiling took longer than {timeout:.0f} s and was stopped "
+                               "(a very large block?)", stderr)
+            return [err] * count
     try:
         answers = json.loads(stdout)
     except ValueError:
@@ -357,7 +379,8 @@ def _finish_child(proc: subprocess.Popen, batch: str, count: int, timeout: float
 
 
 def _compile_in_children(requests: list[CompileRequest], workers: int | None,
-                         timeout_s: float | None) -> list[CompiledResources | CompileError]:
+                         timeout_s: float | None, should_cancel=None
+                         ) -> list[CompiledResources | CompileError]:
     """Child processes side by side (both compilers' front ends are single-threaded): one per
     backend, or `workers` of them sharing the requests round-robin."""
     results: list = [None] * len(requests)
@@ -372,20 +395,30 @@ def _compile_in_children(requests: list[CompileRequest], workers: int | None,
         group = len(specs) % workers if workers else r.spec["backend"]
         groups.setdefault(group, []).append(i)
     children = [(idx, *_start_child([specs[i] for i in idx])) for idx in groups.values()]
-    for idx, proc, batch in children:
-        timeout = timeout_s or CHILD_TIMEOUT_S * len(idx)
-        for i, res in zip(idx, _finish_child(proc, batch, len(idx), timeout)):
-            results[i] = res
+    try:
+        for idx, proc, batch in children:
+            timeout = timeout_s or CHILD_TIMEOUT_S * len(idx)
+            for i, res in zip(idx, _finish_child(proc, batch, len(idx), timeout, should_cancel)):
+                results[i] = res
+    except CompileCancelled:
+        for _, proc, _ in children:  # the others too
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        raise
     return results
 
 
 def resources_many(requests, cache: ResourceCache | None = None, *, workers: int | None = None,
-                   timeout_s: float | None = None) -> list[CompiledResources | CompileError]:
+                   timeout_s: float | None = None, should_cancel=None
+                   ) -> list[CompiledResources | CompileError]:
     """Resources for each request, in order; a configuration that does not compile gives its
     CompileError in its place. Cache misses that need a child process share one per backend;
     `workers` > 1 sends every miss to that many child processes instead (a sweep over many
     configurations on a many-core machine). `timeout_s` bounds each child (default: 120 s per
-    configuration it compiles)."""
+    configuration it compiles). `should_cancel()` is asked while waiting: True ends the child
+    processes and raises CompileCancelled (a compile in this process is asked between
+    configurations); nothing unfinished is cached."""
     cache = cache or default_cache()
     results: list = [cache.get(r) for r in requests]
     missing = [i for i, r in enumerate(results) if r is None]
@@ -393,16 +426,20 @@ def resources_many(requests, cache: ResourceCache | None = None, *, workers: int
     here = [i for i in missing if not parallel and _in_process(requests[i].kernel)]
     child = [i for i in missing if i not in here]
     for i in here:
+        if should_cancel is not None and should_cancel():
+            raise CompileCancelled("compiling was cancelled")
         try:
             results[i] = _compile_here(requests[i])
         except CompileError as exc:
             results[i] = exc
+        cache.compiled += 1
+        cache.put(requests[i], results[i])
     if child:
         compiled = _compile_in_children([requests[i] for i in child],
-                                         workers if parallel else None, timeout_s)
+                                         workers if parallel else None, timeout_s, should_cancel)
         for i, res in zip(child, compiled):
             results[i] = res
-    for i in missing:
+    for i in child:
         cache.compiled += 1
         cache.put(requests[i], results[i])
     return results

@@ -6,14 +6,9 @@ Each returns a frozen record that says whether its times are GPU timings.
 
 from __future__ import annotations
 
-import os
-import pickle
 import statistics
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -197,60 +192,8 @@ def square_host_steps(elements: int = 1 << 24, threads_per_block: int = 256,
 
 
 # --------------------------------------------------------------------------------------------
-# Running an experiment in a child process (what the GUI does)
-# --------------------------------------------------------------------------------------------
-# On the H200 the three experiments finish from the command line, but inside the window's worker
-# thread they did not finish within 90 s and the window stopped answering (torch.compile's
-# inductor runs there; the cause was not pinned down). A child process runs them on its own main
-# thread, as the CLI does: the window stays responsive, and a hung or crashed experiment is one
-# error message, not a frozen app.
-
+# The window runs these in its kernel host process (kernels.host), on the host's main thread, as
+# the command line does: inside a worker thread of the window torch.compile did not finish on the
+# H200, and the window stopped answering.
 EXPERIMENTS = {"count_kernels": count_kernels, "launch_vs_finish": launch_vs_finish,
                "square_host_steps": square_host_steps}
-_CHILDREN: set = set()
-
-
-def run_in_subprocess(name: str, timeout_s: float = 300.0):
-    """Run one experiment (a key of EXPERIMENTS) in a fresh interpreter and return its record."""
-    if name not in EXPERIMENTS:
-        raise UserError(f"unknown experiment {name!r}; choose one of {', '.join(EXPERIMENTS)}")
-    root = str(Path(__file__).resolve().parents[1])
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
-    proc = subprocess.Popen([sys.executable, "-m", "kernels.experiments", name], cwd=root, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _CHILDREN.add(proc)
-    try:
-        out, err = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise UserError(f"{name} did not finish within {timeout_s:.0f} s") from None
-    finally:
-        _CHILDREN.discard(proc)
-    if proc.returncode != 0:
-        lines = [ln for ln in err.decode(errors="replace").splitlines() if ln.strip()]
-        reason = lines[-1].removeprefix("warpscope: error: ") if lines else f"exit status {proc.returncode}"
-        raise UserError(f"{name}: {reason}")
-    return pickle.loads(out)
-
-
-def stop_children() -> None:
-    """Kill experiments still running (the window is closing)."""
-    for proc in list(_CHILDREN):
-        proc.kill()
-
-
-def _main(argv: list[str]) -> int:
-    try:
-        result = EXPERIMENTS[argv[0]]()
-    except (UserError, KeyError, IndexError) as exc:
-        print(f"warpscope: error: {exc}", file=sys.stderr)
-        return 2
-    sys.stdout.buffer.write(pickle.dumps(result))
-    return 0
-
-
-if __name__ == "__main__":
-    from kernels import experiments  # records must pickle as kernels.experiments.*, not __main__.*
-
-    sys.exit(experiments._main(sys.argv[1:]))

@@ -14,6 +14,7 @@ leaves nothing behind in ``sys.modules``. Turning a declaration into the registr
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 import re
@@ -122,9 +123,11 @@ def _check(decl, index: int, path: str) -> dict:
                 if type(kernel).__name__ == "function" else f"a {type(kernel).__name__}")
         raise UserError(f"{label}: kernel must be a @triton.jit or @cuda.jit function, "
                         f"got {what}") from None
-    if not callable(decl["inputs"]):
+    inputs = decl["inputs"]
+    if not callable(inputs) and not (type(inputs) is int and inputs >= 1):
         raise UserError(f"{label}: inputs must be a function of the size, like "
-                        "lambda n: [np.random.rand(n).astype(np.float32)]")
+                        "lambda n: [np.random.rand(n).astype(np.float32)], or a number of "
+                        "float32 arrays of n elements")
     if not isinstance(decl["block"], dict) or not decl["block"]:
         raise UserError(f"{label}: block must be a dict of block parameters and their defaults, "
                         "like dict(BLOCK_SIZE=1024, num_warps=4) or dict(threads=256)")
@@ -132,15 +135,18 @@ def _check(decl, index: int, path: str) -> dict:
     return {**decl, "name": name, "backend": backend}
 
 
-def load_kernel_file(path, name: str | None = None) -> list[dict]:
+def load_kernel_file(path, name: str | None = None, *, cpu_fallback: bool = True) -> list[dict]:
     """The declarations of a kernel file ("FILE.py", or "FILE.py:NAME" for one of them), each a
     copy of the user's dict with "name" (defaulted to the kernel function's) and "backend"
-    ("triton" | "numba") filled in: ready for kernels.spec.declare(decl, origin=path)."""
-    from .backends import available
-
+    ("triton" | "numba") filled in: ready for kernels.spec.declare(decl, origin=path).
+    `cpu_fallback=False`: do not look for a GPU first (that imports torch) nor switch to the
+    interpreter/simulator: for a process that only reads the declarations or compiles."""
     path, named = split_path(path)
     name = name or named
-    available()  # no GPU: kernels defined by the file must run in the interpreter/simulator
+    if cpu_fallback:
+        from .backends import available
+
+        available()  # no GPU: kernels defined by the file must run in the interpreter/simulator
     module = import_file(path)
     try:
         return _select(module, name)
@@ -162,3 +168,49 @@ def _select(module, name: str | None) -> list[dict]:
         raise UserError(f"{path} has no kernel named {name!r} (it has {', '.join(names)})")
     return [decls[names.index(name)]]
 
+
+
+def open_kernel_file(path, name: str | None = None, *, cpu_fallback: bool = True) -> list:
+    """The KernelSpecs of a kernel file ("FILE.py" or "FILE.py:NAME"), each followed by its torch
+    peer where it declares one: ready for registry.add_kernels. The file is run (see
+    load_kernel_file); every mistake is one UserError line."""
+    from .spec import declare
+
+    origin = os.path.abspath(split_path(path)[0])
+    decls = load_kernel_file(path, name, cpu_fallback=cpu_fallback)
+    specs = [declare(d, origin=origin) for d in decls]
+    out = []
+    for spec in specs:
+        peer = spec.peer_spec()
+        out += [spec] if peer is None else [spec, peer]
+    return out
+
+
+def file_digest(path) -> str:
+    """What a file holds now (sha256 of its bytes): a process that opens it later can tell whether
+    it is still the version the user opened."""
+    return hashlib.sha256(_read_source(os.path.abspath(os.fspath(path)))).hexdigest()
+
+
+_OPENED_HERE: dict[str, tuple[str, list]] = {}  # path -> (digest, specs) opened in this process
+
+
+def open_once(path, digest: str | None = None, *, cpu_fallback: bool = True) -> list:
+    """The kernels of a file the user opened, in a process that works for the window (the kernel
+    host, the compiler host): opened here the first time, or when the file changed, and added to
+    this process's registry. `digest` (file_digest when the user opened it): a file that changed
+    since then is one line asking to open it again, so nothing runs that the window does not
+    show."""
+    from .registry import add_kernels
+
+    path = os.path.abspath(os.fspath(path))
+    now = file_digest(path)
+    if digest is not None and now != digest:
+        raise UserError(f"{path} changed since you opened it: open it again (File ▸ Open "
+                        "kernel…) to use the new version")
+    known = _OPENED_HERE.get(path)
+    specs = known[1] if known is not None and known[0] == now else open_kernel_file(
+        path, cpu_fallback=cpu_fallback)
+    _OPENED_HERE[path] = (now, specs)
+    add_kernels(specs)  # again, if the registry was reset: it keeps the newest of each name
+    return specs

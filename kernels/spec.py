@@ -149,7 +149,11 @@ class KernelSpec:
             return "fixed by torch"
         return "threads per block" if self.sweep == "threads" else self.sweep
 
-    def size_dims(self, n: int) -> dict:
+    def size_dims(self, n: int, dims: Mapping[str, int] | None = None) -> dict:
+        """The problem's sizes by name for size `n` (a matmul's M=N=K=n), or `dims` as given
+        (a matmul of M=1024, N=4352, K=8192: the sawtooth's points)."""
+        if dims:
+            return {k: int(v) for k, v in dims.items()}
         return dict(self.dims(n)) if self.dims is not None else {"n": int(n)}
 
     def block_params(self, block: Mapping[str, Any] | int | None = None) -> dict:
@@ -205,13 +209,13 @@ class KernelSpec:
         raise UserError(f"{self.name}: torch chooses its own blocks")
 
     def launch_shape(self, n: int, block: Mapping[str, Any] | int | None = None,
-                     sm_count: int | None = None) -> LaunchShape:
-        """The grid this kernel launches for problem size `n`: THE grid rule, asked by the window,
-        `explain`, the simulator and the launcher alike."""
+                     sm_count: int | None = None, dims: Mapping[str, int] | None = None) -> LaunchShape:
+        """The grid this kernel launches for problem size `n` (or the sizes `dims`): THE grid
+        rule, asked by the window, `explain`, the simulator and the launcher alike."""
         if not self.launchable:
             raise UserError(f"{self.name}: torch chooses its own grid, so WarpScope cannot show it")
         params = self.check_block(block)
-        named = {**self.size_dims(n), **self.constants, **params, "sm_count": sm_count}
+        named = {**self.size_dims(n, dims), **self.constants, **params, "sm_count": sm_count}
         tile = int(call_with(self.tile, **named)) if self.tile is not None else None
         if self.grid is not None:
             if sm_count is None and "sm_count" in _param_names(self.grid):
@@ -224,18 +228,18 @@ class KernelSpec:
             raise UserError(f"{self.name}: a size of {n:,} gives no blocks (grid {grid})")
         return LaunchShape(grid, self.threads_per_block(params), params, tile)
 
-    def bytes_moved(self, n: int, arrays=None) -> int:
+    def bytes_moved(self, n: int, arrays=None, dims: Mapping[str, int] | None = None) -> int:
         """Bytes one call must move: the declared formula, else every array read or written once
         (`arrays`: the inputs and output of this call)."""
         if self.bytes is not None:
-            return int(call_with(self.bytes, **self.size_dims(n)))
+            return int(call_with(self.bytes, **self.size_dims(n, dims)))
         if arrays is None:
             raise UserError(f"{self.name}: declare 'bytes' (or 'flops') to measure its throughput")
         return int(sum(a.numel() * a.element_size() if hasattr(a, "numel") else a.nbytes
                        for a in arrays))
 
-    def flops_of(self, n: int) -> int | None:
-        return None if self.flops is None else int(call_with(self.flops, **self.size_dims(n)))
+    def flops_of(self, n: int, dims: Mapping[str, int] | None = None) -> int | None:
+        return None if self.flops is None else int(call_with(self.flops, **self.size_dims(n, dims)))
 
     def peer_spec(self) -> "KernelSpec | None":
         """The torch peer a user's file declares, as a kernel of its own (measured beside it)."""

@@ -99,6 +99,7 @@ class Measurement:
     percent_of_peak: float | None = None  # of the theoretical DRAM peak
     flops: int | None = None  # floating-point operations of one call (compute-bound kernels)
     dynamic_smem_bytes: int | None = None  # shared memory padded on at launch (forced occupancy)
+    dims: str | None = None  # the sizes when they are not those of `elements`: "M=1024,N=4352,K=8192"
 
     @property
     def tflops(self) -> float | None:
@@ -119,6 +120,7 @@ class BenchResult:
     copy_ceiling_gbps: float | None = None
     peak_dram_gbps: float | None = None
     cancelled: bool = False
+    compute_ceiling_tflops: float | None = None  # torch.matmul (cuBLAS) at 8192^3 in the same run
     notes: tuple[str, ...] = field(default=())
 
     def for_kernel(self, name: str) -> list[Measurement]:

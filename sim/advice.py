@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from sim.devices import GpuSpec
 from sim.geometry import LaunchGeometry
+from sim.latency import LoadedPrediction, launch_trip, predict_launch
 from sim.occupancy import Occupancy, occupancy
 
 MIN_IMPACT = 0.05  # findings that waste less than this share of the GPU are not worth a line
@@ -30,11 +31,43 @@ class Finding:
 
 @dataclass(frozen=True, slots=True)
 class BandwidthOutlook:
-    """What the latency model says of a memory-bound launch (sim/latency.py fills this in)."""
+    """What the latency model says of a memory-bound launch (`bandwidth_outlook` fills it in
+    from sim.latency's loaded model)."""
     predicted_gbps: float
     ceiling_gbps: float
-    bytes_in_flight_per_sm: float  # what this launch keeps in flight
+    bytes_in_flight_per_sm: float  # what this launch keeps in flight (on average)
     bytes_needed_per_sm: float  # what covering DRAM latency at the ceiling takes
+    peak_bytes_in_flight_per_sm: float | None = None  # when every resident warp waits at once
+    round_trip_ns: float | None = None  # a load's round trip under this load
+    bound: str = "latency"  # what sim.latency says holds the launch back
+    dispatcher_busy: float = 0.0  # share of time each SM's block dispatcher is starting blocks
+    dispatch_ns: float | None = None  # one block start
+    basis: str = ""  # what the kernel's traffic is taken to be
+
+
+def bandwidth_outlook(p: LoadedPrediction, basis: str = "") -> BandwidthOutlook:
+    """The verdicts' view of a loaded-model prediction (sim.latency.predict_launch)."""
+    return BandwidthOutlook(
+        predicted_gbps=p.steady_gbps, ceiling_gbps=p.ceiling_gbps,
+        bytes_in_flight_per_sm=p.average_bytes_in_flight_per_sm,
+        bytes_needed_per_sm=p.bytes_needed_at_loaded_latency_per_sm,
+        peak_bytes_in_flight_per_sm=p.bytes_in_flight_per_sm, round_trip_ns=p.loaded_latency_ns,
+        bound=p.bound, dispatcher_busy=p.dispatcher_busy,
+        dispatch_ns=p.dispatch_service_ns, basis=basis)
+
+
+def launch_findings(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,
+                    bytes_moved: int | None = None,
+                    ceiling_gbps: float | None = None) -> list[Finding]:
+    """`findings` with the latency model's outlook for the launch, taken as memory-bound (the
+    kernel's declared bytes, else the article's vector add): what `explain`, the window's
+    verdicts panel and the export all show."""
+    outlook = None
+    if occ.can_launch and gpu.dram_latency_ns is not None:
+        trip, basis = launch_trip(geo, bytes_moved)
+        outlook = bandwidth_outlook(predict_launch(gpu, occ, geo, bytes_moved=bytes_moved,
+                                                   ceiling_gbps=ceiling_gbps), basis)
+    return findings(gpu, occ, geo, outlook)
 
 
 def findings(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry,
@@ -43,10 +76,14 @@ def findings(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry,
     if not occ.can_launch:
         return [Finding("cannot-launch", 1.0, "This launch cannot run",
                         occ.reason, "Use fewer threads, registers or shared memory per block.")]
-    found = [f for f in (_below_one_wave(gpu, geo), _tail(geo), _idle_lanes(gpu, geo),
+    below = _below_one_wave(gpu, geo)
+    if below is not None:  # too few blocks is the cause; "more warps" would be the wrong advice
+        bandwidth = None
+    found = [f for f in (below, _tail(geo), _idle_lanes(gpu, geo),
                          _resource_limit(gpu, occ, "registers"),
                          _resource_limit(gpu, occ, "shared memory"),
-                         _too_few_bytes_in_flight(bandwidth)) if f is not None]
+                         _too_few_bytes_in_flight(bandwidth), _block_dispatch(bandwidth))
+             if f is not None]
     return sorted(found, key=lambda f: -f.impact)
 
 
@@ -64,7 +101,8 @@ def _below_one_wave(gpu: GpuSpec, geo: LaunchGeometry) -> Finding | None:
         "below-one-wave", 1.0 - fill,
         f"Grid below one wave: {geo.blocks:,} blocks fill {fill:.0%} of the GPU",
         f"One wave is {gpu.sm_count} SMs x {geo.blocks_per_sm} blocks = {per_wave:,} blocks; "
-        f"{where}.",
+        f"{where}. The occupancy shown is theoretical (what one SM could hold): the warp slots "
+        f"of the whole GPU are {fill:.0%} used.",
         f"Give it at least {per_wave:,} blocks: smaller blocks or more work per launch "
         "(or several launches in flight at once).")
 
@@ -133,7 +171,8 @@ def _resource_limit(gpu: GpuSpec, occ: Occupancy, limiter: str) -> Finding | Non
                       smem if limiter != "shared memory" else lifted, occ.carveout_percent)
     return Finding(
         limiter.replace(" ", "-"), 0.5 * (after.occupancy - occ.occupancy),
-        f"Occupancy limited by {limiter}: {occ.blocks_per_sm} blocks/SM ({occ.occupancy:.0%})",
+        f"Occupancy limited by {limiter}: {occ.blocks_per_sm} blocks/SM "
+        f"({occ.occupancy:.0%} theoretical)",
         f"{now} allow {occ.blocks_per_sm} blocks per SM; at most {value} would allow "
         f"{after.blocks_per_sm} ({after.occupancy:.0%} theoretical occupancy).",
         f"To reach {after.blocks_per_sm} blocks/SM, {how}. More occupancy helps only if the "
@@ -143,14 +182,35 @@ def _resource_limit(gpu: GpuSpec, occ: Occupancy, limiter: str) -> Finding | Non
 def _too_few_bytes_in_flight(b: BandwidthOutlook | None) -> Finding | None:
     if b is None or b.ceiling_gbps <= 0 or b.predicted_gbps >= BANDWIDTH_SHORTFALL * b.ceiling_gbps:
         return None
-    if b.bytes_in_flight_per_sm >= b.bytes_needed_per_sm:
+    if b.bound != "latency" or b.bytes_in_flight_per_sm >= b.bytes_needed_per_sm:
         return None
     share = b.predicted_gbps / b.ceiling_gbps
+    peak = (f" ({b.peak_bytes_in_flight_per_sm / 1024:.1f} KiB when every resident warp waits; "
+            "less on average, as blocks also start, retire and queue)"
+            if b.peak_bytes_in_flight_per_sm else "")
+    trip = f" at a {b.round_trip_ns:,.0f} ns round trip under this load" if b.round_trip_ns else ""
+    basis = f" Traffic: {b.basis}." if b.basis else ""
     return Finding(
         "bytes-in-flight", 1.0 - share,
         f"Latency-bound: predicted {b.predicted_gbps:,.0f} GB/s, {share:.0%} of the ceiling",
-        f"Each SM keeps about {b.bytes_in_flight_per_sm / 1024:.1f} KiB in flight; covering DRAM "
-        f"latency at {b.ceiling_gbps:,.0f} GB/s takes {b.bytes_needed_per_sm / 1024:.1f} KiB "
-        "(Little's law).",
+        f"Each SM keeps about {b.bytes_in_flight_per_sm / 1024:.1f} KiB of loads in flight{peak}; "
+        f"reaching {b.ceiling_gbps:,.0f} GB/s{trip} takes {b.bytes_needed_per_sm / 1024:.1f} KiB "
+        f"(Little's law).{basis}",
         "Issue more independent loads per thread (several elements per thread, loads before "
         "stores) or keep more warps resident.")
+
+
+def _block_dispatch(b: BandwidthOutlook | None) -> Finding | None:
+    """Blocks so short that starting them is the bottleneck (tiny blocks, little work each)."""
+    if b is None or b.bound != "block dispatch" or b.ceiling_gbps <= 0:
+        return None
+    share = b.predicted_gbps / b.ceiling_gbps
+    if share >= BANDWIDTH_SHORTFALL:
+        return None
+    every = f" (one per {b.dispatch_ns:,.0f} ns)" if b.dispatch_ns else ""
+    return Finding(
+        "block-dispatch", 1.0 - share,
+        f"Block-dispatch-bound: predicted {b.predicted_gbps:,.0f} GB/s, {share:.0%} of the ceiling",
+        f"Each SM's dispatcher is busy {b.dispatcher_busy:.0%} of the time starting blocks{every}: "
+        "the blocks carry too little work for what starting one costs.",
+        "Give each block more work: more threads per block or more elements per thread.")

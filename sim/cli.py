@@ -2,41 +2,28 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import asdict, dataclass
 
-from sim.advice import findings
+import numpy as np
+
+from sim.advice import launch_findings
 from sim.devices import GpuSpec, preset, presets
 from sim.errors import UserError
 from sim.files import check_writable
 from sim.geometry import launch_facts, launch_geometry
+from sim.inputs import arg_bytes, arg_count, arg_path, arg_real
 from sim.occupancy import LIMITERS, occupancy
 from sim.dispatch_profile import WAITS, profile_for
 from sim.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
                           CostParams, cost_model_id, make_placement, placement_id, schedule_id,
                           schedule_launch)
 from sim.predict import H200_FIT, memory_model_for
-from sim.trace import save_trace
-from sim.units import fmt_bytes, parse_bytes, parse_count
+from sim.trace import MIN_BLOCK_US, check_trace_size, save_trace
+from sim.units import fmt_bytes
 
-
-def _argparse_type(parser, what: str):
-    """An argparse `type` that reports a bad value in plain words (not 'invalid <lambda> value')."""
-    def parse(text):
-        try:
-            return parser(text, what)
-        except UserError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    return parse
-
-
-def arg_count(what: str):
-    return _argparse_type(parse_count, what)
-
-
-def arg_bytes(what: str):
-    return _argparse_type(parse_bytes, what)
+MAX_US = 1e9  # any time option: 1000 s per block is far past every kernel
+MAX_JITTER_BLOCKS = 2**17  # ~12 s on 2 cores: the engine takes one step per distinct end time
 
 
 def add_launch_arguments(parser, *, gpu_default: str | None = "H200") -> None:
@@ -52,7 +39,7 @@ def add_launch_arguments(parser, *, gpu_default: str | None = "H200") -> None:
                         help="registers per thread the compiled kernel uses (default 0: not limiting)")
     parser.add_argument("--smem", type=arg_bytes("shared memory"), default=None,
                         metavar="BYTES", help="shared memory per block, static + dynamic (49152, 48K)")
-    parser.add_argument("--carveout", type=int, default=None, metavar="PERCENT",
+    parser.add_argument("--carveout", type=arg_count("carveout", 0, 100), default=None, metavar="PERCENT",
                         help="preferred shared-memory carveout, 0..100 %% of the SM's maximum "
                              "(default: the driver's choice)")
 
@@ -74,16 +61,18 @@ def register(subparsers) -> None:
                    help="block durations: 'uniform' (every block --duration-us) or 'memory' (default: "
                         "bytes at the block's share of DRAM bandwidth, at least --latency-us, plus "
                         "--overhead-us; SMs start a block per --sm-dispatch-us)")
-    p.add_argument("--duration-us", type=float, default=10.0, help="block duration for --cost uniform")
-    p.add_argument("--jitter", type=float, default=0.0,
+    p.add_argument("--duration-us", type=arg_real("--duration-us", MIN_BLOCK_US, MAX_US), default=10.0,
+                   help="block duration for --cost uniform")
+    p.add_argument("--jitter", type=arg_real("--jitter", 0, 0.9), default=0.0,
                    help="uniform cost: +-fraction of random, seeded variation per block (e.g. 0.2)")
-    p.add_argument("--bytes-per-element", type=float, default=12.0,
+    p.add_argument("--bytes-per-element", type=arg_real("--bytes-per-element", 0, 1e6), default=12.0,
                    help="memory cost: bytes each element moves (vector add fp32: 12)")
-    p.add_argument("--overhead-us", type=float, default=0.0, help="memory cost: fixed time per block")
-    p.add_argument("--latency-us", type=float, default=H200_FIT.latency_us,
+    p.add_argument("--overhead-us", type=arg_real("--overhead-us", 0, MAX_US), default=0.0,
+                   help="memory cost: fixed time per block")
+    p.add_argument("--latency-us", type=arg_real("--latency-us", 0, MAX_US), default=H200_FIT.latency_us,
                    help="memory cost: no block finishes sooner than this DRAM round trip "
                         "(default %(default)s: fitted on the H200, sim/predict.py)")
-    p.add_argument("--sm-dispatch-us", type=float, default=None,
+    p.add_argument("--sm-dispatch-us", type=arg_real("--sm-dispatch-us", 0, MAX_US), default=None,
                    help="an SM starts at most one block this often (default: the GPU's dispatch "
                         "profile when calibrated, none in the ideal schedule)")
     p.add_argument("--placement", type=_policy_type(placement_id), choices=list(SIMULATED_PLACEMENTS),
@@ -97,7 +86,8 @@ def register(subparsers) -> None:
                         "or 'memory' (waiting warps: blocks arrive as in the textbook)")
     p.add_argument("--seed", type=int, default=0,
                    help="the calibrated schedule's random draws (and --jitter's)")
-    p.add_argument("--trace", metavar="FILE.json", help="write every block's SM, slot, start and end")
+    p.add_argument("--trace", metavar="FILE.json", type=arg_path("--trace file"),
+                   help="write every block's SM, slot, start and end")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_simulate)
 
@@ -107,7 +97,7 @@ def register(subparsers) -> None:
                                           "and SM placement.")
     p.add_argument("trace_file", metavar="TRACE.json", help="a warpscope-trace/1 file")
     p.add_argument("--gpu", metavar="NAME", help="GPU preset (default: the one the trace names)")
-    p.add_argument("--blocks-per-sm", type=int, metavar="N",
+    p.add_argument("--blocks-per-sm", type=arg_count("--blocks-per-sm"), metavar="N",
                    help="block slots per SM (default: the occupancy predicted when recording)")
     p.add_argument("--placement", type=_policy_type(placement_id), choices=list(PLACEMENTS),
                    default="tpc-spread",
@@ -140,6 +130,18 @@ def _policy_type(resolve):
 
 
 @dataclass(frozen=True, slots=True)
+class CompiledFacts:
+    """What the kernel's compiler said about it for the chosen GPU (kernels/resources.py)."""
+    compiler: str  # "triton 3.7.1"
+    ptxas: str
+    target: str  # "sm_80"
+    regs_per_thread: int
+    smem_per_block: int  # static + dynamic, as the driver counts it
+    stack_bytes: int  # per thread: spills and local arrays
+    elements: int  # the size it was compiled for
+
+
+@dataclass(frozen=True, slots=True)
 class KernelLaunch:
     """A named kernel's launch, as the kernels layer resolves `--kernel` for these commands
     (sim cannot import kernels: the hook `args.kernel_launch(args, gpu)` fills this in)."""
@@ -151,6 +153,7 @@ class KernelLaunch:
     regs_per_thread: int | None  # from the compiler, when it could say
     smem_per_block: int | None
     note: str  # where the numbers come from, for the printout
+    compiled: CompiledFacts | None = None
 
 
 def resolve_launch(args):
@@ -199,6 +202,17 @@ def geometry_rows(gpu: GpuSpec, geo) -> list[tuple[str, str, str]]:
     return [(f.label, f.value, f.how) for f in launch_facts(gpu, geo)]
 
 
+def compiled_rows(c: CompiledFacts, occ) -> list[tuple[str, str, str]]:
+    used = ("used below" if (occ.regs_per_thread, occ.smem_per_block_bytes)
+            == (c.regs_per_thread, c.smem_per_block) else "--regs/--smem given: not used below")
+    spills = ("", "none") if not c.stack_bytes else (
+        "WARNING: local memory, slower than the registers suggest", f"{c.stack_bytes:,} B/thread")
+    return [("Registers per thread", f"{c.regs_per_thread}", used),
+            ("Shared memory per block", fmt_bytes(c.smem_per_block), "static + dynamic"),
+            ("Spills (stack)", spills[1], spills[0]),
+            ("Compiler", c.compiler, f"ptxas {c.ptxas}")]
+
+
 def occupancy_rows(occ) -> list[tuple[str, str, str]]:
     rows = []
     for name in LIMITERS:
@@ -210,7 +224,7 @@ def occupancy_rows(occ) -> list[tuple[str, str, str]]:
 
 def explain_payload(gpu, occ, geo, kernel=None) -> dict:
     payload = {"device": gpu.to_dict(), "geometry": asdict(geo), "occupancy": asdict(occ),
-               "findings": [asdict(f) for f in findings(gpu, occ, geo)]}
+               "findings": [asdict(f) for f in _findings(gpu, occ, geo, kernel)]}
     if kernel is not None:
         payload["kernel"] = asdict(kernel)
     return payload
@@ -227,11 +241,18 @@ def cmd_explain(args) -> int:
               f"{occ.regs_per_thread} registers/thread, {occ.smem_per_block_bytes:,} B shared memory/block")
     if kernel is not None and kernel.note:
         launch += f"\n  ({kernel.note})"
+    if kernel is not None and kernel.compiled is not None:
+        _print_table(f"Compiled for {gpu.name} ({kernel.compiled.target}), without the GPU",
+                     compiled_rows(kernel.compiled, occ), align="<")
     _print_table(launch, geometry_rows(gpu, geo))
     _print_table("Occupancy (blocks per SM each limiter allows)", occupancy_rows(occ))
     print(f"  => {occ.explain()} (theoretical: what the limits allow)")
-    print_findings(findings(gpu, occ, geo))
+    print_findings(_findings(gpu, occ, geo, kernel))
     return 0
+
+
+def _findings(gpu, occ, geo, kernel):
+    return launch_findings(gpu, occ, geo, bytes_moved=kernel.bytes_moved if kernel else None)
 
 
 def print_findings(found) -> None:
@@ -246,6 +267,10 @@ def cmd_simulate(args) -> int:
         raise UserError(f"this launch cannot run on {gpu.name}: {occ.reason}")
     if args.trace:
         check_writable(args.trace)
+        check_trace_size(geo.blocks)
+    if args.cost == "uniform" and args.jitter and geo.blocks > MAX_JITTER_BLOCKS:
+        raise UserError(f"with --jitter every block ends at its own time and is simulated one by one: "
+                        f"at most {MAX_JITTER_BLOCKS:,} blocks, got {geo.blocks:,}")
     bytes_moved = (kernel.bytes_moved if kernel is not None and kernel.bytes_moved
                    else geo.elements * args.bytes_per_element)
     # a kernel's bytes over its elements; its blocks cover its tile (a grid-stride grid: a share)
@@ -255,10 +280,18 @@ def cmd_simulate(args) -> int:
                         overhead_us=args.overhead_us, latency_us=args.latency_us,
                         sm_dispatch_us=args.sm_dispatch_us, wait=args.wait, seed=args.seed)
     profile = profile_for(gpu.name)
-    result = schedule_launch(gpu, occ, geo.blocks, elements=geo.elements, elements_per_block=per_block,
-                             cost=args.cost, placement=args.placement, params=params,
-                             schedule=args.schedule, profile=profile)
+    with np.errstate(over="ignore", invalid="ignore"):  # huge durations: reported below
+        result = schedule_launch(gpu, occ, geo.blocks, elements=geo.elements,
+                                 elements_per_block=per_block, cost=args.cost,
+                                 placement=args.placement, params=params, schedule=args.schedule,
+                                 profile=profile)
     timeline = result.timeline
+    if not result.makespan_us < float("inf"):
+        raise UserError("block durations this long overflow the simulation's clock; use smaller values")
+    shortest = float(np.min(result.block_end_us - result.block_start_us))
+    if not shortest >= MIN_BLOCK_US:  # zero-length blocks would all 'run' at once: nonsense waves
+        raise UserError(f"blocks would take {shortest:.3g} us; a block must take at least {MIN_BLOCK_US} us "
+                        "(raise --duration-us, or --bytes-per-element/--latency-us/--overhead-us)")
     summary = result.summary()
     summary["schedule"] = args.schedule
     summary["dispatch_profile"] = profile.label if args.schedule == "calibrated" else None

@@ -50,6 +50,8 @@ class GpuSpec:
     # Dense (no 2:4 sparsity) BF16 tensor-core rate with FP32 accumulation, from the datasheet or
     # whitepaper named in `source`; None where no such figure is sourced (or there is no BF16).
     tensor_tflops_bf16: float | None = None
+    # The same for FP16 inputs (FP32 accumulation); also where there is no BF16 (Volta, Turing).
+    tensor_tflops_fp16: float | None = None
 
     @property
     def max_warps_per_sm(self) -> int:

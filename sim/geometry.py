@@ -120,6 +120,11 @@ class Fact:
     how: str
 
 
+def _waves_text(waves: float) -> str:
+    """One decimal, but a grid far below one wave keeps two significant digits (0.034, not 0.0)."""
+    return f"{waves:,.1f}" if waves >= 0.1 or waves == 0 else f"{waves:.2g}"
+
+
 def launch_facts(gpu: GpuSpec, geo: LaunchGeometry) -> list[Fact]:
     """The article's launch table for `geo`, each value with how it is worked out."""
     g, ws, tile = geo, gpu.warp_size, geo.elements_per_block
@@ -149,7 +154,7 @@ def launch_facts(gpu: GpuSpec, geo: LaunchGeometry) -> list[Fact]:
              f"{gpu.max_threads_per_sm:,} threads per SM / {ws}"),
         Fact("slots_gpu", "Warp slots on the GPU", f"{g.warp_slots_on_gpu:,}",
              f"{gpu.sm_count} SMs x {g.warp_slots_per_sm}"),
-        Fact("waves_best", "Waves, at best", f"{g.waves_at_best:,.1f}",
+        Fact("waves_best", "Waves, at best", _waves_text(g.waves_at_best),
              f"{g.warps_in_grid:,} / {g.warp_slots_on_gpu:,}"),
     ]
     if g.blocks_per_sm is not None:

@@ -3,7 +3,7 @@
 Every front end (the `simulate` and `compare` commands, the window's menus, saved settings, files)
 names a policy by its stable id and shows its title from here; older spellings still resolve:
 
-    cost models: "uniform", "memory" (also "memory-bound")
+    cost models: "uniform", "memory" (also "memory-bound"), "compute" (also "compute-bound")
     placements:  "sm-order" (also "sm", "SM order"), "tpc-spread" (also "tpc", "TPC/GPC spread"),
                  "recorded" (only beside a recorded trace: the SM order the hardware used)
     schedules:   "calibrated" (the GPU's dispatch model, sim/dispatch.py), "ideal" (the textbook:
@@ -25,9 +25,11 @@ from sim.dispatch import dispatch_schedule
 from sim.dispatch_profile import WAITS, DispatchProfile, profile_for
 from sim.errors import UserError
 from sim.occupancy import Occupancy
+from sim.matmul_work import BlockWork
 from sim.predict import H200_FIT
 from sim.scheduler import (MemoryBoundCost, Placement, Simulation, SmOrderPlacement,
                            TpcSpreadPlacement, UniformCost, simulate)
+from sim.throughput import ComputeBoundCost, LaunchWork
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,10 @@ COST_MODELS: dict[str, Policy] = {p.id: p for p in (
     Policy("memory", "memory-bound",
            "a block moves its bytes at its share of DRAM bandwidth, never faster than one DRAM "
            "round trip; SMs start one block at a time (fitted on the H200)", ("memory-bound",)),
+    Policy("compute", "compute-bound",
+           "a block's FLOPs at its SM's share of the tensor rate plus its DRAM traffic at its "
+           "share of the bandwidth; a persistent program runs its tiles in turn (sim.throughput, "
+           "fitted on the H200's matmul sawtooth)", ("compute-bound",)),
 )}
 
 PLACEMENTS: dict[str, Policy] = {p.id: p for p in (
@@ -111,6 +117,8 @@ class CostParams:
     # memory: an SM starts one block this often (None: the schedule's: the dispatch profile's
     # when calibrated, none in the textbook)
     sm_dispatch_us: float | None = None
+    work: BlockWork | LaunchWork | None = None  # compute: what each block does (sim.throughput)
+    dtype: str = "float16"  # compute: which tensor rate
     wait: str = "spin"  # uniform: what the warps do while resident (holds blocks back or not)
     seed: int = 0  # the calibrated schedule's random draws
 
@@ -138,9 +146,18 @@ def make_placement(pid: str, recorded: Placement | None = None) -> Placement:
 
 
 def _make_cost(cid: str, gpu: GpuSpec, elements: int, elements_per_block: int, n_blocks: int,
-               params: CostParams):
+               params: CostParams, first_block: int = 0):
     if cost_model_id(cid) == "uniform":
         return UniformCost(params.duration_us, params.jitter, params.seed)
+    if cost_model_id(cid) == "compute":
+        if params.work is None:
+            raise UserError("the compute-bound model needs a kernel that says what each block "
+                            "computes (a matmul kernel); use the memory-bound or uniform model")
+        work = params.work.build() if hasattr(params.work, "build") else params.work
+        if work.n_blocks != n_blocks + first_block:
+            raise UserError(f"the work describes {work.n_blocks:,} blocks, the grid has "
+                            f"{n_blocks + first_block:,}")
+        return ComputeBoundCost.for_gpu(gpu, work, params.dtype, first_block=first_block)
     return MemoryBoundCost.for_launch(gpu, elements, elements_per_block, params.bytes_per_element,
                                       params.overhead_us, params.latency_us, n_blocks=n_blocks)
 
@@ -201,13 +218,16 @@ def schedule_launch(gpu: GpuSpec, occ: Occupancy, grid_blocks: int, *, elements:
     elements = int(elements if elements is not None else grid_blocks * per_block)
     n_sim, skipped = plan_blocks(int(grid_blocks), occ.blocks_per_sm * gpu.sm_count, max_blocks)
     first = int(grid_blocks) - n_sim
-    model = _make_cost(cost, gpu, max(1, elements - first * per_block), per_block, n_sim, params)
+    model = _make_cost(cost, gpu, max(1, elements - first * per_block), per_block, n_sim, params,
+                       first)
     if isinstance(model, UniformCost) and not model.duration_us * (1 + model.jitter) < 1e12:
         raise UserError("block durations this long overflow the simulation's clock; use smaller values")
+    # compute-bound tiles keep the textbook's start times, as their throughput model was fitted
+    interval = 0.0 if isinstance(model, ComputeBoundCost) else params.sm_dispatch_us
     with np.errstate(over="ignore", invalid="ignore"):  # huge durations: reported just below
         sim = run_schedule(gpu, n_sim, occ.blocks_per_sm, occ.warps_per_block, model,
                            make_placement(placement), schedule=schedule, wait=params.wait,
-                           profile=profile, sm_interval_us=params.sm_dispatch_us, seed=params.seed)
+                           profile=profile, sm_interval_us=interval, seed=params.seed)
     if not sim.makespan_us < math.inf:
         raise UserError("block durations this long overflow the simulation's clock; use smaller values")
     return replace(sim, skipped_waves=skipped, first_block=first)

@@ -117,6 +117,24 @@ class Timeline:
         k = int(np.searchsorted(self.wave_starts_us, t_us, side="right"))
         return max(1, k) + self.skipped_waves
 
+    @cached_property
+    def wave_us(self) -> float:
+        """How long a full wave takes: the mean time for a wave's worth of blocks (`capacity`) to
+        start, in the later half of the simulated part (the spacing of wave starts when every lane is refilled at
+        once, as in the textbook; also right where SMs keep some slots empty, as busy warps make
+        them on an H200: sim/dispatch.py)."""
+        starts = self._sorted_starts
+        if starts.size > self.capacity > 0:
+            spans = starts[self.capacity:] - starts[:-self.capacity]
+            return float(np.mean(spans[spans.size // 2:]))  # the steady half: past the launch
+        return self.makespan_us
+
+    @property
+    def whole_launch_us(self) -> float:
+        """The whole grid's time: the simulated part plus the identical full waves left out
+        before it (`skipped_waves`), each as long as a full wave of the simulated part."""
+        return self.makespan_us + self.skipped_waves * self.wave_us
+
     # -- the tail (see the module docstring) -------------------------------------------------
     @property
     def last_dispatch_us(self) -> float:
@@ -218,6 +236,7 @@ class Timeline:
             "blocks_scheduled": self.n_blocks,
             "waves": self.waves + self.skipped_waves,
             "makespan_us": round(self.makespan_us, 4),
+            "whole_launch_us": round(self.whole_launch_us, 4),
             "steady_resident_blocks": self.steady_blocks,
             "tail_start_us": round(self.tail_start_us, 4),
             "tail_fraction": round(self.tail_fraction, 4),

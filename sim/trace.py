@@ -11,17 +11,39 @@ not say). Recorded traces have times relative to the earliest block start.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from sim.errors import UserError
-from sim.files import write_json_atomic
+from sim.files import load_json_bounded, read_user_file, write_json_atomic
+from sim.inputs import FieldError, Object, OneOf, Real, Text, Whole, check_fields, shown
 
 FORMAT = "warpscope-trace/1"
 COLUMNS = ["block", "sm", "slot", "start_us", "end_us"]
 MAX_SMS = 1024  # far above any GPU (an H200 has 132 SMs); a bigger SM number is a damaged file
+MAX_SLOTS = 1024  # block slots per SM (GPUs have at most 32)
+MAX_BLOCK_ID = 2**31 - 1  # CUDA's grid limit in x
+MAX_TIME_US = 1e12  # 11 days: any later time is a damaged file, not a kernel
+MIN_BLOCK_US = 1e-3  # a block takes at least a nanosecond (as `simulate` requires)
+# Bounded work: a trace is read whole (JSON) and replayed block by block (compare, the window's
+# Timeline), so its size is capped before reading. 2^18 blocks is 8 MB as `simulate --trace`
+# writes it and about 7 s to compare on 2 CPU cores (a recorded H200 trace has ~12,000 blocks);
+# `simulate` refuses to write more, `trace` to record more.
+MAX_TRACE_BLOCKS = 2**18
+MAX_TRACE_BYTES = 16 * 2**20
+
+_SCHEMA = {"source": OneOf(("simulated", "recorded")), "gpu": Text(200), "time_unit": OneOf(("us",))}
+# What the rest of WarpScope reads from "meta" (kernels/trace.py, compare, the Timeline panel).
+_META_SCHEMA = {"sm_count": Whole(1, MAX_SMS), "predicted": Object(), "spin_us": Real(0, MAX_TIME_US)}
+_PREDICTED_SCHEMA = {"blocks_per_sm": Whole(1, MAX_SLOTS)}
+_COLUMN_BOUNDS = [  # name, lowest, highest, whole number?, in words
+    ("block", 0, MAX_BLOCK_ID, True, f"a block id in 0..{MAX_BLOCK_ID}"),
+    ("sm", 0, MAX_SMS - 1, True, f"an SM in 0..{MAX_SMS - 1}"),
+    ("slot", -1, MAX_SLOTS, True, f"a slot in -1..{MAX_SLOTS} (-1: not recorded)"),
+    ("start_us", 0.0, MAX_TIME_US, False, f"a time in 0..{MAX_TIME_US:g} us"),
+    ("end_us", 0.0, MAX_TIME_US, False, f"a time in 0..{MAX_TIME_US:g} us"),
+]
 
 
 @dataclass(frozen=True)
@@ -50,6 +72,8 @@ class Trace:
 
 def trace_document(*, source: str, gpu: str, records, meta: dict | None = None) -> dict:
     """The JSON document of a trace (what save_trace writes; a results file may embed several)."""
+    records = list(records)
+    check_trace_size(len(records))
     rows = [[int(b), int(sm), int(slot), round(float(s), 4), round(float(e), 4)]
             for b, sm, slot, s, e in records]
     return {"format": FORMAT, "source": source, "gpu": gpu, "time_unit": "us",
@@ -66,27 +90,83 @@ def write_trace(path, trace: Trace) -> None:
                records=zip(trace.block, trace.sm, trace.slot, trace.start_us, trace.end_us))
 
 
+def check_trace_size(blocks: int) -> None:
+    """Refuse, before any work, a trace too big to read back."""
+    if blocks > MAX_TRACE_BLOCKS:
+        raise UserError(f"a trace of {blocks:,} blocks is too big to write; traces hold at most "
+                        f"{MAX_TRACE_BLOCKS:,} blocks (use fewer elements or larger blocks)")
+
+
 def load_trace(path) -> Trace:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError) as exc:  # ValueError: bad JSON or bytes that are not UTF-8
-        raise UserError(f"cannot read trace {path}: {exc}") from None
+    """Read a trace file, checked field by field: one UserError line for anything damaged."""
+    where = str(path)
+    text = read_user_file(path, "trace", MAX_TRACE_BYTES)
+    if text.count("[") > MAX_TRACE_BLOCKS + 1000:  # a row is a [...]: refuse before parsing it all
+        raise UserError(f"{where} holds more than {MAX_TRACE_BLOCKS:,} blocks, the most a trace may hold")
+    data = load_json_bounded(text, where)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         fmt = data.get("format") if isinstance(data, dict) else None
-        raise UserError(f"{path} is not a WarpScope trace (format {fmt!r})")
+        raise UserError(f"{where} is not a WarpScope trace (format {shown(fmt)})")
+    fields = check_fields(data, _SCHEMA, where, required=("blocks",),
+                          defaults={"source": "?", "gpu": "?"})
+    meta = _known_good(data.get("meta"), _META_SCHEMA)
+    if "predicted" in meta:
+        meta["predicted"] = _known_good(meta["predicted"], _PREDICTED_SCHEMA)
+    rows = _rows(data["blocks"], where)
+    return Trace(source=fields["source"], gpu=fields["gpu"],
+                 block=rows[:, 0].astype(np.int64), sm=rows[:, 1].astype(np.int64),
+                 slot=rows[:, 2].astype(np.int64), start_us=rows[:, 3], end_us=rows[:, 4], meta=meta)
+
+
+def _known_good(meta, schema: dict) -> dict:
+    """`meta` only says how a trace was made: a damaged entry there is dropped (then it is
+    missing, and e.g. `compare` asks for --blocks-per-sm), the recorded blocks still open."""
+    if not isinstance(meta, dict):
+        return {}
+    good = dict(meta)
+    for name, kind in schema.items():
+        if name in good:
+            try:
+                good[name] = kind(good[name])
+            except FieldError:
+                del good[name]
+    return good
+
+
+def _rows(blocks, where: str) -> np.ndarray:
+    """The block rows as an (n, 5) float array, every column inside its bounds."""
+    if not isinstance(blocks, list):
+        raise UserError(f"{where}: field 'blocks' must be a list of {COLUMNS} rows, got {shown(blocks)}")
+    if not blocks:
+        raise UserError(f"{where} holds no blocks")
+    if len(blocks) > MAX_TRACE_BLOCKS:
+        raise UserError(f"{where} holds {len(blocks):,} blocks; a trace may hold at most {MAX_TRACE_BLOCKS:,}")
     try:
-        rows = np.asarray(data["blocks"], dtype=float).reshape(-1, 5)
-    except (KeyError, ValueError, TypeError):
-        raise UserError(f"{path}: 'blocks' is not a list of [block, sm, slot, start_us, end_us] rows") from None
-    # A damaged file must not become a 40 GiB raster or a schedule of negative SMs.
-    if rows.size and not (np.isfinite(rows).all() and 0 <= rows[:, 1].min() and rows[:, 1].max() < MAX_SMS
-                          and (rows[:, 4] >= rows[:, 3]).all()):
-        raise UserError(f"{path}: every block needs an SM in 0..{MAX_SMS - 1} and finite times "
-                        "with end >= start")
-    if rows.size and not (rows[:, 4] > rows[:, 3]).any():
-        raise UserError(f"{path}: no block takes any time (every end_us equals its start_us)")
-    meta = data.get("meta")
-    return Trace(source=data.get("source", "?"), gpu=data.get("gpu", "?"),
-                 block=rows[:, 0].astype(int), sm=rows[:, 1].astype(int), slot=rows[:, 2].astype(int),
-                 start_us=rows[:, 3], end_us=rows[:, 4], meta=meta if isinstance(meta, dict) else {})
+        rows = np.asarray(blocks)
+    except (ValueError, TypeError):  # rows of different lengths
+        rows = np.asarray([])
+    if rows.ndim != 2 or rows.shape[1] != len(COLUMNS) or rows.dtype.kind not in "iuf":
+        raise UserError(f"{where}: every entry of 'blocks' must be 5 numbers {COLUMNS}")
+    rows = rows.astype(float)
+    for col, (name, lo, hi, whole, kind) in enumerate(_COLUMN_BOUNDS):
+        values = rows[:, col]
+        bad = ~(np.isfinite(values) & (values >= lo) & (values <= hi))
+        if whole:
+            bad |= values != np.round(values)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise UserError(f"{where}: block row {i}: {name} must be {kind}, got {shown(blocks[i][col])}")
+    early = rows[:, 4] < rows[:, 3]
+    if early.any():
+        i = int(np.argmax(early))
+        raise UserError(f"{where}: block row {i} ends before it starts (end_us < start_us)")
+    if not (rows[:, 4] > rows[:, 3]).any():
+        raise UserError(f"{where}: no block takes any time (every end_us equals its start_us)")
+    median = float(np.median(rows[:, 4] - rows[:, 3]))
+    if median < MIN_BLOCK_US:  # the simulation of such a grid is meaningless (or seconds, not us)
+        raise UserError(f"{where}: the median block takes {median:.3g} us; a block takes at least "
+                        f"{MIN_BLOCK_US} us (times are in microseconds)")
+    ids, counts = np.unique(rows[:, 0], return_counts=True)
+    if (counts > 1).any():
+        raise UserError(f"{where}: block {int(ids[np.argmax(counts > 1)])} appears more than once")
+    return rows

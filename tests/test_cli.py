@@ -77,7 +77,15 @@ def test_simulate_schedules_and_waits(capsys):
     (["simulate", "--trace", "/proc/nope/t.json"], "cannot write"),
     (["simulate", "--cost", "uniform", "--duration-us", "inf"], "finite"),
     (["simulate", "--latency-us", "inf"], "finite"),
-    (["simulate", "--overhead-us", "1e308"], "overflow"),
+    (["simulate", "--overhead-us", "1e308"], "out of range"),
+    (["simulate", "--overhead-us", "2e9"], "at most 1,000,000,000"),
+    (["simulate", "--cost", "uniform", "--duration-us", "0"], "at least 0.001"),  # was 2,851 waves
+    (["simulate", "--cost", "memory", "--bytes-per-element", "0", "--latency-us", "0"], "at least 0.001 us"),
+    (["explain", "--smem", "9" * 400], "characters long"),  # was OverflowError
+    (["explain", "--block", "9" * 50 + "^64"], "far too large"),  # was Python's int-digits limit
+    (["explain", "--block", "9" * 70 + "^64"], "characters long"),
+    (["simulate", "--trace", ""], "empty"),  # silently wrote nothing
+    (["--screenshot", ""], "empty"),  # opened the interactive window
     (["compare", str(ROOT / "tests" / "data" / "trace_h200.json"), "--blocks-per-sm", "0"], "1..32"),
     (["compare", str(ROOT / "tests" / "data" / "trace_h200.json"), "--blocks-per-sm", "100000"], "1..32"),
     (["frobnicate"], "invalid choice"),

@@ -19,6 +19,7 @@ from psygnal import Signal
 from sim.devices import GpuSpec, preset_for_device_name
 from sim.errors import UserError
 from sim.predict import Prediction, predict_bandwidth
+from sim.throughput import MatmulPrediction, is_tiled_matmul, predict_matmul, tensor_tflops
 from sim.units import parse_count_list
 
 DEFAULT_TICKED = ("add_triton", "add_torch", "copy_torch")
@@ -58,14 +59,25 @@ class Series:
     median: np.ndarray
     p20: np.ndarray
     p80: np.ndarray
-    predicted: np.ndarray  # GB/s, NaN where the scheduler makes no prediction
+    predicted: np.ndarray  # in the plot's metric (GB/s or TFLOP/s); NaN where none is made
     tips: tuple[str, ...]
     points: tuple = field(repr=False)  # the Measurements drawn
 
 
 EXPORT_HEADER = ["kernel", "backend", "elements", "block_size", "median_ms", "p20_ms", "p80_ms",
                  "bandwidth_gbps", "bandwidth_p20_gbps", "bandwidth_p80_gbps", "is_gpu_timing",
-                 "grid_blocks", "waves", "occupancy", "limited_by", "predicted_gbps", "method"]
+                 "grid_blocks", "waves", "occupancy", "limited_by", "predicted_gbps", "method",
+                 "dims", "tflops", "predicted_tflops"]
+GBPS, TFLOPS = "GB/s", "TFLOP/s"
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """A horizontal reference line: what the measured kernels can hope for."""
+
+    value: float
+    label: str
+    kind: str  # "measured" (copy, cuBLAS in the same run) or "spec" (the datasheet)
 
 
 def result_gpu(result) -> GpuSpec | None:
@@ -78,11 +90,17 @@ def result_gpu(result) -> GpuSpec | None:
         return preset_for_device_name(device.get("name", ""), device.get("sm_count"))
 
 
-def point_tip(m, predicted: Prediction | None = None) -> str:
+def point_tip(m, predicted: Prediction | MatmulPrediction | None = None) -> str:
     """Tooltip for one measurement: its launch as sim predicts it, and how it was timed."""
-    lines = [f"{m.kernel} [{m.backend}]", f"{m.elements:,} elements · block {m.block_size or 'fixed'}",
-             f"{m.bandwidth_gbps:,.1f} GB/s (p20–p80 {m.bandwidth_p20_gbps:,.1f}–"
-             f"{m.bandwidth_p80_gbps:,.1f}) · median {m.median_ms * 1e3:,.2f} µs"]
+    size = f"M, N, K = {m.dims}" if getattr(m, "dims", None) else f"{m.elements:,} elements"
+    lines = [f"{m.kernel} [{m.backend}]", f"{size} · block {m.block_size or 'fixed'}"]
+    if getattr(m, "flops", None):
+        lo, hi = (m.flops / (ms * 1e-3) / 1e12 for ms in (m.p80_ms, m.p20_ms))
+        lines.append(f"{m.tflops:,.1f} TFLOP/s (p20–p80 {lo:,.1f}–{hi:,.1f}) · median "
+                     f"{m.median_ms * 1e3:,.2f} µs · {m.bandwidth_gbps:,.0f} GB/s")
+    else:
+        lines.append(f"{m.bandwidth_gbps:,.1f} GB/s (p20–p80 {m.bandwidth_p20_gbps:,.1f}–"
+                     f"{m.bandwidth_p80_gbps:,.1f}) · median {m.median_ms * 1e3:,.2f} µs")
     grid = getattr(m, "grid_blocks", None)
     if grid is not None:
         lines.append(f"grid {grid:,} blocks × {m.threads_per_block or '?'} threads")
@@ -93,7 +111,10 @@ def point_tip(m, predicted: Prediction | None = None) -> str:
                      if waves is not None and occ is not None else f"limited by {lim}")
     if m.regs_per_thread is not None:
         lines.append(f"{m.regs_per_thread} registers/thread · {m.smem_per_block_bytes or 0:,} B shared")
-    if predicted is not None:
+    if isinstance(predicted, MatmulPrediction):
+        lines.append(f"simulator predicts {predicted.tflops:,.0f} TFLOP/s ({predicted.tflops / m.tflops:.0%} "
+                     f"of measured; {predicted.tiles:,} tiles = {predicted.waves:.2f} waves, compute-bound)")
+    elif predicted is not None:
         lines.append(f"simulator predicts {predicted.bandwidth_gbps:,.0f} GB/s "
                      f"({predicted.bandwidth_gbps / m.bandwidth_gbps:.0%} of measured; "
                      f"{predicted.bound}-bound)")
@@ -224,14 +245,66 @@ class BenchModel:
                 found[m.kernel] = (int(m.regs_per_thread), int(m.smem_per_block_bytes or 0))
         return found
 
-    def predicted(self, m) -> Prediction | None:
+    def metric(self) -> str:
+        """TFLOP/s when every kernel drawn is compute-bound (declares its FLOPs: the matmuls and
+        their torch peers), else GB/s."""
+        shown = set(self.shown_kernels())
+        ms = [m for m in (self.result.measurements if self.result else ()) if m.kernel in shown]
+        return TFLOPS if ms and all(getattr(m, "flops", None) for m in ms) else GBPS
+
+    def value(self, m, which: str = "median") -> float:
+        """A measurement in the plot's metric: its median, or the p20 / p80 of the metric (from
+        the p80 / p20 time)."""
+        if self.metric() == TFLOPS:
+            ms = {"median": m.median_ms, "p20": m.p80_ms, "p80": m.p20_ms}[which]
+            return m.flops / (ms * 1e-3) / 1e12
+        return {"median": m.bandwidth_gbps, "p20": m.bandwidth_p20_gbps,
+                "p80": m.bandwidth_p80_gbps}[which]
+
+    def predicted_value(self, m) -> float:
+        p = self.predicted(m)
+        if p is None:
+            return np.nan
+        return p.tflops if isinstance(p, MatmulPrediction) else p.bandwidth_gbps
+
+    def ceilings(self) -> list[Ceiling]:
+        """The lines a plot draws beside the curves, in its metric: the copy ceiling and the DRAM
+        peak for GB/s; cuBLAS measured in the same run and the datasheet's tensor peak for TFLOP/s."""
+        r = self.result
+        if r is None:
+            return []
+        if self.metric() == GBPS:
+            return ([Ceiling(r.copy_ceiling_gbps, f"copy {r.copy_ceiling_gbps:,.0f} GB/s", "measured")]
+                    if r.copy_ceiling_gbps else []) + \
+                   ([Ceiling(r.peak_dram_gbps, f"peak {r.peak_dram_gbps:,.0f} GB/s", "spec")]
+                    if r.peak_dram_gbps else [])
+        out = []
+        cublas = getattr(r, "compute_ceiling_tflops", None)
+        if cublas:
+            out.append(Ceiling(cublas, f"cuBLAS {cublas:,.0f} TFLOP/s", "measured"))
+        if self.result_spec is not None:
+            try:
+                peak = tensor_tflops(self.result_spec, "float16")
+                out.append(Ceiling(peak, f"spec {peak:,.0f} TFLOP/s", "spec"))
+            except UserError:
+                pass
+        return out
+
+    def _kernel_spec(self, name: str):
+        return next((k for k in self.kernels if k.name == name), None)
+
+    def predicted(self, m) -> Prediction | MatmulPrediction | None:
         """What the block scheduler predicts for a measured point: only GPU timings of kernels
-        whose grid and occupancy are known (torch peers choose their own grid)."""
-        key = (m.kernel, m.elements, m.block_size, m.num_warps, m.median_ms)
+        whose grid and occupancy are known (torch peers choose their own grid). A tiled matmul
+        goes through the compute-bound model (sim.throughput), the rest the memory-bound one."""
+        key = (m.kernel, m.elements, m.block_size, m.num_warps, m.median_ms, getattr(m, "dims", None))
         if key not in self._predictions:
             gpu = self.result_spec if m.is_gpu_timing else None
             prediction = None
-            if gpu is not None and getattr(m, "grid_blocks", None) and getattr(m, "blocks_per_sm", None):
+            spec = self._kernel_spec(m.kernel)
+            if gpu is not None and spec is not None and is_tiled_matmul(spec):
+                prediction = self._predict_matmul(spec, m, gpu)
+            elif gpu is not None and getattr(m, "grid_blocks", None) and getattr(m, "blocks_per_sm", None):
                 try:
                     prediction = predict_bandwidth(gpu, m.grid_blocks, m.blocks_per_sm, m.bytes_moved,
                                                    self.result.copy_ceiling_gbps)
@@ -239,6 +312,20 @@ class BenchModel:
                     prediction = None
             self._predictions[key] = prediction
         return self._predictions[key]
+
+    def _predict_matmul(self, spec, m, gpu) -> MatmulPrediction | None:
+        from sim.waves import dims_of
+
+        dims = dims_of(m.dims) if getattr(m, "dims", None) else spec.size_dims(m.elements)
+        block = {spec.sweep: m.block_size} if spec.sweep and m.block_size else None
+        if block is not None and m.num_warps:
+            block["num_warps"] = m.num_warps
+        res = ((m.regs_per_thread, m.smem_per_block_bytes or 0)
+               if m.regs_per_thread is not None else None)
+        try:
+            return predict_matmul(spec, dims, gpu, block, resources=res)
+        except (ValueError, UserError):
+            return None
 
     def points(self, plot: str, kernel: str) -> list:
         """The measurements one plot draws for a kernel: "size" the best block at each size,
@@ -248,7 +335,7 @@ class BenchModel:
             by_size: dict[int, list] = {}
             for m in rows:
                 by_size.setdefault(m.elements, []).append(m)
-            return [max(by_size[n], key=lambda m: m.bandwidth_gbps) for n in sorted(by_size)]
+            return [max(by_size[n], key=lambda m: self.value(m)) for n in sorted(by_size)]
         sized = [m for m in rows if m.block_size]
         if not sized:
             return []
@@ -266,9 +353,10 @@ class BenchModel:
             out.append(Series(
                 name, name,
                 np.array([m.elements if plot == "size" else m.block_size for m in pts], dtype=float),
-                np.array([m.bandwidth_gbps for m in pts]), np.array([m.bandwidth_p20_gbps for m in pts]),
-                np.array([m.bandwidth_p80_gbps for m in pts]),
-                np.array([p.bandwidth_gbps if p else np.nan for p in preds]),
+                np.array([self.value(m) for m in pts]),
+                np.array([self.value(m, "p20") for m in pts]),
+                np.array([self.value(m, "p80") for m in pts]),
+                np.array([self.predicted_value(m) for m in pts]),
                 tuple(point_tip(m, p) for m, p in zip(pts, preds)), tuple(pts)))
         return out
 
@@ -278,11 +366,14 @@ class BenchModel:
         for s in self.series(plot):
             for m in s.points:
                 p = self.predicted(m)
+                matmul = isinstance(p, MatmulPrediction)
                 rows.append([m.kernel, m.backend, m.elements, m.block_size, m.median_ms, m.p20_ms,
                              m.p80_ms, m.bandwidth_gbps, m.bandwidth_p20_gbps, m.bandwidth_p80_gbps,
                              m.is_gpu_timing, getattr(m, "grid_blocks", None), getattr(m, "waves", None),
                              getattr(m, "occupancy", None), " ".join(getattr(m, "limited_by", ()) or ()),
-                             p.bandwidth_gbps if p else None, m.method])
+                             p.bandwidth_gbps if p is not None and not matmul else None, m.method,
+                             getattr(m, "dims", None), getattr(m, "tflops", None),
+                             p.tflops if matmul else None])
         return list(EXPORT_HEADER), rows
 
     # -- checks and experiments ----------------------------------------------------------------

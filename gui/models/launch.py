@@ -4,6 +4,12 @@
 frozen `LaunchState`: the grid comes from the selected kernel's own rule (its spec's
 `launch_shape`, the one the launcher uses), occupancy and geometry from sim. `LaunchModel` holds
 the current state and says what changed; it never references a view.
+
+A registry kernel's registers and shared memory come from its compiler: the model asks for a
+`CompileTarget` (`compile_wanted`; gui/jobs.py compiles it off the GUI thread), applies the answer
+(`set_compiled`) and says where the numbers came from (`LaunchState.origin`, gui/models/compiled.py).
+A Triton kernel's threads-per-block sweep is recompiled at every num_warps (`sweep_wanted`,
+`set_sweep`).
 """
 
 from __future__ import annotations
@@ -13,16 +19,21 @@ from typing import Any
 
 from psygnal import Signal
 
+from gui.models.compiled import (BENCH, BY_HAND, COMPILER, HAND, CompileTarget, ResourceOrigin,
+                                 block_params, block_threads, compile_target, compiled_origin,
+                                 compiling_origin, failed_origin, threads_curve)
 from sim.devices import GpuSpec, preset, presets
 from sim.errors import UserError
 from sim.geometry import LaunchGeometry, launch_geometry
 from sim.occupancy import Occupancy, occupancy, sweep_registers, sweep_smem, sweep_threads
+from sim.throughput import launch_work
 from sim.units import parse_bytes, parse_count
 
 MAX_ELEMENTS = 2**31
 MAX_REGS = 512  # the registers box goes past every GPU's 255, to show why such a kernel cannot run
 MAX_SMEM = 1 << 20  # likewise shared memory per block (no GPU offers more than 228 KiB)
 CUSTOM_KERNEL = "custom"
+KNOWN_MAX = 512  # compiled configurations remembered (a slider's worth, both ways)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +48,8 @@ class LaunchInputs:
     smem_per_block: int = 0
     carveout_percent: int | None = None
     block_size: int | None = None  # a Triton kernel's BLOCK_SIZE (elements per program)
+    dims: str = ""  # a matmul's sizes, "M=1024,N=4352,K=8192"; "" = those of `elements`
+    block_extra: str = ""  # the kernel's other block parameters, "BLOCK_N=128,BLOCK_K=32"
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -57,7 +70,7 @@ class LaunchInputs:
                 if f.name in ("carveout_percent", "block_size"):
                     values[f.name] = None
                 continue
-            kind = str if f.name in ("gpu", "kernel") else int
+            kind = str if f.name in ("gpu", "kernel", "dims", "block_extra") else int
             try:
                 values[f.name] = kind(v)
             except (TypeError, ValueError):
@@ -89,22 +102,19 @@ class GridShape:
     elements_per_block: int | None  # a fixed tile per block; None: a grid-stride loop
 
 
-def block_params(kernel, inputs: LaunchInputs) -> dict:
-    """The kernel's block parameters for these inputs: Triton's BLOCK_SIZE and num_warps (the
-    threads are 32 x num_warps), Numba's threads per block."""
-    if kernel.backend == "triton":
-        params = {"num_warps": max(1, inputs.threads_per_block // 32)}
-        if kernel.block_param:
-            params[kernel.block_param] = inputs.block_size or kernel.default_block
-        return params
-    return {kernel.block_param: inputs.threads_per_block} if kernel.block_param else {}
-
-
 def kernel_grid(kernel, inputs: LaunchInputs, sm_count: int) -> GridShape:
     """The grid `kernel` launches: its spec's grid rule (the launcher's own)."""
     params = block_params(kernel, inputs)
-    shape = kernel.launch_shape(inputs.elements, params, sm_count)
+    dims = launch_dims(inputs)
+    shape = kernel.launch_shape(inputs.elements, params, sm_count, **({"dims": dims} if dims else {}))
     return GridShape(shape.grid_blocks, shape.threads_per_block, shape.elements_per_block)
+
+
+def launch_dims(inputs: LaunchInputs) -> dict | None:
+    """The matmul sizes the inputs name (a sawtooth point chose them), else None."""
+    from sim.waves import dims_of
+
+    return dims_of(inputs.dims) if inputs.dims else None
 
 
 # -- the state -----------------------------------------------------------------------------------
@@ -121,6 +131,8 @@ class LaunchState:
     error: str = ""
     elements_per_block: int | None = None  # what one block covers (None: it loops)
     bytes_moved: int | None = None  # one call's DRAM traffic, as the kernel declares it
+    work: Any = None  # what each block computes (sim.matmul_work.BlockWork), for the compute model
+    origin: ResourceOrigin = BY_HAND  # where registers and shared memory came from
 
     @property
     def ok(self) -> bool:
@@ -146,18 +158,25 @@ class OccupancyCurves:
     threads: tuple
     registers: tuple
     smem: tuple  # x in bytes
+    threads_note: str = ""  # where the threads curve's registers come from, when compiled
 
 
-def occupancy_curves(state: LaunchState) -> OccupancyCurves | None:
-    """None when the inputs are nonsense (no occupancy to sweep around)."""
+def occupancy_curves(state: LaunchState, sweep: dict | None = None,
+                     note: str = "") -> OccupancyCurves | None:
+    """None when the inputs are nonsense (no occupancy to sweep around). `sweep`: num_warps ->
+    compiled resources of a Triton kernel; its threads curve then has one point per num_warps,
+    each with its own registers."""
     if state.occ is None:
         return None
     spec, i = state.spec, state.inputs
     co = i.carveout_percent
     try:
-        return OccupancyCurves(sweep_threads(spec, i.regs_per_thread, i.smem_per_block, co),
+        threads = (tuple(threads_curve(spec, sweep, co)) if sweep
+                   else sweep_threads(spec, i.regs_per_thread, i.smem_per_block, co))
+        return OccupancyCurves(threads,
                                sweep_registers(spec, i.threads_per_block, i.smem_per_block, co),
-                               sweep_smem(spec, i.threads_per_block, i.regs_per_thread, co))
+                               sweep_smem(spec, i.threads_per_block, i.regs_per_thread, co),
+                               note)
     except ValueError:
         return None
 
@@ -180,40 +199,53 @@ def compute_state(inputs: LaunchInputs, spec: GpuSpec, kernel=None) -> LaunchSta
         _check_ranges(inputs)
         occ = occupancy(spec, inputs.threads_per_block, inputs.regs_per_thread,
                         inputs.smem_per_block, inputs.carveout_percent)
-        if kernel is None:
+        work = None
+        if kernel is None:  # a custom launch: matrix sizes mean nothing to it
             per_block, blocks, nbytes = inputs.threads_per_block, None, None
         else:
             shape = kernel_grid(kernel, inputs, spec.sm_count)
             per_block, blocks = shape.elements_per_block, shape.grid_blocks
-            nbytes = _declared_bytes(kernel, inputs.elements)
+            nbytes = _declared_bytes(kernel, inputs.elements, launch_dims(inputs))
+            if occ.can_launch:
+                work = launch_work(kernel, inputs.elements, block_params(kernel, inputs), spec,
+                                   occ.blocks_per_sm, blocks, launch_dims(inputs))
         geo = launch_geometry(spec, inputs.elements, inputs.threads_per_block, occ, blocks=blocks,
                               elements_per_block=per_block)
     except (ValueError, TypeError) as exc:  # UserError is a ValueError
         return LaunchState(inputs, spec, None, None, str(exc).splitlines()[0])
-    return LaunchState(inputs, spec, occ, geo, "", per_block, nbytes)
+    return LaunchState(inputs, spec, occ, geo, "", per_block, nbytes, work)
 
 
-def _declared_bytes(kernel, n: int) -> int | None:
+def _declared_bytes(kernel, n: int, dims: dict | None = None) -> int | None:
     try:
-        return int(kernel.bytes_moved(n))
+        return int(kernel.bytes_moved(n, **({"dims": dims} if dims else {})))
     except (UserError, TypeError, ValueError):  # no 'bytes' declared
         return None
 
 
 class LaunchModel:
     """The launch being looked at. Emits `changed(LaunchState)` after every accepted change and
-    `rejected(message)` when a change is refused (the previous inputs stay)."""
+    `rejected(message)` when a change is refused (the previous inputs stay). `compile_wanted(
+    CompileTarget)` asks for the selected kernel's resources, `sweep_wanted(CompileTarget)` for
+    its threads-per-block sweep; the answers come back through `set_compiled` and `set_sweep`."""
 
     changed = Signal(object)
     rejected = Signal(str)
     specs_changed = Signal()
     kernels_changed = Signal()
+    compile_wanted = Signal(object)
+    sweep_wanted = Signal(object)
+    curves_changed = Signal()  # the occupancy sweeps changed for the same launch
 
     def __init__(self, inputs: LaunchInputs | None = None) -> None:
         self._extra_specs: dict[str, GpuSpec] = {}
         self._kernels: dict[str, Any] = {}  # registry specs shown in the kernel menu
+        self._opened: dict[str, Any] = {}  # ... of them, from the user's kernel files
         self._measured: dict[str, tuple[int, int]] = {}  # kernel -> (regs/thread, smem/block)
         self._curves: tuple | None = None
+        self._target: CompileTarget | None = None  # what the current resources answer
+        self._known: dict[CompileTarget, Any] = {}  # compiled answers, newest last
+        self._sweeps: dict[tuple, dict] = {}  # sweep_key -> {num_warps: resources or error}
         inputs = inputs or LaunchInputs()
         try:
             spec = self.spec_for(inputs.gpu)
@@ -241,22 +273,43 @@ class LaunchModel:
         return preset(name)  # raises UserError (a ValueError) with the list of names
 
     def kernels(self) -> list:
-        """The registry kernels the menu offers (after 'custom')."""
-        return list(self._kernels.values())
+        """The registry kernels the menu offers (after 'custom'): built-ins, then opened ones."""
+        return list(self._kernels.values()) + [k for n, k in self._opened.items()
+                                               if n not in self._kernels]
 
     def kernel(self, name: str | None = None):
         """The selected (or named) kernel's spec; None for a custom launch."""
-        return self._kernels.get(self.inputs.kernel if name is None else name)
+        name = self.inputs.kernel if name is None else name
+        return self._kernels.get(name) or self._opened.get(name)
 
     def measured_resources(self, name: str) -> tuple[int, int] | None:
         return self._measured.get(name)
 
     @property
+    def target(self) -> CompileTarget | None:
+        """What the compiler is (or was) asked for the current launch; None for a custom one."""
+        return self._target
+
+    @property
     def curves(self) -> OccupancyCurves | None:
-        """The occupancy sweeps around the current launch (worked out once per launch)."""
-        if self._curves is None or self._curves[0] is not self._state:
-            self._curves = (self._state, occupancy_curves(self._state))
-        return self._curves[1]
+        """The occupancy sweeps around the current launch (worked out once per launch and
+        sweep answer)."""
+        sweep, note = self._threads_sweep()
+        if self._curves is None or self._curves[0] is not self._state or self._curves[1] is not sweep:
+            self._curves = (self._state, sweep, occupancy_curves(self._state, sweep, note))
+        return self._curves[2]
+
+    def _threads_sweep(self) -> tuple[dict | None, str]:
+        t = self._target
+        if (t is None or t.spec is None or t.spec.backend != "triton"
+                or not self._state.origin.compiled):
+            return None, ""
+        sweep = self._sweeps.get(t.sweep_key())
+        if sweep is None:
+            return None, "registers recompiled at each warp count: compiling…"
+        if not sweep:  # cancelled: the curve keeps this launch's registers
+            return None, ""
+        return sweep, f"registers recompiled at each warp count ({self._state.origin.text})"
 
     # -- changing -----------------------------------------------------------------------------
     def add_detected_spec(self, spec: GpuSpec) -> str:
@@ -268,29 +321,127 @@ class LaunchModel:
     def set_kernels(self, kernels) -> None:
         """Registry kernels whose grid WarpScope can show (torch picks its own)."""
         self._kernels = {k.name: k for k in kernels if _shows_grid(k)}
+        self._after_kernels_changed()
+
+    def add_opened_kernels(self, kernels) -> None:
+        """Kernels from a user's file join the menu (a file opened again replaces its own)."""
+        for k in kernels:
+            if _shows_grid(k):
+                self._opened[k.name] = k
+                self._forget(k.name)  # an edited file compiles to new numbers
+        self._after_kernels_changed()
+
+    def _forget(self, name: str) -> None:
+        self._known = {t: r for t, r in self._known.items() if t.kernel != name}
+        self._sweeps = {k: v for k, v in self._sweeps.items() if k[0] != name}
+        if self._target is not None and self._target.kernel == name:
+            self._target = None
+
+    def _after_kernels_changed(self) -> None:
         self.kernels_changed.emit()
         # the selected kernel's grid now comes from its rule (or it is gone: a custom launch)
-        if self.inputs.kernel not in self._kernels or not self.update(kernel=self.inputs.kernel):
+        if self.kernel() is None or not self.update(kernel=self.inputs.kernel):
             self.update(kernel=CUSTOM_KERNEL, block_size=None)
 
     def update(self, **changes: Any) -> bool:
-        """Apply changes to the inputs. Returns False (and emits `rejected`) if they are refused."""
+        """Apply changes to the inputs. Returns False (and emits `rejected`) if they are refused.
+        Registers or shared memory typed in for a compiled kernel are then 'set by hand'."""
+        by_hand = bool(changes.keys() & {"regs_per_thread", "smem_per_block"})
+        return self._apply(changes, BY_HAND if by_hand else None)
+
+    def _apply(self, changes: dict, origin: ResourceOrigin | None) -> bool:
         if not changes:
             return True
+        if "elements" in changes and "dims" not in changes:
+            changes["dims"] = ""  # a typed size replaces the matrix a sawtooth point chose
         try:
             new_inputs = replace(self._state.inputs, **changes)
             spec = self.spec_for(new_inputs.gpu)
+            kernel = self.kernel(new_inputs.kernel)
+            state = compute_state(new_inputs, spec, kernel)
         except (TypeError, ValueError) as exc:
             self.rejected.emit(str(exc).splitlines()[0])
             return False
-        state = compute_state(new_inputs, spec, self._kernels.get(new_inputs.kernel))
         if state.error:
             self.rejected.emit(state.error)
             return False
+        target = compile_target(kernel, state)
+        known = None
+        if origin is None or origin.kind == BENCH:
+            origin, known = self._resolve_origin(target, origin)
+        if known is not None:  # compiled before: no job, no flicker
+            state = compute_state(replace(new_inputs, regs_per_thread=known.regs_per_thread,
+                                          smem_per_block=known.smem_per_block), spec, kernel)
+        state = replace(state, origin=origin)
         if state != self._state:
             self._state = state
             self.changed.emit(state)
+        if target != self._target:
+            self._target = target
+            if target is not None and known is None and origin.kind != HAND:
+                self.compile_wanted.emit(target)
+            elif known is not None:
+                self._want_sweep()
         return True
+
+    def _resolve_origin(self, target: CompileTarget | None, fallback: ResourceOrigin | None
+                        ) -> tuple[ResourceOrigin, Any]:
+        """(where the numbers stand, a remembered answer or None) when the launch changes."""
+        now = self._state.origin
+        if target is None:
+            return BY_HAND, None
+        same = self._target is not None and target.config() == self._target.config()
+        if same and now.kind == HAND:
+            return now, None  # typed in: they stay until the kernel or its block changes
+        known = self._known.get(target)
+        if known is not None:
+            return compiled_origin(known), known
+        if fallback is not None:
+            return fallback, None
+        if same:
+            return now, None  # only the size moved: the numbers stand until the answer comes
+        return compiling_origin(target), None
+
+    def request_compile(self) -> None:
+        """Ask the compiler again for the current launch (after a failure or a cancel)."""
+        if self._target is not None:
+            self._sweeps.pop(self._target.sweep_key(), None)
+            self._state = replace(self._state, origin=compiling_origin(self._target))
+            self.changed.emit(self._state)
+            self.compile_wanted.emit(self._target)
+
+    def set_compiled(self, target: CompileTarget, result) -> None:
+        """The compiler's answer for `target`: a LaunchResources, or an error (its first line is
+        shown, its `.log` kept). An answer for an older launch is only remembered."""
+        ok = hasattr(result, "regs_per_thread")
+        if ok:
+            self._known[target] = result
+            while len(self._known) > KNOWN_MAX:
+                del self._known[next(iter(self._known))]
+        if target != self._target:
+            return
+        if not ok:
+            self._state = replace(self._state, origin=failed_origin(result))
+            self.changed.emit(self._state)
+            return
+        self._apply({"regs_per_thread": int(result.regs_per_thread),
+                     "smem_per_block": int(result.smem_per_block)}, compiled_origin(result))
+        self._want_sweep()
+
+    def _want_sweep(self) -> None:
+        t = self._target
+        if t is not None and t.spec is not None and t.spec.backend == "triton" \
+                and t.sweep_key() not in self._sweeps:
+            self.sweep_wanted.emit(t)
+
+    def set_sweep(self, target: CompileTarget, results: dict) -> None:
+        """num_warps -> compiled resources (or an error) for `target`'s threads sweep."""
+        self._sweeps[target.sweep_key()] = dict(results)
+        for warps, res in results.items():
+            if hasattr(res, "regs_per_thread"):
+                self._known.setdefault(target.with_block(num_warps=warps), res)
+        if self._target is not None and target.sweep_key() == self._target.sweep_key():
+            self.curves_changed.emit()
 
     def update_text(self, name: str, text: str) -> bool:
         """A box's text, read like the command line reads it; a message if it is no number."""
@@ -303,29 +454,39 @@ class LaunchModel:
 
     def set_measured_resources(self, resources: dict[str, tuple[int, int]]) -> None:
         """Registers per thread and shared memory per block of compiled kernels (from bench
-        results); applied when such a kernel is (or gets) selected."""
+        results); applied when such a kernel is (or gets) selected, until the compiler answers
+        for the launch on screen."""
         self._measured.update(resources)
-        if self.inputs.kernel in resources:
+        if self.inputs.kernel in resources and self._state.origin.kind != COMPILER:
             regs, smem = resources[self.inputs.kernel]
-            self.update(regs_per_thread=int(regs), smem_per_block=int(smem))
+            self._apply({"regs_per_thread": int(regs), "smem_per_block": int(smem)}, _bench())
 
     def select_kernel(self, name: str) -> bool:
         """Switch kernel; its default block parameters set threads per block (and a Triton
-        program's BLOCK_SIZE); registers and shared memory come from its compiled form when
-        bench results told us."""
-        k = self._kernels.get(name)
+        program's BLOCK_SIZE); registers and shared memory come from its compiler (from bench
+        results while it compiles)."""
+        k = self.kernel(name)
         if k is None:
             return self.update(kernel=CUSTOM_KERNEL, block_size=None)
-        changes: dict[str, Any] = {"kernel": k.name, "block_size": None}
+        changes: dict[str, Any] = {"kernel": k.name, "block_size": None, "dims": "",
+                                   "block_extra": ""}
+        origin = None
         if k.name in self._measured:
             regs, smem = self._measured[k.name]
             changes.update(regs_per_thread=int(regs), smem_per_block=int(smem))
+            origin = _bench()
         if k.backend == "triton":
-            changes.update(threads_per_block=32 * (k.default_num_warps or 4),
-                           block_size=k.default_block)
+            changes.update(threads_per_block=32 * (k.default_num_warps or 4))
+            if k.block_param != "num_warps":
+                changes["block_size"] = k.default_block
         elif k.default_block:
-            changes["threads_per_block"] = int(k.default_block)
-        return self.update(**changes)
+            changes["threads_per_block"] = block_threads(k)
+        self._target = None  # a new selection always asks (or reuses) the compiler's answer
+        return self._apply(changes, origin)
+
+
+def _bench() -> ResourceOrigin:
+    return ResourceOrigin(BENCH, "from bench results (measured on a GPU)")
 
 
 def _shows_grid(kernel) -> bool:

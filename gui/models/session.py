@@ -49,7 +49,7 @@ def summary_facts(launch: LaunchModel, simulation: SimulationModel) -> list[tupl
     facts += [("Registers / thread", f"{st.inputs.regs_per_thread}"),
               ("Shared memory / block", f"{st.inputs.smem_per_block:,} B")]
     if occ is not None:
-        facts += [("Occupancy", f"{occ.occupancy:.0%} ({occ.active_warps_per_sm}/{occ.max_warps_per_sm} warps)"),
+        facts += [("Theoretical occupancy", f"{occ.occupancy:.0%} ({occ.active_warps_per_sm}/{occ.max_warps_per_sm} warps)"),
                   ("Blocks per SM", f"{occ.blocks_per_sm}"),
                   ("Limited by", ", ".join(occ.limited_by) if occ.can_launch else occ.reason)]
     run = simulation.run

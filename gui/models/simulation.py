@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from psygnal import Signal
 
@@ -169,7 +169,8 @@ def run_simulation(state: LaunchState, cost: str, placement: str, key: tuple = (
     n = state.inputs.elements
     # a kernel's declared bytes, else the article's vector add (12 bytes per element)
     extra = {"bytes_per_element": state.bytes_moved / n} if state.bytes_moved else {}
-    params = CostParams(wait=wait, **extra)
+    # what each block computes (the compute model); what the warps of a uniform block do
+    params = CostParams(wait=wait, work=state.work, **extra)
     profile = profile_for(state.spec.name)
 
     def run(mode):

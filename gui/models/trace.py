@@ -1,6 +1,7 @@
 """A recorded block trace laid beside its predictions (the Timeline panel).
 
-Opening a trace predicts its launch twice — with the GPU's calibrated dispatch model and with the
+A matmul's tile trace goes beside the compute-bound model's prediction (sim.matmul_trace). Any
+other trace's launch is predicted twice — with the GPU's calibrated dispatch model and with the
 ideal textbook schedule (sim.compare.compare_trace: from the launch alone, never from the recorded
 schedule) — and keeps the three schedules as `sim.timeline.Timeline`s, so each is drawn, coloured
 and measured exactly like a simulated launch, with the scores that say how close each prediction is.
@@ -14,6 +15,7 @@ from psygnal import Signal
 
 from sim.devices import GpuSpec, preset_for_device_name
 from sim.errors import UserError
+from sim.matmul_trace import KERNELS, compare_matmul_trace, is_matmul_trace
 from sim.timeline import Timeline, timeline_of_trace
 
 MODES = ("calibrated", "ideal")
@@ -21,13 +23,15 @@ MODES = ("calibrated", "ideal")
 
 @dataclass(frozen=True)
 class Prediction:
-    mode: str  # "calibrated" or "ideal"
-    comparison: object  # sim.compare.TraceComparison
+    mode: str  # "calibrated", "ideal", or "compute" (a matmul's tiles, sim.matmul_trace)
+    comparison: object  # sim.compare.TraceComparison (sim.matmul_trace's for "compute")
     timeline: Timeline
 
     @property
     def title(self) -> str:
         c = self.comparison
+        if self.mode == "compute":
+            return "simulated tile by tile: the compute-bound model"
         if self.mode == "ideal":
             what = "ideal (textbook)"
         else:  # "calibrated on NVIDIA H200, ..." or "assumed from ...": say it is the model's
@@ -44,7 +48,7 @@ class TraceComparison:
     spec: GpuSpec  # the preset it was simulated on
     blocks_per_sm: int
     recorded: Timeline
-    predictions: tuple[Prediction, ...]  # calibrated, then ideal
+    predictions: tuple[Prediction, ...]  # calibrated, then ideal (a matmul: the compute model)
     notes: tuple[str, ...] = ()
 
     @property
@@ -75,6 +79,13 @@ def compare_trace_file(path: str, fallback: GpuSpec, blocks_per_sm: int | None =
     if len(trace.block) == 0:
         raise UserError(f"{path} holds no blocks")
     spec = preset_for_device_name(trace.gpu, trace.meta.get("sm_count")) or fallback
+    if is_matmul_trace(trace):  # tile by tile, beside the compute-bound model's prediction
+        from kernels.registry import get_kernel
+
+        comparison, recorded, simulated = compare_matmul_trace(
+            trace, spec, get_kernel(KERNELS[trace.meta["kernel"]]))
+        return TraceComparison(str(path), trace.gpu, spec, comparison.prediction.blocks_per_sm,
+                               recorded, (Prediction("compute", comparison, simulated),))
     per_sm = blocks_per_sm
     try:
         launch = launch_of_trace(trace, spec, per_sm)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from gui import style
@@ -15,6 +17,14 @@ from gui.jobs import BenchJobs
 from gui.models.bench import BenchModel
 
 NOT_GPU = "<br><span style='color:%s'>NOT a GPU timing</span>" % style.BAD
+_VARIANTS = {"torch_eager": "torch eager", "torch_compile": "torch.compile", "triton": "Triton",
+             "numba": "Numba"}
+
+
+def variant_label(name: str) -> str:
+    """add_relu_torch_compile -> torch.compile: short enough to sit beside its bar."""
+    short = name.removeprefix("add_relu_")
+    return _VARIANTS.get(short, short.replace("_", " "))
 
 
 def _plot(title: str, ylabel: str = "") -> pg.PlotWidget:
@@ -25,6 +35,29 @@ def _plot(title: str, ylabel: str = "") -> pg.PlotWidget:
 
 def _title(pi, text: str) -> None:
     pi.setTitle(f"<span style='color:{style.FG};font-size:9pt'>{text}</span>")
+
+
+def _label_rows(plot: pg.PlotWidget, labels: list[str] | None) -> None:
+    """Row labels on the left axis, and the axis as wide as they are (known before the first paint,
+    so the layout can make room for them)."""
+    pi = plot.getPlotItem()
+    axis = pi.getAxis("left")
+    if labels is None:
+        axis.setTicks(None)
+        axis.setWidth(None)
+    else:
+        axis.setTicks([list(enumerate(labels))])
+        metrics = QFontMetrics(axis.style.get("tickFont") or axis.font())
+        flags = int(Qt.AlignmentFlag.AlignRight)
+        axis.setWidth(max(metrics.boundingRect(0, 0, 1000, 1000, flags, t).width() for t in labels)
+                      + axis.style["tickTextOffset"][0] + 12)
+
+
+def _fit_width(plot: pg.PlotWidget) -> None:
+    """As wide as its axes and title need: a narrow panel scrolls instead of laying the plot under
+    its neighbour (where its labels ran into the next plot's)."""
+    need = plot.getPlotItem().effectiveSizeHint(Qt.SizeHint.MinimumSize).width()
+    plot.setMinimumWidth(max(150, int(need) + 2))
 
 
 class QtExperiments(QWidget):
@@ -48,9 +81,11 @@ class QtExperiments(QWidget):
         self.launch_plot = _plot("Launch returned vs done", "µs")
         self.steps_plot = _plot("Square: five host steps")
         self.steps_plot.getPlotItem().setLabel("bottom", "ms")
-        for col, plot in enumerate((self.fused_plot, self.launch_plot, self.steps_plot)):
+        # the eager-vs-fused plot carries names and counts on its axis: it gets the most room
+        for col, (plot, stretch) in enumerate(((self.fused_plot, 4), (self.launch_plot, 3),
+                                               (self.steps_plot, 3))):
             grid.addWidget(plot, 0, col)
-            grid.setColumnStretch(col, 1)
+            grid.setColumnStretch(col, stretch)
         lay.addLayout(grid, 1)
         self.run_button.clicked.connect(jobs.start_experiments)
         bench.experiments_changed.connect(self._on_experiments_changed)
@@ -64,9 +99,13 @@ class QtExperiments(QWidget):
                  self._draw_launch(out.get("launch_vs_finish")),
                  self._draw_steps(out.get("square_host_steps"))]
         notes = [n for n in notes if n]
+        for plot in (self.fused_plot, self.launch_plot, self.steps_plot):
+            _fit_width(plot)
         self.note.setText(" · ".join(notes) if notes else "Done.")
 
     def _draw_fused(self, kc) -> str:
+        """One row per variant, its name, GPU time and counts on the left axis (where long names
+        have room: side by side under the bars they ran into each other), the bar its GPU time."""
         pi = self.fused_plot.getPlotItem()
         pi.clear()
         if not (isinstance(kc, list) and kc):
@@ -74,17 +113,29 @@ class QtExperiments(QWidget):
                             "(counting kernels needs a GPU)", color=style.MUTED, anchor=(0.5, 0.5))
             pi.addItem(t)
             t.setPos(0.5, 0.5)
+            _label_rows(self.fused_plot, None)
+            for side in ("left", "bottom"):  # a note, not a chart: no axes from 0 to 1
+                pi.hideAxis(side)
             pi.setXRange(0, 1)
             pi.setYRange(0, 1)
             return f"kernel count: {kc}"
-        x = np.arange(len(kc))
-        for dx, values, color in ((-0.2, [k.count for k in kc], style.ACCENT2),
-                                  (0.0, [k.trips for k in kc], style.ACCENT),
-                                  (0.2, [k.total_gpu_us for k in kc], style.GOOD)):
-            pi.addItem(pg.BarGraphItem(x=x + dx, height=values, width=0.2, brush=color))
-        pi.getAxis("bottom").setTicks([[(i, k.variant.replace("add_relu_", "")) for i, k in enumerate(kc)]])
-        pi.setLabel("left", "kernels · trips · GPU µs")
-        pi.autoRange()
+        for side in ("left", "bottom"):
+            pi.showAxis(side)
+        fused = [k.count == 1 for k in kc]
+        pi.addItem(pg.BarGraphItem(x0=0, y=np.arange(len(kc)), height=0.6,
+                                   width=[k.total_gpu_us for k in kc],
+                                   brushes=[style.ACCENT if f else style.ACCENT2 for f in fused]))
+        longest = max(k.total_gpu_us for k in kc) or 1.0
+        _label_rows(self.fused_plot, [f"{variant_label(k.variant)} · {k.total_gpu_us:.3g} µs\n"
+                                      f"{k.count} kernel{'s' * (k.count != 1)} · {k.trips} trips" for k in kc])
+        pi.setLabel("bottom", "GPU time, µs")
+        pi.setXRange(0, longest * 1.08, padding=0)
+        pi.setYRange(-0.6, len(kc) - 0.4, padding=0)
+        pi.invertY(True)
+        self.fused_plot.setToolTip("\n".join(
+            f"{k.variant}: {k.count} GPU kernel(s) ({', '.join(n for n, _ in k.kernels)}), "
+            f"{k.trips} array-sized memory trips, {k.total_gpu_us:.1f} µs on the GPU, "
+            f"{k.elements:,} elements" for k in kc))
         return ""
 
     def _draw_launch(self, lv) -> str:
@@ -107,11 +158,11 @@ class QtExperiments(QWidget):
         pi.clear()
         if hs is None or isinstance(hs, str):
             return f"host steps: {hs}"
-        for i, s in enumerate(hs.steps):
-            pi.addItem(pg.BarGraphItem(x0=[s.start_ms], y=[i], height=0.6,
-                                       width=[max(s.duration_ms, hs.total_ms * 0.002)],
-                                       brush=style.ACCENT if s.on_gpu else style.ACCENT2))
-        pi.getAxis("left").setTicks([[(i, f"{s.name} {s.duration_ms:.3g} ms") for i, s in enumerate(hs.steps)]])
+        pi.addItem(pg.BarGraphItem(  # one item for the five steps: a fifth of the scene work
+            x0=[s.start_ms for s in hs.steps], y=np.arange(len(hs.steps)), height=0.6,
+            width=[max(s.duration_ms, hs.total_ms * 0.002) for s in hs.steps],
+            brushes=[style.ACCENT if s.on_gpu else style.ACCENT2 for s in hs.steps]))
+        _label_rows(self.steps_plot, [f"{s.name} {s.duration_ms:.3g} ms" for s in hs.steps])
         pi.invertY(True)
         pi.autoRange()
         _title(pi, f"square, {hs.elements:,}" + ("" if hs.is_gpu_timing else NOT_GPU))

@@ -63,8 +63,8 @@ class QtWarpLanes(QWidget):
         f.setPointSizeF(8.5)
         p.setFont(f)
         active_color = QColor(style.ACCENT2)
-        masked = QColor("#6a4a8a")
-        idle = QColor("#2a2e37")
+        masked = QColor(style.MASKED)
+        idle = QColor(style.IDLE)
         for panel, x0 in ((0, 8), (1, 8 + half + 20)):
             p.setPen(QColor(style.MUTED))
             title = "every block" if panel == 0 else "last block of the grid"

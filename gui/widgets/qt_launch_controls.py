@@ -8,6 +8,7 @@ Enter or when they lose focus (not on every keystroke) and read what the command
 from __future__ import annotations
 
 import math
+import os
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QValidator
@@ -16,8 +17,9 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
                                QWidget)
 
 from gui.models.launch import (CUSTOM_KERNEL, MAX_ELEMENTS, MAX_REGS, MAX_SMEM, LaunchModel,
-                               LaunchState, parse_field)
+                               LaunchState, launch_dims, parse_field)
 from gui.models.simulation import SimulationOptions
+from gui.widgets.qt_kernel_source import QtKernelResources
 from sim.errors import UserError
 
 LOG_STEPS = 310  # elements slider: 10 steps per power of two, 2^0 .. 2^31
@@ -154,13 +156,16 @@ class QtLaunchControls(QWidget):
         self.gpu = QComboBox()
         self.gpu.setToolTip("The GPU to model: a detected device is listed first, then every preset.")
         self.kernel = QComboBox()
-        self.kernel.setToolTip("A kernel from the registry (its own grid rule sets the grid), or "
-                               "'custom' to set registers and shared memory by hand.")
+        self.kernel.setToolTip("A kernel from the registry or from a file you opened (File ▸ Open "
+                               "kernel…): its own grid rule sets the grid and its compiler the "
+                               "registers. 'custom': set registers and shared memory by hand.")
         self.gpu_note, self.kernel_note = _note(), _note()
+        self.resources = QtKernelResources(model)
         form.addRow("GPU", self.gpu)
         form.addRow(self.gpu_note)
         form.addRow("Kernel", self.kernel)
         form.addRow(self.kernel_note)
+        form.addRow(self.resources)
         lay.addWidget(box)
 
         box, form = _form_box("Launch")
@@ -307,10 +312,18 @@ class QtLaunchControls(QWidget):
         self._syncing = True
         self.kernel.clear()
         self.kernel.addItem("custom (set resources by hand)", CUSTOM_KERNEL)
+        yours = False
         for k in self.model.kernels():
-            self.kernel.addItem(f"{k.name}  [{k.backend}]", k.name)
-            self.kernel.setItemData(self.kernel.count() - 1, k.description or k.title,
-                                    Qt.ItemDataRole.ToolTipRole)
+            tip = k.description or k.title
+            label = f"{k.name}  [{k.backend}]"
+            if k.origin != "built-in":  # opened from a file: listed after the built-ins
+                if not yours:
+                    self.kernel.insertSeparator(self.kernel.count())
+                    yours = True
+                label += f"  · {os.path.basename(k.origin)}"
+                tip = f"{k.origin}\n{tip}"
+            self.kernel.addItem(label, k.name)
+            self.kernel.setItemData(self.kernel.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
         self.kernel.setCurrentIndex(max(0, self.kernel.findData(self.model.inputs.kernel)))
         self._syncing = False
 
@@ -383,18 +396,23 @@ class QtLaunchControls(QWidget):
 
     def _show_kernel_note(self, state: LaunchState) -> None:
         k, i, g = self.model.kernel(), state.inputs, state.geometry
-        note = k.description if k is not None else "Registers and shared memory below are yours to set."
-        measured = self.model.measured_resources(i.kernel)
-        if measured is not None:
-            note += f" Compiled: {measured[0]} registers/thread, {measured[1]:,} B shared (from bench results)."
+        note = ((k.description or k.title) if k is not None
+                else "Registers and shared memory below are yours to set.")
         self.kernel_note.setText(note)
         if g is None or k is None:
             self.ept_note.hide()
             return
         warps = math.ceil(i.threads_per_block / 32)
-        if state.elements_per_block is None:
-            text = (f"A fixed grid of {g.blocks:,} blocks of {i.threads_per_block} threads loops "
-                    "over the array (grid-stride).")
+        dims = k.size_dims(i.elements, launch_dims(i))
+        if {"M", "N", "K"} <= set(dims):  # a matmul: programs own tiles of C, not elements
+            text = (f"C = A @ B with M = {dims['M']:,}, N = {dims['N']:,}, K = {dims['K']:,}: "
+                    f"{g.blocks:,} programs of {i.threads_per_block} threads, each on "
+                    "BLOCK_M x BLOCK_N tiles of C.")
+        elif state.elements_per_block is None:
+            size = ("" if set(dims) == {"n"} else
+                    " (" + ", ".join(f"{d} = {v:,}" for d, v in dims.items()) + ")")
+            text = (f"Its own grid rule: {g.blocks:,} blocks of {i.threads_per_block} threads "
+                    f"for {i.elements:,} elements{size}.")
         elif i.block_size is not None:
             text = (f"Triton program: BLOCK_SIZE = {i.block_size:,} elements run by "
                     f"{i.threads_per_block} threads ({warps} warps), {g.elements_per_thread} per thread.")

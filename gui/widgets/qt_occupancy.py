@@ -2,7 +2,9 @@
 
 Top: blocks per SM each limiter allows (warps, blocks, registers, shared memory); the binding
 one(s) in the accent colour. Below: active warps per SM against threads per block, registers per
-thread and shared memory per block, with the current launch marked.
+thread and shared memory per block, with the current launch marked. For a compiled Triton kernel
+the threads curve has one point per num_warps, each with the registers the compiler gave it
+(recompiled in the background: LaunchModel.curves_changed).
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ class QtOccupancy(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         lay.addWidget(self.summary)
+        self.curve_note = QLabel("")
+        self.curve_note.setWordWrap(True)
+        self.curve_note.setProperty("role", "muted")
+        self.curve_note.hide()
+        lay.addWidget(self.curve_note)
 
         self._grid = QGridLayout()
         self._grid.setSpacing(4)
@@ -86,7 +93,7 @@ class QtOccupancy(QWidget):
                 angle=90, pen=pg.mkPen(style.ACCENT, width=1, style=Qt.PenStyle.DashLine)
             )
             marker = pg.ScatterPlotItem(
-                size=11, brush=pg.mkBrush(style.ACCENT), pen=pg.mkPen("#000000", width=1)
+                size=11, brush=pg.mkBrush(style.ACCENT), pen=pg.mkPen(style.MARKER_EDGE, width=1)
             )
             pi.addItem(vline)
             pi.addItem(marker)
@@ -96,6 +103,7 @@ class QtOccupancy(QWidget):
         self._state: LaunchState | None = None
         self._sweeps: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         model.changed.connect(self._on_launch_changed)
+        model.curves_changed.connect(self._on_curves_changed)
         self._on_launch_changed(model.state)
 
     # -- layout --------------------------------------------------------------------------------------
@@ -135,7 +143,7 @@ class QtOccupancy(QWidget):
         if occ.can_launch:
             lim = " and ".join(occ.limited_by)
             self.summary.setText(
-                f"<b style='font-size:12pt'>{occ.occupancy:.0%}</b> occupancy &nbsp; "
+                f"<b style='font-size:12pt'>{occ.occupancy:.0%}</b> theoretical occupancy &nbsp; "
                 f"<b>{occ.blocks_per_sm}</b> blocks/SM × {occ.warps_per_block} warps = "
                 f"<b>{occ.active_warps_per_sm}</b>/{occ.max_warps_per_sm} warp slots &nbsp; "
                 f"limited by <b style='color:{style.ACCENT}'>{lim}</b>"
@@ -168,7 +176,7 @@ class QtOccupancy(QWidget):
             # never runs off the chart
             inside = v > edge * 0.5
             self._bar_texts[i].setAnchor((1, 0.5) if inside else (0, 0.5))
-            self._bar_texts[i].setColor("#0d0f12" if inside and occ.limits.get(LIMITERS[i]) is not None
+            self._bar_texts[i].setColor(style.ON_BAR if inside and occ.limits.get(LIMITERS[i]) is not None
                                         else style.FG)
             self._bar_texts[i].setText(t)
             self._bar_texts[i].setPos(v - cap * 0.01 if inside else v + cap * 0.01, i)
@@ -176,6 +184,9 @@ class QtOccupancy(QWidget):
         self.bars.getPlotItem().setYRange(-0.6, 3.6, padding=0)
 
         curves = self.model.curves
+        note = curves.threads_note if curves is not None else ""
+        self.curve_note.setText(f"Threads curve: {note}.")
+        self.curve_note.setVisible(bool(note))
         if curves is not None:
             warps = occ.active_warps_per_sm
             self._set_sweep("threads", *curves.threads, inp.threads_per_block, warps)
@@ -184,6 +195,9 @@ class QtOccupancy(QWidget):
             self._set_sweep("smem", xs / 1024.0, ys, inp.smem_per_block / 1024.0, warps, raw_x=xs)
         for plot in (self.threads_plot, self.regs_plot, self.smem_plot):
             plot.getPlotItem().setYRange(0, spec.max_warps_per_sm * 1.05, padding=0)
+
+    def _on_curves_changed(self) -> None:
+        self._on_launch_changed(self.model.state)
 
     def _set_sweep(self, key: str, xs, ys, x_now, y_now, raw_x=None) -> None:
         xs = np.asarray(xs, dtype=float)

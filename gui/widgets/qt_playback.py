@@ -69,7 +69,7 @@ class QtPlayback(QWidget):
             brush=pg.mkBrush(181, 74, 74, 60), movable=False, pen=pg.mkPen(None)
         )
         pi.addItem(self.tail_region)
-        self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen("#ffffff", width=1.2))
+        self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen(style.CURSOR, width=1.2))
         pi.addItem(self.cursor)
         lay.addWidget(self.curve_plot)
 
@@ -214,6 +214,8 @@ class QtPlayback(QWidget):
         return [
             ExportItem(
                 "residency", self.curve_plot.getPlotItem(),
-                ["schedule", "time_us", "resident_warps"], rows
+                ["schedule", "time_us", "resident_warps"], rows,
+                title="resident warps over time (red: the tail; dashed: the other schedule)",
+                axes=("time since launch (µs)", "resident warps"),
             )
         ]

@@ -17,6 +17,7 @@ from gui.models.playback import PlaybackModel
 from gui.models.simulation import SimRun, SimulationModel
 from gui.widgets.sm_layout import SmLayout
 from sim.timeline import Frame
+from sim.units import fmt_us
 
 # Colour codes per warp slot (index into the LUT built in _build_lut).
 _C_BG, _C_GAP, _C_FREE, _C_NEVER = 0, 1, 2, 3
@@ -28,7 +29,7 @@ def _build_lut() -> np.ndarray:
     lut = np.zeros((_C_BLOCK + 3 * n, 4), dtype=np.uint8)
     for code, hexc in (
         (_C_BG, style.PLOT_BG),
-        (_C_GAP, "#23272f"),
+        (_C_GAP, style.GAP),
         (_C_FREE, style.EMPTY_SLOT),
         (_C_NEVER, style.NO_SLOT),
     ):
@@ -87,6 +88,11 @@ class QtSmView(QWidget):
 
     def _on_run_changed(self, _run, _message: str) -> None:
         self._layout = None
+        self._refresh_frame()
+
+    def restyle(self) -> None:
+        """The theme changed (gui/theme.py): new slot colours, redrawn."""
+        self._lut = _build_lut()
         self._refresh_frame()
 
     def _on_time_changed(self, _t_us: float) -> None:
@@ -203,7 +209,7 @@ class QtSmView(QWidget):
             p.setPen(QPen(QColor(style.BAD)))
             p.drawRect(box)
             r = box.adjusted(10, 6, -10, -6)
-        p.setPen(QColor(style.FG if not overlay else "#f3c6c6"))
+        p.setPen(QColor(style.FG if not overlay else style.OVERLAY_TEXT))
         p.drawText(r, Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
 
     def _paint_labels(self, p: QPainter, area: QRect) -> None:
@@ -267,9 +273,14 @@ class QtSmView(QWidget):
                  (f"wave {wave:,} of {waves_text}",) * 2,
                  (f"warp slots busy {warps_busy:,}/{full:,} ({share:.0%} of what this launch can use)",
                   f"busy {warps_busy:,}/{full:,} warps ({share:.0%})", f"{share:.0%} busy")]
-        if tl.skipped_waves:
-            parts.append((f"+{tl.skipped_waves:,} identical full waves before this, not drawn",
-                          f"+{tl.skipped_waves:,} waves not drawn", ""))
+        if tl.skipped_waves:  # the whole launch's time, not the drawn part's (Timeline)
+            whole = fmt_us(tl.whole_launch_us)
+            parts[0] = (f"t = {frame.time_us:,.2f} µs of the last {tl.waves:,} waves drawn",
+                        f"t = {frame.time_us:,.2f} µs (drawn part)")
+            parts.append((f"whole launch {whole}: {tl.skipped_waves:,} identical full waves "
+                          "before these are not drawn",
+                          f"whole launch {whole} ({tl.skipped_waves:,} waves not drawn)",
+                          f"whole launch {whole}"))
         p.setPen(QColor(style.MUTED))
         p.drawText(QRect(12, 22, self.width() - 24, 16),
                    Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
@@ -310,7 +321,7 @@ class QtSmView(QWidget):
         y = self.height() - 20
         for (color, text), w in zip(entries, widths):
             p.fillRect(QRect(x, y + 2, 10, 10), QColor(color))
-            p.setPen(QColor("#3a404c"))
+            p.setPen(QColor(style.FRAME))
             p.drawRect(QRect(x, y + 2, 10, 10))
             p.setPen(QColor(style.MUTED))
             p.drawText(QRect(x + 14, y, w - 14, 14), Qt.AlignmentFlag.AlignVCenter, text)
@@ -324,10 +335,10 @@ class QtSmView(QWidget):
         total = max(1, done + running + queued)
         self._paint_legend(p)
         r = QRect(12, self.height() - self.FOOTER + 8, self.width() - 24, 14)
-        p.fillRect(r, QColor("#262a33"))
+        p.fillRect(r, QColor(style.QUEUE_BG))
         w_done = round(r.width() * done / total)
         w_run = max(1 if running else 0, round(r.width() * running / total))
-        p.fillRect(QRect(r.left(), r.top(), w_done, r.height()), QColor("#4a505c"))
+        p.fillRect(QRect(r.left(), r.top(), w_done, r.height()), QColor(style.QUEUE_DONE))
         p.fillRect(QRect(r.left() + w_done, r.top(), w_run, r.height()), QColor(style.GOOD))
         f = QFont(self.font())
         f.setPointSizeF(8.0)

@@ -1,7 +1,9 @@
-"""QtSweep: the sweep form and its two plots, GB/s against size and against block size.
+"""QtSweep: the sweep form and its two plots, throughput against size and against block size.
 
 The form starts jobs (gui.jobs.BenchJobs); the plots draw the BenchModel's series, each with
-gui.widgets.series.draw_series, plus the copy ceiling and the theoretical peak.
+gui.widgets.series.draw_series, in the model's metric: GB/s for memory-bound kernels with the copy
+ceiling and the DRAM peak, TFLOP/s for compute-bound ones (the matmuls) with cuBLAS measured in
+the same run and the tensor cores' datasheet peak.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from gui.jobs import BenchJobs
 from gui.models.bench import BenchModel
 from gui.widgets.series import clear_series_plot, draw_level, draw_series, fit_legend, series_plot
 
-TITLES = {"size": "GB/s vs size", "block": "GB/s vs block size"}
+TITLES = {"size": "{metric} vs size", "block": "{metric} vs block size"}
 SIDE_BY_SIDE_WIDTH = 760  # narrower: one plot at a time, chosen by a tab
 
 
@@ -89,9 +91,10 @@ class QtSweep(QWidget):
         lay.addLayout(row1)
         lay.addLayout(row2)
 
-        self.plots = {"size": series_plot(TITLES["size"], "elements (log)", "GB/s", logx=True),
-                      "block": series_plot(TITLES["block"], "block size (threads or BLOCK_SIZE)",
-                                           "GB/s", logx=True)}
+        self.plots = {"size": series_plot(TITLES["size"].format(metric="GB/s"), "elements (log)",
+                                          "GB/s", logx=True),
+                      "block": series_plot(TITLES["block"].format(metric="GB/s"),
+                                           "block size (threads or BLOCK_SIZE)", "GB/s", logx=True)}
         self.plot_tabs = QTabBar()
         self.plot_tabs.addTab("vs size")
         self.plot_tabs.addTab("vs block size")
@@ -189,20 +192,22 @@ class QtSweep(QWidget):
             series = bench.series(key)
             at = f" at {series[0].points[0].elements:,}" if key == "block" and series else ""
             tag = (f" · {dev}" if dev else "") if gpu else " · NOT GPU timings"
+            metric = bench.metric()
+            pi.setLabel("left", metric)
+            if key == "size":
+                pi.setLabel("bottom", "n: M = N = K = n (log)" if metric == "TFLOP/s" else "elements (log)")
             pi.setTitle(f"<span style='color:{style.FG if gpu else style.BAD};font-size:9pt'>"
-                        f"{TITLES[key]}{at}{tag}</span>")
+                        f"{TITLES[key].format(metric=metric)}{at}{tag}</span>")
             for i, s in enumerate(series):
                 draw_series(pi, s, style.CURVE_HUES[i % len(style.CURVE_HUES)])
             if key == "size" and series:
                 xs = [x for s in series for x in s.x]
                 self._size_span = (math.floor(math.log2(min(xs))), math.ceil(math.log2(max(xs))))
                 self._size_ticks()
-            if result.copy_ceiling_gbps:
-                draw_level(pi, result.copy_ceiling_gbps, f"copy {result.copy_ceiling_gbps:,.0f} GB/s",
-                           style.GOOD, Qt.PenStyle.DashLine)
-            if result.peak_dram_gbps:
-                draw_level(pi, result.peak_dram_gbps, f"peak {result.peak_dram_gbps:,.0f} GB/s",
-                           style.BAD, Qt.PenStyle.DotLine)
+            for c in bench.ceilings():
+                measured = c.kind == "measured"
+                draw_level(pi, c.value, c.label, style.GOOD if measured else style.BAD,
+                           Qt.PenStyle.DashLine if measured else Qt.PenStyle.DotLine)
             fit_legend(pi)
             pi.enableAutoRange()
             pi.autoRange()
@@ -231,5 +236,6 @@ class QtSweep(QWidget):
 
         if self.bench.result is None or not self.bench.result.measurements:
             return []
-        return [ExportItem(f"bandwidth_vs_{key}", plot.getPlotItem(), *self.bench.export_rows(key))
+        what = "tflops" if self.bench.metric() == "TFLOP/s" else "bandwidth"
+        return [ExportItem(f"{what}_vs_{key}", plot.getPlotItem(), *self.bench.export_rows(key))
                 for key, plot in self.plots.items()]

@@ -22,9 +22,9 @@ from gui.models.simulation import SimRun, SimulationModel
 from gui.models.trace import TraceModel
 from sim.policies import COST_MODELS, PLACEMENTS, WAIT_TITLES
 from sim.timeline import Timeline
+from sim.units import fmt_us
 
 MAX_WAVE_LINES = 40
-EMPTY = "#20242b"
 
 
 def raster_rgb(raster: np.ndarray, block_wave: np.ndarray) -> np.ndarray:
@@ -39,7 +39,7 @@ def raster_rgb(raster: np.ndarray, block_wave: np.ndarray) -> np.ndarray:
     edge = np.zeros_like(busy)
     edge[:, 1:] = busy[:, 1:] & (raster[:, 1:] != raster[:, :-1])
     out = (rgb * np.where(edge, 0.45, shade)[..., None]).astype(np.uint8)
-    out[~busy] = style.rgb_of(EMPTY)
+    out[~busy] = style.rgb_of(style.TIMELINE_EMPTY)
     return out
 
 
@@ -76,6 +76,7 @@ class _Gantt(pg.PlotWidget):
         self.timeline: Timeline | None = None
         self._span = 1.0
         pi.vb.sigResized.connect(self._redraw)
+        self.restyle = self._redraw  # the theme changed (gui/theme.py): re-rasterise
 
     def show_timeline(self, tl: Timeline | None, makespan_us: float | None = None) -> None:
         self.timeline = tl
@@ -155,7 +156,7 @@ class QtTimeline(QWidget):
                                         pen=pg.mkPen(style.TAIL, width=2))
         self.tail.setZValue(5)
         pi.addItem(self.tail)
-        self.cursor = pg.InfiniteLine(angle=90, movable=True, pen=pg.mkPen("#ffffff", width=1.5),
+        self.cursor = pg.InfiniteLine(angle=90, movable=True, pen=pg.mkPen(style.CURSOR, width=1.5),
                                       hoverPen=pg.mkPen(style.ACCENT, width=2))
         self.cursor.setZValue(20)
         pi.addItem(self.cursor)
@@ -203,7 +204,7 @@ class QtTimeline(QWidget):
         shown = starts if len(starts) <= MAX_WAVE_LINES else starts[:: len(starts) // MAX_WAVE_LINES]
         for t in shown[1:]:
             ln = pg.InfiniteLine(pos=float(t), angle=90, movable=False,
-                                 pen=pg.mkPen("#c8ccd6", width=1, style=Qt.PenStyle.DashLine))
+                                 pen=pg.mkPen(style.WAVE_LINE, width=1, style=Qt.PenStyle.DashLine))
             ln.setZValue(10)
             pi.addItem(ln)
             self._wave_lines.append(ln)
@@ -216,12 +217,15 @@ class QtTimeline(QWidget):
         skipped = (f" · {tl.skipped_waves:,} identical full waves before this part are not drawn"
                    if tl.skipped_waves else "")
         of = "of the simulated part" if tl.skipped_waves else "of the time"
+        span = (f"whole launch {fmt_us(tl.whole_launch_us)} (drawn: the last {tl.waves:,} waves, "
+                f"{fmt_us(tl.makespan_us)})" if tl.skipped_waves
+                else f"makespan {fmt_us(tl.makespan_us)}")
         cost = COST_MODELS[run.cost].title
         if run.cost == "uniform":
             cost += f" ({WAIT_TITLES[run.wait]} warps)"
         return (f"{tl.n_blocks:,} blocks on {tl.sm_count} SMs × {tl.lanes} slots · "
-                f"{tl.waves + tl.skipped_waves:,} waves (colours; dashed: wave starts) · makespan "
-                f"{tl.makespan_us:,.1f} µs · tail {tl.tail_fraction:.0%} {of} (red, from "
+                f"{tl.waves + tl.skipped_waves:,} waves (colours; dashed: wave starts) · "
+                f"{span} · tail {tl.tail_fraction:.0%} {of} (red, from "
                 f"{tl.tail_start_us:,.1f} µs) · {cost}, {PLACEMENTS[run.placement].title} · "
                 f"schedule: {run.schedule_label}{skipped}")
 
@@ -271,30 +275,35 @@ class QtTimeline(QWidget):
         self.tail.hide()
         self.cursor.hide()
         span = view.makespan_us
-        calibrated, ideal = view.predictions
-        charts = ((self.trace_plot, view.recorded, f"recorded on {view.gpu_name} "
-                                                   f"({view.blocks_per_sm} blocks/SM allowed)"),
-                  (self.plot, calibrated.timeline, calibrated.title),
-                  (self.ideal_plot, ideal.timeline, ideal.title))
+        charts = [(self.trace_plot, view.recorded, f"recorded on {view.gpu_name} "
+                                                   f"({view.blocks_per_sm} blocks/SM allowed)")]
+        charts += [(gantt, p.timeline, p.title)
+                   for gantt, p in zip((self.plot, self.ideal_plot), view.predictions)]
         for gantt, tl, title in charts:
             gantt.show_timeline(tl, span)
             pi = gantt.getPlotItem()
             pi.setTitle(f"<span style='color:{style.FG};font-size:9pt'>{title}</span>")
             pi.hideAxis("bottom")
-        last = self.ideal_plot.getPlotItem()
+        last = charts[-1][0].getPlotItem()
         last.showAxis("bottom")
         last.setLabel("bottom", "time since the first block started (µs)")
-        self.plot.getPlotItem().hideAxis("bottom")
-        for gantt in (self.trace_plot, self.ideal_plot):
+        for gantt in (chart[0] for chart in charts if chart[0] is not self.plot):
             gantt.setXLink(self.plot)
             gantt.show()
+        if len(charts) < 3:
+            self.ideal_plot.hide()
         self.open_trace_button.hide()
         self.close_trace_button.show()
-        c = view.comparison
+        if len(view.predictions) == 1:  # a matmul's tiles: the two numbers of its comparison
+            self.caption.setText(" · ".join(view.lines[1:3]))
+            self.caption.setToolTip("\n".join(view.lines) + "\n\nTop: recorded. Bottom: the "
+                                    "same tiles simulated by the compute-bound model.")
+            return
+        c, ideal = view.comparison, view.predictions[1].comparison
         self.caption.setText(
             f"{c.blocks:,} blocks of {c.block_duration_us:,.1f} µs · makespan recorded "
             f"{c.recorded_makespan_us:,.1f} µs, calibrated {c.simulated_makespan_us:,.1f}, ideal "
-            f"{ideal.comparison.simulated_makespan_us:,.1f} · predicted from the launch alone")
+            f"{ideal.simulated_makespan_us:,.1f} · predicted from the launch alone")
         self.caption.setToolTip("\n".join(view.lines + tuple(f"note: {n}" for n in view.notes))
                                 + "\n\nTop: recorded with %smid and %globaltimer. Middle: the "
                                 "same launch (grid, warps, median block time, occupancy) predicted "

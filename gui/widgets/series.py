@@ -59,7 +59,7 @@ def draw_series(pi: pg.PlotItem, series: Series, color: str) -> None:
         if not any(label.text == PREDICTION_LABEL for _, label in pi.legend.items):
             legend_entry(pi, PREDICTION_LABEL, pg.mkPen(style.FG, width=1.5, style=Qt.PenStyle.DashLine))
     pi.addItem(pg.ScatterPlotItem(x=lx, y=series.median, size=8, brush=pg.mkBrush(color),
-                                  pen=pg.mkPen("#000"), hoverable=True, data=list(series.tips),
+                                  pen=pg.mkPen(style.MARKER_EDGE), hoverable=True, data=list(series.tips),
                                   tip=lambda x, y, data: data))
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from kernels import harness
-from kernels.compile import CompiledResources, ResourceCache, resources_many, spec_request
+from kernels.compile import CompiledResources, resources_many, spec_request
 from kernels.kernel_file import load_kernel_file
 from kernels.spec import declare
 from kernels_env import AVAILABLE
@@ -40,12 +40,12 @@ def test_each_example_is_a_kernel_of_its_backend(specs):
         assert shape.grid_blocks >= 1
 
 
-def test_every_example_compiles_for_every_preset(specs, tmp_path):
+def test_every_example_compiles_for_every_preset(specs):
     """Distinct compute capabilities only (12 presets share 8); one batch, so one compiler
     process per backend."""
     requests = [(file, cc, spec_request(spec, spec.check_sizes[-1], None, cc))
                 for file, spec in specs.items() for cc in CCS]
-    results = resources_many([r for _, _, r in requests], ResourceCache(tmp_path))
+    results = resources_many([r for _, _, r in requests])  # the session's cache: shared
     for (file, cc, _), res in zip(requests, results):
         assert isinstance(res, CompiledResources), f"{file} for {cc}: {res}"
         assert res.compute_capability == cc

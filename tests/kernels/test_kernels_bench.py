@@ -9,6 +9,7 @@ from sim.errors import UserError
 cpu_only = pytest.mark.skipif(HAS_GPU, reason="checks the CPU path's labels; a GPU is present")
 
 
+@pytest.mark.slow
 @cpu_only
 def test_cpu_sweep_is_labelled_and_complete():
     seen = []
@@ -22,6 +23,7 @@ def test_cpu_sweep_is_labelled_and_complete():
         assert "NOT a GPU timing" in m.method
         assert m.bytes_moved == 12 * m.elements
         assert m.bandwidth_gbps == pytest.approx(m.bytes_moved / (m.median_ms * 1e-3) / 1e9)
+        assert m.p20_ms <= m.median_ms <= m.p80_ms
         assert m.bandwidth_p20_gbps <= m.bandwidth_gbps <= m.bandwidth_p80_gbps
     assert result.copy_ceiling_gbps is None and result.peak_dram_gbps is None
     blocks = {(m.kernel, m.block_size) for m in result.measurements}

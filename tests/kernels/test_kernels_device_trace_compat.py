@@ -91,7 +91,7 @@ except Exception as exc:
 """
 
 
-@pytest.mark.parametrize("shim", [False, True])
+@pytest.mark.parametrize("shim", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_numpy_shim_lets_numba_cuda_compile_on_numpy_without_row_stack(shim):
     """Compiling to PTX needs no GPU: without the shim it dies on np.row_stack (as on the H200
     image's numpy 2.5.2); with it, it gets past that (here it may then lack NVRTC, which a

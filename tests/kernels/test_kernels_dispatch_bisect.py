@@ -1,8 +1,7 @@
-"""benchmarks/dispatch_bisect.py and dispatch_validate.py without a GPU: the PTX edits each bisect
-variant makes, that the Triton variants build with the ptxas in the triton wheel, and that the
-validation set's commands are ones `main.py trace` takes and its configurations are new."""
+"""benchmarks/dispatch_bisect.py and dispatch_score.py without a GPU: the PTX edits each bisect
+variant makes, that the Triton variants build with the ptxas in the triton wheel, and scoring a
+recorded set."""
 
-import argparse
 import os
 import pathlib
 import subprocess
@@ -10,12 +9,11 @@ import sys
 
 import pytest
 
-from kernels import cli
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import dispatch_bisect as bisect  # noqa: E402
-import dispatch_validate as validate  # noqa: E402
+import dispatch_score as score  # noqa: E402
 
 PTX = """.version 8.7
 .target sm_90a
@@ -62,20 +60,15 @@ def test_the_triton_variants_build_here():
             "triton-ptx-sm90-noreqntid", "triton-ptx-sm90a-nodebug"} <= built
 
 
-def test_the_validation_set_is_new_and_recordable():
-    parser = argparse.ArgumentParser(prog="warpscope")
-    cli.register(parser.add_subparsers(dest="command", required=True))
-    fitted_us, fitted_waves = {2, 5, 10, 20, 50, 100, 200}, {0.5, 1.0, 2.2, 4.5, 8.5}
-    for wait, warps, us, waves in validate.PLAN:
-        assert us not in fitted_us and waves not in fitted_waves
-        args = parser.parse_args(["trace", "--wait", wait, "--warps", str(warps), "--spin-us",
-                                  f"{us:g}", "--waves", f"{waves:g}", "--out", "t.json"])
-        assert args.handler is cli.cmd_trace
-    assert {w for _, w, _, _ in validate.PLAN} == {1, 2, 4, 8, 16}
-    assert max(waves for *_, waves in validate.PLAN) == 6.0
+def test_score_a_recorded_set(tmp_path, capsys):
+    """benchmarks/dispatch_score.py on a bundle of recorded traces: the bar, both schedules."""
+    from sim.trace_bundle import load_bundle, write_bundle
 
-
-@pytest.mark.parametrize("argv", [["record"], ["score"]])
-def test_validate_needs_its_folder(argv):
-    with pytest.raises(SystemExit):
-        validate.main(argv)
+    traces = load_bundle(ROOT / "tests" / "data" / "dispatch_h200")
+    names = ["G-spin-w4-20us-2.2w", "B-sleep-w8-20us-3.3w"]
+    write_bundle(tmp_path, [(n, "V", traces[n], {}) for n in names])
+    assert score.main([str(tmp_path), "--json", str(tmp_path / "s.json")]) == 0
+    out = capsys.readouterr().out
+    assert "calibrated: 2 of 2 traces within the bar" in out
+    assert "ideal: 1 of 2 traces within the bar" in out  # busy warps: the textbook is 41% off
+    assert score.main([str(tmp_path / "missing")]) == 2

@@ -65,15 +65,21 @@ def test_errors_are_user_errors(tmp_path):
 
 
 @pytest.mark.parametrize("change,words", [
-    (dict(elements=0), "elements must be a whole number >= 1"),  # log2(0) in the window
-    (dict(elements="lots"), "elements must be"),
+    (dict(elements=0), "measurement 0: field 'elements' must be a whole number >= 1, got 0"),  # log2(0)
+    (dict(elements="lots"), "'elements' must be"),
     (dict(median_ms=0, bandwidth_gbps=0), "must be a positive number"),  # ZeroDivisionError
-    (dict(median_ms=float("nan")), "median_ms must be a positive number"),
-    (dict(block_size=-1), "block_size must be"),
+    (dict(median_ms=float("nan")), "NaN is not a number JSON allows"),
+    (dict(median_ms=1e300), "'median_ms' must be a positive number up to 1e"),
+    (dict(block_size=-1), "'block_size' must be"),
+    (dict(notes=5), "'notes' must be a list"),  # was TypeError
+    (dict(regs_per_thread="abc"), "'regs_per_thread' must be a whole number"),  # was a traceback, exit 0
 ])
 def test_damaged_measurements_are_user_errors(tmp_path, change, words):
     data = _as_dict(RESULT)
-    data["measurements"][0].update(change)
+    if "notes" in change:
+        data.update(change)
+    else:
+        data["measurements"][0].update(change)
     (tmp_path / "r.json").write_text(json.dumps(data))
     with pytest.raises(UserError, match=words):
         load_results(tmp_path / "r.json")
@@ -86,8 +92,9 @@ def _as_dict(result):
 
 
 @pytest.mark.parametrize("text,words", [("[1, 2]", "not an object"),
-                                        ('{"format": "warpscope-bench/1", "measurements": {}}', "not a list"),
-                                        ('{"format": "warpscope-bench/1", "measurements": ["x"]}', "not a set")])
+                                        ('{"format": "warpscope-bench/1", "measurements": {}}', "must be a list"),
+                                        ('{"format": "warpscope-bench/1", "measurements": ["x"]}',
+                                         "measurement 0 must be a set of named fields")])
 def test_damaged_files_are_user_errors(tmp_path, text, words):
     (tmp_path / "r.json").write_text(text)
     with pytest.raises(UserError, match=words):

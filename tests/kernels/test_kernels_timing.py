@@ -1,7 +1,5 @@
 """The harness's arithmetic: quantiles, GB/s, percentages, flush size, bytes moved."""
 
-import math
-
 import numpy as np
 import pytest
 from hypothesis import given
@@ -67,16 +65,22 @@ def test_percent_and_flush_size():
     assert flush_bytes_for(None) == 256 * 2**20
 
 
-def test_bandwidth_percentiles_come_from_opposite_time_percentiles():
-    from kernels.timing import Measurement
+def test_a_measurement_orders_its_percentiles_and_inverts_them_for_bandwidth(monkeypatch):
+    """measure() with known run times: p20 < median < p80 in ms, and the 20th percentile of
+    bandwidth comes from the slow (80th percentile) time."""
+    from kernels import harness
+    from kernels.registry import get_kernel
 
-    times = [1.0, 2.0, 3.0, 4.0, 5.0]
-    med, p20, p80 = summarize(times)
-    nbytes = 3_000_000
-    lo, mid, hi = (bandwidth_gbps(nbytes, t) for t in (p80, med, p20))
-    assert lo < mid < hi  # the 20th percentile of bandwidth is the slow (80th percentile) time
-    assert math.isclose(mid, nbytes / 3e-3 / 1e9)
-    assert "bandwidth_p20_gbps" in Measurement.__dataclass_fields__
+    times = [5.0, 1.0, 3.0]  # sorted 1, 3, 5: p20 = 1.8, median 3, p80 = 4.2 (linear)
+    monkeypatch.setattr(harness, "time_host", lambda *a, **k: list(times))
+    monkeypatch.setattr(harness, "time_gpu", lambda *a, **k: list(times))
+    m = harness.measure(get_kernel("add_torch"), 1000, check=False)
+    assert (m.p20_ms, m.median_ms, m.p80_ms) == (pytest.approx(1.8), 3.0, pytest.approx(4.2))
+    assert m.bytes_moved == 12_000
+    assert m.bandwidth_gbps == pytest.approx(bandwidth_gbps(12_000, 3.0))
+    assert m.bandwidth_p20_gbps == pytest.approx(bandwidth_gbps(12_000, 4.2))
+    assert m.bandwidth_p80_gbps == pytest.approx(bandwidth_gbps(12_000, 1.8))
+    assert m.bandwidth_p20_gbps < m.bandwidth_gbps < m.bandwidth_p80_gbps
 
 
 def test_timing_modes_are_named_and_described():

@@ -33,7 +33,6 @@ def _parse(*argv):
     (["--wait", "nap"], "--wait must be one of spin, sleep, memory"),
     (["--kernel", "mul"], "--kernel must be one of spin, add"),
     (["--warps", "3"], "--warps must be"),
-    (["--spin-us", "0"], "--spin-us must be"),
     (["--hold-regs", "3"], "--hold-regs must be one of"),
     (["--grid", "10", "--waves", "2"], "--grid or --waves, not both"),
     (["--waves", "-1"], "--waves must be"),
@@ -49,6 +48,17 @@ def test_trace_rejects_bad_values_in_one_line_before_any_gpu_work(tmp_path, argv
     with pytest.raises(UserError, match=message) as err:
         args.handler(args)
     assert "\n" not in str(err.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_duration_out_of_bounds_is_refused_by_the_parser(tmp_path, capsys):
+    import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main.main(["trace", "--spin-us", "0", "--out", str(tmp_path / "t.json")])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "--spin-us must be at least 0.1" in err and "\n" not in err
     assert list(tmp_path.iterdir()) == []
 
 

@@ -63,7 +63,7 @@ def test_text_that_is_no_number_is_a_message():
     with pytest.raises(UserError):
         parse_field("elements", "lots")
     assert not model.update_text("smem_per_block", "48 apples")
-    assert "not a size in bytes" in rejected.calls[0][0] and model.inputs.smem_per_block == 0
+    assert "is not a number (try 49152, 48K" in rejected.calls[0][0] and model.inputs.smem_per_block == 0
 
 
 def test_old_saved_inputs_still_load():
@@ -97,6 +97,14 @@ class FakeKernel:
 
     def bytes_moved(self, n):
         return 12 * n
+
+    @property
+    def block(self):
+        warps = {"num_warps": self.default_num_warps} if self.backend == "triton" else {}
+        return {self.block_param: self.default_block, **warps} if self.block_param else warps
+
+    def block_params(self, given):
+        return {**self.block, **given}
 
     def launch_shape(self, n, block, sm_count):
         if self.backend == "triton":

@@ -62,7 +62,7 @@ def test_too_few_bytes_in_flight():
     starved = BandwidthOutlook(predicted_gbps=2800, ceiling_gbps=4300, bytes_in_flight_per_sm=16384,
                                bytes_needed_per_sm=26000)
     f = verdicts("H200", 2**26, 256, bandwidth=starved)["bytes-in-flight"]
-    assert "16.0 KiB in flight" in f.detail and f.impact == pytest.approx(1 - 2800 / 4300)
+    assert "16.0 KiB of loads in flight" in f.detail and f.impact == pytest.approx(1 - 2800 / 4300)
     fed = BandwidthOutlook(4200, 4300, 65536, 26000)
     assert "bytes-in-flight" not in verdicts("H200", 2**26, 256, bandwidth=fed)
 
@@ -78,3 +78,63 @@ def test_biggest_waste_first_and_a_clean_launch_has_none():
     keys = list(verdicts("H200", 100 * 250, 250))
     assert keys[0] == "below-one-wave" and "idle-lanes" in keys
     assert verdicts("H200", 2 * 1056 * 256, 256) == {}
+
+
+# -- verdicts from the loaded latency model (sim.latency via launch_findings) ---------------------
+from sim.advice import bandwidth_outlook, launch_findings  # noqa: E402
+from sim.latency import predict_launch  # noqa: E402
+
+
+def launch_verdicts(gpu_name, elements, threads, elements_per_block=None, bytes_moved=None,
+                    ceiling=None):
+    gpu = preset(gpu_name)
+    occ = occupancy(gpu, threads)
+    blocks = None if elements_per_block is None else -(-elements // elements_per_block)
+    geo = launch_geometry(gpu, elements, threads, occ, blocks=blocks,
+                          elements_per_block=elements_per_block)
+    found = launch_findings(gpu, occ, geo, bytes_moved=bytes_moved, ceiling_gbps=ceiling)
+    return {f.key: f for f in found}, predict_launch(gpu, occ, geo, bytes_moved=bytes_moved,
+                                                     ceiling_gbps=ceiling)
+
+
+def test_the_naive_add_is_latency_bound_and_the_fast_one_is_not():
+    """The article's one-element-per-thread add: 16 KiB of loads per SM at best, too few for a
+    ~560 ns loaded round trip; four elements per thread carry four times as much."""
+    naive, p = launch_verdicts("H200", 2**26, 256, ceiling=4129)
+    f = naive["bytes-in-flight"]
+    assert p.bound == "latency" and f.impact == pytest.approx(1 - p.steady_gbps / 4129)
+    assert "16.0 KiB when every resident warp waits" in f.detail
+    assert f"{p.average_bytes_in_flight_per_sm / 1024:.1f} KiB of loads" in f.detail
+    assert p.average_bytes_in_flight_per_sm < p.bytes_needed_at_loaded_latency_per_sm
+    fast, q = launch_verdicts("H200", 2**26, 256, elements_per_block=1024, ceiling=4129)
+    assert "bytes-in-flight" not in fast and q.bound == "bandwidth"
+
+
+def test_block_dispatch_verdict_for_one_warp_blocks_only():
+    tiny, p = launch_verdicts("H200", 2**26, 32)
+    f = tiny["block-dispatch"]
+    assert p.bound == "block dispatch" and f"busy {p.dispatcher_busy:.0%}" in f.detail
+    assert "81 ns" in f.detail  # 160.7 cycles at 1,980 MHz
+    assert "block-dispatch" not in launch_verdicts("H200", 2**26, 256)[0]
+
+
+def test_no_latency_verdict_for_a_grid_below_one_wave():
+    """40 blocks on a B200: the grid is the cause; 'keep more warps resident' would mislead."""
+    found, p = launch_verdicts("B200", 40 * 256, 256)
+    assert p.bound == "latency" and p.steady_gbps < 0.1 * p.ceiling_gbps
+    assert "below-one-wave" in found and "bytes-in-flight" not in found
+    assert "theoretical" in found["below-one-wave"].detail
+
+
+def test_outlook_carries_the_prediction_and_its_basis():
+    _, p = launch_verdicts("H200", 2**26, 256)
+    b = bandwidth_outlook(p, "assumed: the article's add")
+    assert (b.predicted_gbps, b.bound, b.peak_bytes_in_flight_per_sm) == (p.steady_gbps, p.bound, 16384)
+    assert b.round_trip_ns == pytest.approx(p.latency_ns + p.memory_ns)
+    found = findings(preset("H200"), occupancy(preset("H200"), 256),
+                     launch_geometry(preset("H200"), 2**26, 256), b)
+    assert "Traffic: assumed: the article's add." in {f.key: f for f in found}["bytes-in-flight"].detail
+
+
+def test_register_verdict_says_theoretical():
+    assert "theoretical" in verdicts("T4", 10**7, 256, regs=72)["registers"].title

@@ -150,14 +150,14 @@ def _raw_trace(tmp_path, blocks, meta=None, raw=None):
 
 
 @pytest.mark.parametrize("blocks,raw,words", [
-    ([[0, -1, -1, 0.0, 1.0]], None, "an SM in 0..1023"),
+    ([[0, -1, -1, 0.0, 1.0]], None, "row 0: sm must be an SM in 0..1023, got -1"),
     ([[0, 10**7, -1, 0.0, 1.0]], None, "an SM in 0..1023"),  # was a 33 GiB raster
-    ([[0, 0, -1, 5.0, 1.0]], None, "end >= start"),
-    ([[0, 0, -1, float("nan"), 1.0]], None, "finite times"),
+    ([[0, 0, -1, 5.0, 1.0]], None, "row 0 ends before it starts"),
+    ([[0, 0, -1, float("nan"), 1.0]], None, "NaN is not a number JSON allows"),
     ([[0, 0, -1, 1.0, 1.0]], None, "no block takes any time"),
-    ([[0, 0, -1], [1, 2]], None, "not a list of"),
+    ([[0, 0, -1], [1, 2]], None, "must be 5 numbers"),
     (None, "[1, 2, 3]", "not a WarpScope trace"),  # was AttributeError
-    (None, "\xff\xfe", "cannot read trace"),
+    (None, "\xff\xfe", "not a text file"),
 ])
 def test_damaged_trace_files_are_one_line_errors(tmp_path, blocks, raw, words):
     path = _raw_trace(tmp_path, blocks, raw=raw)

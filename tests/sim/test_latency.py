@@ -123,3 +123,87 @@ def test_a_detected_device_takes_its_presets_latency():
     odd = spec_from_device(name="NVIDIA H200", compute_capability=(9, 0), sm_count=100,
                            l2_bytes=1, memory_bytes=1, peak_dram_gbps=1.0, clock_mhz=1)
     assert odd.dram_latency_ns is None  # a different part: no figure rather than a wrong one
+
+
+# -- the loaded model (mean value analysis) -------------------------------------------------------
+from sim.latency import H200_TRIP, BlockTrip, loaded_curve, mean_value_analysis, predict_loaded  # noqa: E402
+
+
+def test_mva_by_hand():
+    # one customer never waits: throughput = 1 / (delay + demands)
+    x, r = mean_value_analysis(1, 100.0, [10.0, 40.0])
+    assert x == pytest.approx(1 / 150) and list(r) == [10.0, 40.0]
+    # two customers, worked by hand: Q(1) = (10/150, 40/150); R(2) = D (1 + Q(1))
+    r2 = np.array([10 * (1 + 10 / 150), 40 * (1 + 40 / 150)])
+    x2, got = mean_value_analysis(2, 100.0, [10.0, 40.0])
+    np.testing.assert_allclose(got, r2)
+    assert x2 == pytest.approx(2 / (100 + r2.sum()))
+    # many customers: the busiest queue sets the throughput
+    assert mean_value_analysis(500, 100.0, [10.0, 40.0])[0] == pytest.approx(1 / 40, rel=1e-3)
+
+
+def test_one_block_per_sm_is_a_sum_of_its_parts():
+    """Nothing queues with one block per SM: the trip is dispatch + overhead + latency + port."""
+    trip = BlockTrip(256)  # naive add: 256 threads x 12 B = 3,072 B per block
+    p = predict_loaded(H200, 1, trip, ceiling_gbps=4132, latency_ns=350)
+    dispatch = H200_TRIP.dispatch_cycles / H200.clock_mhz * 1e3
+    port = 3072 / (4132 / 132)
+    assert p.cycle_ns == pytest.approx(dispatch + H200_TRIP.overhead_ns + 350 + port)
+    assert p.steady_gbps == pytest.approx(3072 * 132 / p.cycle_ns)
+    assert p.bytes_in_flight_per_sm == 8 * 32 * 8  # 8 warps x 32 threads x 2 loads x 4 B
+    assert p.bound == "latency" and p.loaded_latency_ns == pytest.approx(350 + port)
+
+
+def test_more_blocks_approach_the_ceiling_without_passing_it():
+    trip = BlockTrip(256, elements_per_thread=4)
+    curve = loaded_curve(H200, [1, 2, 4, 8, 16, 32], trip, ceiling_gbps=4000)
+    assert np.all(np.diff(curve) >= 0) and np.all(curve <= 4000 * (1 + 1e-9))
+    assert curve[0] < 0.5 * 4000 and curve[3] > 0.99 * 4000  # 1 block: latency; 8: the ceiling
+    assert predict_loaded(H200, 32, trip, ceiling_gbps=4000).bound == "bandwidth"
+
+
+def test_tiny_blocks_are_bound_by_dispatch():
+    # 32-thread blocks: 384 B each; 32 per SM keep the dispatcher busy, not the port
+    p = predict_loaded(H200, 32, BlockTrip(32), ceiling_gbps=4132)
+    assert p.bound == "block dispatch" and p.dispatcher_busy > 0.9 > p.port_busy
+
+
+def test_launch_overhead_and_a_grid_below_one_wave():
+    trip = BlockTrip(256)
+    steady = predict_loaded(H200, 8, trip)
+    timed = predict_loaded(H200, 8, trip, elements=2**20)
+    total = 2**20 * 12
+    assert timed.bandwidth_gbps == pytest.approx(
+        total / (H200_TRIP.launch_us * 1e3 + total / steady.steady_gbps))
+    small = predict_loaded(H200, 8, trip, grid_blocks=40)  # 40 blocks: 40 SMs, one block each
+    assert small.active_sms == 40 and small.blocks_per_sm == 1
+    assert small.steady_gbps == pytest.approx(predict_loaded(H200, 1, trip).steady_gbps * 40 / 132)
+
+
+def test_loaded_model_within_ten_percent_of_the_h200_at_2_26():
+    """The issue's target, on the held-out rows (the constants were fitted on 2^24 only):
+    measured GB/s vs blocks per SM for both adds at 2^26 (benchmarks/latency_h200.json)."""
+    from sim.latency_data import load_latency_run
+
+    run = load_latency_run()  # benchmarks/latency_h200.json
+    rows = [r for r in run.occupancy if r.elements == 2**26]
+    assert {r.kernel for r in rows} == {"add_numba_naive", "add_numba"} and len(rows) == 36
+    assert H200.dram_latency_ns == round(run.dram_latency_ns)  # gpus.json: this run's chase
+    for r in rows:
+        p = predict_loaded(H200, r.blocks_per_sm, BlockTrip(r.threads, r.elements_per_thread),
+                           ceiling_gbps=run.copy_ceiling_gbps, elements=r.elements)
+        assert abs(p.bandwidth_gbps / r.gbps - 1) < 0.10, r
+
+
+def test_a_file_that_is_not_a_latency_run_is_one_line(tmp_path):
+    from sim.latency_data import load_latency_run
+
+    bad = tmp_path / "x.json"
+    bad.write_text('{"format": "warpscope-bench/1"}')
+    with pytest.raises(UserError, match="not a latency run"):
+        load_latency_run(bad)
+    bad.write_text("{")
+    with pytest.raises(UserError, match="not JSON"):
+        load_latency_run(bad)
+    with pytest.raises(UserError, match="cannot read"):
+        load_latency_run(tmp_path / "missing.json")

@@ -1,0 +1,106 @@
+"""The launch being looked at, on a second GPU: both sides and what differs (sim.gpu_diff).
+
+`CompareGpusModel` follows the LaunchModel; the second GPU is any name the launch model knows (a
+preset or the detected device). The second side is the same inputs through the same
+`compute_state` (the kernel's own grid rule included), so the two sides differ only by the GPU.
+No Qt here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from psygnal import Signal
+
+from gui.models.launch import LaunchModel, LaunchState, compute_state
+from sim.gpu_diff import Difference, LaunchSide, differences, side_of
+
+
+class CompareGpusModel:
+    """Signals: `changed()` when either side changed."""
+
+    changed = Signal()
+
+    def __init__(self, launch: LaunchModel, insight=None, other: str | None = None) -> None:
+        self.launch, self.insight = launch, insight  # insight: the ceiling rule (InsightModel)
+        self._other = other or self.default_other()
+        self._recompute()
+        launch.changed.connect(self._on_launch_changed)
+        if insight is not None:
+            insight.changed.connect(self._on_launch_changed)
+        launch.specs_changed.connect(self._on_specs_changed)
+
+    def default_other(self) -> str:
+        """The detected GPU beside a preset, else a T4 (or an H200 when the launch is on a T4)."""
+        names = self.launch.gpu_names()
+        here = self.launch.inputs.gpu
+        detected = [n for n in names[:1] if n not in _presets()]
+        if detected and detected[0] != here:
+            return detected[0]
+        return "T4" if here != "T4" else "H200"
+
+    @property
+    def other(self) -> str:
+        return self._other
+
+    @property
+    def sides(self) -> tuple[LaunchSide, LaunchSide] | None:
+        return self._sides
+
+    @property
+    def differences(self) -> list[Difference]:
+        return self._differences
+
+    @property
+    def message(self) -> str:
+        """Why there are no sides (a launch that is nonsense on one GPU), or ""."""
+        return self._message
+
+    def set_other(self, name: str) -> bool:
+        if name == self._other:
+            return True
+        try:
+            self.launch.spec_for(name)
+        except ValueError:
+            return False
+        self._other = name
+        self._recompute()
+        self.changed.emit()
+        return True
+
+    def _on_launch_changed(self, *_args) -> None:
+        self._recompute()
+        self.changed.emit()
+
+    def _on_specs_changed(self) -> None:
+        if self._other not in self.launch.gpu_names():
+            self._other = self.default_other()
+        self._recompute()
+        self.changed.emit()
+
+    def _recompute(self) -> None:
+        here = self.launch.state
+        there = self._state_on(self._other)
+        self._sides, self._differences, self._message = None, [], ""
+        for st in (here, there):
+            if st.error or st.occ is None or st.geometry is None:
+                self._message = f"{st.spec.name}: {st.error or 'no launch'}"
+                return
+        self._sides = (self._side(here), self._side(there))
+        self._differences = differences(*self._sides)
+
+    def _state_on(self, name: str) -> LaunchState:
+        spec = self.launch.spec_for(name)
+        inputs = replace(self.launch.inputs, gpu=name)
+        return compute_state(inputs, spec, self.launch.kernel())
+
+    def _side(self, st: LaunchState) -> LaunchSide:
+        ceiling = self.insight.ceiling_for(st.spec)[0] if self.insight is not None else None
+        return side_of(st.spec, st.occ, st.geometry, bytes_moved=st.bytes_moved,
+                       ceiling_gbps=ceiling)
+
+
+def _presets() -> list[str]:
+    from sim.devices import presets
+
+    return presets()

@@ -1,0 +1,281 @@
+"""What the latency model and the verdicts say about the launch being looked at.
+
+`InsightModel` follows the LaunchModel (and the bench results, for a measured copy ceiling): the
+launch taken as memory-bound (sim.latency.launch_trip), its loaded-model prediction, the curves
+of the latency-hiding view, one SM's warps over time (sim.warps) and the ranked verdicts
+(sim.advice.launch_findings). The measured forced-occupancy sweep of a latency run (the H200's
+is checked in) is laid beside the prediction when it was measured on this GPU. Views only draw
+what this says. No Qt here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from psygnal import Signal
+
+from gui.models.launch import LaunchModel, LaunchState
+from sim.advice import Finding, launch_findings
+from sim.devices import GpuSpec
+from sim.errors import UserError
+from sim.latency import BlockTrip, LoadedPrediction, launch_trip, predict, predict_loaded
+from sim.latency_data import CHECKED_IN, LatencyRun, load_latency_run
+from sim.policies import COST_MODELS
+from sim.units import fmt_us
+from sim.warps import WarpActivity, sm_activity
+
+WINDOWS_NS = (2000.0, 5000.0, 10000.0)
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A line of the latency plots: GB/s against blocks per SM (and KiB in flight per SM)."""
+
+    label: str
+    blocks_per_sm: np.ndarray
+    kib_in_flight: np.ndarray
+    gbps: np.ndarray
+    kind: str  # "loaded" (the model), "little" (unloaded Little's law), "measured"
+    gbps_p20: np.ndarray | None = None
+    gbps_p80: np.ndarray | None = None
+
+
+class InsightModel:
+    """Signals: `changed()` after the launch, the ceiling or the measured data changed;
+    `sm_changed()` when the SM or the window of the warp view changed."""
+
+    changed = Signal()
+    sm_changed = Signal()
+
+    def __init__(self, launch: LaunchModel, bench=None, measured: str | Path | None = CHECKED_IN):
+        self.launch, self.bench = launch, bench
+        self._measured: LatencyRun | None = None
+        self.measured_error = ""
+        if measured is not None:
+            try:
+                self._measured = load_latency_run(measured)
+            except UserError as exc:
+                self.measured_error = str(exc)
+        self._sm = 0
+        self._window_ns = WINDOWS_NS[0]
+        self._activity: tuple | None = None
+        self._recompute()
+        launch.changed.connect(self._on_launch_changed)
+        if bench is not None:
+            bench.result_changed.connect(self._on_launch_changed)
+
+    # -- reading ---------------------------------------------------------------------------------
+    @property
+    def state(self) -> LaunchState:
+        return self.launch.state
+
+    @property
+    def gpu(self) -> GpuSpec:
+        return self.state.spec
+
+    @property
+    def prediction(self) -> LoadedPrediction | None:
+        return self._prediction
+
+    @property
+    def trip(self) -> BlockTrip | None:
+        return self._trip
+
+    @property
+    def basis(self) -> str:
+        return self._basis
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self._findings
+
+    @property
+    def ceiling(self) -> tuple[float, str]:
+        """(GB/s, where it comes from) of the bandwidth a full GPU reaches."""
+        return self._ceiling
+
+    @property
+    def measured(self) -> LatencyRun | None:
+        return self._measured
+
+    @property
+    def measured_here(self) -> bool:
+        """The latency run was measured on the launch's GPU (same name and SM count)."""
+        run = self._measured
+        return run is not None and _same_gpu(run.device_name, self.gpu)
+
+    @property
+    def sm(self) -> int:
+        return self._sm
+
+    @property
+    def window_ns(self) -> float:
+        return self._window_ns
+
+    def blocks_on_sm(self, sm: int | None = None) -> int:
+        """Resident blocks on SM `sm` in the steady state (0: the grid leaves it empty)."""
+        p = self._prediction
+        if p is None:
+            return 0
+        sm = self._sm if sm is None else sm
+        return p.blocks_per_sm if sm < p.active_sms else 0
+
+    def activity(self) -> WarpActivity | None:
+        """The selected SM's warps over the window (None: no blocks there or no prediction)."""
+        p, trip = self._prediction, self._trip
+        blocks = self.blocks_on_sm()
+        if p is None or trip is None or blocks == 0:
+            return None
+        key = (id(p), blocks, self._window_ns)
+        if self._activity is None or self._activity[0] != key:
+            on_sm = p if blocks == p.blocks_per_sm else predict_loaded(
+                self.gpu, blocks, trip, ceiling_gbps=p.ceiling_gbps)
+            self._activity = (key, sm_activity(self.gpu, on_sm, trip, window_ns=self._window_ns))
+        return self._activity[1]
+
+    def curves(self) -> list[Curve]:
+        """Model curves for this launch's trip over every blocks-per-SM count the SM allows,
+        plain Little's law beside them, and the measured sweep when it is this GPU's."""
+        p, trip = self._prediction, self._trip
+        if p is None or trip is None:
+            return []
+        occ = self.state.occ
+        most = max(occ.blocks_per_sm, self.gpu.max_warps_per_sm // occ.warps_per_block, 1)
+        blocks = np.arange(1, min(most, self.gpu.max_blocks_per_sm) + 1)
+        per_block_kib = occ.warps_per_block * self.gpu.warp_size * \
+            trip.load_bytes_in_flight_per_thread / 1024
+        ceiling = p.ceiling_gbps
+        loaded = np.array([predict_loaded(self.gpu, int(b), trip, ceiling_gbps=ceiling).steady_gbps
+                           for b in blocks])
+        little = np.array([predict(self.gpu, int(b), occ.warps_per_block,
+                                   trip.load_bytes_in_flight_per_thread / 4, 4,
+                                   ceiling_gbps=ceiling,
+                                   bytes_moved_per_byte_loaded=trip.bytes_moved_per_byte_loaded
+                                   ).bandwidth_gbps for b in blocks])
+        out = [Curve("model, this launch", blocks, blocks * per_block_kib, loaded, "loaded"),
+               Curve("Little's law, unloaded", blocks, blocks * per_block_kib, little,
+                     "little")]
+        return out + (self._measured_curves() if self.measured_here else [])
+
+    def _measured_curves(self) -> list[Curve]:
+        """The run's sweep at 256 threads and its largest size: naive and fast add, each with
+        the loaded model for the same kernel beside it."""
+        run = self._measured
+        rows = [r for r in run.occupancy if r.round == 1]
+        if not rows:
+            return []
+        size = max(r.elements for r in rows)
+        out = []
+        for kernel in ("add_numba_naive", "add_numba"):
+            mine = sorted((r for r in rows if r.kernel == kernel and r.elements == size
+                           and r.threads == 256), key=lambda r: r.blocks_per_sm)
+            if not mine:
+                continue
+            trip = BlockTrip(256, mine[0].elements_per_thread)
+            b = np.array([r.blocks_per_sm for r in mine])
+            kib = b * 8 * 32 * trip.load_bytes_in_flight_per_thread / 1024
+            name = ("naive add" if mine[0].elements_per_thread == 1
+                    else f"add, {mine[0].elements_per_thread}/thread")
+            model = np.array([predict_loaded(self.gpu, int(x), trip,
+                                             ceiling_gbps=run.copy_ceiling_gbps,
+                                             elements=size).bandwidth_gbps for x in b])
+            out.append(Curve(f"{name}, measured ({_short(run.device_name)}, 2^{size.bit_length() - 1})", b, kib,
+                             np.array([r.gbps for r in mine]), "measured",
+                             np.array([r.gbps_p20 for r in mine]),
+                             np.array([r.gbps_p80 for r in mine])))
+            out.append(Curve(f"{name}, model", b, kib, model, "loaded-measured"))
+        return out
+
+    def time_lines(self, run=None) -> list[str]:
+        """The whole launch's predicted time, and what the animation's schedule says (with the
+        waves it leaves out counted: sim.timeline.Timeline.whole_launch_us)."""
+        lines = []
+        p = self._prediction
+        if p is not None:
+            moved = self._trip.bytes_per_element * self.state.geometry.elements
+            lines.append(f"Whole launch, predicted: {fmt_us(moved / p.bandwidth_gbps / 1e3)} at "
+                         f"{p.bandwidth_gbps:,.0f} GB/s ({p.bound}-bound; latency model, "
+                         f"ceiling {p.ceiling_gbps:,.0f} GB/s: {self._ceiling[1]})")
+        if run is not None:
+            tl = run.timeline
+            waves = tl.waves + tl.skipped_waves
+            line = (f"Animation's schedule ({COST_MODELS[run.cost].title} cost): the whole grid "
+                    f"takes {fmt_us(tl.whole_launch_us)} over {waves:,} waves")
+            if tl.skipped_waves:
+                line += (f"; the last {tl.waves:,} are drawn ({fmt_us(tl.makespan_us)}), the "
+                         f"{tl.skipped_waves:,} identical ones before them are not")
+            lines.append(line)
+        return lines
+
+    # -- changing --------------------------------------------------------------------------------
+    def set_sm(self, sm: int) -> None:
+        sm = max(0, min(int(sm), self.gpu.sm_count - 1))
+        if sm != self._sm:
+            self._sm = sm
+            self.sm_changed.emit()
+
+    def set_window(self, window_ns: float) -> None:
+        if window_ns > 0 and window_ns != self._window_ns:
+            self._window_ns = float(window_ns)
+            self.sm_changed.emit()
+
+    def open_measured(self, path: str | Path) -> None:
+        """Another latency run's results (UserError, one line, if it is not one)."""
+        self._measured = load_latency_run(path)
+        self.measured_error = ""
+        self._recompute()
+        self.changed.emit()
+
+    # -- internals -------------------------------------------------------------------------------
+    def _on_launch_changed(self, *_args) -> None:
+        self._recompute()
+        self.changed.emit()
+
+    def _recompute(self) -> None:
+        st = self.state
+        self._ceiling = self._find_ceiling()
+        self._prediction = self._trip = None
+        self._basis = ""
+        self._findings = []
+        self._activity = None
+        if st.occ is None or st.geometry is None:
+            return
+        ceiling = self._ceiling[0]
+        self._findings = launch_findings(st.spec, st.occ, st.geometry, bytes_moved=st.bytes_moved,
+                                         ceiling_gbps=ceiling)
+        if not st.occ.can_launch or st.spec.dram_latency_ns is None:
+            return
+        self._trip, self._basis = launch_trip(st.geometry, st.bytes_moved)
+        self._prediction = predict_loaded(st.spec, st.occ.blocks_per_sm, self._trip,
+                                          ceiling_gbps=ceiling, elements=st.geometry.elements,
+                                          grid_blocks=st.geometry.blocks)
+        self._sm = min(self._sm, st.spec.sm_count - 1)
+
+    def _find_ceiling(self) -> tuple[float, str]:
+        return self.ceiling_for(self.gpu)
+
+    def ceiling_for(self, gpu: GpuSpec) -> tuple[float, str]:
+        """(GB/s, where it comes from): a copy measured on this GPU (bench results, then the
+        latency run), else the theoretical peak. The one rule for every prediction shown."""
+        result = getattr(self.bench, "result", None)
+        if result is not None and result.copy_ceiling_gbps:
+            name = result.device.get("name", "") if isinstance(result.device, dict) else ""
+            if _same_gpu(name, gpu):
+                return float(result.copy_ceiling_gbps), "copy ceiling measured in the bench results"
+        run = self._measured
+        if run is not None and run.copy_ceiling_gbps and _same_gpu(run.device_name, gpu):
+            return run.copy_ceiling_gbps, f"copy ceiling measured on the {run.source()}"
+        return float(gpu.peak_dram_gbps), "theoretical peak (no copy measured on this GPU)"
+
+
+def _short(device_name: str) -> str:
+    return device_name.removeprefix("NVIDIA ")
+
+
+def _same_gpu(device_name: str, gpu: GpuSpec) -> bool:
+    """A device name ("NVIDIA H200") names this GPU (a preset "H200" or a detected spec)."""
+    name, mine = device_name.lower(), gpu.name.lower()
+    return bool(name) and (name == mine or name.endswith(" " + mine) or mine.endswith(" " + name))
+

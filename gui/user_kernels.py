@@ -1,0 +1,192 @@
+"""Your own kernel in the window: File ▸ Open kernel…, the Kernel source panel, and the jobs that
+open files and compile the selected kernel.
+
+`UserKernels(window)` makes the KernelFilesModel, a thread that opens files (their declarations:
+the grid rule the window evaluates at every change), the compiler host (a HostRunner of its own,
+so compiles never wait behind a sweep in the kernel host and never run in the window's process),
+`KernelFileJobs` and `CompileJobs` (gui/jobs.py), and the source panel; it adds the File menu's
+entries and wires them. The kernel host opens the same files before a sweep or a correctness run
+(`gui.jobs.with_kernel_files`). A file is run only when the user opens it: the files of an earlier
+session are offered again with a question, never opened behind the user's back
+(docs/KERNEL_FILES.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from functools import partial
+
+from gui.adapter import HostRunner, TaskRunner
+from gui.jobs import CompileJobs, KernelFileJobs, KernelJobs, with_kernel_files
+from gui.models.kernel_files import KernelFilesModel, OpenedFile
+
+SETTINGS_KEY = "kernels/files"
+EXAMPLES = Path(__file__).resolve().parent.parent / "resources" / "examples"
+
+
+class UserKernels:
+    def __init__(self, window, jobs: KernelJobs | None = None, ask_to_reopen: bool = False) -> None:
+        from gui.widgets.qt_kernel_source import QtKernelSource
+
+        self.window = w = window
+        self.files = KernelFilesModel(_saved_paths(w.settings))
+        self.file_runner = TaskRunner("kernel files", w)
+        self.compiler = HostRunner("compiler", w)
+        self.file_jobs = KernelFileJobs(self.files, self.file_runner, jobs)
+        self.compile_jobs = CompileJobs(w.model, self.files, self.compiler, jobs,
+                                        log=w.bench.log.emit)
+        bench_jobs = w.bench_jobs.jobs
+        self._bench_work = (bench_jobs.sweep, bench_jobs.run_checks)
+        self.source = QtKernelSource(w.model, self.files)
+        self.dock = w._add_dock("source", self.source, Qt.DockWidgetArea.BottomDockWidgetArea)
+        w.tabifyDockWidget(w.docks["timeline"], self.dock)
+        self.reopen_box: QMessageBox | None = None
+        self._syncing_bench = False
+
+        self.files.opened.connect(self._on_opened)
+        self.files.failed.connect(self._on_failed)
+        self.files.remembered_changed.connect(self._on_remembered_changed)
+        self.source.open_requested.connect(self.open_dialog)
+        self.source.reopen_requested.connect(self.open)
+        w.controls.resources.cancel_requested.connect(self.compile_jobs.cancel)
+        w.controls.resources.compile_requested.connect(w.model.request_compile)
+        w.bench.kernels_changed.connect(self._sync_bench)
+        if ask_to_reopen and self.files.to_reopen():
+            QTimer.singleShot(0, self.ask_to_reopen)
+
+    # -- menu ---------------------------------------------------------------------------------
+    def add_file_actions(self, menu) -> None:
+        """File ▸ Open kernel… and File ▸ Recent kernel files."""
+        act = QAction("Open &kernel…", self.window)
+        act.setShortcut(QKeySequence("Ctrl+K"))
+        act.setToolTip("Open a Python file with your kernel and its WARPSCOPE declaration "
+                       "(docs/KERNEL_FILES.md). Opening it runs the file.")
+        act.triggered.connect(self.open_dialog)
+        menu.addAction(act)
+        self.window.addAction(act)
+        self.act_open = act
+        self.recent_menu = menu.addMenu("Recent &kernel files")
+        self._on_remembered_changed()
+
+    def _on_remembered_changed(self) -> None:
+        _save_paths(self.window.settings, self.files.remembered)
+        menu = getattr(self, "recent_menu", None)
+        if menu is None:
+            return
+        menu.clear()
+        for path in self.files.remembered:
+            menu.addAction(path, lambda p=path: self.open(p))
+        if self.files.remembered:
+            menu.addSeparator()
+            menu.addAction("Clear this list", self.files.forget_remembered)
+        menu.setEnabled(bool(self.files.remembered))
+
+    # -- opening ------------------------------------------------------------------------------
+    def open_dialog(self) -> None:
+        start = (os.path.dirname(self.files.remembered[0]) if self.files.remembered
+                 else str(EXAMPLES))
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open a kernel file (it will run)",
+                                              start, "Python kernel files (*.py)")
+        if path:
+            self.open(path)
+
+    def open(self, path: str) -> int | None:
+        """Run the file in the background and add its kernels (the user asked for it)."""
+        if not path:
+            return None
+        self.window.show_message(f"Opening {path}…")
+        return self.file_jobs.open(path)
+
+    def ask_to_reopen(self) -> None:
+        """The question for the files of an earlier session (never opened without a yes)."""
+        paths = self.files.to_reopen()
+        if not paths:
+            return
+        box = QMessageBox(self.window)
+        box.setIcon(QMessageBox.Icon.Question)
+        box.setWindowTitle("Open your kernel files again?")
+        box.setText("Open the kernel files of your last session again?")
+        box.setInformativeText("Opening a kernel file runs its Python code:\n"
+                               + "\n".join(paths))
+        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        box.finished.connect(lambda result: self._on_reopen_answer(result, paths))
+        self.reopen_box = box
+        box.open()
+
+    def _on_reopen_answer(self, result: int, paths: list[str]) -> None:
+        if result == QMessageBox.StandardButton.Yes:
+            for path in paths:
+                self.open(path)
+
+    def _on_opened(self, opened: OpenedFile) -> None:
+        w = self.window
+        w.model.add_opened_kernels(opened.kernels)
+        self._sync_bench()
+        # the kernel host opens the same versions before it measures or checks
+        files = tuple((f.path, f.digest) for f in self.files.files.values())
+        sweep, checks = self._bench_work
+        w.bench_jobs.jobs.sweep = partial(with_kernel_files, files, sweep)
+        w.bench_jobs.jobs.run_checks = partial(with_kernel_files, files, checks)
+        names = [k.name for k in opened.kernels]
+        w.bench.set_ticked(tuple(dict.fromkeys(list(w.bench.ticked) + names)))
+        first = opened.launchable()
+        if first:
+            w.model.select_kernel(first[0].name)
+        self.dock.show()
+        self.dock.raise_()
+        w.show_message(f"Opened {opened.name}: {', '.join(names)}. Registers and shared memory "
+                       f"come from the compiler for {w.model.state.spec.name}.")
+
+    def _on_failed(self, path: str, message: str) -> None:
+        w = self.window
+        w.show_message(message, error=True, timeout_ms=15000)
+        w.bench.log.emit(f"Could not open kernel file {path}: {message}")
+        self.dock.show()
+        self.dock.raise_()
+
+    def _sync_bench(self) -> None:
+        """The Bandwidth panel lists the opened kernels and their torch peers too (its list is
+        reset when the built-in kernels load)."""
+        if self._syncing_bench:
+            return
+        bench = self.window.bench
+        opened = [k for f in self.files.files.values() for k in f.kernels]
+        names = {k.name for k in opened}
+        have = {k.name: k for k in bench.kernels}
+        if all(have.get(k.name) is k for k in opened):
+            return
+        self._syncing_bench = True
+        try:
+            ticked = bench.ticked
+            bench.set_kernels([k for k in bench.kernels if k.name not in names] + opened)
+            bench.set_ticked([n for n in ticked if n in {k.name for k in bench.kernels}])
+        finally:
+            self._syncing_bench = False
+
+    def runners(self) -> tuple:
+        return self.file_runner, self.compiler
+
+    def shutdown(self) -> None:
+        for runner in self.runners():
+            runner.shutdown()
+        self.files.close()
+
+
+def _saved_paths(settings) -> list[str]:
+    try:
+        paths = json.loads(settings.value(SETTINGS_KEY, "[]") or "[]")
+    except (TypeError, ValueError):
+        return []
+    return paths if isinstance(paths, list) else []
+
+
+def _save_paths(settings, paths) -> None:
+    settings.setValue(SETTINGS_KEY, json.dumps(list(paths)))

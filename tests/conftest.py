@@ -1,0 +1,25 @@
+"""For every test: Hypothesis's per-example deadline is off (a wall-clock limit: on CI's two busy
+cores it failed correct code as "flaky"; performance targets live in benchmarks/); compiled kernel
+resources are cached in a folder of this test session, never in the user's cache
+(kernels/compile.py writes under $XDG_CACHE_HOME/warpscope/compiled); and the kernel files a test
+opens join the registry for that test only."""
+
+import os
+import tempfile
+
+import pytest
+from hypothesis import settings
+
+settings.register_profile("warpscope", deadline=None)
+settings.load_profile("warpscope")
+
+_RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID")  # the workers of one run share their compiles
+os.environ["XDG_CACHE_HOME"] = (os.path.join(tempfile.gettempdir(), f"warpscope-test-cache-{_RUN}")
+                                if _RUN else tempfile.mkdtemp(prefix="warpscope-test-cache-"))
+
+
+@pytest.fixture(autouse=True)
+def _opened_kernels_last_one_test(monkeypatch):
+    from kernels import registry
+
+    monkeypatch.setattr(registry, "_OPENED", {})

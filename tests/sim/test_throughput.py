@@ -1,0 +1,188 @@
+"""The compute-bound model: what each program does (against the schedules the H200 recorded), the
+waves it makes, and its predictions against the H200 sawtooth it was not fitted on."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kernels.registry import get_kernel
+from sim.devices import preset, presets, spec_from_device
+from sim.errors import UserError
+from sim.matmul_trace import compare_matmul_trace
+from sim.matmul_work import MatmulProblem, matmul_work
+from sim.occupancy import occupancy
+from sim.policies import CostParams, cost_model_id, schedule_launch
+from sim.throughput import (H200_COMPUTE_FIT, drops, launch_work, predict_matmul, tensor_tflops,
+                            wave_multiples)
+from sim.trace import load_trace
+from sim.waves import CUBLAS, load_matmul_run, parse_sweep
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN = ROOT / "benchmarks" / "matmul_h200.json"
+TRACES = ROOT / "tests" / "data" / "matmul_traces"
+H200 = preset("H200")
+TILED, PERSISTENT, STREAM_K = (get_kernel(f"matmul_{k}") for k in ("tiled", "persistent", "stream_k"))
+
+
+def _recorded_items(name: str) -> set[tuple]:
+    """(program, tile, k_begin, k_end) of every row the kernel stamped on the H200."""
+    trace = load_trace(TRACES / f"{name}.json")
+    cols = trace.meta["extra_columns"]
+    return {(r[cols.index("program")], r[cols.index("tile")], r[cols.index("k_begin")], r[cols.index("k_end")])
+            for r in trace.meta["extra"]}
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in TRACES.glob("*.json")))
+def test_each_programs_work_is_what_the_h200_recorded(name):
+    """The items of every program, tile and K range, exactly as the kernels stamped them."""
+    meta = json.loads((TRACES / f"{name}.json").read_text())["meta"]
+    cfg = meta["config"]
+    problem = MatmulProblem(meta["M"], meta["N"], meta["K"], cfg["block_m"], cfg["block_n"],
+                            cfg["block_k"], cfg["group_m"], meta["dtype"])
+    work = matmul_work(problem, meta["programs"], stream_k=meta["kernel"] == "stream_k")
+    mine = set(zip(work.block.tolist(), work.tile.tolist(), work.k_begin.tolist(), work.k_end.tolist()))
+    assert mine == _recorded_items(name)
+
+
+def test_stream_k_covers_every_k_iteration_once_in_near_equal_shares():
+    problem = MatmulProblem(1024, 3840, 8192)  # 120 tiles on 132 programs: all leftover
+    work = matmul_work(problem, 132, stream_k=True)
+    covered = np.zeros((problem.tiles, problem.k_tiles), dtype=int)
+    for t, k0, k1 in zip(work.tile, work.k_begin, work.k_end):
+        covered[t, k0:k1] += 1
+    assert (covered == 1).all()
+    per_program = np.bincount(work.block, weights=work.k_end - work.k_begin)
+    assert per_program.max() - per_program.min() <= 1
+    assert work.items_per_block.max() <= 2 and work.fixup.sum() == problem.tiles
+
+
+def test_133_tiles_make_a_nearly_empty_second_wave_that_stream_k_avoids():
+    dims = dict(M=896, N=4864, K=8192)  # 7 x 19 = 133 tiles of 128 x 256
+    tiled, persistent, stream_k = (predict_matmul(k, dims, H200) for k in (TILED, PERSISTENT, STREAM_K))
+    tl = tiled.simulation.timeline
+    assert tiled.tiles == 133 and tiled.concurrent_tiles == 132 and tl.waves == 2
+    assert int((tl.wave == 1).sum()) == 1  # one tile alone in the second wave
+    assert persistent.programs == 132 and persistent.work.items_per_block.max() == 2
+    assert persistent.time_us == pytest.approx(tiled.time_us, rel=0.02)
+    # the second wave costs a whole tile for 1/133 of the work; stream-K shares it out
+    assert tiled.time_us > 1.7 * predict_matmul(TILED, dict(M=1408, N=3072, K=8192), H200).time_us
+    assert stream_k.time_us < 0.7 * tiled.time_us
+
+
+def test_drops_land_where_the_h200_measured_them():
+    """Every drop of more than 10% in the measured sawtooth is predicted at the same size, and no
+    other is: just past 132, 264 and 396 tiles (the multiples of SMs x one tile per SM)."""
+    run = load_matmul_run(RUN)
+    for name in ("matmul_tiled", "matmul_persistent"):
+        meas = run.points[name]
+        pred = [predict_matmul(get_kernel(name), p.dims, H200, dtype=run.dtype,
+                               resources=run.resources.get(name)) for p in meas]
+        assert drops([p.tflops() for p in meas]) == drops([p.tflops for p in pred])
+        assert [pred[i].tiles for i in drops([p.tflops for p in pred])] == [136, 272, 400]
+    assert wave_multiples(132, 440) == [132, 264, 396]
+
+
+def test_held_out_sawtooth_points_are_within_ten_percent():
+    """Fitted on the tiled kernel at 32 and 128 tiles; every other point of the tiled and persistent
+    kernels is within 10%, except the first size (8 tiles, measured slower than 16: +18% and +13%,
+    benchmarks/RESULTS.md). Stream-K is not held to it (half its points miss, RESULTS.md says why)."""
+    run = load_matmul_run(RUN)
+    for name in ("matmul_tiled", "matmul_persistent"):
+        misses = []
+        for p in run.points[name]:
+            pred = predict_matmul(get_kernel(name), p.dims, H200, dtype=run.dtype,
+                                  resources=run.resources.get(name))
+            if abs(pred.tflops / p.tflops() - 1) > 0.10:
+                misses.append(pred.tiles)
+        assert misses == [8], (name, misses)
+
+
+def test_the_committed_constants_are_what_the_fit_gives():
+    spec = importlib.util.spec_from_file_location("waves_fit", ROOT / "benchmarks" / "waves_fit.py")
+    fit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fit)
+    assert replace(fit.fit(str(RUN)), source=H200_COMPUTE_FIT.source) == H200_COMPUTE_FIT
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in TRACES.glob("*.json")))
+def test_simulated_schedule_matches_the_recorded_one(name):
+    trace = load_trace(TRACES / f"{name}.json")
+    kernel = get_kernel("matmul_" + trace.meta["kernel"])
+    cmp, recorded, simulated = compare_matmul_trace(trace, H200, kernel)
+    assert simulated.n_blocks == recorded.n_blocks  # tile by tile, unit by unit
+    assert simulated.waves == recorded.waves
+    assert simulated.makespan_us == pytest.approx(recorded.makespan_us, rel=0.08)
+    assert cmp.prediction.time_us == pytest.approx(trace.meta["event_ms"] * 1e3, rel=0.08)
+
+
+@pytest.mark.parametrize("gpu", presets())
+def test_every_preset_gets_a_prediction(gpu):
+    spec = preset(gpu)
+    pred = predict_matmul(TILED, dict(M=1024, N=4352, K=8192), spec)
+    conc = pred.blocks_per_sm * spec.sm_count
+    assert pred.simulation.waves == -(-pred.tiles // conc) and 0 < pred.tflops < tensor_tflops(spec)
+    if pred.note:  # the kernel's 144 KiB tile does not fit: a smaller tile that launches
+        assert occupancy(spec, 32 * pred.params["num_warps"], 0, 0).can_launch
+
+
+def test_tensor_rates_and_their_gaps():
+    assert tensor_tflops(H200, "bfloat16") == 989.4
+    assert tensor_tflops(preset("V100"), "float16") == 125
+    with pytest.raises(UserError, match="no BF16"):
+        tensor_tflops(preset("V100"), "bfloat16")
+    detected = spec_from_device(name="NVIDIA H200", compute_capability=(9, 0), sm_count=132,
+                                l2_bytes=H200.l2_bytes, memory_bytes=H200.memory_bytes,
+                                peak_dram_gbps=4800.0, clock_mhz=1980)
+    assert detected.tensor_tflops_fp16 is None and tensor_tflops(detected) == 989.4
+
+
+def test_the_compute_cost_is_a_registered_policy():
+    assert cost_model_id("compute-bound") == "compute"
+    occ = occupancy(H200, 256, 220, 147456)
+    work = launch_work(TILED, 1, {}, H200, occ.blocks_per_sm, 133, dict(M=896, N=4864, K=8192))
+    sim = schedule_launch(H200, occ, 133, cost="compute", placement="sm-order",
+                          params=CostParams(work=work))
+    assert sim.cost == "compute" and sim.waves == 2
+    assert sim.makespan_us == pytest.approx(predict_matmul(TILED, dict(M=896, N=4864, K=8192), H200,
+                                                           placement="sm-order").simulation.makespan_us)
+    with pytest.raises(UserError, match="needs a kernel"):
+        schedule_launch(H200, occ, 133, cost="compute")
+    with pytest.raises(UserError, match="declares no FLOPs"):
+        schedule_launch(H200, occ, 10, cost="compute", params=CostParams(
+            work=launch_work(get_kernel("add_triton"), 10240, {}, H200, 1, 10)))
+
+
+def test_leaving_out_identical_waves_keeps_the_last_ones():
+    """A big grid simulated in part (max_blocks) ends exactly as the whole grid does."""
+    occ = occupancy(H200, 256, 220, 147456)
+    work = launch_work(TILED, 1, {}, H200, 1, 8 * 133, dict(M=1024, N=133 * 256, K=1024))
+    whole = schedule_launch(H200, occ, 8 * 133, cost="compute", params=CostParams(work=work))
+    part = schedule_launch(H200, occ, 8 * 133, cost="compute", params=CostParams(work=work),
+                           max_blocks=300)
+    assert part.skipped_waves > 0
+    wave = whole.makespan_us - whole.timeline.wave_starts_us[-1]
+    assert part.makespan_us - part.timeline.wave_starts_us[-1] == pytest.approx(wave)
+
+
+def test_sweeps_read_like_the_command_line():
+    dims = parse_sweep("M=1024,K=8192,N=256..14080x256")
+    assert len(dims) == 55 and dims[0] == dict(M=1024, N=256, K=8192) and dims[-1]["N"] == 14080
+    assert [d["M"] for d in parse_sweep("K=64, N=64, M=2^7..2^9 x128")] == [128, 256, 384, 512]
+    for bad, why in (("M=1,N=2", "give K"), ("M=1..4,N=1..4,K=1", "only one"),
+                     ("M=1,N=1,K=0..4", "increasing"), ("X=1", "not M="), ("M=1,M=2,N=1,K=1", "twice"),
+                     ("M=1,K=1,N=1..100000x1", "bigger step")):
+        with pytest.raises(UserError, match=why):
+            parse_sweep(bad)
+
+
+def test_measured_file_keeps_its_kernels_and_cublas():
+    run = load_matmul_run(RUN)
+    assert set(run.points) == {"matmul_tiled", "matmul_persistent", "matmul_stream_k", CUBLAS}
+    assert len(run.dims_list) == 55 and run.dtype == "bfloat16"
+    assert run.resources["matmul_tiled"] == (220, 147456)
