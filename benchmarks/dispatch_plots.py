@@ -25,7 +25,6 @@ sys.path.insert(0, str(ROOT))
 
 from sim.compare import compare_trace  # noqa: E402
 from sim.devices import preset  # noqa: E402
-from sim.scheduler import TpcSpreadPlacement  # noqa: E402
 from sim.timeline import residency_steps  # noqa: E402
 from sim.trace_bundle import load_bundle  # noqa: E402
 
