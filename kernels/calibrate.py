@@ -90,7 +90,8 @@ def calibrate(out: str | None = None, *, record: Callable | None = None, gpu=Non
         raise UserError(f"only {len(cases)} traces could be recorded on {gpu.name}; too few to fit")
     say(f"fitting on {len(cases)} traces (at most {fit_s:.0f} s)")
     t0 = time.perf_counter()
-    params = fit(cases, deadline_s=fit_s,
+    # fresh worker processes: this one holds a CUDA context a forked child must not inherit
+    params = fit(cases, deadline_s=fit_s, pool_start="spawn",
                  progress=lambda msg: say(f"  {time.perf_counter() - t0:5.0f}s {msg}"))
     date = datetime.date.today().isoformat()
     source = (f"{command}: {len(cases)} traces recorded on {gpu.name} on {date} "

@@ -77,8 +77,12 @@ def case_loss(s: ScheduleScore) -> float:
             + min(s.residency_error / 0.15, CAP))
 
 
-_POOL_CASES: list = []  # the cases a worker process scores (inherited when it forks)
+_POOL_CASES: list = []  # the cases a worker process scores (inherited, or sent once: _take)
 _POOL_SIZE = [1]
+
+
+def _take(cases) -> None:
+    _POOL_CASES[:] = cases
 
 
 def _losses(job):
@@ -99,17 +103,21 @@ def mean_loss(cases, params: DispatchParams, seeds=(0,), pool=None) -> float:
     return float(np.mean([x for part in pool.map(_losses, jobs) for x in part]))
 
 
-def worker_pool(cases, processes: int | None = None):
-    """A process pool that scores `cases` in parallel (fork start; None where it cannot)."""
+def worker_pool(cases, processes: int | None = None, start: str = "fork"):
+    """A process pool that scores `cases` in parallel, or None on one core. `start` "spawn" gives
+    fresh processes that are sent the cases once (for a process that has a GPU context open,
+    which a forked child must not inherit); "fork" (default) shares them."""
     import multiprocessing as mp
     import os
 
     n = processes or os.cpu_count() or 1
-    if n < 2 or "fork" not in mp.get_all_start_methods():
+    if n < 2 or start not in mp.get_all_start_methods():
         return None
-    _POOL_CASES[:] = list(cases)
+    _take(list(cases))
     _POOL_SIZE[0] = n
-    return mp.get_context("fork").Pool(n)
+    if start == "fork":
+        return mp.get_context("fork").Pool(n)
+    return mp.get_context(start).Pool(n, initializer=_take, initargs=(list(cases),))
 
 
 # -- the trickle table, measured directly -----------------------------------------------------------
@@ -151,13 +159,13 @@ def estimate_trickle(cases, burst_warps: float, min_blocks: int = 2) -> dict:
 
 def fit(cases, start: DispatchParams | None = None, *, rounds: int = 2, seeds=(0, 1),
         progress: Callable[[str], None] | None = None, deadline_s: float | None = None,
-        processes: int | None = None, search=tuple(SEARCH),
-        trickle: bool = True) -> DispatchParams:
+        processes: int | None = None, search=tuple(SEARCH), trickle: bool = True,
+        pool_start: str = "fork") -> DispatchParams:
     """Coordinate search from `start` (default: the built-in numbers with the trickle table
     estimated from `cases`) over the numbers named in `search` (and the trickle table). Stops
     early at `deadline_s` seconds (the best so far is kept). Uses every core (`processes`) where
-    it can fork."""
-    pool = worker_pool(cases, processes)
+    it can (`pool_start`: see worker_pool)."""
+    pool = worker_pool(cases, processes, pool_start)
     try:
         return _fit(cases, start, rounds, seeds, progress, deadline_s, pool,
                     {k: SEARCH[k] for k in search}, trickle)
