@@ -175,7 +175,8 @@ class QtLaunchControls(QWidget):
         self.elements = NumberBox("elements", 1, MAX_ELEMENTS)
         self.elements.setToolTip("Exact number of elements the kernel processes (1 to 2^31): "
                                  "1000000, 1e6, 2^20 or 4M. Enter applies it.")
-        form.addRow("Elements", _row(self.elements_slider, self.elements))
+        self.elements_label = QLabel("Elements")  # "Size n" for a kernel of named sizes (a matmul)
+        form.addRow(self.elements_label, _row(self.elements_slider, self.elements))
         self.threads_slider = QSlider(Qt.Orientation.Horizontal)
         self.threads_slider.setRange(1, 1024)
         self.threads_slider.setToolTip("Threads per block (1 to 1024); the hardware runs them in warps of 32.")
@@ -311,7 +312,7 @@ class QtLaunchControls(QWidget):
     def _populate_kernels(self) -> None:
         self._syncing = True
         self.kernel.clear()
-        self.kernel.addItem("custom (set resources by hand)", CUSTOM_KERNEL)
+        self.kernel.addItem("custom (by hand)", CUSTOM_KERNEL)
         yours = False
         for k in self.model.kernels():
             tip = k.description or k.title
@@ -330,7 +331,7 @@ class QtLaunchControls(QWidget):
     def _populate_carveout(self, state: LaunchState) -> None:
         spec, pct_now = state.spec, state.inputs.carveout_percent
         self.carveout.clear()
-        self.carveout.addItem("driver default (max shared)", None)
+        self.carveout.addItem("driver default (max)", None)
         for kib in spec.smem_carveout_steps_kib:
             # floor: the driver rounds a preferred percentage *up* to the next step, so the
             # percentage just under this step's share selects exactly this step
@@ -390,9 +391,23 @@ class QtLaunchControls(QWidget):
             self.block_size_label.setVisible(triton)
             if triton:
                 self._set_box(self.block_size, i.block_size)
+            self._name_size_boxes(state)
             self._show_error(state.message())
         finally:
             self._syncing = False
+
+    def _name_size_boxes(self, state: LaunchState) -> None:
+        """The boxes say what they set: a matmul's size n is M = N = K, its block parameter BLOCK_M."""
+        k, sizes = self.model.kernel(), state.geometry.sizes if state.geometry is not None else ()
+        self.elements_label.setText("Size n" if sizes else "Elements")
+        self.elements_label.setToolTip(f"{' = '.join(n for n, _ in sizes)} = n (a point of the Waves "
+                                       "tab sets them apart)" if sizes else "")
+        param = k.sweep if k is not None and k.sweep else "BLOCK_SIZE"
+        self.block_size_label.setText(param)
+        self.block_size.setToolTip(
+            f"A Triton program's {param}: elements one program (block) handles; a power of two."
+            if param == "BLOCK_SIZE" else f"The kernel's block parameter {param} (a power of two): "
+            "with the others it sets the tile each program computes.")
 
     def _show_kernel_note(self, state: LaunchState) -> None:
         k, i, g = self.model.kernel(), state.inputs, state.geometry
