@@ -21,8 +21,7 @@ def launch_caption(win) -> str:
     """The GPU and the launch, as every exported figure names them."""
     st = win.model.state
     kernel = st.inputs.kernel if st.inputs.kernel != "custom" else "custom launch"
-    return (f"{st.spec.name} · {kernel} · {st.inputs.elements:,} elements × "
-            f"{st.inputs.threads_per_block} threads/block")
+    return f"{st.spec.name} · {kernel} · {st.launch_text()}"
 
 
 def export_window(win, out_dir: str | Path, theme_name: str | None = "light") -> list[Path]:
@@ -47,8 +46,7 @@ def _export(win, out: Path) -> list[Path]:
         written += export_item(item, out, caption)
     written.append(write_json(out / "session.json", win.session_dict()))
     st = win.model.state
-    title = (f"WarpScope · {st.spec.name} · {st.inputs.elements:,} elements × "
-             f"{st.inputs.threads_per_block} threads per block")
+    title = f"WarpScope · {st.spec.name} · {st.launch_text()}"
     panels = [("SM view", win.sm_view.grab().toImage(), True),
               ("Resident warps over time (red: the tail)",
                win.playback_view.curve_plot.grab().toImage(), True),

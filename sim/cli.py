@@ -11,7 +11,7 @@ from sim.advice import launch_findings
 from sim.devices import GpuSpec, preset, presets
 from sim.errors import UserError
 from sim.files import check_writable
-from sim.geometry import launch_facts, launch_geometry
+from sim.geometry import launch_facts, launch_geometry, problem_text
 from sim.inputs import arg_bytes, arg_count, arg_path, arg_real
 from sim.occupancy import LIMITERS, occupancy
 from sim.dispatch_profile import WAITS, profile_for
@@ -154,6 +154,7 @@ class KernelLaunch:
     smem_per_block: int | None
     note: str  # where the numbers come from, for the printout
     compiled: CompiledFacts | None = None
+    sizes: dict | None = None  # the kernel's named sizes (a matmul's M, N, K)
 
 
 def resolve_launch(args):
@@ -174,7 +175,8 @@ def resolve_launch(args):
         occ = occupancy(gpu, threads, regs, smem, args.carveout)
         geo = launch_geometry(gpu, args.elements, threads, occ,
                               blocks=kernel.blocks if kernel else None,
-                              elements_per_block=kernel.elements_per_block if kernel else None)
+                              elements_per_block=kernel.elements_per_block if kernel else None,
+                              sizes=kernel.sizes if kernel else None)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     return gpu, occ, geo, kernel
@@ -237,7 +239,7 @@ def cmd_explain(args) -> int:
         return 0
     _print_table("Device", [(k, v, "") for k, v in device_rows(gpu)], align="<")
     who = f"{kernel.name}: " if kernel else ""
-    launch = (f"Launch: {who}{geo.elements:,} elements at {geo.threads_per_block} threads per block, "
+    launch = (f"Launch: {who}{problem_text(geo)} at {geo.threads_per_block} threads per block, "
               f"{occ.regs_per_thread} registers/thread, {occ.smem_per_block_bytes:,} B shared memory/block")
     if kernel is not None and kernel.note:
         launch += f"\n  ({kernel.note})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sim.devices import GpuSpec
@@ -31,6 +32,7 @@ class LaunchGeometry:
     blocks_per_wave: int | None
     waves_at_occupancy: float | None  # blocks / (SMs x blocks per SM)
     elements_per_block: int | None = None  # the tile one block covers (None: no fixed tile)
+    sizes: tuple[tuple[str, int], ...] = ()  # a kernel's named sizes (a matmul's M, N, K), if not just n
 
     @property
     def elements_per_thread(self) -> int:
@@ -69,12 +71,14 @@ def _check(elements: int, threads_per_block: int) -> None:
 
 def launch_geometry(gpu: GpuSpec, elements: int, threads_per_block: int,
                     occ: Occupancy | None = None, *, blocks: int | None = None,
-                    elements_per_block: int | None = None) -> LaunchGeometry:
+                    elements_per_block: int | None = None,
+                    sizes: Mapping[str, int] | None = None) -> LaunchGeometry:
     """The article's table for a launch: grid, warps, idle threads, waves.
 
     By default one element per thread (the article's kernels). A kernel's own grid rule
     (kernels/spec.py) passes `blocks` and, where a block covers a fixed tile, `elements_per_block`
-    (4 x threads for four elements per thread, BLOCK_SIZE for a Triton program)."""
+    (4 x threads for four elements per thread, BLOCK_SIZE for a Triton program), and `sizes` where
+    the problem is not one length (a matmul's M, N and K: the table shows them, not `elements`)."""
     _check(elements, threads_per_block)
     tile = elements_per_block if blocks is not None else threads_per_block
     if blocks is None:
@@ -101,6 +105,7 @@ def launch_geometry(gpu: GpuSpec, elements: int, threads_per_block: int,
         waves_at_best=warps_in_grid / warp_slots_on_gpu,
         blocks_per_sm=blocks_per_sm, blocks_per_wave=blocks_per_wave, waves_at_occupancy=waves,
         elements_per_block=tile,
+        sizes=() if not sizes or set(sizes) == {"n"} else tuple((str(k), int(v)) for k, v in sizes.items()),
     )
 
 
@@ -125,6 +130,27 @@ def _waves_text(waves: float) -> str:
     return f"{waves:,.1f}" if waves >= 0.1 or waves == 0 else f"{waves:.2g}"
 
 
+def problem_fact(geo: LaunchGeometry) -> Fact:
+    """The table's first row: the element count, or a kernel's named sizes (M x N x K)."""
+    if geo.sizes:
+        return Fact("elements", " × ".join(k for k, _ in geo.sizes),
+                    "×".join(f"{v:,}" for _, v in geo.sizes), "the kernel's sizes")
+    per_thread = f"  ({geo.elements_per_thread} per thread)" if geo.elements_per_thread > 1 else ""
+    return Fact("elements", "Elements", f"{geo.elements:,}{per_thread}", "the input")
+
+
+def problem_text(geo: LaunchGeometry) -> str:
+    """The problem in a few words: "1,000,000 elements" or "M × N × K = 1,024 × 1,280 × 8,192"."""
+    fact = problem_fact(geo)
+    return f"{fact.label} = {fact.value}" if geo.sizes else f"{geo.elements:,} elements"
+
+
+def launch_text(geo: LaunchGeometry) -> str:
+    """The launch in a line, as the verdicts and the export title it."""
+    joint = " · " if geo.sizes else " × "
+    return f"{problem_text(geo)}{joint}{geo.threads_per_block:,} threads per block"
+
+
 def launch_facts(gpu: GpuSpec, geo: LaunchGeometry) -> list[Fact]:
     """The article's launch table for `geo`, each value with how it is worked out."""
     g, ws, tile = geo, gpu.warp_size, geo.elements_per_block
@@ -137,12 +163,11 @@ def launch_facts(gpu: GpuSpec, geo: LaunchGeometry) -> list[Fact]:
         idle = Fact("idle_last", "Unused tile, last block", f"{g.idle_threads_last_block:,}",
                     f"elements the last block's tile has no data for: {g.blocks:,} x {tile:,} - {g.elements:,}")
     else:
-        grid_how = "the kernel's own grid rule (blocks have no fixed tile of elements)"
+        grid_how = "the grid the kernel declares (its own rule, not elements / block)"
         idle = Fact("idle_last", "Idle threads, last block", "—",
-                    "no fixed tile: a grid-stride loop gives every thread work")
-    per_thread = f"  ({g.elements_per_thread} per thread)" if g.elements_per_thread > 1 else ""
+                    "not counted: the kernel declares its grid, so no block has a fixed share of elements")
     facts = [
-        Fact("elements", "Elements", f"{g.elements:,}{per_thread}", "the input"),
+        problem_fact(g),
         Fact("tpb", "Threads per block", f"{g.threads_per_block:,}", "your choice"),
         Fact("blocks", "Blocks in the grid", f"{g.blocks:,}", grid_how),
         Fact("wpb", "Warps per block", f"{g.warps_per_block}", f"ceiling of {g.threads_per_block} / {ws}"),

@@ -24,7 +24,7 @@ from gui.models.compiled import (BENCH, BY_HAND, COMPILER, HAND, CompileTarget, 
                                  compiling_origin, failed_origin, threads_curve)
 from sim.devices import GpuSpec, preset, presets
 from sim.errors import UserError
-from sim.geometry import LaunchGeometry, launch_geometry
+from sim.geometry import LaunchGeometry, launch_geometry, launch_text
 from sim.occupancy import Occupancy, occupancy, sweep_registers, sweep_smem, sweep_threads
 from sim.throughput import launch_work
 from sim.units import parse_bytes, parse_count
@@ -142,6 +142,12 @@ class LaunchState:
     def blocks(self) -> int:
         return self.geometry.blocks if self.geometry is not None else 0
 
+    def launch_text(self) -> str:
+        """The problem and the block size in a line (the verdicts' header, the export's title)."""
+        if self.geometry is not None:
+            return launch_text(self.geometry)
+        return f"{self.inputs.elements:,} elements × {self.inputs.threads_per_block} threads per block"
+
     def message(self) -> str:
         if self.error:
             return self.error
@@ -201,8 +207,9 @@ def compute_state(inputs: LaunchInputs, spec: GpuSpec, kernel=None) -> LaunchSta
                         inputs.smem_per_block, inputs.carveout_percent)
         work = None
         if kernel is None:  # a custom launch: matrix sizes mean nothing to it
-            per_block, blocks, nbytes = inputs.threads_per_block, None, None
+            per_block, blocks, nbytes, sizes = inputs.threads_per_block, None, None, None
         else:
+            sizes = kernel.size_dims(inputs.elements, launch_dims(inputs))
             shape = kernel_grid(kernel, inputs, spec.sm_count)
             per_block, blocks = shape.elements_per_block, shape.grid_blocks
             nbytes = _declared_bytes(kernel, inputs.elements, launch_dims(inputs))
@@ -210,7 +217,7 @@ def compute_state(inputs: LaunchInputs, spec: GpuSpec, kernel=None) -> LaunchSta
                 work = launch_work(kernel, inputs.elements, block_params(kernel, inputs), spec,
                                    occ.blocks_per_sm, blocks, launch_dims(inputs))
         geo = launch_geometry(spec, inputs.elements, inputs.threads_per_block, occ, blocks=blocks,
-                              elements_per_block=per_block)
+                              elements_per_block=per_block, sizes=sizes)
     except (ValueError, TypeError) as exc:  # UserError is a ValueError
         return LaunchState(inputs, spec, None, None, str(exc).splitlines()[0])
     return LaunchState(inputs, spec, occ, geo, "", per_block, nbytes, work)

@@ -184,8 +184,11 @@ class QtGeometry(QWidget):
             f"{'s' if len(lanes) != 1 else ''}; "
             + (f"the last warp has {lanes[-1]} active lanes and {idle} idle." if idle
                else "every lane of every warp has a thread.")
-            + f" In the grid's last block {g.threads_per_block - g.threads_with_data_in_last_block:,} "
-            "threads find no element (purple): the bounds check keeps them out of memory.")
+            + (f" In the grid's last block {g.threads_per_block - g.threads_with_data_in_last_block:,} "
+               "threads find no element (purple): the bounds check keeps them out of memory."
+               if g.elements_per_block else
+               " The kernel declares its grid, so no block has a fixed share of the elements to "
+               "run past: the last block is drawn like every other."))
 
     def export_items(self):
         from gui.export import ExportItem

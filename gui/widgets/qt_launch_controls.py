@@ -10,17 +10,16 @@ from __future__ import annotations
 import math
 import os
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QValidator
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QFrame,
                                QGroupBox, QHBoxLayout, QLabel, QScrollArea, QSlider, QVBoxLayout,
                                QWidget)
 
 from gui.models.launch import (CUSTOM_KERNEL, MAX_ELEMENTS, MAX_REGS, MAX_SMEM, LaunchModel,
-                               LaunchState, launch_dims, parse_field)
+                               LaunchState, launch_dims)
 from gui.models.simulation import SimulationOptions
+from gui.widgets.number_box import NumberBox
 from gui.widgets.qt_kernel_source import QtKernelResources
-from sim.errors import UserError
 
 LOG_STEPS = 310  # elements slider: 10 steps per power of two, 2^0 .. 2^31
 MAX_THREADS_BOX = 1 << 16  # the box takes more than any GPU allows, so the reason can be shown
@@ -41,56 +40,6 @@ def slider_to_elements(v: int) -> int:
     n = round(2 ** (v / 10))
     # round to 3 significant figures so the numbers read well (1,000,000 not 1,048,576 off by one)
     return max(1, min(MAX_ELEMENTS, round(n, -max(0, len(str(n)) - 3))))
-
-
-class NumberBox(QDoubleSpinBox):
-    """A whole-number box (past QSpinBox's 2^31 - 1) that reads what the command line reads:
-    1000000, 1e6, 2^20, 4M; 48K for bytes. It acts on Enter or focus-out. A number out of range
-    goes to the nearest end; text that is no number is refused with a message (`refused`) and the
-    last good value comes back."""
-
-    refused = Signal(str)
-
-    def __init__(self, field: str, minimum: int, maximum: int, suffix: str = "",
-                 parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.field = field
-        self.setDecimals(0)
-        self.setRange(minimum, maximum)
-        self.setKeyboardTracking(False)
-        self.setGroupSeparatorShown(True)
-        self.setSuffix(suffix)
-        self.setAccelerated(True)
-
-    def _read(self, text: str) -> tuple[int | None, str]:
-        """(value, "") or (None, why it is no number)."""
-        text = text.strip().removesuffix(self.suffix().strip()).replace(self.locale().groupSeparator(), "")
-        try:
-            return parse_field(self.field, text), ""
-        except UserError as exc:
-            return None, str(exc)
-
-    def _parse(self, text: str) -> int | None:
-        return self._read(text)[0]
-
-    def validate(self, text: str, pos: int):
-        v = self._parse(text)
-        ok = v is not None and self.minimum() <= v <= self.maximum()
-        return (QValidator.State.Acceptable if ok else QValidator.State.Intermediate), text, pos
-
-    def fixup(self, text: str) -> str:
-        v, why = self._read(text)
-        if v is None:
-            self.refused.emit(why)
-            return text  # the box puts back the last good value
-        return self.textFromValue(float(min(max(v, self.minimum()), self.maximum())))
-
-    def valueFromText(self, text: str) -> float:
-        v = self._parse(text)
-        return self.value() if v is None else float(min(max(v, self.minimum()), self.maximum()))
-
-    def int_value(self) -> int:
-        return round(self.value())
 
 
 def _form_box(title: str) -> tuple[QGroupBox, QFormLayout]:
@@ -131,6 +80,7 @@ class QtLaunchControls(QWidget):
         super().__init__(parent)
         self.model, self.options = model, options
         self._syncing = False
+        self._events, self._mark, self._clamp_note = 0, -1, ""  # the message a typed edit leaves
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(0)
@@ -175,7 +125,8 @@ class QtLaunchControls(QWidget):
         self.elements = NumberBox("elements", 1, MAX_ELEMENTS)
         self.elements.setToolTip("Exact number of elements the kernel processes (1 to 2^31): "
                                  "1000000, 1e6, 2^20 or 4M. Enter applies it.")
-        form.addRow("Elements", _row(self.elements_slider, self.elements))
+        self.elements_label = QLabel("Elements")  # "Size n" for a kernel of named sizes (a matmul)
+        form.addRow(self.elements_label, _row(self.elements_slider, self.elements))
         self.threads_slider = QSlider(Qt.Orientation.Horizontal)
         self.threads_slider.setRange(1, 1024)
         self.threads_slider.setToolTip("Threads per block (1 to 1024); the hardware runs them in warps of 32.")
@@ -289,6 +240,9 @@ class QtLaunchControls(QWidget):
         for box in (self.elements, self.threads, self.regs, self.smem, self.block_size):
             box.valueChanged.connect(self._on_box_changed)
             box.refused.connect(self._on_model_rejected)
+            box.clamped.connect(self._on_box_clamped)
+            box.lineEdit().textEdited.connect(self._on_box_edited)
+            box.editingFinished.connect(self._on_box_done)
         self.carveout.currentIndexChanged.connect(self._on_carveout_selected)
         for box in (self.cost, self.placement, self.schedule, self.wait):
             box.currentIndexChanged.connect(self._on_options_picked)
@@ -311,7 +265,7 @@ class QtLaunchControls(QWidget):
     def _populate_kernels(self) -> None:
         self._syncing = True
         self.kernel.clear()
-        self.kernel.addItem("custom (set resources by hand)", CUSTOM_KERNEL)
+        self.kernel.addItem("custom (by hand)", CUSTOM_KERNEL)
         yours = False
         for k in self.model.kernels():
             tip = k.description or k.title
@@ -330,7 +284,7 @@ class QtLaunchControls(QWidget):
     def _populate_carveout(self, state: LaunchState) -> None:
         spec, pct_now = state.spec, state.inputs.carveout_percent
         self.carveout.clear()
-        self.carveout.addItem("driver default (max shared)", None)
+        self.carveout.addItem("driver default (max)", None)
         for kib in spec.smem_carveout_steps_kib:
             # floor: the driver rounds a preferred percentage *up* to the next step, so the
             # percentage just under this step's share selects exactly this step
@@ -390,9 +344,24 @@ class QtLaunchControls(QWidget):
             self.block_size_label.setVisible(triton)
             if triton:
                 self._set_box(self.block_size, i.block_size)
-            self._show_error(state.message())
+            self._name_size_boxes(state)
+            self._events += 1
+            self._show_error(state.message() or self._clamp_note)
         finally:
             self._syncing = False
+
+    def _name_size_boxes(self, state: LaunchState) -> None:
+        """The boxes say what they set: a matmul's size n is M = N = K, its block parameter BLOCK_M."""
+        k, sizes = self.model.kernel(), state.geometry.sizes if state.geometry is not None else ()
+        self.elements_label.setText("Size n" if sizes else "Elements")
+        self.elements_label.setToolTip(f"{' = '.join(n for n, _ in sizes)} = n (a point of the Waves "
+                                       "tab sets them apart)" if sizes else "")
+        param = k.sweep if k is not None and k.sweep else "BLOCK_SIZE"
+        self.block_size_label.setText(param)
+        self.block_size.setToolTip(
+            f"A Triton program's {param}: elements one program (block) handles; a power of two."
+            if param == "BLOCK_SIZE" else f"The kernel's block parameter {param} (a power of two): "
+            "with the others it sets the tile each program computes.")
 
     def _show_kernel_note(self, state: LaunchState) -> None:
         k, i, g = self.model.kernel(), state.inputs, state.geometry
@@ -425,6 +394,19 @@ class QtLaunchControls(QWidget):
     def _show_error(self, message: str) -> None:
         self.error.setText(message)
         self.error.setVisible(bool(message))
+
+    def _on_box_clamped(self, message: str) -> None:
+        self._clamp_note, self._events = message, self._events + 1
+        self._show_error(message)
+
+    def _on_box_edited(self, _text: str) -> None:
+        self._mark = self._events
+
+    def _on_box_done(self) -> None:
+        """An edit that changed nothing (the value it already had) clears an earlier box's message."""
+        if self._mark == self._events:
+            self._show_error(self.model.state.message())
+        self._clamp_note, self._mark = "", -1
 
     def _on_model_rejected(self, message: str) -> None:
         self._on_model_changed(self.model.state)  # put the controls back to what the model holds

@@ -45,8 +45,8 @@ class QtOccupancy(QWidget):
 
         self._grid = QGridLayout()
         self._grid.setSpacing(4)
-        self.bars = _plot("Blocks per SM, by limit", "blocks per SM", "")
-        self.bars.setMinimumHeight(110)
+        self.bars = _plot("Blocks per SM, by limit", "", "")  # the title names the axis: room for the bars
+        self.bars.setMinimumHeight(130)  # four rows, each as tall as its label: none overlaps
         self.threads_plot = _plot("Warps vs threads per block", "threads per block", "warps / SM")
         self.regs_plot = _plot("vs registers", "registers per thread", "warps / SM")
         self.smem_plot = _plot("vs shared memory", "KiB per block", "warps / SM")

@@ -57,8 +57,7 @@ class QtVerdicts(QWidget):
     def _on_changed(self, *_args) -> None:
         st = self.insight.state
         lines = self.insight.time_lines(self.simulation.run)
-        launch = (f"{st.spec.name} · {st.inputs.elements:,} elements × "
-                  f"{st.inputs.threads_per_block} threads per block")
+        launch = f"{st.spec.name} · {st.launch_text()}"
         self._header = f"<b>{html.escape(launch)}</b><br>" + "<br>".join(
             f"<span style='color:{style.MUTED}'>{html.escape(line)}</span>" for line in lines)
         self.list.setHtml(f"<p>{self._header}</p>" + verdicts_html(self.insight.findings))

@@ -40,6 +40,7 @@ class QtWaves(QWidget):
         self.sweep.setToolTip("Matrix sizes: fixed M, N or K and one range 'lo..hi xSTEP' "
                               "(N=256..14080x256: one tile column per step). Enter applies it.")
         self.sweep.setMinimumWidth(120)
+        self.sweep.setCursorPosition(0)  # a long sweep shows its start, not its end
         self.open_button = QPushButton("Open…")
         self.open_button.setToolTip("Measured sawtooth: benchmarks/matmul_h200.json (matmul_run.py) "
                                     "or a file written by `python main.py bench --waves-sweep`.")
@@ -96,6 +97,7 @@ class QtWaves(QWidget):
         m = self.model
         if self.sweep.text() != m.sweep_text:
             self.sweep.setText(m.sweep_text)
+            self.sweep.setCursorPosition(0)
         self.redraw()
 
     def _on_selection_changed(self, _kernel: str, _index: int) -> None:
