@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QTabBar,
+                               QVBoxLayout, QWidget)
 
 from gui import help as help_texts
 from gui import style, teach_panels
@@ -195,6 +196,15 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(150, self.load_kernels)
         else:
             self.bench.set_availability(None, "live kernels were not loaded in this session")
+
+    def event(self, event) -> bool:
+        # Qt makes the bars of tabbed docks eliding ("Ti…", "Ban…" at 1024 px wide): keep the
+        # panels' names whole and let the bar scroll instead. ChildPolished comes after Qt has
+        # configured the new bar.
+        if event.type() == QEvent.Type.ChildPolished and isinstance(event.child(), QTabBar):
+            event.child().setElideMode(Qt.TextElideMode.ElideNone)
+            event.child().setUsesScrollButtons(True)
+        return super().event(event)
 
     # -- construction helpers ---------------------------------------------------------------------
     def _add_dock(self, key: str, widget: QWidget, area) -> QDockWidget:
