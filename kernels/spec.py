@@ -228,6 +228,13 @@ class KernelSpec:
             raise UserError(f"{self.name}: a size of {n:,} gives no blocks (grid {grid})")
         return LaunchShape(grid, self.threads_per_block(params), params, tile)
 
+    def loop_trips(self, n: int, grid_blocks: int, threads_per_block: int) -> int:
+        """DRAM round trips one block makes in a row: 1 for a fixed tile (every load issued up
+        front), else the iterations of its grid-stride loop (sim.predict's `loop_trips`)."""
+        if self.tile is not None:
+            return 1
+        return max(1, cdiv(n, int(grid_blocks) * int(threads_per_block)))
+
     def bytes_moved(self, n: int, arrays=None, dims: Mapping[str, int] | None = None) -> int:
         """Bytes one call must move: the declared formula, else every array read or written once
         (`arrays`: the inputs and output of this call)."""

@@ -72,6 +72,8 @@ class GpuSpec:
         values = {k: v for k, v in data.items() if k in known}
         values["compute_capability"] = _parse_cc(values["compute_capability"])
         values["smem_carveout_steps_kib"] = tuple(values["smem_carveout_steps_kib"])
+        if values.get("dram_latency_ns") is None:  # saved before the figure existed
+            values.update(_latency_from_preset(values.get("name", ""), values.get("sm_count")))
         return cls(**values)
 
 

@@ -306,8 +306,10 @@ class BenchModel:
                 prediction = self._predict_matmul(spec, m, gpu)
             elif gpu is not None and getattr(m, "grid_blocks", None) and getattr(m, "blocks_per_sm", None):
                 try:
+                    trips = (spec.loop_trips(m.elements, m.grid_blocks, m.threads_per_block)
+                             if spec is not None and getattr(m, "threads_per_block", None) else 1)
                     prediction = predict_bandwidth(gpu, m.grid_blocks, m.blocks_per_sm, m.bytes_moved,
-                                                   self.result.copy_ceiling_gbps)
+                                                   self.result.copy_ceiling_gbps, loop_trips=trips)
                 except (ValueError, UserError):
                     prediction = None
             self._predictions[key] = prediction

@@ -2,15 +2,18 @@
 
 Truth: benchmarks/gpu_blocks_h200.json (block-size sweep) and benchmarks/gpu_bench_h200.json (size
 sweep), both measured on the lent H200 on 2026-11-29 with the commands in benchmarks/RESULTS.md.
-The model's three constants were fitted to the naive add at 2^26 only; every other row is a check.
+The launch overhead was fitted to the naive add at 2^26 only, the trip overhead on another run
+(benchmarks/latency_h200.json); every other row is a check.
 """
 
+import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from kernels.registry import get_kernel
 from sim.devices import preset
 from sim.predict import predict_bandwidth
 
@@ -24,8 +27,45 @@ def _rows(name):
 
 
 def _ratio(m, ceiling):
-    p = predict_bandwidth(preset("H200"), m["grid_blocks"], m["blocks_per_sm"], m["bytes_moved"], ceiling)
+    trips = get_kernel(m["kernel"]).loop_trips(m["elements"], m["grid_blocks"], m["threads_per_block"])
+    p = predict_bandwidth(preset("H200"), m["grid_blocks"], m["blocks_per_sm"], m["bytes_moved"], ceiling,
+                          loop_trips=trips)
     return p.bandwidth_gbps / m["bandwidth_gbps"], p
+
+
+def _check():
+    spec = importlib.util.spec_from_file_location("predict_check", BENCH / "predict_check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.check()
+
+
+def test_held_out_points_within_ten_percent():
+    """Issue 9: at least 90% of the held-out H200 points within 10% (117 of 124 when written)."""
+    result = _check()
+    assert result["points"] == 124
+    assert result["within_10pct"] >= 117, [(r["kernel"], r["elements"], r["block_size"], r["ratio"])
+                                           for r in result["misses"]]
+    assert result["size_sweep_within_10pct"] >= 48  # the second split: no size-sweep row is fitted on
+
+
+@pytest.mark.parametrize("kernel", ["add_numba_gridstride", "square_numba"])
+def test_the_old_models_misses_at_large_sizes(kernel):
+    """A grid-stride block is one dispatch and many trips; a square moves 8 B per element, so its
+    trips are shorter: both within 10% from 2^26 on (the old model: +14% and -16%)."""
+    ceiling, rows = _rows("gpu_bench_h200.json")
+    ratios = [_ratio(m, ceiling)[0] for m in rows if m["kernel"] == kernel and m["elements"] >= 2**26]
+    assert len(ratios) == 2 and all(0.9 <= r <= 1.1 for r in ratios), ratios
+
+
+def test_a_grid_stride_block_runs_longer_than_one_trip():
+    gpu = preset("H200")
+    one = predict_bandwidth(gpu, 1056, 8, 1056 * 3072.0 * 100, 4180)
+    looped = predict_bandwidth(gpu, 1056, 8, 1056 * 3072.0 * 100, 4180, loop_trips=100)
+    assert looped.bandwidth_gbps < one.bandwidth_gbps  # 100 round trips, not one
+    assert one.bound == "bandwidth"  # 100 x 3 KiB per block: the port is always busy
+    thin = predict_bandwidth(gpu, 132, 1, 132 * 3072.0 * 100, 4180, loop_trips=100)
+    assert thin.bound == "latency"  # one block per SM: 3 KiB in flight per round trip
 
 
 @pytest.mark.parametrize("kernel", ["add_numba_naive", "add_numba", "add_triton"])
@@ -65,3 +105,5 @@ def test_extrapolated_long_grid_matches_the_full_simulation():
 def test_nonsense_is_refused(args):
     with pytest.raises(ValueError):
         predict_bandwidth(preset("H200"), *args)
+    with pytest.raises(ValueError):
+        predict_bandwidth(preset("H200"), 10, 8, 1.0, loop_trips=0)
