@@ -35,10 +35,11 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QThread, QTime
 from kernels.host import HostProcess, TaskContext, TaskOutcome, run_job
 
 __all__ = ["Debouncer", "HostRunner", "PlaybackClock", "StagedRedraw", "TaskContext", "TaskOutcome",
-           "TaskRunner", "live_runners", "shutdown_all_runners", "single_shot"]
+           "TaskRunner", "flush_redraws", "live_runners", "shutdown_all_runners", "single_shot"]
 
 _LIVE_RUNNERS: weakref.WeakSet = weakref.WeakSet()
 _QUIT_HOOKED: weakref.WeakSet = weakref.WeakSet()  # the applications whose aboutToQuit is connected
+_REDRAWS: weakref.WeakSet = weakref.WeakSet()  # every StagedRedraw, for flush_redraws()
 
 
 def live_runners() -> list:
@@ -381,6 +382,7 @@ class StagedRedraw(QObject):
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._step)
         widget.installEventFilter(self)
+        _REDRAWS.add(self)
 
     def request(self) -> None:
         self._stale, self._run = True, None
@@ -389,6 +391,11 @@ class StagedRedraw(QObject):
 
     def pending(self) -> bool:
         return self._stale
+
+    def cancel(self) -> None:
+        """The view was drawn another way: forget the waiting redraw."""
+        self._timer.stop()
+        self._stale, self._run = False, None
 
     def flush(self) -> None:
         self._timer.stop()
@@ -402,22 +409,31 @@ class StagedRedraw(QObject):
 
     @Slot()
     def _step(self, schedule: bool = True) -> None:
-        """Run steps for up to TURN_S (steps may be small: this batches them), then yield."""
+        """Run steps for up to TURN_S (steps may be small: this batches them), then yield. A
+        request or cancel during a step (a redraw that resizes its own view) ends this run."""
         t0 = time.perf_counter()
+        if self._run is None:
+            self._run = iter(self._steps())
+        run = self._run
         try:
-            if self._run is None:
-                self._run = iter(self._steps())
-            next(self._run)
-            while time.perf_counter() - t0 < self.TURN_S:
-                next(self._run)
+            next(run)
+            while self._run is run and time.perf_counter() - t0 < self.TURN_S:
+                next(run)
         except StopIteration:
-            self._run, self._stale = None, False
+            if self._run is run:
+                self._run, self._stale = None, False
             return
         except BaseException:
             self._run, self._stale = None, False  # a failing redraw is not retried in a loop
             raise
-        if schedule:
+        if schedule and self._stale:
             self._timer.start()
+
+
+def flush_redraws() -> None:
+    """Finish every view's waiting redraw now: before a screenshot or an export."""
+    for redraw in list(_REDRAWS):
+        redraw.flush()
 
 
 class PlaybackClock(QObject):
