@@ -374,7 +374,7 @@ class StagedRedraw(QObject):
 
     def __init__(self, widget, steps: Callable[[], Iterator], parent: QObject | None = None) -> None:
         super().__init__(parent or widget)
-        self._widget, self._steps = widget, steps
+        self.widget, self._steps = widget, steps
         self._run: Iterator | None = None
         self._stale = False
         self._timer = QTimer(self)
@@ -386,7 +386,7 @@ class StagedRedraw(QObject):
 
     def request(self) -> None:
         self._stale, self._run = True, None
-        if self._widget.isVisible():
+        if self.widget.isVisible():
             self._timer.start()
 
     def pending(self) -> bool:
@@ -430,10 +430,16 @@ class StagedRedraw(QObject):
             self._timer.start()
 
 
-def flush_redraws() -> None:
-    """Finish every view's waiting redraw now: before a screenshot or an export."""
+def flush_redraws(root) -> None:
+    """Finish the waiting redraws of `root`'s views now: before a screenshot or an export."""
     for redraw in list(_REDRAWS):
-        redraw.flush()
+        try:
+            widget = redraw.widget
+            mine = widget is root or root.isAncestorOf(widget)
+        except RuntimeError:  # a view of a window already deleted
+            continue
+        if mine:
+            redraw.flush()
 
 
 class PlaybackClock(QObject):
