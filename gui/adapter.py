@@ -360,14 +360,17 @@ class Debouncer(QObject):
         self._fn()
 
 
+_WAKE = (QEvent.Type.Show, QEvent.Type.Move, QEvent.Type.Resize)  # a view may have come into sight
+
+
 class StagedRedraw(QObject):
     """Redraws `widget` by running `steps()`, a generator that yields between pieces of its work,
     one piece per event-loop turn: the window paints what changed and answers input between them
     (a panel of pyqtgraph plots redrawn in one go held the GUI thread 200-500 ms).
 
     `request()` marks the view stale; a burst of requests makes one redraw (a zero-delay timer),
-    a request during a redraw restarts it from the first step, and a hidden widget (a tab behind
-    another, a closed dock) is redrawn only when it is shown again. `flush()` finishes at once,
+    a request during a redraw restarts it from the first step, and a widget out of sight (a tab
+    behind another, a dock behind another, a closed dock) is redrawn only when it comes into sight. `flush()` finishes at once,
     for exports, grabs and tests."""
 
     TURN_S = 0.012  # GUI-thread time one turn may take (the target: no stall over 0.1 s)
@@ -377,6 +380,7 @@ class StagedRedraw(QObject):
         self.widget, self._steps = widget, steps
         self._run: Iterator | None = None
         self._stale = False
+        self._dock = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
@@ -386,8 +390,24 @@ class StagedRedraw(QObject):
 
     def request(self) -> None:
         self._stale, self._run = True, None
-        if self.widget.isVisible():
+        if self.seen():
             self._timer.start()
+        else:
+            self._watch_dock()
+
+    def seen(self) -> bool:
+        """Shown and not behind another dock (Qt keeps a dock behind a tab 'visible', off screen)."""
+        return self.widget.isVisible() and not self.widget.visibleRegion().isEmpty()
+
+    def _watch_dock(self) -> None:
+        """A dock brought to the front is moved on screen, not shown: watch the widget's dock."""
+        if self._dock is None:
+            dock = self.widget.parentWidget()
+            while dock is not None and not dock.inherits("QDockWidget"):
+                dock = dock.parentWidget()
+            if dock is not None:
+                self._dock = dock
+                dock.installEventFilter(self)
 
     def pending(self) -> bool:
         return self._stale
@@ -403,7 +423,9 @@ class StagedRedraw(QObject):
             self._step(schedule=False)
 
     def eventFilter(self, obj, event) -> bool:
-        if event.type() == QEvent.Type.Show and self._stale and not self._timer.isActive():
+        kind = event.type()
+        if (self._stale and not self._timer.isActive() and kind in _WAKE
+                and (kind == QEvent.Type.Show or self.seen())):
             self._timer.start()
         return False
 

@@ -95,7 +95,7 @@ class _Gantt(pg.PlotWidget):
         pi.setXRange(0, span, padding=0.01)
         pi.setYRange(0, tl.sm_count, padding=0.01)
         self._span = span
-        if self.isVisible():
+        if self.redraws.seen():
             self._redraw()
         else:  # a dock behind another: rasterised when it is shown
             self.redraws.request()
