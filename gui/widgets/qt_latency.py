@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QBoxLayout, QComboBox, QFileDialog, QGridLayout, 
                                QPushButton, QSizePolicy, QSpinBox, QVBoxLayout, QWidget)
 
 from gui import style
-from gui.adapter import StagedRedraw
+from gui.redraw import StagedRedraw
 from gui.models.insight import WINDOWS_NS, InsightModel
 from sim.errors import UserError
 from sim.warps import EMPTY, ISSUING, MEMORY, READY, STARTING, STATES

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QCheckBox, QFileDialog, QHBoxLayout, QLabel, QLin
                                QWidgetAction)
 
 from gui import style
-from gui.adapter import StagedRedraw
+from gui.redraw import StagedRedraw
 from gui.jobs import BenchJobs
 from gui.models.bench import BenchModel
 from gui.widgets.series import clear_series_plot, draw_level, draw_series, fit_legend, series_plot
@@ -213,7 +213,8 @@ class QtSweep(QWidget):
         metric = bench.metric()
         _set_label(pi, "left", metric)
         if key == "size":
-            _set_label(pi, "bottom", "n: M = N = K = n (log)" if metric == "TFLOP/s" else "elements (log)")
+            _set_label(pi, "bottom",
+                       "n: M = N = K = n (log)" if metric == "TFLOP/s" else "elements (log)")
         title = (f"<span style='color:{style.FG if gpu else style.BAD};font-size:9pt'>"
                  f"{TITLES[key].format(metric=metric)}{at}{tag}</span>")
         if pi.titleLabel.text != title:  # a new title re-lays the plot out: only when it changes

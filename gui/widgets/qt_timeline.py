@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QT
                                QVBoxLayout, QWidget)
 
 from gui import style
-from gui.adapter import StagedRedraw
+from gui.redraw import StagedRedraw
 from gui.models.playback import PlaybackModel
 from gui.models.simulation import SimRun, SimulationModel
 from gui.models.trace import TraceModel

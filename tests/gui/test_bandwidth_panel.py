@@ -70,7 +70,7 @@ def test_sweep_runs_in_worker_with_progress(qtbot, panel):
     assert len(bench.result.measurements) == len(bench.ticked) * 5 * 2
     assert sweep.run_button.isEnabled() and not sweep.cancel_button.isEnabled()
     assert sweep.progress.format() == "done"
-    sweep.redraws.flush()  # the plots redraw in steps after the result (gui.adapter.StagedRedraw)
+    sweep.redraws.flush()  # the plots redraw in steps after the result (gui.redraw.StagedRedraw)
     # one curve per kernel, drawn by draw_series: points with tooltips naming grid, waves, occupancy
     pi = sweep.size_plot.getPlotItem()
     scatters = _items(pi, "ScatterPlotItem")

@@ -91,7 +91,7 @@ def test_runner_shutdown_stops_thread(runner):
 def test_staged_redraw_waits_until_shown_coalesces_and_restarts(qtbot, qapp):
     from PySide6.QtWidgets import QWidget
 
-    from gui.adapter import StagedRedraw
+    from gui.redraw import StagedRedraw
 
     widget = QWidget()
     qtbot.addWidget(widget)

@@ -1,7 +1,8 @@
 """Leaving the app while a worker thread runs a job: an exception out of the program, or
 `app.quit()` without the window's closeEvent. Qt aborts a process that destroys a running QThread
-("QThread: Destroyed while thread ... is still running"); the adapter shuts every live runner down
-on aboutToQuit and at exit instead. Each case runs in a fresh interpreter, as it is about exiting."""
+("QThread: Destroyed while thread ... is still running"); the adapter shuts every live runner
+down on aboutToQuit and at exit instead. Each case runs in a fresh interpreter: it is about
+exiting."""
 
 from __future__ import annotations
 

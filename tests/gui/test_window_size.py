@@ -84,7 +84,7 @@ def test_wave_colours_stay_clear_of_the_tail_red():
 def test_a_hidden_timeline_waits_until_shown_or_exported(qtbot, win):
     """A Gantt behind another dock is not rasterised at every launch change; it is when shown,
     and an export (flush_redraws) draws it first."""
-    from gui.adapter import flush_redraws
+    from gui.redraw import flush_redraws
     from tests.gui.conftest import wait_sim
 
     w = win("H200", 1_000_000, 256)
