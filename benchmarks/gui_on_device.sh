@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Run benchmarks/gui_stalls.py (the real window offscreen: start-up, a live sweep, the Experiments
-# tab, the longest GUI-thread stall of each; about 2 minutes in all) on the lent GPU machine:
+# Run benchmarks/gui_stalls.py (the real window offscreen: start-up, a live sweep, the recorded
+# 75-point H200 sweep opened from its file, the Experiments tab, the longest GUI-thread stall of
+# each; about 30 s of measuring plus the set-up, never more than 4 minutes) on the GPU machine:
 #     bash benchmarks/gui_on_device.sh $OUT
 # Writes $OUT/gui_stalls.log and $OUT/stalls/{stalls.json,sweep_tab.png,experiments_tab.png}.
 # The machine's image has no Qt: a stripped
@@ -28,6 +29,6 @@ if ! python3 -c "from PySide6 import QtWidgets; QtWidgets.QApplication([]); impo
   exit 3
 fi
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-timeout 300 python3 benchmarks/gui_stalls.py --out "$OUT/stalls" --budget-s 240 > "$OUT/gui_stalls.log" 2>&1
+timeout 210 python3 benchmarks/gui_stalls.py --out "$OUT/stalls" --budget-s 180 > "$OUT/gui_stalls.log" 2>&1
 echo "gui_stalls.py exit status $?"
 grep -v -e propagateSizeHints -e '^\[kernel host\]' "$OUT/gui_stalls.log" | tail -6

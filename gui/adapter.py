@@ -11,12 +11,16 @@ to the GUI thread as an immutable `TaskOutcome` through a queued signal. Two run
   Numba, so this process never imports them (their import holds the GIL for seconds). Its jobs are
   module-level functions, or `functools.partial` of one, with picklable arguments.
 
-`Debouncer` coalesces bursts of slider moves; `PlaybackClock` drives the animation. Every runner
-registers itself in `_LIVE_RUNNERS` so tests can assert none is left running.
+`Debouncer` coalesces bursts of slider moves; `PlaybackClock` drives the animation (and
+`gui.redraw.StagedRedraw` spreads a view's redraw over event-loop turns). Every runner
+registers itself in `_LIVE_RUNNERS` so tests can assert none is left running, and so that every
+live one is shut down when the application quits or the process exits without closing the window
+(an exception, `app.quit()`): Qt aborts the process if a running `QThread` is destroyed.
 """
 
 from __future__ import annotations
 
+import atexit
 import pickle
 import threading
 import time
@@ -26,19 +30,40 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
 
 from kernels.host import HostProcess, TaskContext, TaskOutcome, run_job
 
 __all__ = ["Debouncer", "HostRunner", "PlaybackClock", "TaskContext", "TaskOutcome", "TaskRunner",
-           "live_runners", "single_shot"]
+           "live_runners", "shutdown_all_runners", "single_shot"]
 
 _LIVE_RUNNERS: weakref.WeakSet = weakref.WeakSet()
+_QUIT_HOOKED: weakref.WeakSet = weakref.WeakSet()  # the applications whose aboutToQuit is connected
 
 
 def live_runners() -> list:
     """Runners whose thread or host process is still running (tests assert this is empty after each test)."""
     return [r for r in list(_LIVE_RUNNERS) if r.is_running()]
+
+
+def shutdown_all_runners() -> None:
+    """Shut down every runner still running. Connected to aboutToQuit and run at exit."""
+    for runner in live_runners():
+        try:
+            runner.shutdown()
+        except RuntimeError:  # its C++ object is already gone, and its thread with it
+            pass
+
+
+def _register(runner) -> None:
+    _LIVE_RUNNERS.add(runner)
+    app = QCoreApplication.instance()
+    if app is not None and app not in _QUIT_HOOKED:
+        app.aboutToQuit.connect(shutdown_all_runners)
+        _QUIT_HOOKED.add(app)
+
+
+atexit.register(shutdown_all_runners)  # after PySide's own exit handler is registered: runs first
 
 
 class _Worker(QObject):
@@ -80,7 +105,7 @@ class TaskRunner(QObject):
         self._running: tuple | None = None
         self._pending: tuple | None = None
         self._closed = False
-        _LIVE_RUNNERS.add(self)
+        _register(self)
 
     # -- public -----------------------------------------------------------------------------------
     def submit(self, fn: Callable[[TaskContext], Any], name: str = "") -> int:
@@ -177,7 +202,7 @@ class HostRunner(QObject):
         self._watch_reason = ""
         self._next_id = 0
         self._closed = False
-        _LIVE_RUNNERS.add(self)
+        _register(self)
 
     # -- public -----------------------------------------------------------------------------------
     def submit(self, fn: Callable[[TaskContext], Any], name: str = "",

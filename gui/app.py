@@ -252,7 +252,10 @@ def _show_launch(app, win, time_fraction: float = 0.42) -> None:
 def _take_screenshot(app, win, path: Path, time_fraction: float = 0.42) -> int:
     from gui.export import save_png
 
+    from gui.redraw import flush_redraws
+
     _show_launch(app, win, time_fraction)
+    flush_redraws(win)  # views redraw in steps (gui.redraw.StagedRedraw): the picture is whole
     save_png(path, win.grab())  # whole or not at all: an earlier file survives a full disk
     print(f"wrote {path}")
     return 0

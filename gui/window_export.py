@@ -40,6 +40,9 @@ def export_window(win, out_dir: str | Path, theme_name: str | None = "light") ->
 
 
 def _export(win, out: Path) -> list[Path]:
+    from gui.redraw import flush_redraws
+
+    flush_redraws(win)  # views redraw in steps and hidden ones wait (gui.redraw.StagedRedraw)
     caption = launch_caption(win)
     written: list[Path] = []
     for item in win.export_items():

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QBoxLayout, QComboBox, QFileDialog, QGridLayout, 
                                QPushButton, QSizePolicy, QSpinBox, QVBoxLayout, QWidget)
 
 from gui import style
+from gui.redraw import StagedRedraw
 from gui.models.insight import WINDOWS_NS, InsightModel
 from sim.errors import UserError
 from sim.warps import EMPTY, ISSUING, MEMORY, READY, STARTING, STATES
@@ -241,7 +242,8 @@ class QtLatency(QWidget):
         self.open_button.clicked.connect(self._on_open_clicked)
         insight.changed.connect(self._on_changed)
         insight.sm_changed.connect(self._on_sm_changed)
-        self._stale = True  # the plots are drawn when seen (a dock behind a tab waits)
+        # the plots are drawn when seen (a dock behind a tab waits), one per event-loop turn
+        self.redraws = StagedRedraw(self, self._redraw_steps)
         self._on_changed()
 
     # -- model -> view ---------------------------------------------------------------------------
@@ -252,14 +254,7 @@ class QtLatency(QWidget):
         self.sm.setValue(ins.sm)
         self.sm.blockSignals(False)
         self._on_sm_changed()
-        self._stale = True
-        if self.isVisible():
-            self.redraw()
-
-    def showEvent(self, event) -> None:
-        if self._stale:
-            self.redraw()
-        super().showEvent(event)
+        self.redraws.request()
 
     def _on_sm_changed(self) -> None:
         ins, p = self.insight, self.insight.prediction
@@ -303,7 +298,11 @@ class QtLatency(QWidget):
         super().resizeEvent(event)
 
     def redraw(self) -> None:
-        self._stale = False
+        """Draw both plots now."""
+        self.redraws.request()
+        self.redraws.flush()
+
+    def _redraw_steps(self):
         ins = self.insight
         curves = ins.curves()
         p = ins.prediction
@@ -312,12 +311,16 @@ class QtLatency(QWidget):
         for plot, xkey, title in ((self.blocks_plot, "blocks_per_sm", "GB/s vs blocks per SM"),
                                   (self.bytes_plot, "kib_in_flight", "Little's law")):
             pi = plot.getPlotItem()
+            pi.disableAutoRange()  # one fit after the curves are in, not one per curve
             pi.clear()
-            pi.setTitle(f"<span style='color:{style.FG};font-size:9pt'>{title} · {gpu}</span>")
+            title = f"<span style='color:{style.FG};font-size:9pt'>{title} · {gpu}</span>"
+            if pi.titleLabel.text != title:  # a new title re-lays the plot out
+                pi.setTitle(title)
             if p is None:
                 continue
             for c in curves:
                 legend[c.label] = self._draw_curve(pi, c, getattr(c, xkey))
+                yield
             pen = pg.mkPen(style.FG, width=1, style=Qt.PenStyle.DotLine)
             pi.addItem(pg.InfiniteLine(pos=p.ceiling_gbps, angle=0, pen=pen))
             legend[f"ceiling {p.ceiling_gbps:,.0f} GB/s"] = _swatch(style.FG, "┈")
@@ -333,6 +336,7 @@ class QtLatency(QWidget):
                     _swatch(style.BAD, "┊")
             pi.enableAutoRange()
             pi.setYRange(0, p.ceiling_gbps * 1.08, padding=0)
+            yield
         self.legend.setText(" &nbsp; ".join(f"{mark}&nbsp;{html.escape(label)}"
                                             for label, mark in legend.items()))
 
@@ -361,8 +365,7 @@ class QtLatency(QWidget):
     def export_items(self):
         from gui.export import ExportItem
 
-        if self._stale:
-            self.redraw()
+        self.redraws.flush()
         curves = self.insight.curves()
         if not curves:
             return []

@@ -13,6 +13,7 @@ from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from gui import style
+from gui.redraw import StagedRedraw
 from gui.models.playback import PlaybackModel
 from gui.models.simulation import SimRun, SimulationModel
 from gui.widgets.sm_layout import SmLayout
@@ -82,6 +83,7 @@ class QtSmView(QWidget):
         self._buffer: np.ndarray | None = None
         self._codes: np.ndarray | None = None
         self.frames_drawn = 0
+        self._relayout = StagedRedraw(self, self._relayout_steps)
         simulation.changed.connect(self._on_run_changed)
         playback.time_changed.connect(self._on_time_changed)
         self._refresh_frame()
@@ -147,6 +149,7 @@ class QtSmView(QWidget):
             self._image.setDevicePixelRatio(dpr)
 
     def _refresh_frame(self) -> None:
+        self._relayout.cancel()  # this frame is laid out for the current size
         rec = self.record
         if rec is not None and self.frame is not None:
             self._ensure_layout()
@@ -390,9 +393,14 @@ class QtSmView(QWidget):
             QToolTip.hideText()
 
     def resizeEvent(self, event) -> None:
-        self._layout = None
-        self._refresh_frame()
+        # laid out again once the window's layout has settled (one resize of the window resizes
+        # this view several times in one go); until then the last frame is painted as it was
+        self._relayout.request()
         super().resizeEvent(event)
+
+    def _relayout_steps(self):
+        self._refresh_frame()
+        yield
 
     # -- export -----------------------------------------------------------------------------------
     def csv_rows(self) -> tuple[list[str], list[list]]:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QCheckBox, QFileDialog, QHBoxLayout, QLabel, QLin
                                QWidgetAction)
 
 from gui import style
+from gui.redraw import StagedRedraw
 from gui.jobs import BenchJobs
 from gui.models.bench import BenchModel
 from gui.widgets.series import clear_series_plot, draw_level, draw_series, fit_legend, series_plot
@@ -114,6 +115,8 @@ class QtSweep(QWidget):
         self.plot_tabs.currentChanged.connect(self._show_plots)
         self.size_plot.getPlotItem().vb.sigResized.connect(self._size_ticks)
 
+        # results redraw in steps, the scheduler's predictions first, and only while seen
+        self.redraws = StagedRedraw(self, self._redraw_steps)
         self.run_button.clicked.connect(self._on_run_clicked)
         self.cancel_button.clicked.connect(jobs.cancel)
         self.open_button.clicked.connect(self.open_results_dialog)
@@ -164,10 +167,10 @@ class QtSweep(QWidget):
 
     def _on_shown_changed(self) -> None:
         self.kernels_button.setText(f"Kernels ({len(self.bench.ticked)}) ▾")
-        self.redraw()
+        self.redraws.request()
 
     def _on_result_changed(self, _result) -> None:
-        self.redraw()
+        self.redraws.request()
 
     def _on_busy_changed(self, busy: str) -> None:
         for w in (self.run_button, self.open_button):
@@ -182,36 +185,56 @@ class QtSweep(QWidget):
                                 else f"{done}/{total}  {label}")
 
     def redraw(self) -> None:
+        """Draw both plots now."""
+        self.redraws.request()
+        self.redraws.flush()
+
+    def _redraw_steps(self):
         bench, result = self.bench, self.bench.result
+        shown = result is not None and bool(result.measurements)
+        if shown:  # one scheduler run per launch shape not seen before, one step each
+            for key in self.plots:
+                for name in bench.shown_kernels():
+                    for m in bench.points(key, name):
+                        bench.predicted(m)
+                        yield
         for key, plot in self.plots.items():
             pi = plot.getPlotItem()
             clear_series_plot(pi)
-            if result is None or not result.measurements:
-                continue
-            dev = result.device.get("name", "") if isinstance(result.device, dict) else ""
-            gpu = bench.gpu_timings_shown
-            series = bench.series(key)
-            at = f" at {series[0].points[0].elements:,}" if key == "block" and series else ""
-            tag = (f" · {dev}" if dev else "") if gpu else " · NOT GPU timings"
-            metric = bench.metric()
-            pi.setLabel("left", metric)
-            if key == "size":
-                pi.setLabel("bottom", "n: M = N = K = n (log)" if metric == "TFLOP/s" else "elements (log)")
-            pi.setTitle(f"<span style='color:{style.FG if gpu else style.BAD};font-size:9pt'>"
-                        f"{TITLES[key].format(metric=metric)}{at}{tag}</span>")
-            for i, s in enumerate(series):
-                draw_series(pi, s, style.CURVE_HUES[i % len(style.CURVE_HUES)])
-            if key == "size" and series:
-                xs = [x for s in series for x in s.x]
-                self._size_span = (math.floor(math.log2(min(xs))), math.ceil(math.log2(max(xs))))
-                self._size_ticks()
-            for c in bench.ceilings():
-                measured = c.kind == "measured"
-                draw_level(pi, c.value, c.label, style.GOOD if measured else style.BAD,
-                           Qt.PenStyle.DashLine if measured else Qt.PenStyle.DotLine)
-            fit_legend(pi)
-            pi.enableAutoRange()
-            pi.autoRange()
+            if shown:
+                yield from self._draw_plot(key, pi)
+
+    def _draw_plot(self, key: str, pi):
+        bench, result = self.bench, self.bench.result
+        dev = result.device.get("name", "") if isinstance(result.device, dict) else ""
+        gpu = bench.gpu_timings_shown
+        series = bench.series(key)
+        at = f" at {series[0].points[0].elements:,}" if key == "block" and series else ""
+        tag = (f" · {dev}" if dev else "") if gpu else " · NOT GPU timings"
+        metric = bench.metric()
+        _set_label(pi, "left", metric)
+        if key == "size":
+            _set_label(pi, "bottom",
+                       "n: M = N = K = n (log)" if metric == "TFLOP/s" else "elements (log)")
+        title = (f"<span style='color:{style.FG if gpu else style.BAD};font-size:9pt'>"
+                 f"{TITLES[key].format(metric=metric)}{at}{tag}</span>")
+        if pi.titleLabel.text != title:  # a new title re-lays the plot out: only when it changes
+            pi.setTitle(title)
+        for i, s in enumerate(series):
+            draw_series(pi, s, style.CURVE_HUES[i % len(style.CURVE_HUES)])
+            yield
+        if key == "size" and series:
+            xs = [x for s in series for x in s.x]
+            self._size_span = (math.floor(math.log2(min(xs))), math.ceil(math.log2(max(xs))))
+            self._size_ticks()
+        for c in bench.ceilings():
+            measured = c.kind == "measured"
+            draw_level(pi, c.value, c.label, style.GOOD if measured else style.BAD,
+                       Qt.PenStyle.DashLine if measured else Qt.PenStyle.DotLine)
+        fit_legend(pi)
+        pi.enableAutoRange()
+        pi.autoRange()
+        yield
 
     # -- view -> model -----------------------------------------------------------------------------
     def _on_kernel_ticked(self, _item) -> None:
@@ -237,6 +260,12 @@ class QtSweep(QWidget):
 
         if self.bench.result is None or not self.bench.result.measurements:
             return []
+        self.redraws.flush()
         what = "tflops" if self.bench.metric() == "TFLOP/s" else "bandwidth"
         return [ExportItem(f"{what}_vs_{key}", plot.getPlotItem(), *self.bench.export_rows(key))
                 for key, plot in self.plots.items()]
+
+
+def _set_label(pi, axis: str, text: str) -> None:
+    if pi.getAxis(axis).labelText != text:  # each new label re-lays the plot out
+        pi.setLabel(axis, text)

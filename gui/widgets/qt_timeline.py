@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QT
                                QVBoxLayout, QWidget)
 
 from gui import style
+from gui.redraw import StagedRedraw
 from gui.models.playback import PlaybackModel
 from gui.models.simulation import SimRun, SimulationModel
 from gui.models.trace import TraceModel
@@ -75,7 +76,10 @@ class _Gantt(pg.PlotWidget):
         pi.addItem(self.image)
         self.timeline: Timeline | None = None
         self._span = 1.0
-        pi.vb.sigResized.connect(self._redraw)
+        # a resize re-rasterises once the layout has settled (a window being laid out resizes
+        # the chart several times in one go), and only while the chart is seen
+        self.redraws = StagedRedraw(self, self._redraw_steps)
+        pi.vb.sigResized.connect(self.redraws.request)
         self.restyle = self._redraw  # the theme changed (gui/theme.py): re-rasterise
 
     def show_timeline(self, tl: Timeline | None, makespan_us: float | None = None) -> None:
@@ -91,9 +95,17 @@ class _Gantt(pg.PlotWidget):
         pi.setXRange(0, span, padding=0.01)
         pi.setYRange(0, tl.sm_count, padding=0.01)
         self._span = span
+        if self.redraws.seen():
+            self._redraw()
+        else:  # a dock behind another: rasterised when it is shown
+            self.redraws.request()
+
+    def _redraw_steps(self):
         self._redraw()
+        yield
 
     def _redraw(self, *_args) -> None:
+        self.redraws.cancel()  # drawn now: a resize waiting to re-rasterise has nothing left to do
         tl = self.timeline
         if tl is None:
             return

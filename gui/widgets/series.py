@@ -32,6 +32,9 @@ def series_plot(title: str, xlabel: str, ylabel: str, logx: bool = False) -> pg.
 
 
 def clear_series_plot(pi: pg.PlotItem) -> None:
+    """Remove every curve; the range stays put until the caller autoranges once after adding
+    them (a range refitted after each item added is most of the cost of a redraw)."""
+    pi.disableAutoRange()
     pi.clear()
     pi.legend.clear()
 

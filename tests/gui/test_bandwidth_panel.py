@@ -70,6 +70,7 @@ def test_sweep_runs_in_worker_with_progress(qtbot, panel):
     assert len(bench.result.measurements) == len(bench.ticked) * 5 * 2
     assert sweep.run_button.isEnabled() and not sweep.cancel_button.isEnabled()
     assert sweep.progress.format() == "done"
+    sweep.redraws.flush()  # the plots redraw in steps after the result (gui.redraw.StagedRedraw)
     # one curve per kernel, drawn by draw_series: points with tooltips naming grid, waves, occupancy
     pi = sweep.size_plot.getPlotItem()
     scatters = _items(pi, "ScatterPlotItem")
@@ -86,6 +87,7 @@ def test_legend_sits_beside_the_curves(qtbot, panel):
     panel.resize(900, 500)
     panel.show()
     qtbot.waitExposed(panel)
+    qtbot.waitUntil(lambda: not panel.sweep.redraws.pending())  # drawn once shown, in steps
     for plot in (panel.sweep.size_plot, panel.sweep.block_plot):
         pi = plot.getPlotItem()
         labels = [label.text for _, label in pi.legend.items]
@@ -212,6 +214,7 @@ def test_ticked_kernels_choose_the_curves(panel):
         if lst.item(i).data(Qt.ItemDataRole.UserRole) == "add_numba":
             lst.item(i).setCheckState(Qt.CheckState.Checked)
     assert "add_numba" in panel.bench.shown_kernels()
+    panel.sweep.redraws.flush()
     assert len(_items(panel.sweep.size_plot.getPlotItem(), "ScatterPlotItem")) == 4
 
 
@@ -221,9 +224,11 @@ def test_banner_and_titles_follow_the_curves(panel):
     bench.set_availability(NO_GPU)
     bench.set_result(fake_sweep()(["add_triton"], [2**20], [1024]))
     assert "are</b> GPU timings" in panel.banner.text() and "H200" in panel.banner.text()
+    panel.sweep.redraws.flush()
     assert "NOT GPU" not in panel.sweep.size_plot.getPlotItem().titleLabel.text
     bench.set_result(fake_sweep(gpu=False)(["add_triton"], [2**20], [1024]))
     assert "NOT GPU timings" in panel.banner.text() and "are</b> GPU timings" not in panel.banner.text()
+    panel.sweep.redraws.flush()
     assert "NOT GPU timings" in panel.sweep.size_plot.getPlotItem().titleLabel.text
 
 
@@ -233,5 +238,6 @@ def test_h200_block_sweep_draws_the_prediction(panel):
     from kernels.results import load_results
 
     panel.bench.set_result(load_results(Path(__file__).parents[2] / "benchmarks" / "gpu_blocks_h200.json"))
+    panel.sweep.redraws.flush()
     legend = [label.text for _, label in panel.sweep.block_plot.getPlotItem().legend.items]
     assert "simulated (dashed)" in legend

@@ -86,3 +86,33 @@ def test_runner_shutdown_stops_thread(runner):
     assert runner not in live_runners()
     with pytest.raises(RuntimeError):
         runner.submit(lambda ctx: None)
+
+
+def test_staged_redraw_waits_until_shown_coalesces_and_restarts(qtbot, qapp):
+    from PySide6.QtWidgets import QWidget
+
+    from gui.redraw import StagedRedraw
+
+    widget = QWidget()
+    qtbot.addWidget(widget)
+    ran: list[str] = []
+
+    def steps():
+        ran.append("first")
+        yield
+        ran.append("second")
+        yield
+
+    redraws = StagedRedraw(widget, steps)
+    redraws.request()
+    redraws.request()
+    for _ in range(3):  # event-loop turns (zero-delay timers fire): a hidden widget is not drawn
+        qapp.processEvents()
+    assert redraws.pending() and ran == []
+    widget.show()
+    qtbot.waitUntil(lambda: not redraws.pending())
+    assert ran == ["first", "second"]  # two requests, one redraw
+    ran.clear()
+    redraws.request()
+    redraws.flush()
+    assert ran == ["first", "second"] and not redraws.pending()

@@ -49,7 +49,8 @@ def test_latency_view_draws_the_h200_sweep_and_an_empty_sm(win, qtbot):
     qtbot.waitExposed(w)
     _raise(w, "latency")
     view = w.teach.latency_view
-    assert view.isVisible()  # drawn when seen
+    assert view.isVisible()  # drawn when seen, in steps
+    qtbot.waitUntil(lambda: not view.redraws.pending())
     assert "measured (H200, 2^26)" in view.legend.text()
     assert not view.lanes.grab().isNull()
     w = win("B200", 40 * 256, 256)

@@ -95,6 +95,7 @@ def test_the_throughput_panel_plots_tflops_for_matmuls(window):
     w.bench.set_result(_result([_matmul("matmul_tiled", n, t) for n, t in ((2048, 604), (4096, 734))],
                                compute_ceiling_tflops=704.4))
     w.bench.set_ticked(["matmul_tiled"])
+    w.bandwidth.sweep.redraws.flush()
     pi = w.bandwidth.sweep.size_plot.getPlotItem()
     assert pi.getAxis("left").labelText == "TFLOP/s" and "TFLOP/s vs size" in pi.titleLabel.text
     legend = [label.text for _, label in pi.legend.items]

@@ -79,3 +79,25 @@ def test_wave_colours_stay_clear_of_the_tail_red():
         hue, light, sat = colorsys.rgb_to_hls(r, g, b)
         red_like = (hue < 0.04 or hue > 0.88) and sat > 0.3
         assert not red_like, hex_color
+
+
+def test_a_hidden_timeline_waits_until_shown_or_exported(qtbot, win):
+    """A Gantt behind another dock is not rasterised at every launch change; it is when shown,
+    and an export (flush_redraws) draws it first."""
+    from gui.redraw import flush_redraws
+    from tests.gui.conftest import wait_sim
+
+    w = win("H200", 1_000_000, 256)
+    _lay_out(qtbot, w, 1600, 1000, dock="bandwidth")
+    gantt = w.timeline.plot
+    assert not gantt.redraws.seen()  # behind the Bandwidth tab (Qt keeps it "visible", off screen)
+    w.model.update(elements=3_000_000)
+    run = wait_sim(qtbot, w)
+    assert gantt.timeline is run.timeline and gantt.redraws.pending()
+    flush_redraws(w)
+    assert not gantt.redraws.pending() and gantt.image.image is not None
+    w.model.update(elements=2_000_000)
+    wait_sim(qtbot, w)
+    assert gantt.redraws.pending()
+    w.docks["timeline"].raise_()
+    qtbot.waitUntil(lambda: not gantt.redraws.pending())
