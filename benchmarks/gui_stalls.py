@@ -228,7 +228,7 @@ def main() -> int:
     bench, panel = w.bench, w.bandwidth
     w.docks["bandwidth"].raise_()
     w.resizeDocks([w.docks["bandwidth"]], [560], Qt.Orientation.Vertical)  # room for whole plots
-    panel.tabs.setCurrentIndex(0)
+    panel.tabs.setCurrentWidget(panel.sweep_tab)
     sweep = panel.sweep
     run_until(lambda: False, 0.3)  # the raised panel lays out and paints, as before a user's click
     gpu = bench.gpu_ok
@@ -260,7 +260,7 @@ def main() -> int:
 
     # -- a recorded GPU sweep opened from a file (the drawing a live GPU sweep asks for, anywhere)
     meter.enter("results")
-    panel.tabs.setCurrentIndex(0)
+    panel.tabs.setCurrentWidget(panel.sweep_tab)
     got.clear()
     t = time.perf_counter()
     sweep.jobs.open_results(str(RECORDED_SWEEP))
@@ -274,7 +274,7 @@ def main() -> int:
 
     # -- the Experiments tab
     meter.enter("experiments")
-    panel.tabs.setCurrentIndex(1)
+    panel.tabs.setCurrentWidget(panel.experiments_tab)
     t = time.perf_counter()
     panel.experiments.run_button.click()
     done = run_until(lambda: bool(bench.experiments) and not w.live_runner.busy(), left(200))

@@ -62,9 +62,12 @@ class QtBandwidth(QWidget):
         self.log.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.log.setPlaceholderText("Results of the correctness run and notes on loaded files appear here.")
         log_lay.addWidget(self.log, 1)
-        self.tabs.addTab(_scrolled(self.sweep), "Sweep")
-        self.tabs.addTab(_scrolled(self.experiments), "Experiments")
-        self.tabs.addTab(log_tab, "Checks and log")
+        # tabs are raised by widget, not by index: other panels insert tabs (Timing methods)
+        self.sweep_tab, self.experiments_tab, self.log_tab = (
+            _scrolled(self.sweep), _scrolled(self.experiments), log_tab)
+        self.tabs.addTab(self.sweep_tab, "Sweep")
+        self.tabs.addTab(self.experiments_tab, "Experiments")
+        self.tabs.addTab(self.log_tab, "Checks and log")
         self.check_button.clicked.connect(jobs.start_checks)
 
         bench.availability_changed.connect(self._on_banner_facts_changed)
@@ -85,15 +88,15 @@ class QtBandwidth(QWidget):
 
     def _on_result_changed(self, _result) -> None:
         self._on_banner_facts_changed()
-        self.tabs.setCurrentIndex(0)
+        self.tabs.setCurrentWidget(self.sweep_tab)
 
     def _on_busy_changed(self, busy: str) -> None:
         self.check_button.setEnabled(not busy)
         if busy == "check":
-            self.tabs.setCurrentIndex(2)
+            self.tabs.setCurrentWidget(self.log_tab)
 
     def _on_experiments_changed(self, _out) -> None:
-        self.tabs.setCurrentIndex(1)
+        self.tabs.setCurrentWidget(self.experiments_tab)
 
     def export_items(self):
         return self.sweep.export_items() + self.experiments.export_items()

@@ -177,7 +177,7 @@ def test_correctness_run_reports_and_cancels(qtbot, runner):
     p = _panel(qtbot, runner, run_checks=run_checks)
     with qtbot.waitSignal(runner.finished, timeout=5000):
         p.check_button.click()
-        assert p.tabs.currentIndex() == 2 and not p.check_button.isEnabled()
+        assert p.tabs.currentWidget() is p.log_tab and not p.check_button.isEnabled()
         qtbot.waitUntil(lambda: p.sweep.progress.value() >= 2, timeout=3000)
         p.sweep.cancel_button.click()
     assert 0 < len(p.bench.checks) < 200

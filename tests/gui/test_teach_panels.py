@@ -126,3 +126,15 @@ def test_light_theme_and_its_export_with_verdicts_titles_and_no_controls(make_wi
     assert session["second_gpu"]["gpu"] == "H200"
     html = (tmp_path / "summary.html").read_text()
     assert "Verdicts, biggest waste first" in html and "Occupancy limited by registers" in html
+
+
+def test_the_bandwidth_panel_raises_its_own_tabs_beside_the_inserted_timing_tab(make_window):
+    """The Timing methods tab is inserted at index 1; finished experiments and a correctness run
+    must still raise their own tabs (they raised Timing methods and Experiments by index)."""
+    w = make_window("H200")
+    tabs = w.bandwidth.tabs
+    assert tabs.tabText(1) == "Timing methods"
+    w.bench.begin("check")
+    assert tabs.tabText(tabs.currentIndex()) == "Checks and log"
+    w.bench.set_experiments({})
+    assert tabs.tabText(tabs.currentIndex()) == "Experiments"
