@@ -5,6 +5,7 @@ resources are cached in a folder of this test session, never in the user's cache
 opens join the registry for that test only."""
 
 import os
+import sys
 import tempfile
 
 import pytest
@@ -23,3 +24,19 @@ def _opened_kernels_last_one_test(monkeypatch):
     from kernels import registry
 
     monkeypatch.setattr(registry, "_OPENED", {})
+
+
+@pytest.fixture(autouse=True)
+def _delete_closed_windows():
+    """Windows a test closed with deleteLater() (pytest-qt's qtbot, gui.app's export and screenshot)
+    are deleted only by an event loop, and tests run none: they piled up by the thousand in a
+    worker, and every later theme switch, style sheet and processEvents walked them all (an export
+    took 10x longer late in a run than alone). Set up first, so this runs after the test's own
+    fixtures have shut their windows down."""
+    yield
+    if "PySide6.QtWidgets" not in sys.modules:  # a test without Qt: nothing to delete
+        return
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    if QCoreApplication.instance() is not None:
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)

@@ -210,16 +210,6 @@ def test_register_adds_export():
     )
 
 
-def test_headless_export_in_process(qtbot, tmp_path, capsys):
-    from gui.app import run_export
-
-    out = tmp_path / "h"
-    assert run_export("T4", 1_000_000, 250, None, None, str(out)) == 0
-    files = sorted(out.iterdir())
-    _check_exports(out, files)
-    assert "wrote" in capsys.readouterr().out
-
-
 @pytest.mark.parametrize(
     "kwargs, words",
     [
@@ -259,26 +249,22 @@ def test_screenshot_wants_png(qtbot, tmp_path):
 
 
 @pytest.mark.slow
-def test_export_command_end_to_end(tmp_path):
-    """`python main.py export ...` in a fresh process, no display."""
-    if not (ROOT / "main.py").exists():
-        pytest.skip("main.py is not there yet")
+def test_export_command_end_to_end_with_bench_results(tmp_path):
+    """`python main.py export ...` in a fresh process, no display, with a results file from
+    `python main.py bench` (made on a GPU server): every view's files, and the bench as plots too.
+    (One export for both: each costs seconds of CI's two cores.)"""
+    from kernels.results import save_results
+
+    from tests.models.fakes import fake_sweep
+
+    res = fake_sweep()(["add_triton", "add_torch"], [2**20, 2**24], [1024, 4096])
+    bench = tmp_path / "bench.json"
+    save_results(res, bench)
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     out = tmp_path / "cli"
     r = subprocess.run(
-        [
-            sys.executable,
-            "main.py",
-            "export",
-            "--gpu",
-            "H200",
-            "--elements",
-            "1000000",
-            "--block",
-            "256",
-            "--out",
-            str(out),
-        ],
+        [sys.executable, "main.py", "export", "--gpu", "H200", "--elements", "1000000",
+         "--block", "250", "--results", str(bench), "--out", str(out)],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -286,7 +272,14 @@ def test_export_command_end_to_end(tmp_path):
         timeout=120,
     )
     assert r.returncode == 0, r.stderr
+    assert "wrote" in r.stdout
     _check_exports(out, sorted(out.iterdir()))
+    rows = _rows(out / "bandwidth_vs_size.csv")
+    assert len(rows) == 1 + 4  # 2 kernels x 2 sizes, the best block at each
+    ET.parse(out / "bandwidth_vs_size.svg")
+    session = json.loads((out / "session.json").read_text())
+    assert len(session["measurements"]["bench"]["measurements"]) == 8
+    assert session["inputs"]["threads_per_block"] == 250
     r = subprocess.run(
         [sys.executable, "main.py", "export", "--gpu", "nope", "--out", str(out)],
         cwd=ROOT,
@@ -299,27 +292,14 @@ def test_export_command_end_to_end(tmp_path):
     assert r.stderr.strip().count("\n") == 0 and "unknown GPU" in r.stderr
 
 
-def test_headless_export_with_bench_results(qtbot, tmp_path):
-    """A results file from `python main.py bench` (made on a GPU server) exports as plots too."""
+def test_headless_export_with_unreadable_results_is_a_user_error(qtbot, tmp_path):
     from gui.app import run_export
-    from kernels.results import save_results
 
-    from tests.models.fakes import fake_sweep
-
-    res = fake_sweep()(["add_triton", "add_torch"], [2**20, 2**24], [1024, 4096])
-    bench = tmp_path / "bench.json"
-    save_results(res, bench)
-    out = tmp_path / "withbench"
-    assert run_export("H200", 1_000_000, 256, None, None, str(out), results=str(bench)) == 0
-    rows = _rows(out / "bandwidth_vs_size.csv")
-    assert len(rows) == 1 + 4  # 2 kernels x 2 sizes, the best block at each
-    ET.parse(out / "bandwidth_vs_size.svg")
-    session = json.loads((out / "session.json").read_text())
-    assert len(session["measurements"]["bench"]["measurements"]) == 8
     with pytest.raises(UserError):
         run_export(
             "H200", 1000, 256, None, None, str(tmp_path / "x"), results=str(tmp_path / "no.json")
         )
+    assert not (tmp_path / "x").exists()
 
 
 def test_no_display_is_a_clear_error(monkeypatch):

@@ -59,7 +59,10 @@ LAUNCH_OPTIONS = ["--elements", "--block", "--regs", "--smem", "--carveout"]
 @given(
     option=st.sampled_from(LAUNCH_OPTIONS),
     value=number_text,
-    command=st.sampled_from([["explain", "--json"], ["simulate", "--json", "--cost", "uniform"]]),
+    # simulate at 2^16 elements (a fuzzed --elements comes later and wins): at the default 10^6,
+    # `--block 1` simulates a million blocks, seconds each time Hypothesis draws it
+    command=st.sampled_from([["explain", "--json"],
+                             ["simulate", "--json", "--cost", "uniform", "--elements", "65536"]]),
 )
 @example(option="--smem", value="9" * 400, command=["explain", "--json"])  # OverflowError
 @example(option="--block", value="9" * 50 + "^64", command=["explain", "--json"])  # int-digits limit

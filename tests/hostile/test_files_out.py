@@ -161,17 +161,22 @@ def test_reexport_replaces_the_earlier_export_and_nothing_else(tmp_path):
 
 def test_full_disk_during_a_real_export_and_screenshot(qapp, tmp_path):
     """On a full disk, export left a truncated PNG; `--screenshot` over a valid PNG exited 2 but
-    left an invalid file. Now both leave every earlier file as it was, and nothing else."""
+    left an invalid file. Now both leave every earlier file as it was, and nothing else. (The
+    earlier export is written by `_fake_export` under the real names, summary.png a valid PNG:
+    what is checked is that the real export and screenshot that fail leave it alone.)"""
     from gui.app import run_export, run_window
 
     out = tmp_path / "out"
-    with contextlib.redirect_stdout(open(os.devnull, "w")):
-        assert run_export("T4", 100_000, 128, None, None, str(out)) == 0
+    export_to_folder(out, _fake_export(["sm_view.png", "sm_view.svg", "timeline.csv",
+                                        "session.json", "summary.html"], "earlier"))
     shot = out / "summary.png"
+    image = QImage(64, 48, QImage.Format.Format_RGB32)
+    image.fill(0x336699)
+    assert image.save(str(shot))
     before = snapshot(out)
     with disk_full_after(20_000):
         with pytest.raises(UserError, match="File too large"):
-            run_export("H200", 1_000_000, 256, None, None, str(out))
+            run_export("T4", 100_000, 128, None, None, str(out))
         with pytest.raises(UserError, match="File too large"):
             run_window(gpu="T4", elements=100_000, block=128, screenshot=str(shot))
     assert snapshot(out) == before
