@@ -98,6 +98,9 @@ class FakeKernel:
     def bytes_moved(self, n):
         return 12 * n
 
+    def size_dims(self, n, dims=None):
+        return dict(dims) if dims else {"n": n}
+
     @property
     def block(self):
         warps = {"num_warps": self.default_num_warps} if self.backend == "triton" else {}
