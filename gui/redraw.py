@@ -13,7 +13,8 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 
-from PySide6.QtCore import QEvent, QObject, QTimer, Slot
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QTimer, Slot
+from PySide6.QtWidgets import QWidget
 
 __all__ = ["StagedRedraw", "flush_redraws"]
 
@@ -55,8 +56,14 @@ class StagedRedraw(QObject):
             self._watch_dock()
 
     def seen(self) -> bool:
-        """Shown and not behind another dock (Qt keeps a dock behind a tab 'visible', off screen)."""
-        return self.widget.isVisible() and not self.widget.visibleRegion().isEmpty()
+        """Shown and inside its window: Qt keeps a dock behind a tab 'visible', moved off screen.
+        (Not visibleRegion(): a plot's opaque viewport covers the whole of its QGraphicsView, whose
+        own region is then empty although the plot is on screen.)"""
+        widget = self.widget
+        if not widget.isVisible():
+            return False
+        top = QWidget.window(widget)  # unbound: a view may name a child `window`
+        return QRect(widget.mapTo(top, QPoint(0, 0)), widget.size()).intersects(top.rect())
 
     def _watch_dock(self) -> None:
         """A dock brought to the front is moved on screen, not shown: watch the widget's dock."""

@@ -150,12 +150,14 @@ class QtPlayback(QWidget):
         shown = "calibrated" if run.schedule == "calibrated" else "ideal"
         self.legend.setText(f"filled: {shown} · dashed: {run.other_schedule}"
                             if run.other is not None else f"{shown} schedule")
-        self.legend.setPos(end, run.full_warps * 1.1)
+        # headroom above the dotted full line for the legend, so it never sits on the curves
+        top = run.full_warps * 1.35
+        self.legend.setPos(end, top)
         self.full_line.setPos(run.full_warps)
         self.tail_region.setRegion((tl.tail_start_us, tl.makespan_us))
         pi = self.curve_plot.getPlotItem()
         pi.setXRange(0, end, padding=0)
-        pi.setYRange(0, run.full_warps * 1.1, padding=0)
+        pi.setYRange(0, top, padding=0)
         # as wide as the longest time this run shows, so the row does not jitter while playing
         end = f"{tl.makespan_us:,.2f}"
         self.time_label.setMinimumWidth(

@@ -101,3 +101,21 @@ def test_a_hidden_timeline_waits_until_shown_or_exported(qtbot, win):
     assert gantt.redraws.pending()
     w.docks["timeline"].raise_()
     qtbot.waitUntil(lambda: not gantt.redraws.pending())
+
+
+@pytest.mark.parametrize("size", [(1024, 640), (1600, 1000)])
+def test_a_timeline_in_front_redraws_each_new_run_by_itself(qtbot, win, size):
+    """In front, the Gantt is redrawn for every new run without anybody flushing: a plot's
+    QGraphicsView has an empty visibleRegion (its viewport covers it), which once made the
+    chart think itself hidden and show the previous run's raster."""
+    from tests.gui.conftest import wait_sim
+
+    w = win("H200", 1_000_000, 256)
+    _lay_out(qtbot, w, *size, dock="timeline")
+    gantt = w.timeline.plot
+    for elements in (2_000_000, 500_000):
+        w.model.update(elements=elements)
+        run = wait_sim(qtbot, w)
+        qtbot.waitUntil(lambda: not gantt.redraws.pending(), timeout=3000)
+        drawn = gantt.image.mapRectToParent(gantt.image.boundingRect())
+        assert drawn.width() == pytest.approx(run.timeline.makespan_us, rel=1e-6)
