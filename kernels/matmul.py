@@ -31,6 +31,8 @@ import numpy as np
 import triton
 import triton.language as tl
 
+from kernels.trace_kernels import _globaltimer, _smid  # the per-block stamps, one definition
+
 STAMP_COLUMNS = ("tile", "sm", "start_ns", "end_ns", "k_begin", "k_end", "program")
 
 
@@ -81,20 +83,6 @@ def _store_tile(c_ptr, acc, M, N, stride_cm, stride_cn, pid_m, pid_n,
     c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
     c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=c_mask)
-
-
-@triton.jit
-def _smid(dummy):
-    # The SM this program runs on. A dummy operand (the program id) gives the asm a shape.
-    return tl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r,r", [dummy],
-                                     dtype=tl.int32, is_pure=False, pack=1)
-
-
-@triton.jit
-def _globaltimer(dummy):
-    # The GPU's global timer in ns; is_pure=False so every read is a fresh read.
-    return tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l,r", [dummy],
-                                     dtype=tl.int64, is_pure=False, pack=1)
 
 
 @triton.jit
