@@ -129,6 +129,11 @@ def preset(name: str) -> GpuSpec:
     for spec_name, spec in _presets().items():
         if _key(spec_name) == wanted:
             return spec
+    # the model alone ("A100", "h100") where presets differ by memory: name the candidates
+    models = [n for n in _presets() if _key(n.split()[0]) == wanted]
+    if models:
+        raise UserError(f"GPU {name!r} could be {' or '.join(models)}: name one "
+                        f"(they differ in memory bandwidth)")
     raise UserError(f"unknown GPU {name!r}; choose one of: {', '.join(presets())}")
 
 

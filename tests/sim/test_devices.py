@@ -69,3 +69,13 @@ def test_dense_bf16_tensor_rates_are_sourced_where_given():
         if spec.tensor_tflops_bf16 is not None:
             assert "BF16" in spec.source.upper().replace("BFLOAT16", "BF16"), name
             assert f"{spec.tensor_tflops_bf16:,g}" in spec.source, name
+
+
+def test_a_model_name_alone_names_the_candidates():
+    assert preset("b200").name == "B200" and preset("RTX-5090").name == "RTX 5090"
+    with pytest.raises(UserError, match="could be A100 40GB or A100 80GB"):
+        preset("A100")
+    with pytest.raises(UserError, match="could be H100 SXM or H100 PCIe"):
+        preset("h100")
+    with pytest.raises(UserError, match="unknown GPU 'A10'"):
+        preset("A10")
