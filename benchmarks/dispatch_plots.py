@@ -13,7 +13,6 @@ pyqtgraph draws, its ImageExporter writes the PNGs; nothing else is needed.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -261,38 +260,21 @@ def plots() -> None:
 
 def shot(path: str, name: str = "A-spin-w4-20us-2.2w") -> None:
     """The real window with one recorded trace open: recorded, calibrated, ideal."""
-    import time
-
-    os.environ.setdefault("WARPSCOPE_SETTINGS_DIR", tempfile.mkdtemp())
     from PySide6.QtCore import Qt
+    from shot_window import open_window, pump, save_shot  # benchmarks/: the window for shots
 
-    from gui.app import make_app
-    from gui.main_window import MainWindow
     from gui.models.launch import LaunchInputs
     from sim.trace_bundle import extract
 
-    app = make_app()
     trace_file = Path(tempfile.mkdtemp()) / f"{name}.json"
     extract(DATA, name, trace_file)
-    w = MainWindow(LaunchInputs(gpu="H200", elements=4646 * 128, threads_per_block=128),
-                   restore=False, load_kernels=False)
-    w.resize(1600, 1000)
-    w.show()
-
-    def pump(s):
-        t = time.perf_counter()
-        while time.perf_counter() - t < s:
-            app.processEvents()
-            time.sleep(0.005)
-
-    pump(0.5)
-    w.apply_default_dock_sizes()
+    w = open_window(LaunchInputs(gpu="H200", elements=4646 * 128, threads_per_block=128))
     w.options.set(cost="uniform", placement="tpc-spread", schedule="calibrated", wait="spin")
     w.simulate_now()
     assert w.open_trace(str(trace_file))
     w.resizeDocks([w.docks["timeline"]], [620], Qt.Orientation.Vertical)
     pump(1.0)
-    w.grab().save(path)
+    save_shot(w, path)
     print(f"wrote {path}")
     w.shutdown()
 

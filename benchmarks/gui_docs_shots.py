@@ -12,41 +12,19 @@ block-size sweep with the scheduler's prediction), `trace` (tests/data/trace_h20
 its simulation), `error` (a launch that cannot run: registers over the limit).
 """
 
-import os
 import sys
-import tempfile
-import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("WARPSCOPE_SETTINGS_DIR", tempfile.mkdtemp())
-from PySide6.QtCore import Qt  # noqa: E402
+from shot_window import ROOT, open_window, pump, save_shot, window_size  # noqa: I001 (benchmarks/)
+from PySide6.QtCore import Qt
 
-from gui.app import make_app, representative_time  # noqa: E402 (after sys.path)
-from gui.main_window import MainWindow  # noqa: E402
-from gui.models.launch import LaunchInputs  # noqa: E402
+from gui.app import representative_time
+from gui.models.launch import LaunchInputs
 
 path, mode = sys.argv[1], sys.argv[2]
-width, height = (int(v) for v in (sys.argv[3] if len(sys.argv) > 3 else "1600x1000").split("x"))
-app = make_app()
+width, height = window_size(sys.argv[3] if len(sys.argv) > 3 else None)
 elements = 1_000_000 if mode in ("launch", "error") else 2**24
-w = MainWindow(LaunchInputs(gpu="H200", elements=elements, threads_per_block=256), restore=False,
-               load_kernels=mode in ("bw", "blocks"))
-w.resize(width, height)
-w.show()
-
-
-def pump(s):
-    t = time.perf_counter()
-    while time.perf_counter() - t < s:
-        app.processEvents()
-        time.sleep(0.005)
-
-
-pump(0.5)
-w.apply_default_dock_sizes()
-pump(0.2)
+w = open_window(LaunchInputs(gpu="H200", elements=elements, threads_per_block=256), (width, height),
+                load_kernels=mode in ("bw", "blocks"))
 if mode in ("bw", "blocks"):
     while w.kernels_info is None:
         pump(0.2)
@@ -76,5 +54,5 @@ run = w.simulation.run
 if run is not None:
     w.playback.set_time(representative_time(run, 0.42))
 pump(0.3)
-w.grab().save(path)
+save_shot(w, path)
 w.shutdown()

@@ -11,40 +11,19 @@ waits until the compiler has answered for the launch and for the threads sweep, 
 source panel, and saves the window. The optional last argument sets BLOCK_SIZE.
 """
 
-import os
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("WARPSCOPE_SETTINGS_DIR", tempfile.mkdtemp())
+from shot_window import ROOT, open_window, pump, save_shot, window_size  # noqa: I001 (benchmarks/)
 
-from gui.app import make_app  # noqa: E402 (after sys.path)
-from gui.main_window import MainWindow  # noqa: E402
-from gui.models.launch import LaunchInputs  # noqa: E402
+from gui.models.launch import LaunchInputs
 
 path, gpu = sys.argv[1], sys.argv[2]
-width, height = (int(v) for v in (sys.argv[3] if len(sys.argv) > 3 else "1600x1000").split("x"))
+width, height = window_size(sys.argv[3] if len(sys.argv) > 3 else None)
 example = sys.argv[4] if len(sys.argv) > 4 else "softmax_triton.py"
 block_size = int(sys.argv[5]) if len(sys.argv) > 5 else None
-app = make_app()
-w = MainWindow(LaunchInputs(gpu=gpu, elements=2**24, threads_per_block=256), restore=False)
-w.resize(width, height)
-w.show()
-
-
-def pump(seconds, until=None):
-    t = time.perf_counter()
-    while time.perf_counter() - t < seconds:
-        app.processEvents()
-        time.sleep(0.005)
-        if until is not None and until():
-            return True
-    return False
-
-
+w = open_window(LaunchInputs(gpu=gpu, elements=2**24, threads_per_block=256), (width, height),
+                load_kernels=True, settle=False)
 pump(120, lambda: w.kernels_info is not None)
 w.apply_default_dock_sizes()
 w.user_kernels.open(str(ROOT / "resources" / "examples" / example))
@@ -67,7 +46,7 @@ w.simulate_now()
 w.playback.pick(w.playback.end_us * 0.4)
 w.user_kernels.dock.raise_()
 pump(0.5)
-ok = w.grab().save(path, "PNG")
+ok = save_shot(w, path)
 print(f"{'wrote' if ok else 'could not write'} {path}")
 w.close()
 sys.exit(0 if ok else 1)

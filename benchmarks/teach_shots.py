@@ -15,46 +15,26 @@ beside a T4 at 72 registers), `below` (40 blocks on a B200), `registers` (a T4 a
 72 registers), `export` (the summary page of a light-theme export of the `registers` launch).
 """
 
-import os
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("WARPSCOPE_SETTINGS_DIR", tempfile.mkdtemp())
-from PySide6.QtCore import Qt  # noqa: E402
+from shot_window import open_window, pump, save_shot, window_size  # noqa: I001 (benchmarks/)
+from PySide6.QtCore import Qt
 
-from gui.app import make_app, representative_time  # noqa: E402 (after sys.path)
-from gui.main_window import MainWindow  # noqa: E402
-from gui.models.launch import LaunchInputs  # noqa: E402
+from gui.app import representative_time
+from gui.models.launch import LaunchInputs
 
 LAUNCHES = {"latency": ("H200", 2**26, 256, 0), "timing": ("H200", 2**24, 256, 0),
             "compare": ("H200", 2**24, 256, 72), "below": ("B200", 40 * 256, 256, 0),
             "registers": ("T4", 2**24, 256, 72), "export": ("T4", 2**24, 256, 72)}
 
 path, mode = Path(sys.argv[1]), sys.argv[2]
-width, height = (int(v) for v in (sys.argv[3] if len(sys.argv) > 3 else "1600x1000").split("x"))
+width, height = window_size(sys.argv[3] if len(sys.argv) > 3 else None)
 gpu, elements, threads, regs = LAUNCHES[mode]
-app = make_app()
-w = MainWindow(LaunchInputs(gpu=gpu, elements=elements, threads_per_block=threads,
-                            regs_per_thread=regs), restore=False, load_kernels=False)
-w.resize(width, height)
-w.show()
-
-
-def pump(s):
-    t = time.perf_counter()
-    while time.perf_counter() - t < s:
-        app.processEvents()
-        time.sleep(0.005)
-
-
-pump(0.5)
-w.apply_default_dock_sizes()
-pump(0.2)
+w = open_window(LaunchInputs(gpu=gpu, elements=elements, threads_per_block=threads,
+                             regs_per_thread=regs), (width, height))
 run = w.simulate_now()
 if run is not None:
     w.playback.set_time(representative_time(run.timeline, 0.42))
@@ -63,7 +43,7 @@ if bottom:
     w.docks[bottom].raise_()
     w.resizeDocks([w.docks[bottom]], [max(300, height * 56 // 100)], Qt.Orientation.Vertical)
 if mode == "timing":
-    w.bandwidth.tabs.setCurrentIndex(1)
+    w.bandwidth.tabs.setCurrentIndex(1)  # Timing methods, inserted by gui/teach_panels.py
     view = w.teach.timing_view
     view.kernel.setCurrentText("add_triton")
     for key in ("l2", "clock"):
@@ -77,7 +57,7 @@ if mode == "export":
     shutil.copyfile(out / "summary.png", path)
     print(f"wrote {path} (from a light export of {len(list(out.iterdir()))} files)")
 else:
-    if not w.grab().save(str(path), "PNG"):
+    if not save_shot(w, path):
         raise SystemExit(f"cannot write {path}")
     print(f"wrote {path}")
 w.shutdown()

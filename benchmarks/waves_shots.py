@@ -14,41 +14,19 @@ recorded 133-tile schedule, tests/data/matmul_traces, beside its simulation). Th
 after the mode picks the kernel: tiled (default), persistent or stream_k.
 """
 
-import os
 import sys
-import tempfile
-import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("WARPSCOPE_SETTINGS_DIR", tempfile.mkdtemp())
-from PySide6.QtCore import Qt  # noqa: E402
+from shot_window import ROOT, open_window, pump, save_shot, window_size  # noqa: I001 (benchmarks/)
+from PySide6.QtCore import Qt
 
-from gui.app import make_app  # noqa: E402 (after sys.path)
-from gui.main_window import MainWindow  # noqa: E402
-from gui.models.launch import LaunchInputs  # noqa: E402
+from gui.models.launch import LaunchInputs
 
 path, mode = sys.argv[1], sys.argv[2]
 kind = sys.argv[3] if len(sys.argv) > 3 and "x" not in sys.argv[3] else "tiled"
 size = next((a for a in sys.argv[3:] if "x" in a and a[0].isdigit()), "1600x1000")
-width, height = (int(v) for v in size.split("x"))
+width, height = window_size(size)
 kernel = f"matmul_{kind}"
-app = make_app()
-w = MainWindow(LaunchInputs(gpu="H200"), restore=False, load_kernels=False)
-w.resize(width, height)
-w.show()
-
-
-def pump(s):
-    t = time.perf_counter()
-    while time.perf_counter() - t < s:
-        app.processEvents()
-        time.sleep(0.005)
-
-
-pump(0.5)
-w.apply_default_dock_sizes()
+w = open_window(LaunchInputs(gpu="H200"), (width, height))
 w.options.set(placement="sm-order")  # the second wave's lone tile lands on SM 0: easy to find
 if mode == "sawtooth":
     w.waves_view.open_path(str(ROOT / "benchmarks" / "matmul_h200.json"))
@@ -79,5 +57,5 @@ elif mode == "trace133":
     pump(0.8)
     print("\n".join(w.traces.comparison.lines))
 pump(0.4)
-w.grab().save(path)
+save_shot(w, path)
 w.shutdown()
