@@ -388,7 +388,8 @@ def format_measurements(result) -> str:
         head.append(f"theoretical peak {result.peak_dram_gbps:,.0f} GB/s")
     if result.measurements:
         head.append(result.measurements[0].method)
-    return "\n".join(head + lines)
+    notes = [f"note: {n}" for n in result.notes]  # e.g. the block sizes a kernel could not take
+    return "\n".join(head + lines + notes)
 
 
 SPIN_ONLY = ("wait", "grid", "waves", "spin_us", "hold_regs")

@@ -83,3 +83,15 @@ def test_each_block_size_goes_to_the_kernels_it_suits_and_the_rest_is_named():
                       ("add_triton", 32), ("add_triton", 64), ("add_torch", None)}
     assert skipped == ["add_triton block 96: Triton BLOCK_SIZE must be a power of two up to "
                        "131,072, got 96"]
+
+
+def test_bench_prints_what_it_skipped():
+    """The command line says it too, under the table, not only in the results file."""
+    from types import SimpleNamespace
+
+    from kernels.cli import format_measurements
+
+    result = SimpleNamespace(measurements=[], copy_ceiling_gbps=None, peak_dram_gbps=None,
+                             notes=["skipped add_triton block 96: Triton BLOCK_SIZE must be a "
+                                    "power of two up to 131,072, got 96"])
+    assert "note: skipped add_triton block 96" in format_measurements(result).splitlines()[-1]
