@@ -106,8 +106,8 @@ not the occupancy, sets how many blocks run.</p>
 trace</code>: each block's SM and start/end times, read on the GPU) and draws it above a simulation
 of the same grid, with the calibrated and the ideal prediction. On the H200, busy blocks shorter
 than the dispatcher's visits (~17 µs) do not reach the residency the occupancy rules allow; the
-calibrated model predicts this (within 10% of the recorded makespan on 101 of 104 held-out traces),
-the ideal one does not.</p>""",
+calibrated model predicts this (within 10% of the recorded makespan on 23 of 24 launches recorded
+after it was fitted), the ideal one does not.</p>""",
     ),
     "verdicts": (
         "Verdicts",
@@ -184,8 +184,8 @@ events, with the L2 cache flushed before each run so the number is memory, not c
 the 20th to 80th percentile; dashed and dotted lines are the measured copy ceiling and the
 memory's theoretical peak. Hover a point for its grid, waves, occupancy and limiter.</p>
 <p>A thin dashed line in a kernel's colour is what the block scheduler predicts for the same grid:
-every block waits at least one DRAM round trip, each SM starts one block at a time, and a full GPU
-shares the copy ceiling. Where the dashed line bends with the measured one, that is why: tiny
+each block waits its turn to be started on its SM, waits one DRAM round trip for its loads, and
+moves its bytes at its SM's share of the copy ceiling (a grid-stride block makes several trips). Where the dashed line bends with the measured one, that is why: tiny
 blocks keep the SMs busy starting blocks, one element per thread leaves too few bytes in flight.</p>
 <p>Small sizes are dominated by launch cost, so bandwidth climbs with size and flattens once the
 kernel moves enough bytes. <i>Experiments</i> shows why fusing add and ReLU saves two memory trips,
