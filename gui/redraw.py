@@ -91,7 +91,7 @@ class StagedRedraw(QObject):
     def eventFilter(self, obj, event) -> bool:
         kind = event.type()
         if (self._stale and not self._timer.isActive() and kind in _WAKE
-                and (kind == QEvent.Type.Show or self.seen())):
+                and self.seen()):
             self._timer.start()
         return False
 
