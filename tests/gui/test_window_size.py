@@ -119,3 +119,17 @@ def test_a_timeline_in_front_redraws_each_new_run_by_itself(qtbot, win, size):
         qtbot.waitUntil(lambda: not gantt.redraws.pending(), timeout=3000)
         drawn = gantt.image.mapRectToParent(gantt.image.boundingRect())
         assert drawn.width() == pytest.approx(run.timeline.makespan_us, rel=1e-6)
+
+
+def test_tabbed_docks_keep_their_names_whole(qtbot, win):
+    """At 1024 px Qt elided the bottom tabs to 'Ti…', 'Ban…'; the bars scroll instead."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QTabBar
+
+    w = win("H200", 1_000_000, 256)
+    _lay_out(qtbot, w, 1024, 640, dock="timeline")
+    bars = [b for b in w.findChildren(QTabBar) if b.parent() is w and b.count()]
+    assert bars and all(b.elideMode() == Qt.TextElideMode.ElideNone and b.usesScrollButtons()
+                        for b in bars)
+    titles = {bar.tabText(i) for bar in bars for i in range(bar.count())}
+    assert {"Timeline", "Bandwidth"} <= titles
