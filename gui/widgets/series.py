@@ -80,3 +80,7 @@ def fit_legend(pi: pg.PlotItem) -> None:
     legend.layout.activate()
     legend.setMaximumHeight(legend.layout.preferredHeight() + 4)
     legend.setMinimumWidth(legend.layout.preferredWidth())
+    # Qt lays the plot out on a posted LayoutRequest: until that event runs, the legend keeps
+    # its old geometry (x=0 on a first draw). Lay it out now, so a drawn plot is a placed plot.
+    pi.layout.invalidate()
+    pi.layout.activate()
