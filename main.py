@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 
+from sim import __version__
 from sim.errors import UserError
 
 
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="warpscope", description=__doc__.split("\n\n")[0],
                      formatter_class=argparse.RawDescriptionHelpFormatter,
                      epilog=__doc__.split("\n\n", 1)[1])
+    parser.add_argument("--version", action="version", version=f"warpscope {__version__}")
     parser.add_argument("--screenshot", metavar="FILE.png", type=arg_path("screenshot file"),
                         help="render the main window for the launch below, save it, exit")
     parser.add_argument("--gpu", metavar="NAME", help="GPU to open with (preset name; default: detected or H200)")
@@ -68,8 +70,15 @@ def main(argv: list[str] | None = None) -> int:
         status = args.handler(args)
         sys.stdout.flush()  # a closed pipe or a full disk surfaces here, not at Python's exit
         return status
-    except UserError as exc:
-        return _fail(str(exc))
+    except UserError as exc:  # usage errors exit 2, runtime failures (RunFailure) 1
+        return _fail(str(exc), exc.exit_status)
+    except ModuleNotFoundError as exc:  # a live-kernel package this command needs is missing
+        from kernels.backends import missing_module_error
+
+        failure = missing_module_error(exc)
+        if failure is None:
+            raise
+        return _fail(str(failure), failure.exit_status)
     except KeyboardInterrupt:
         print("warpscope: interrupted", file=sys.stderr)
         return 130
@@ -78,18 +87,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except OSError as exc:  # stdout on a full disk, a path the system refuses (ENAMETOOLONG), ...
         where = f": {_short(exc.filename)}" if exc.filename else " (writing the output)"
-        return _fail(f"{exc.strerror or exc}{where}")
+        # a path the user gave is a usage error; the machine failing to write is a runtime one
+        return _fail(f"{exc.strerror or exc}{where}", 2 if exc.filename else 1)
     except SystemExit:  # argparse after --help or a bad option: its output must reach its reader
         try:
             sys.stdout.flush()
         except OSError as exc:
-            return _fail(f"{exc.strerror or exc} (writing the output)")
+            return _fail(f"{exc.strerror or exc} (writing the output)", 1)
         raise
     except MemoryError:
-        return _fail("out of memory; try a smaller launch or file")
+        return _fail("out of memory; try a smaller launch or file", 1)
 
 
-def _fail(message: str) -> int:
+def _fail(message: str, status: int = 2) -> int:
     try:
         sys.stdout.flush()
     except (OSError, ValueError):  # unwritable stdout must not fail again at exit
@@ -101,7 +111,7 @@ def _fail(message: str) -> int:
         print(f"warpscope: error: {line}", file=sys.stderr, flush=True)
     except OSError:
         pass
-    return 2
+    return status
 
 
 def _short(text) -> str:

@@ -274,6 +274,8 @@ def run_export(gpu, elements, block, regs, smem, out: str, results: str | None =
 
         bench = load_results(results)  # UserError if unreadable
     _make_folder(out_dir)
+    # progress on stderr (the file list is the output): the views take tens of seconds to draw
+    print(f"export: drawing every view for {inputs.gpu} ...", file=sys.stderr, flush=True)
     app = make_app()
     from gui.main_window import MainWindow
 
@@ -285,6 +287,7 @@ def run_export(gpu, elements, block, regs, smem, out: str, results: str | None =
         app.processEvents()
         from gui.export import export_to_folder
 
+        print(f"export: writing the files to {out_dir} ...", file=sys.stderr, flush=True)
         try:
             files = export_to_folder(out_dir, lambda folder: win.export_all(folder, theme))
         except OSError as exc:

@@ -1,6 +1,6 @@
 """Where settings live, and how they repair themselves.
 
-QSettings in INI format under the organisation/app "WarpScope"; tests point
+QSettings in INI format, in the user's config folder (sim/places.py); tests point
 `WARPSCOPE_SETTINGS_DIR` at a temporary directory so they never touch the user's file.
 
 `open_settings` checks the saved file before the window reads it: a file that is damaged (not
@@ -22,6 +22,7 @@ from PySide6.QtCore import QByteArray, QSettings
 from sim.errors import UserError
 from sim.files import load_json_bounded
 from sim.inputs import Maybe, Text, Whole, check_fields
+from sim.places import settings_file
 from sim.units import parse_real
 
 ORG = "WarpScope"
@@ -30,10 +31,18 @@ MAX_SETTINGS_BYTES = 1 << 20  # the real file is about 4 KB
 
 
 def settings_path() -> str:
-    folder = os.environ.get("WARPSCOPE_SETTINGS_DIR")
-    if folder:
-        return os.path.join(folder, "warpscope.ini")
-    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORG, APP).fileName()
+    """sim/places.py says where (~/.config/warpscope/settings.ini on Linux). A file Qt's own
+    choice left in the old folder (~/.config/WarpScope/WarpScope.ini) is moved there once."""
+    path = settings_file()
+    if not os.environ.get("WARPSCOPE_SETTINGS_DIR") and not path.exists():
+        old = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORG, APP).fileName()
+        if os.path.isfile(old):
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(old, path)
+            except OSError:  # unusable folder: open_settings says so and keeps them in memory
+                pass
+    return str(path)
 
 
 def open_settings():

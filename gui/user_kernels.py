@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
@@ -26,9 +25,10 @@ from functools import partial
 from gui.adapter import HostRunner, TaskRunner
 from gui.jobs import CompileJobs, KernelFileJobs, KernelJobs, with_kernel_files
 from gui.models.kernel_files import KernelFilesModel, OpenedFile
+from sim.places import resource
 
 SETTINGS_KEY = "kernels/files"
-EXAMPLES = Path(__file__).resolve().parent.parent / "resources" / "examples"
+EXAMPLES = resource("examples")
 
 
 class UserKernels:

@@ -57,6 +57,19 @@ def missing_packages() -> list[str]:
             if importlib.util.find_spec(module) is None]
 
 
+def missing_module_error(exc: ModuleNotFoundError):
+    """A RunFailure naming the live-kernel package a command needed and the pip line that adds
+    it, for an import that failed on one; None for any other module (a bug, not the machine)."""
+    from sim.errors import RunFailure
+
+    top = (exc.name or "").split(".")[0]
+    if top not in CPU_PINS and top != "llvmlite":
+        return None
+    package = CPU_PINS.get(top, "numba==").split("==")[0]
+    return RunFailure(f"this command needs {package}, which is not installed; add the live "
+                      f"kernels with: {install_hint() or install_hint([package])}")
+
+
 def has_nvidia_driver() -> bool:
     """Is NVIDIA's driver library here? (Tells which torch build to suggest, without torch.)"""
     try:

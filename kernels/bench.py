@@ -11,7 +11,7 @@ import datetime as _dt
 import sys
 from typing import Callable, Iterable, Sequence
 
-from sim.errors import UserError
+from sim.errors import RunFailure, UserError
 
 from .backends import gpu_status
 from .device import detect_device, device_summary
@@ -86,7 +86,7 @@ def sweep(kernel_names: Iterable[str], sizes: Sequence[int], blocks: Sequence[in
         raise UserError("nothing to measure: give at least one kernel and one size")
     has_gpu, why = gpu_status()
     if not has_gpu and not allow_cpu:
-        raise UserError(f"no GPU to time on: {why}; `check` runs the kernels on the CPU, and "
+        raise RunFailure(f"no GPU to time on: {why}; `check` runs the kernels on the CPU, and "
                         "--cpu times that path (labelled: not GPU timings)")
     for spec in kernels:
         if not spec.benchable:
@@ -99,7 +99,7 @@ def sweep(kernel_names: Iterable[str], sizes: Sequence[int], blocks: Sequence[in
         if not status.ok:
             raise UserError(f"{spec.name}: {status.reason}")
         if has_gpu and not status.is_gpu:
-            raise UserError(f"{spec.name} would not run on the GPU here: {status.reason}")
+            raise RunFailure(f"{spec.name} would not run on the GPU here: {status.reason}")
     gpu, why = detect_device()
     name = gpu.name if gpu is not None else f"CPU ({why})"
     points, skipped = _points(kernels, sizes, blocks, num_warps)
@@ -166,7 +166,7 @@ def waves_sweep(dims_list: Sequence[dict], kernel_names: Iterable[str] = ("matmu
         raise UserError("nothing to measure: give at least one matmul kernel and one size")
     has_gpu, why = gpu_status()
     if not has_gpu and not allow_cpu:
-        raise UserError(f"no GPU to time on: {why}")
+        raise RunFailure(f"no GPU to time on: {why}")
     for spec in kernels:
         if not (spec.dims and {"M", "N", "K"} <= set(spec.size_dims(1))):
             raise UserError(f"{spec.name} is not a matrix product (its sizes are not M, N, K)")

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sim.errors import UserError
+from sim.errors import RunFailure, UserError
 
 # (wait, warps per block, block time in us, waves): what the fit needs to see
 FAMILY = tuple(("spin", w, us, waves) for w in (1, 2, 4, 8, 16) for us in (5.0, 20.0, 100.0)
@@ -87,7 +87,7 @@ def calibrate(out: str | None = None, *, record: Callable | None = None, gpu=Non
     traces, failed = record_family(record, family, budget_s, say)
     cases = cases_of(traces, gpu)
     if len([c for c in cases if c.launch.wait == "spin"]) < 8:
-        raise UserError(f"only {len(cases)} traces could be recorded on {gpu.name}; too few to fit")
+        raise RunFailure(f"only {len(cases)} traces could be recorded on {gpu.name}; too few to fit")
     say(f"fitting on {len(cases)} traces (at most {fit_s:.0f} s)")
     t0 = time.perf_counter()
     # fresh worker processes: this one holds a CUDA context a forked child must not inherit

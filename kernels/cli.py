@@ -252,7 +252,10 @@ def cmd_check(args) -> int:
     failed = sum(r.status == "FAIL" for r in results)
     skipped = sum(r.status == "SKIP" for r in results)
     print(f"\n{len(results) - failed - skipped} OK, {failed} FAIL, {skipped} SKIP")
-    return 1 if failed else 0
+    if not failed and skipped == len(results):  # a check that checked nothing is no pass
+        print("warpscope: error: nothing was checked: every kernel was skipped (see SKIP above)",
+              file=sys.stderr)
+    return 1 if failed or skipped == len(results) else 0
 
 
 class ProgressBar:
@@ -455,7 +458,7 @@ def cmd_calibrate(args) -> int:
         os.makedirs(args.keep_traces, exist_ok=True)
     result = calibrate(args.out, fit_s=args.fit_seconds, keep=args.keep_traces,
                        command="warpscope " + " ".join(sys.argv[1:]),
-                       say=lambda msg: print(msg, flush=True))
+                       say=lambda msg: print(msg, file=sys.stderr, flush=True))  # progress
     good = sum(s.within() for _, s in result.scores)
     print(f"{result.profile.label}: the fitted model meets the bar (makespan 10%, median peak "
           f"1 block, residency error 0.15) on {good} of {len(result.scores)} recorded traces")
@@ -473,9 +476,16 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
-    except UserError as exc:
+    except UserError as exc:  # usage errors exit 2, runtime failures (RunFailure) 1
         print(f"warpscope: error: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_status
+    except ModuleNotFoundError as exc:
+        from .backends import missing_module_error
+
+        if (failure := missing_module_error(exc)) is None:
+            raise
+        print(f"warpscope: error: {failure}", file=sys.stderr)
+        return failure.exit_status
 
 
 if __name__ == "__main__":

@@ -14,6 +14,10 @@ numba itself already does (``numba/np/arrayobj.py``: "Numpy 2.5 removed np.row_s
 
 from __future__ import annotations
 
+import ctypes
+import importlib.util
+import os
+
 import numpy as np
 
 ROW_STACK_SHIM = ("np.row_stack = np.vstack "
@@ -35,3 +39,29 @@ def numba_cuda():
     from numba import cuda
 
     return cuda
+
+
+def pin_nvrtc() -> str | None:
+    """Make numba-cuda use the NVRTC pinned beside its NVVM (nvidia-cuda-nvrtc-cu12, CUDA 12.9).
+
+    PyPI's CUDA build of torch brings CUDA 13's NVRTC, which cuda-pathfinder prefers; CUDA 13
+    dropped sm_70, so the V100's Numba resources would stop compiling. Loading the pinned one and
+    asking cuda-pathfinder at once fixes its answer for the process (it caches it, and returns a
+    library already loaded). So this must run before torch or numba asks: the compile child
+    (kernels/toolchain.py) calls it first. Returns the NVRTC in use, or None without the wheel."""
+    try:
+        spec = importlib.util.find_spec("nvidia.cuda_nvrtc")
+        from cuda.pathfinder import load_nvidia_dynamic_lib
+    except ImportError:
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        path = os.path.join(folder, "lib", "libnvrtc.so.12")
+        if os.path.isfile(path):
+            try:
+                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                return load_nvidia_dynamic_lib("nvrtc").abs_path
+            except Exception:  # noqa: BLE001 - any loader failure: numba-cuda finds its own
+                return None
+    return None

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from sim.errors import UserError
 from sim.files import write_json_atomic
+from sim.places import compiled_dir
 
 from .toolchain import CompileError, signature_entry
 
@@ -273,8 +274,7 @@ def spec_request(spec, n: int, block=None, cc=(9, 0), arrays=None) -> CompileReq
 
 
 def cache_folder() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "warpscope" / "compiled"
+    return compiled_dir()  # sim/places.py: ~/.cache/warpscope/compiled on Linux
 
 
 class ResourceCache:

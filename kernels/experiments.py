@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.errors import UserError
+from sim.errors import RunFailure, UserError
 
 from .harness import backend_status, bind, first_run, make_arrays
 from .registry import get_kernel
@@ -45,7 +45,7 @@ def count_kernels(variants=ADD_RELU_VARIANTS, elements: int = 1_000_000) -> list
         spec = get_kernel(name)
         status = backend_status(spec)
         if not status.is_gpu:
-            raise UserError(f"counting GPU kernels needs a GPU: {status.reason}")
+            raise RunFailure(f"counting GPU kernels needs a GPU: {status.reason}")
         inputs, dst = make_arrays(spec, elements, True)
         launch = bind(spec, inputs, dst, elements)
         first_run(spec, launch)  # compiles, and keeps one-time work out of the trace

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.errors import UserError
+from sim.errors import RunFailure, UserError
 
 from .backends import Availability, available
 from . import launcher
@@ -89,7 +89,7 @@ def make_arrays(spec: KernelSpec, elements: int, on_gpu: bool, *, seed: int | No
             out.fill_(float("nan"))
         return inputs, out
     except torch.OutOfMemoryError:
-        raise UserError(f"out of GPU memory: {spec.name} at {elements:,} elements") from None
+        raise RunFailure(f"out of GPU memory: {spec.name} at {elements:,} elements") from None
 
 
 def _check_free(spec: KernelSpec, elements: int, need: int, on_gpu: bool) -> None:
@@ -99,7 +99,7 @@ def _check_free(spec: KernelSpec, elements: int, need: int, on_gpu: bool) -> Non
 
     free, total = torch.cuda.mem_get_info()
     if need > free:
-        raise UserError(f"out of GPU memory: {spec.name} at {elements:,} elements needs "
+        raise RunFailure(f"out of GPU memory: {spec.name} at {elements:,} elements needs "
                         f"{need / 2**30:.1f} GiB, {free / 2**30:.1f} GiB of "
                         f"{total / 2**30:.0f} free")
 
@@ -133,7 +133,7 @@ def first_run(spec: KernelSpec, launch: Launch) -> None:
         if torch.cuda.is_available():
             torch.cuda.synchronize()
     except torch.OutOfMemoryError:
-        raise UserError(f"out of GPU memory while running {spec.name}") from None
+        raise RunFailure(f"out of GPU memory while running {spec.name}") from None
     except Exception as exc:
         raise UserError(f"{spec.name}: compile or launch failed: {_one_line(exc)}") from None
 

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from sim.errors import UserError
+from sim.errors import RunFailure, UserError
 from sim.trace import Trace, write_trace
 
 from .launch import Launch, Resources
@@ -67,10 +67,10 @@ def require_gpu():
 
     has_gpu, why = gpu_status()
     if not has_gpu:
-        raise UserError(f"recording a trace needs a GPU: {why}")
+        raise RunFailure(f"recording a trace needs a GPU: {why}")
     status = available()["triton"]
     if not status.is_gpu:
-        raise UserError(f"recording a trace needs Triton on the GPU: {status.reason}")
+        raise RunFailure(f"recording a trace needs Triton on the GPU: {status.reason}")
     return detect_device()[0]
 
 

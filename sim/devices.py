@@ -11,8 +11,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from sim.errors import UserError
+from sim.places import resource
 
-_DATA_FILE = Path(__file__).resolve().parent.parent / "resources" / "gpus.json"
+_DATA_FILE = resource("gpus.json")
 
 
 @dataclass(frozen=True, slots=True)

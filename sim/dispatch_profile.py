@@ -17,15 +17,15 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 from sim.errors import UserError
 from sim.files import write_json_atomic
+from sim.places import dispatch_dir, resource
 
 PROFILE_FORMAT = "warpscope-dispatch/1"
-BUILTIN_DIR = Path(__file__).resolve().parent.parent / "resources" / "dispatch"
+BUILTIN_DIR = resource("dispatch")
 WAITS = ("spin", "sleep", "memory")  # what a block's warps do while it is resident
 BUSY_WAITS = ("spin",)  # ... of which these hold new blocks back
 
@@ -180,9 +180,8 @@ def gpu_key(name: str) -> str:
 
 
 def user_dir() -> Path:
-    """Where `main.py calibrate` writes: $XDG_CONFIG_HOME/warpscope/dispatch (~/.config/...)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "warpscope" / "dispatch"
+    """Where `main.py calibrate` writes (sim/places.py: ~/.config/warpscope/dispatch on Linux)."""
+    return dispatch_dir()
 
 
 def user_profile_path(gpu_name: str) -> Path:

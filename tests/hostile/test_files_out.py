@@ -224,7 +224,7 @@ def test_kill_during_export_keeps_the_earlier_export(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "x.csv"]
 
 
-def test_stdout_on_a_full_disk_is_one_line_and_exit_2():
+def test_stdout_on_a_full_disk_is_one_line_and_exit_1():  # a runtime failure, not usage
     with open("/dev/full", "w") as full:
         r = subprocess.run(
             [sys.executable, "main.py", "explain"],
@@ -234,4 +234,4 @@ def test_stdout_on_a_full_disk_is_one_line_and_exit_2():
             text=True,
             timeout=60,
         )
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "No space left" in r.stderr, r.stderr
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "No space left" in r.stderr, r.stderr
