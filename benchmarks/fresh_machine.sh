@@ -43,7 +43,7 @@ CPU_TORCH=$(sed -n 's/^ *\(python3 -m venv .venv && \.venv\/bin\/pip install tor
 
 MIRROR=$(grep -h -o -E '^(URIs:|deb) +https?://[^ ]+/debian/?( |$)' /etc/apt/sources.list \
          /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list 2>/dev/null \
-         | head -1 | awk '{print $2}')
+         | head -1 | awk '{print $2}' || true)
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 command -v debootstrap >/dev/null || apt-get install -y debootstrap >/dev/null
 

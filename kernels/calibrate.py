@@ -3,7 +3,7 @@
 Records a small family of block traces with the trace kernel (kernels/trace.py: busy-spinning
 blocks of 1..16 warps, 5..100 us, half a wave to four and a half; two sleeping ones for the pacing),
 fits sim/dispatch.py's numbers to them with sim/calibrate.py, and writes a "warpscope-dispatch/1"
-profile into the user's config folder ($XDG_CONFIG_HOME/warpscope/dispatch/<GPU>.json), where
+profile into the user's config folder (dispatch/<GPU>.json there, sim/places.py), where
 `sim.dispatch_profile.profile_for` finds it: the app and the CLI then say "calibrated on <GPU>,
 <date>". Recording takes well under two minutes on an H200; the fit, about as long again.
 """

@@ -19,7 +19,7 @@ driver reports for the same Triton version.
 The compilers need Triton's real JIT and Numba's real CUDA target. When this process runs kernels
 on the CPU (Triton's interpreter, numba-cuda's simulator), they run in a child process that
 imports the kernel's module afresh (``kernels/toolchain.py``). Results are cached in memory and
-in the user's cache folder (``$XDG_CACHE_HOME/warpscope/compiled``, one small JSON file each), so
+in the user's cache folder (``compiled/`` there, sim/places.py; one small JSON file each), so
 moving a slider back and forth compiles each configuration once.
 """
 

@@ -8,7 +8,7 @@ One JSON file per GPU, format "warpscope-dispatch/1":
 
 The H200's, measured, is checked in (resources/dispatch/H200.json). `main.py calibrate` measures
 the GPU it runs on and writes the file into the user's config folder
-(`$XDG_CONFIG_HOME/warpscope/dispatch/<GPU>.json`), where `profile_for` finds it first. A GPU
+(`dispatch/<GPU>.json` there, sim/places.py), where `profile_for` finds it first. A GPU
 nobody measured gets the H200's numbers, labelled as assumed.
 """
 

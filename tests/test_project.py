@@ -68,6 +68,63 @@ def _readme_commands() -> list[str]:
     return [line.strip() for line in lines[:30] if line.strip().startswith("python3 -m venv")]
 
 
+def _readme_apt_lines() -> list[set[str]]:
+    """The packages of the README's indented `sudo apt-get install -y` lines (the app's, then the
+    tests'), as benchmarks/fresh_machine.sh reads them."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    return [set(line.split()[4:]) for line in lines[:30]
+            if line.startswith("    sudo apt-get install -y ")]
+
+
+def test_each_readme_command_names_its_system_packages():
+    """pytest-qt imports QtCore at start-up: without Qt's libraries the test command stops with
+    exit 3 before any test. gui/platform_check.py's tables are those the PySide6 wheel needs."""
+    from gui.platform_check import QT_LIBRARIES, XCB_LIBRARIES
+
+    app, tests = _readme_apt_lines()
+    assert {"python3-venv", *QT_LIBRARIES.values(), *XCB_LIBRARIES.values()} == app
+    assert {"python3-venv", "g++", "python3-dev", *QT_LIBRARIES.values()} == tests
+    script = (ROOT / "benchmarks" / "fresh_machine.sh").read_text(encoding="utf-8")
+    assert "README" in script and "apt-get install -y python3" not in script  # not retyped
+
+
+def test_requires_python_admits_no_python_the_pinned_numpy_refuses():
+    from importlib.metadata import metadata
+
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    ours = re.search(r'^requires-python = ">=3\.(\d+)"', pyproject, re.M)
+    numpys = re.fullmatch(r">=3\.(\d+)", metadata("numpy")["Requires-Python"])
+    assert ours and numpys and int(ours.group(1)) >= int(numpys.group(1))
+    assert f"Python >= 3.{ours.group(1)}" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _constraints() -> dict[str, str]:
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, version = line.split("==")
+            pins[re.sub(r"[-_.]+", "-", name.lower())] = version
+    return pins
+
+
+def test_the_whole_test_environment_is_pinned():
+    """Floating transitive packages (cuda-bindings, nvidia-*) once broke the fresh-machine run:
+    constraints.txt pins every package of both torch routes, and agrees with the requirements."""
+    assert "-c constraints.txt" in (ROOT / "requirements-test.txt").read_text(encoding="utf-8")
+    pins = _constraints()
+    for name, line in _requirements("requirements-test.txt").items():
+        assert line == f"{line.split('==')[0]}=={pins[re.sub(r'[-_.]+', '-', name)]}", line
+    from importlib.metadata import distributions
+
+    here = {re.sub(r"[-_.]+", "-", d.metadata["Name"].lower()) for d in distributions()}
+    # what this environment has of the test stack is pinned (pip, and a dev's extras, may float)
+    stack = {"torch", "triton", "numba", "numba-cuda", "llvmlite", "cuda-bindings", "cuda-core",
+             "cuda-pathfinder", "pytest", "pluggy", "execnet", "sympy", "networkx", "jinja2"}
+    assert stack & here <= pins.keys()
+    assert all(not n.startswith("nvidia-") or n in pins for n in here), sorted(here - pins.keys())
+
+
 def test_readme_opens_with_two_commands_and_ci_runs_the_test_one():
     app, tests = _readme_commands()[:2]
     assert app.endswith("main.py") and "-r requirements.txt" in app
@@ -84,6 +141,8 @@ def _requirements(name: str) -> dict[str, str]:
         line = line.split("#")[0].strip()
         if line.startswith("-r "):
             pins.update(_requirements(line[3:].strip()))
+        elif line.startswith("-c "):  # constraints install nothing (test below)
+            continue
         elif line:
             pins[re.split(r"[=<>!~;\[ ]", line, maxsplit=1)[0].lower()] = line
     return pins
