@@ -8,8 +8,9 @@
 # apt-get line and command. Prints what each step downloaded, installed and took, and the test
 # counts. Routes for torch:
 #   cpu   the README's CPU-only torch line first. download.pytorch.org cannot be reached from the
-#         machines this was written on, so its `--index-url ...` is replaced by a folder holding
-#         that same wheel (WHEELS, default /opt/wheels, bound into the root).
+#         machines this was written on, so its `--index-url ...` is replaced by `--find-links` to
+#         a folder holding that same wheel (WHEELS, default /opt/wheels, bound into the root);
+#         torch's dependencies then come from PyPI.
 #   pypi  nothing first: PyPI's torch==2.13.0 is the CUDA 13 build (about 3 GB with nvidia-*).
 # The root has no CUDA toolkit, no GPU and no pip configuration (commands run under env -i). Not
 # a user's: the host's CA bundle is copied in for pip (PIP_CERT), for sandboxes behind a TLS proxy.
@@ -98,7 +99,8 @@ fi
 APP_INSTALL=${CMD[0]% && *}
 APP_RUN=${CMD[0]##* && }
 [ "$APP_INSTALL && $APP_RUN" = "${CMD[0]}" ] || { echo "cannot split the app command" >&2; exit 2; }
-in_root sh -c "cd /root/warpscope && $APP_INSTALL" > "$WORK/$ROUTE-app.log" 2>&1
+in_root sh -c "cd /root/warpscope && $APP_INSTALL" > "$WORK/$ROUTE-app.log" 2>&1 \
+    || { echo "app install FAILED: $(tail -1 "$WORK/$ROUTE-app.log")"; exit 1; }
 INSTALLED=$(took "$T")
 set +e
 chroot "$ROOT" "${ENV[@]}" "${DISP[@]}" sh -c "cd /root/warpscope && timeout $APP_SECONDS $APP_RUN" \
@@ -122,9 +124,11 @@ apt_step tests "${APT[1]}"
 T=$(date +%s)
 if [ "$ROUTE" = cpu ]; then
     mkdir -p "$ROOT/opt/wheels" && mount --bind -o ro "$WHEELS" "$ROOT/opt/wheels"
-    FIRST=$(printf '%s' "$CPU_TORCH" | sed -E 's#--index-url [^ ]+#--no-index --find-links /opt/wheels#')
-    say "CPU torch first (README's line, local wheel for its index): $FIRST"
-    in_root sh -c "cd /root/warpscope && $FIRST" > "$WORK/$ROUTE-torch.log" 2>&1
+    # torch's own dependencies then come from PyPI, as they would from PyTorch's index
+    FIRST=$(printf '%s' "$CPU_TORCH" | sed -E 's#--index-url [^ ]+#--find-links /opt/wheels#')
+    say "CPU torch first (README's line, a folder with its wheel for its index): $FIRST"
+    in_root sh -c "cd /root/warpscope && $FIRST" > "$WORK/$ROUTE-torch.log" 2>&1 \
+        || { echo "cpu torch FAILED: $(tail -1 "$WORK/$ROUTE-torch.log")"; exit 1; }
     echo "cpu torch: $(grep -o -E 'Successfully installed .*' "$WORK/$ROUTE-torch.log" | cut -c1-100), $(took "$T")"
 fi
 say "the tests: ${CMD[1]}"
@@ -132,7 +136,8 @@ INSTALL=${CMD[1]%% && QT_QPA_PLATFORM=*}
 TESTS=${CMD[1]#"$INSTALL && "}
 [ "$INSTALL && $TESTS" = "${CMD[1]}" ] || { echo "cannot split the test command" >&2; exit 2; }
 T=$(date +%s)
-in_root sh -c "cd /root/warpscope && $INSTALL" > "$WORK/$ROUTE-install.log" 2>&1
+in_root sh -c "cd /root/warpscope && $INSTALL" > "$WORK/$ROUTE-install.log" 2>&1 \
+    || { echo "tests install FAILED: $(tail -1 "$WORK/$ROUTE-install.log")"; exit 1; }
 echo "tests install: downloaded $(pip_downloads "$WORK/$ROUTE-install.log"), .venv $(size "$HOMEDIR/warpscope/.venv"), $(took "$T")"
 [ -z "${SKIP_TESTS:-}" ] || { echo "SKIP_TESTS: not running: $TESTS"; exit 0; }
 T=$(date +%s)
