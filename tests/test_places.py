@@ -18,16 +18,17 @@ def test_the_users_folders_follow_xdg_with_or_without_platformdirs(monkeypatch, 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("WARPSCOPE_SETTINGS_DIR", raising=False)
     expected = (tmp_path / "cfg" / "warpscope", tmp_path / "cache" / "warpscope")
-    if sys.platform.startswith("linux"):
-        pytest.importorskip("platformdirs")
+    with monkeypatch.context() as without:
+        without.setitem(sys.modules, "platformdirs", None)  # sim/ used without it
         assert (places.config_dir(), places.cache_dir()) == expected
-    monkeypatch.setitem(sys.modules, "platformdirs", None)  # sim/ used without it
-    assert (places.config_dir(), places.cache_dir()) == expected
     assert places.dispatch_dir() == expected[0] / "dispatch"
     assert places.compiled_dir() == expected[1] / "compiled"
     assert places.settings_file() == expected[0] / "settings.ini"
     monkeypatch.setenv("WARPSCOPE_SETTINGS_DIR", str(tmp_path / "s"))
     assert places.settings_file() == tmp_path / "s" / "warpscope.ini"
+    if sys.platform.startswith("linux"):  # platformdirs (every requirements file has it)
+        pytest.importorskip("platformdirs")
+        assert (places.config_dir(), places.cache_dir()) == expected
 
 
 def test_every_reader_of_a_folder_asks_places():
