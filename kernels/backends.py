@@ -28,6 +28,8 @@ TRITON_KERNEL_MODULES = ("kernels.triton_kernels", "kernels.trace", "kernels.tra
 # import name -> the release CI tests on the CPU (requirements-test.txt; test_project checks)
 CPU_PINS = {"torch": "torch==2.13.0", "triton": "triton==3.7.1", "numba": "numba==0.68.1",
             "numba_cuda": "numba-cuda==0.30.4"}
+# numba-cuda loads libcudart even in its simulator; a machine without a CUDA toolkit needs this
+CUDA_RUNTIME_PIN = "nvidia-cuda-runtime-cu12==12.9.79"
 # PyPI's Linux torch is the CUDA build (GBs of CUDA libraries); PyTorch's own index has CPU-only
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
@@ -70,6 +72,22 @@ def missing_module_error(exc: ModuleNotFoundError):
                       f"kernels with: {install_hint() or install_hint([package])}")
 
 
+def has_cuda_runtime() -> bool:
+    """Is a CUDA runtime library here (a toolkit's, or NVIDIA's wheel)?"""
+    try:
+        if importlib.util.find_spec("nvidia.cuda_runtime") is not None:
+            return True
+    except ModuleNotFoundError:  # no nvidia.* wheel at all
+        pass
+    for soname in ("libcudart.so.13", "libcudart.so.12"):
+        try:
+            ctypes.CDLL(soname)
+            return True
+        except OSError:
+            continue
+    return False
+
+
 def has_nvidia_driver() -> bool:
     """Is NVIDIA's driver library here? (Tells which torch build to suggest, without torch.)"""
     try:
@@ -92,6 +110,8 @@ def install_hint(missing: list[str] | None = None, gpu: bool | None = None) -> s
     pins = {pin.split("==")[0]: pin for pin in CPU_PINS.values()}
     steps = [f"{pip} {pins['torch']} --index-url {TORCH_CPU_INDEX}"] if "torch" in missing else []
     rest = [pins[name] for name in missing if name != "torch"]
+    if "numba-cuda" in missing and not has_cuda_runtime():
+        rest.append(CUDA_RUNTIME_PIN)
     if rest:
         steps.append(f"{pip} {' '.join(rest)}")
     return " && ".join(steps)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kernels.backends import CPU_PINS, TORCH_CPU_INDEX
+from kernels.backends import CPU_PINS, CUDA_RUNTIME_PIN, TORCH_CPU_INDEX
 
 ROOT = Path(__file__).resolve().parents[1]
 QT = {"PySide6", "shiboken6", "pyqtgraph", "superqt", "qtpy"}
@@ -157,8 +157,19 @@ def test_the_app_installs_no_live_kernel_package_and_tests_pin_the_ones_backends
         assert tests[pin.split("==")[0]] == pin
         assert pin in readme, f"README's CPU-only line lacks {pin}"
     assert f"{CPU_PINS['torch']} --index-url {TORCH_CPU_INDEX}" in readme
+    assert tests["nvidia-cuda-runtime-cu12"] == CUDA_RUNTIME_PIN and CUDA_RUNTIME_PIN in readme
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     declared = re.search(r"^dependencies = \[(.*?)\]", pyproject, re.M | re.S).group(1)
     names = {re.split(r"[=<>!~; ]", d, maxsplit=1)[0].lower()
              for d in re.findall(r'"([^"]+)"', declared)}
     assert names == app.keys()  # `pip install .` gets the app's packages, no more
+
+
+def test_the_cpu_hint_adds_a_cuda_runtime_only_where_none_is(monkeypatch):
+    from kernels import backends
+
+    for present in (True, False):
+        monkeypatch.setattr(backends, "has_cuda_runtime", lambda present=present: present)
+        hint = backends.install_hint(["numba", "numba-cuda"], gpu=False)
+        assert hint.endswith("numba==0.68.1 numba-cuda==0.30.4" + ("" if present else
+                                                                    f" {CUDA_RUNTIME_PIN}"))
