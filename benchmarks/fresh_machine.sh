@@ -129,7 +129,7 @@ if [ "$ROUTE" = cpu ]; then
     say "CPU torch first (README's line, a folder with its wheel for its index): $FIRST"
     in_root sh -c "cd /root/warpscope && $FIRST" > "$WORK/$ROUTE-torch.log" 2>&1 \
         || { echo "cpu torch FAILED: $(tail -1 "$WORK/$ROUTE-torch.log")"; exit 1; }
-    echo "cpu torch: $(grep -o -E 'Successfully installed .*' "$WORK/$ROUTE-torch.log" | cut -c1-100), $(took "$T")"
+    echo "cpu torch: the wheel $(size "$WHEELS"/torch-*.whl) (a download from PyTorch's index for a user) + $(pip_downloads "$WORK/$ROUTE-torch.log") from PyPI, $(took "$T")"
 fi
 say "the tests: ${CMD[1]}"
 INSTALL=${CMD[1]%% && QT_QPA_PLATFORM=*}
