@@ -19,6 +19,12 @@
 # niceness of the test command; SKIP_TESTS=1 stops after the test install (to try the script).
 # Needs root (debootstrap, chroot, mount).
 set -euo pipefail
+# bash reads a script as it runs: run a copy, so editing the checkout cannot break a run
+if [ -z "${FRESH_MACHINE_REPO:-}" ]; then
+    FRESH_MACHINE_REPO=$FRESH_MACHINE_REPO
+    copy=$(mktemp /tmp/fresh_machine.XXXXXX.sh) && cp "$0" "$copy"
+    FRESH_MACHINE_REPO=$FRESH_MACHINE_REPO exec bash "$copy" "$@"
+fi
 
 ROUTE=${1:?usage: fresh_machine.sh cpu|pypi [WORKDIR]}
 WORK=${2:-/var/tmp/wsfresh}
