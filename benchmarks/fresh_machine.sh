@@ -61,7 +61,10 @@ cleanup() {
 }
 trap cleanup EXIT
 cleanup
-rm -rf "$ROOT"
+if grep -q " $ROOT/" /proc/mounts; then  # rm -rf through a bind mount of /dev would be a disaster
+    echo "still mounted under $ROOT; unmount it first" >&2; exit 1
+fi
+rm -rf --one-file-system "$ROOT"
 mkdir -p "$WORK"
 
 T=$(date +%s)
