@@ -126,6 +126,17 @@ in_root sh -c "cd /root/warpscope && QT_QPA_PLATFORM=offscreen .venv/bin/python 
     > "$WORK/$ROUTE-shot.log" 2>&1 && cp "$ROOT/root/app.png" "$WORK/$ROUTE-app.png" \
     && echo "app screenshot: $WORK/$ROUTE-app.png" || echo "app screenshot FAILED: $(tail -1 "$WORK/$ROUTE-shot.log")"
 
+# `pip install .` in a venv of its own; the command then runs from another folder
+T=$(date +%s)
+git clone -q --no-hardlinks "$REPO" "$HOMEDIR/pkgsrc"  # pip builds in the tree: not the test one
+in_root sh -c "python3 -m venv /root/pkg && /root/pkg/bin/pip install -q /root/pkgsrc && cd / \
+    && /root/pkg/bin/warpscope --version && /root/pkg/bin/warpscope --help | head -1 \
+    && QT_QPA_PLATFORM=offscreen /root/pkg/bin/warpscope explain --gpu H200 --elements 1e6 --block 256 | grep -E 'Blocks in the grid|Waves'" \
+    > "$WORK/$ROUTE-package.log" 2>&1 \
+    && echo "pip install .: $(took "$T"); $(tr '\n' ';' < "$WORK/$ROUTE-package.log" | tr -s ' ')" \
+    || echo "pip install . FAILED: $(tail -2 "$WORK/$ROUTE-package.log" | tr '\n' ' ')"
+rm -rf --one-file-system "$HOMEDIR/pkg" "$HOMEDIR/pkgsrc"
+
 # A new user's second venv: the test command starts from a clean checkout
 rm -rf "$HOMEDIR/warpscope/.venv"
 say "the tests: ${APT[1]}"
