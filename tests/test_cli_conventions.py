@@ -59,6 +59,9 @@ def test_a_command_without_triton_says_so_in_one_line(capsys, monkeypatch, tmp_p
     code, out, err = run(capsys, *argv)
     assert code == 1 and err.count("\n") == 1 and "Traceback" not in err, err
     assert "needs triton, which is not installed" in err and "pip install" in err and not out
+    from kernels import cli  # `python -m kernels.cli`, for GPU servers without the GUI's packages
+
+    assert cli.main(argv) == 1 and "needs triton" in capsys.readouterr().err
 
 
 def test_a_missing_module_that_is_not_a_live_kernel_package_stays_a_bug():
