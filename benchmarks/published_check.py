@@ -38,6 +38,7 @@ WITHIN = 0.15
 # 50): elements -> median ms. A check only; shared/reference/gpu-programming-with-triton-part1.txt.
 ARTICLE_L40S_MS = {1000: 0.0041, 65536: 0.0061, 1048576: 0.0205, 16777216: 0.3123}
 # Loads among the bytes each kernel moves (stores are posted; the loaded model needs the split).
+NEEDED = ("copy_fraction", "dram_latency_ns", "launch_overhead_us", "trip_overhead_ns")
 READ_FRACTION = {"gpu-stream read": 1.0, "gpu-stream scale": 0.5, "gpu-stream triad": 2 / 3,
                  "gpu-small-kernels scale": 0.5, "article add": 2 / 3}
 
@@ -47,7 +48,11 @@ def physics(gpu_name: str) -> dict | None:
     path = PHYSICS / f"{gpu_name.replace(' ', '_')}.json"
     if not path.is_file():
         return None
-    return {k: c["value"] for k, c in json.loads(path.read_text())["constants"].items()}
+    consts = {k: c["value"] for k, c in json.loads(path.read_text())["constants"].items()}
+    missing = [k for k in NEEDED if k not in consts]
+    if missing:
+        raise SystemExit(f"{path.name} lacks {', '.join(missing)}: the check passes them to the model")
+    return consts
 
 
 def predict_us(gpu: GpuSpec, kernel: str, elements: int, threads: int, blocks_per_sm: int,
