@@ -76,8 +76,10 @@ def _triton_binary(num_warps: int, spin_us: float):
 
 
 def record_probe(wait: str, num_warps: int = 4, spin_us: float = 20.0, grid: int | None = None,
-                 waves: float | None = None, command: str = ""):
-    """Launch one probe variant (see WAITS) and return its sim.trace.Trace."""
+                 waves: float | None = None, command: str = "", smem_blocks_per_sm: int | None = None):
+    """Launch one probe variant (see WAITS) and return its sim.trace.Trace. smem_blocks_per_sm:
+    pad every block with unused dynamic shared memory so that only that many fit on an SM
+    (kernels/occupancy_probe.py sizes it; the trace's smem_per_block_bytes includes it)."""
     if wait not in WAITS:
         raise UserError(f"--wait must be one of {', '.join(WAITS)}, got {wait!r}")
     check_spin_args("spin", num_warps, spin_us)
@@ -91,18 +93,28 @@ def record_probe(wait: str, num_warps: int = 4, spin_us: float = 20.0, grid: int
         fn = _module().get_function(PROBES[wait])
         args, res = (np.int64(int(spin_us * 1000)),), _resources(fn)
     threads = 32 * num_warps
+    pad = 0
+    if smem_blocks_per_sm:
+        from kernels.occupancy_probe import dynamic_smem_for
+
+        pad = dynamic_smem_for(gpu, threads, smem_blocks_per_sm, res.regs_per_thread,
+                               res.smem_per_block_bytes)
+        if pad > fn.max_dynamic_shared_size_bytes:  # above 48 KiB a kernel must opt in
+            fn.max_dynamic_shared_size_bytes = pad
+        res = Resources(res.regs_per_thread, res.smem_per_block_bytes + pad, res.spills)
     if grid is None:
         grid = grid_for_waves(gpu, 3.0 if waves is None else waves, threads, res)
     out = cp.full((grid, 3), -1, dtype=cp.int64)
-    fn((1,), (threads,), (out, *args))  # the first launch loads the module; not recorded
+    fn((1,), (threads,), (out, *args), shared_mem=pad)  # the first launch loads the module
     cp.cuda.runtime.deviceSynchronize()
     out.fill(-1)
-    fn((grid,), (threads,), (out, *args))
+    fn((grid,), (threads,), (out, *args), shared_mem=pad)
     cp.cuda.runtime.deviceSynchronize()
     kind, trace_wait = ("spin-trace", "spin") if wait == TRITON_BINARY else ("cuda-probe", wait)
     meta = trace_meta(gpu, kernel=kind, grid=grid, num_warps=num_warps, res=res, command=command,
                       wait=trace_wait, spin_us=spin_us, hold_regs=0,
                       launched_by="cupy RawModule", cupy_version=cp.__version__,
+                      dynamic_smem_bytes=pad, smem_blocks_per_sm=smem_blocks_per_sm,
                       source=("Triton's cubin of kernels/trace_kernels.py:placement_kernel"
                               if wait == TRITON_BINARY
                               else f"benchmarks/{SOURCE.name}:{PROBES[wait]}"))

@@ -131,9 +131,9 @@ def record(exp: Experiment, recorded_by: str):
         trace = record_trace(p["grid"], p["num_warps"], p["spin_us"], command, wait=p["wait"],
                              hold_regs=p["hold_regs"], waves=None if p["grid"] else p["waves"])
     elif exp.kind == "add":
-        from kernels.trace import record_add_trace
+        from kernels.trace import record_tile_trace
 
-        trace = record_add_trace(p["elements"], p["block_size"], p["num_warps"], command)
+        trace = record_tile_trace("add", p["elements"], p["block_size"], p["num_warps"], command)
     else:
         from dispatch_probe_cuda import record_probe
 

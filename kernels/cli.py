@@ -17,6 +17,9 @@ from sim.inputs import arg_count, arg_path, arg_real
 from sim.trace import MAX_TRACE_BLOCKS
 from sim.units import parse_count, parse_count_list
 
+BENCH_SIZES = "2^20,2^24,2^26"
+
+
 def register(subparsers) -> None:
     for command in ("explain", "simulate"):  # sim's commands, registered before ours
         if command in subparsers.choices:
@@ -46,8 +49,8 @@ def register(subparsers) -> None:
                         "--waves-sweep: matmul)")
     _add_file_option(p, "also time the kernels of this file beside their torch peers, each "
                         "checked against the reference it declares")
-    p.add_argument("--sizes", default="2^20,2^24,2^26", metavar="N[,N]",
-                   help="element counts, e.g. 2^20,2^24 or 1048576 (default: %(default)s)")
+    p.add_argument("--sizes", default=None, metavar="N[,N]",
+                   help=f"element counts, e.g. 2^20,2^24 or 1048576 (default: {BENCH_SIZES})")
     p.add_argument("--block", default=None, metavar="B[,B]",
                    help="block sizes to sweep: threads per block for Numba kernels, BLOCK_SIZE for "
                         "Triton kernels (default: each kernel's own); torch peers ignore it")
@@ -72,6 +75,9 @@ def register(subparsers) -> None:
     p.add_argument("--out", default=None, metavar="FILE.json|FILE.csv", type=arg_path("--out file"),
                    help="where to write the results (format by extension, written atomically); "
                         "required whenever something is measured")
+    from .occupancy_sweep import add_options  # cheap: numpy and sim only
+
+    add_options(p)
     p.set_defaults(handler=cmd_bench)
 
     p = subparsers.add_parser(
@@ -79,11 +85,14 @@ def register(subparsers) -> None:
         description="Launches a Triton kernel whose programs read %smid and %globaltimer through "
                     "inline PTX and saves the block placement as a warpscope-trace/1 JSON file "
                     "(sim/trace.py) to compare with `simulate`. --kernel spin: every block stays "
-                    "resident --spin-us, waiting as --wait says; --kernel add: a real vector add, "
-                    "one tile per block, each block stamped at entry and after its store.")
-    p.add_argument("--kernel", default="spin", metavar="spin|add",
-                   help="what each block does: stay resident a set time (spin) or add one tile "
-                        "of two vectors (add) (default: %(default)s)")
+                    "resident --spin-us, waiting as --wait says; --kernel add|copy|square|softmax: a "
+                    "real kernel, one tile (softmax: one row) per block, each block stamped at "
+                    "entry and after its store, and timed stamped and unstamped (the cost of "
+                    "the stamps is in the file).")
+    p.add_argument("--kernel", default="spin", metavar="spin|add|copy|square|softmax",
+                   help="what each block does: stay resident a set time (spin), or one tile of a "
+                        "real kernel: add, copy or square BLOCK_SIZE elements, or softmax one row "
+                        "of BLOCK_SIZE columns (default: %(default)s)")
     p.add_argument("--wait", default=None, metavar="spin|sleep|memory",
                    help="spin kernel: how the warps wait: busy re-reading the timer (spin), "
                         "sleeping 200 ns between reads (sleep) or chasing pointers through DRAM "
@@ -103,9 +112,10 @@ def register(subparsers) -> None:
                    help="spin kernel: hold K more registers per thread (0, 1, 2, 4, ..., 128), "
                         "so that registers, not warps, can limit the blocks per SM (default: 0)")
     p.add_argument("--elements", default=None, metavar="N",
-                   help="add kernel: vector length, e.g. 2^24 or 16777216 (required)")
+                   help="real kernels: elements, e.g. 2^24 or 16777216 (required; softmax: "
+                        "rows of --block columns)")
     p.add_argument("--block", type=int, default=None, metavar="B",
-                   help="add kernel: BLOCK_SIZE, elements per program (default: 1024)")
+                   help="real kernels: BLOCK_SIZE, elements per program (default: 1024)")
     p.add_argument("--out", required=True, metavar="FILE.json", type=arg_path("--out file"),
                    help="where to write the trace")
     p.set_defaults(handler=cmd_trace)
@@ -283,6 +293,13 @@ def cmd_bench(args) -> int:
     from .registry import parse_kernel_list
     from .results import _kind, save_results
 
+    from .occupancy_sweep import _reject_stray, cmd_occupancy_sweep
+
+    _reject_stray(args)
+    if args.occupancy_sweep:
+        if args.waves_sweep:
+            raise UserError("give --occupancy-sweep or --waves-sweep, not both")
+        return cmd_occupancy_sweep(args)
     if args.waves_sweep:
         return cmd_waves(args)
     if args.gpu:
@@ -296,7 +313,7 @@ def cmd_bench(args) -> int:
     check_writable(args.out)
     kernels = parse_kernel_list(args.kernel) if args.kernel else []
     kernels += [k for k in _file_kernels(args.kernel_file) if k not in kernels]
-    sizes = parse_count_list(args.sizes, "sizes")
+    sizes = parse_count_list(args.sizes or BENCH_SIZES, "sizes")
     blocks = parse_count_list(args.block, "block sizes", upper=None) if args.block else None
     if args.reps < 1:
         raise UserError("--reps must be at least 1")
@@ -404,7 +421,7 @@ def _flag(name: str) -> str:
 
 
 def cmd_trace(args) -> int:
-    from .trace import (KERNELS, check_add_args, check_grid, check_spin_args, record_add_trace,
+    from .trace import (KERNELS, check_grid, check_spin_args, check_tile_args, record_tile_trace,
                         record_trace, save, summarize_trace)
 
     if args.kernel not in KERNELS:
@@ -412,7 +429,7 @@ def cmd_trace(args) -> int:
     mine, others = (SPIN_ONLY, ADD_ONLY) if args.kernel == "spin" else (ADD_ONLY, SPIN_ONLY)
     stray = [_flag(a) for a in others if getattr(args, a) is not None]
     if stray:
-        other = "add" if args.kernel == "spin" else "spin"
+        other = ", ".join(k for k in KERNELS if k != "spin") if args.kernel == "spin" else "spin"
         raise UserError(f"{', '.join(stray)}: only with --kernel {other}, not {args.kernel}")
     if not str(args.out).lower().endswith(".json"):
         raise UserError(f"trace file must end in .json, got {args.out!r}")
@@ -428,12 +445,12 @@ def cmd_trace(args) -> int:
                              waves=args.waves)
     else:
         if args.elements is None:
-            raise UserError("--kernel add needs --elements N (e.g. 2^24)")
+            raise UserError(f"--kernel {args.kernel} needs --elements N (e.g. 2^24)")
         elements = parse_count(args.elements, "--elements")
         block = 1024 if args.block is None else args.block
-        check_add_args(elements, block, args.warps)
+        check_tile_args(args.kernel, elements, block, args.warps)
         check_writable(args.out)
-        trace = record_add_trace(elements, block, args.warps, command)
+        trace = record_tile_trace(args.kernel, elements, block, args.warps, command)
     save(trace, args.out)
     s = summarize_trace(trace)
     print(f"{s['blocks']} blocks on {s['sms_used']} SMs in {s['makespan_us']:.1f} us "

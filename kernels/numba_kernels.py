@@ -105,6 +105,24 @@ def square_kernel(x, out):
 
 
 # --------------------------------------------------------------------------------------------
+# Copy and scale, one thread per element like the naive add: with it, the three streams of
+# published occupancy sweeps (kernels/occupancy_sweep.py: bench --occupancy-sweep).
+# --------------------------------------------------------------------------------------------
+@cuda.jit
+def copy_naive_kernel(x, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = x[i]
+
+
+@cuda.jit
+def scale_kernel(x, out, a):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a * x[i]
+
+
+# --------------------------------------------------------------------------------------------
 # Hello, warp lanes: every thread of one block writes the hardware lane it runs in. Slots of
 # the last warp with no thread keep the -1 they were given: those lanes idle.
 # --------------------------------------------------------------------------------------------

@@ -19,13 +19,17 @@ import math
 import numpy as np
 
 from sim.errors import RunFailure, UserError
-from sim.trace import Trace, write_trace
+from sim.trace import MAX_TRACE_BLOCKS, Trace, write_trace
 
 from .launch import Launch, Resources
-from .timing import flush_bytes_for
+from .timing import flush_bytes_for, summarize, time_gpu
 from .trace_kernels import HOLD_REGS, SLEEP_NS, WAITS
 
-KERNELS = {"spin": "spin-trace", "add": "add-trace"}  # CLI name -> meta["kernel"]
+# CLI name -> meta["kernel"]; every kernel but spin is a real kernel, stamped at entry and exit
+KERNELS = {"spin": "spin-trace", "add": "add-trace", "copy": "copy-trace",
+           "square": "square-trace", "softmax": "softmax-trace"}
+TILE_KERNELS = ("add", "copy", "square", "softmax")
+ARRAYS = {"add": 3, "copy": 2, "square": 2, "softmax": 2}  # fp32 arrays each element touches
 MAX_GRID = 10_000_000
 MAX_ADD_ELEMENTS = 1 << 30  # three fp32 arrays of 4 GiB: far past any trace worth recording
 
@@ -43,12 +47,28 @@ def check_spin_args(wait: str, num_warps: int, spin_us: float, hold_regs: int = 
                         f"got {hold_regs}")
 
 
-def check_add_args(elements: int, block_size: int, num_warps: int) -> None:
+def check_tile_args(kernel: str, elements: int, block_size: int, num_warps: int) -> None:
+    """A real kernel's trace arguments (add, copy, square: one BLOCK_SIZE tile per program;
+    softmax: rows of BLOCK_SIZE columns, one row per program), checked before any GPU work."""
+    if kernel not in TILE_KERNELS:
+        raise UserError(f"--kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     if not 1 <= elements <= MAX_ADD_ELEMENTS:
         raise UserError(f"--elements must be 1..{MAX_ADD_ELEMENTS:,}, got {elements:,}")
-    from .registry import get_kernel  # the add's block rules: a Triton BLOCK_SIZE and num_warps
+    from .registry import get_kernel  # the Triton tile rules: a power-of-two BLOCK_SIZE, num_warps
 
     get_kernel("add_triton").check_block({"BLOCK_SIZE": block_size, "num_warps": num_warps})
+    grid = tile_grid(kernel, elements, block_size)
+    if grid > MAX_TRACE_BLOCKS:
+        raise UserError(f"{grid:,} programs is more than a trace file holds ({MAX_TRACE_BLOCKS:,}): "
+                        "give fewer --elements or a larger --block")
+    if kernel == "softmax" and elements < block_size:
+        raise UserError(f"--kernel softmax: --elements {elements:,} is less than one row of "
+                        f"--block {block_size} columns")
+
+
+def tile_grid(kernel: str, elements: int, block_size: int) -> int:
+    """Programs of a tile kernel: one per tile (softmax: one per whole row)."""
+    return elements // block_size if kernel == "softmax" else math.ceil(elements / block_size)
 
 
 def check_grid(grid: int | None, waves: float | None) -> None:
@@ -192,37 +212,76 @@ def record_trace(grid: int | None = None, num_warps: int = 4, spin_us: float = 1
     return trace_from_stamps(out.cpu().numpy(), gpu.name, meta)
 
 
-def record_add_trace(elements: int, block_size: int = 1024, num_warps: int = 4,
-                     command: str = "") -> Trace:
-    """A real vector add of `elements` fp32 values, one BLOCK_SIZE tile per program, every
-    program stamped at entry and after its store; the sum is checked."""
-    check_add_args(elements, block_size, num_warps)
+def tile_launch(kernel: str, elements: int, block_size: int, num_warps: int,
+                device: str = "cuda"):
+    """(launch(stamp, stamps), the output, its expected value) for one tile kernel on random data
+    (device "cpu": the interpreter, unstamped only: it cannot run inline PTX)."""
+    import torch
+
+    from . import trace_kernels as tk
+
+    grid = tile_grid(kernel, elements, block_size)
+    x = torch.randn(elements, device=device)
+    out = torch.full_like(x, float("nan"))
+    opts = dict(BLOCK_SIZE=block_size, num_warps=num_warps)
+    if kernel == "add":
+        y = torch.randn_like(x)
+        return (lambda stamp, st: tk.add_trace_kernel[(grid,)](x, y, out, st, elements,
+                                                               STAMP=stamp, **opts)), out, x + y
+    if kernel == "softmax":
+        rows = grid
+        x2, out2 = x[: rows * block_size], out[: rows * block_size]
+        want = torch.softmax(x2.view(rows, block_size), dim=1).reshape(-1)
+        return (lambda stamp, st: tk.softmax_trace_kernel[(grid,)](
+            out2, x2, block_size, st, STAMP=stamp, **opts)), out2, want
+    square = kernel == "square"
+    return (lambda stamp, st: tk.unary_trace_kernel[(grid,)](
+        x, out, st, elements, SQUARE=square, STAMP=stamp, **opts)), out, (x * x if square else x)
+
+
+def record_tile_trace(kernel: str, elements: int, block_size: int = 1024, num_warps: int = 4,
+                      command: str = "", *, overhead_reps: int = 20) -> Trace:
+    """A real kernel (add, copy, square of `elements` fp32 values, one BLOCK_SIZE tile per
+    program; softmax: rows of BLOCK_SIZE columns, one per program), every program stamped at
+    entry and after its store; the result is checked. With overhead_reps, the same kernel is
+    also timed unstamped and stamped (device events, L2 flushed, median) and the trace's meta
+    says what the stamps cost."""
+    check_tile_args(kernel, elements, block_size, num_warps)
     gpu = require_gpu()
     import torch
 
-    from .trace_kernels import add_trace_kernel
-
-    grid = math.ceil(elements / block_size)
-    x, y = (torch.randn(elements, device="cuda") for _ in range(2))
-    out = torch.full_like(x, float("nan"))
+    grid = tile_grid(kernel, elements, block_size)
+    launch, out, want = tile_launch(kernel, elements, block_size, num_warps)
     stamps = torch.full((grid, 3), -1, dtype=torch.int64, device="cuda")
-    compiled = add_trace_kernel[(grid,)](x, y, out, stamps, elements, BLOCK_SIZE=block_size,
-                                         num_warps=num_warps)
+    compiled = launch(True, stamps)
     torch.cuda.synchronize()
-    if not torch.equal(out, x + y):
-        raise UserError("the stamped vector add gave a wrong sum")
-    # Record a second launch: compiled already, and with L2 full of other data first (do_bench's
+    ok = (torch.equal(out, want) if kernel != "softmax"
+          else torch.allclose(out, want, rtol=1e-5, atol=1e-7))
+    if not ok:
+        raise UserError(f"the stamped {kernel} kernel gave wrong results")
+    flush = flush_bytes_for(gpu.l2_bytes)
+    timing = {}
+    if overhead_reps:
+        for label, stamp in (("untraced", False), ("traced", True)):
+            times = time_gpu(lambda s=stamp: launch(s, stamps), reps=overhead_reps,
+                             flush_bytes=flush)
+            timing[f"{label}_median_us"] = 1e3 * summarize(times)[0]
+        timing["overhead_percent"] = 100.0 * (timing["traced_median_us"]
+                                              / timing["untraced_median_us"] - 1)
+        timing["timing_method"] = ("CUDA events, L2 flushed before each rep, median of at least "
+                                   f"{overhead_reps} (kernels/timing.py time_gpu)")
+    # Record a launch that is compiled already, with L2 full of other data first (do_bench's
     # flush), so that every block reads its tile from DRAM as a cold run would
     stamps.fill_(-1)
-    torch.empty(flush_bytes_for(gpu.l2_bytes), dtype=torch.int8, device="cuda").zero_()
+    torch.empty(flush, dtype=torch.int8, device="cuda").zero_()
     torch.cuda.synchronize()
-    add_trace_kernel[(grid,)](x, y, out, stamps, elements, BLOCK_SIZE=block_size,
-                              num_warps=num_warps)
+    launch(True, stamps)
     torch.cuda.synchronize()
-    meta = trace_meta(gpu, kernel=KERNELS["add"], grid=grid, num_warps=num_warps,
+    moved = ARRAYS[kernel] * 4 * (grid * block_size if kernel == "softmax" else elements)
+    meta = trace_meta(gpu, kernel=KERNELS[kernel], grid=grid, num_warps=num_warps,
                       res=_resources(compiled), command=command, wait=None, spin_us=None,
-                      elements=elements, block_size=block_size, l2_flushed=True,
-                      launched_by="triton")
+                      elements=elements, block_size=block_size, bytes_moved=moved,
+                      l2_flushed=True, launched_by="triton", **timing)
     return trace_from_stamps(stamps.cpu().numpy(), gpu.name, meta)
 
 

@@ -3,7 +3,9 @@
 Every program reads its SM (``%smid``) and the global nanosecond timer (``%globaltimer``) through
 inline PTX and stores (sm, start ns, end ns); Triton stores a scalar from thread 0, so those are
 thread 0's readings. Between start and end a program either stays resident for a set time, in one
-of three ways, or does one tile of a real vector add. The waits differ in how hard the resident
+of three ways, or does one tile of a real kernel (add, copy, square, one row of a softmax; each
+but the add has a STAMP switch, so the same kernel runs unstamped to time what stamping costs).
+The waits differ in how hard the resident
 warps press on their SM's issue slots:
 
 - ``spin``: every thread re-reads the timer in a tight loop (six SASS instructions a turn);
@@ -121,10 +123,12 @@ def add_trace_kernel(
     stamps_ptr,  # int64 [grid, 3]: sm, start ns, end ns per program
     n_elements,  # length of the vectors
     BLOCK_SIZE: tl.constexpr,  # elements one program handles (a power of two)
+    STAMP: tl.constexpr = True,  # False: the same add unstamped, to time what the stamps cost
 ):
     """The tutorial's vector add, one tile per program, stamped at entry and after its store."""
     pid = tl.program_id(axis=0)
-    start = _globaltimer(pid)
+    if STAMP:
+        start = _globaltimer(pid)
     offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     mask = offsets < n_elements
     x = tl.load(x_ptr + offsets, mask=mask)
@@ -132,8 +136,55 @@ def add_trace_kernel(
     tl.store(out_ptr + offsets, x + y, mask=mask)
     # A store issues once both loads have landed, and a warp may exit before its stores complete:
     # the timer read after the store (it stays there in the SASS) is when the block is done.
-    end = _globaltimer(pid)
-    _store_stamp(stamps_ptr, pid, start, end)
+    if STAMP:
+        _store_stamp(stamps_ptr, pid, start, _globaltimer(pid))
+
+
+@triton.jit
+def unary_trace_kernel(
+    x_ptr,  # input
+    out_ptr,  # output, same length
+    stamps_ptr,  # int64 [grid, 3]: sm, start ns, end ns per program (never written unless STAMP)
+    n_elements,  # length of the vectors
+    BLOCK_SIZE: tl.constexpr,  # elements one program handles (a power of two)
+    SQUARE: tl.constexpr,  # out = x * x (square) or out = x (copy)
+    STAMP: tl.constexpr,  # False: the same kernel unstamped
+):
+    """The copy and square kernels of kernels/triton_kernels.py's tile, stamped as the add is."""
+    pid = tl.program_id(axis=0)
+    if STAMP:
+        start = _globaltimer(pid)
+    offsets = pid.to(tl.int64) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    if SQUARE:
+        x = x * x
+    tl.store(out_ptr + offsets, x, mask=mask)
+    if STAMP:
+        _store_stamp(stamps_ptr, pid, start, _globaltimer(pid))
+
+
+@triton.jit
+def softmax_trace_kernel(
+    out_ptr,  # (rows, n_cols) float32
+    x_ptr,  # (rows, n_cols) float32, contiguous rows
+    n_cols,  # row length (<= BLOCK_SIZE)
+    stamps_ptr,  # int64 [rows, 3]
+    BLOCK_SIZE: tl.constexpr,  # n_cols rounded up to a power of two: one row per program
+    STAMP: tl.constexpr,
+):
+    """Tutorial 02's row softmax (resources/examples/softmax_triton.py), one row per program."""
+    row = tl.program_id(axis=0)
+    if STAMP:
+        start = _globaltimer(row)
+    cols = tl.arange(0, BLOCK_SIZE)
+    mask = cols < n_cols
+    base = row.to(tl.int64) * n_cols
+    x = tl.load(x_ptr + base + cols, mask=mask, other=-float("inf"))
+    num = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + base + cols, num / tl.sum(num, axis=0), mask=mask)
+    if STAMP:
+        _store_stamp(stamps_ptr, row, start, _globaltimer(row))
 
 
 def held_values(hold_regs: int, num_warps: int) -> int:
@@ -144,7 +195,8 @@ def held_values(hold_regs: int, num_warps: int) -> int:
 def compile_for(kernel: str, *, num_warps: int = 4, wait: str = "spin", hold_regs: int = 0,
                 block_size: int = 1024, cc: int = 90):
     """triton.compile one trace kernel for an NVIDIA target, no GPU needed: catches inline-PTX and
-    typing errors before the GPU run. kernel "spin" is placement_kernel, "add" add_trace_kernel;
+    typing errors before the GPU run. kernel "spin" is placement_kernel, "add" add_trace_kernel,
+    "copy"/"square" unary_trace_kernel, "softmax" softmax_trace_kernel (one row of block_size);
     the signature is what a launch specializes (a 32-bit spin_ns, as for any spin up to 2 s).
     Returns triton's CompiledKernel (asm["ptx"], asm["cubin"])."""
     from triton.backends.compiler import GPUTarget
@@ -160,8 +212,21 @@ def compile_for(kernel: str, *, num_warps: int = 4, wait: str = "spin", hold_reg
         src = ASTSource(fn=add_trace_kernel,
                         signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32",
                                    "stamps_ptr": "*i64", "n_elements": "i32",
-                                   "BLOCK_SIZE": "constexpr"},
-                        constexprs={"BLOCK_SIZE": block_size})
+                                   "BLOCK_SIZE": "constexpr", "STAMP": "constexpr"},
+                        constexprs={"BLOCK_SIZE": block_size, "STAMP": True})
+    elif kernel in ("copy", "square"):
+        src = ASTSource(fn=unary_trace_kernel,
+                        signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "stamps_ptr": "*i64",
+                                   "n_elements": "i32", "BLOCK_SIZE": "constexpr",
+                                   "SQUARE": "constexpr", "STAMP": "constexpr"},
+                        constexprs={"BLOCK_SIZE": block_size, "SQUARE": kernel == "square",
+                                    "STAMP": True})
+    elif kernel == "softmax":
+        src = ASTSource(fn=softmax_trace_kernel,
+                        signature={"out_ptr": "*fp32", "x_ptr": "*fp32", "n_cols": "i32",
+                                   "stamps_ptr": "*i64", "BLOCK_SIZE": "constexpr",
+                                   "STAMP": "constexpr"},
+                        constexprs={"BLOCK_SIZE": block_size, "STAMP": True})
     else:
-        raise ValueError(f"kernel must be 'spin' or 'add', got {kernel!r}")
+        raise ValueError(f"kernel must be spin, add, copy, square or softmax, got {kernel!r}")
     return triton.compile(src, target=GPUTarget("cuda", cc, 32), options={"num_warps": num_warps})

@@ -42,6 +42,9 @@ def _parse(*argv):
     (["--kernel", "add", "--elements", "2^20", "--block", "1000"], "power of two"),
     (["--kernel", "add", "--elements", "lots"], "is not a number"),
     (["--kernel", "add", "--elements", "0"], "--elements must be"),
+    (["--kernel", "softmax", "--elements", "100", "--block", "4096"], "less than one row"),
+    (["--kernel", "copy", "--elements", "2^27", "--block", "256"], "more than a trace file holds"),
+    (["--kernel", "square", "--spin-us", "5", "--elements", "2^20"], "only with --kernel spin"),
 ])
 def test_trace_rejects_bad_values_in_one_line_before_any_gpu_work(tmp_path, argv, message):
     args = _parse("trace", *argv, "--out", str(tmp_path / "t.json"))
@@ -65,7 +68,10 @@ def test_a_duration_out_of_bounds_is_refused_by_the_parser(tmp_path, capsys):
 @pytest.mark.skipif(HAS_GPU, reason="checks the no-GPU path")
 @pytest.mark.parametrize("argv", [["--wait", "memory", "--waves", "2.5", "--hold-regs", "64"],
                                   ["--kernel", "add", "--elements", "2^24", "--block", "256",
-                                   "--warps", "2"]])
+                                   "--warps", "2"],
+                                  ["--kernel", "softmax", "--elements", "2^24", "--block", "4096",
+                                   "--warps", "8"],
+                                  ["--kernel", "square", "--elements", "2^20"]])
 def test_valid_variants_get_as_far_as_needing_a_gpu(tmp_path, argv):
     args = _parse("trace", *argv, "--out", str(tmp_path / "t.json"))
     with pytest.raises(UserError, match="needs a GPU"):
@@ -125,7 +131,9 @@ cuobjdump = pathlib.Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
 for tag, kw in [("sleep", dict(kernel="spin", wait="sleep")),
                 ("memory", dict(kernel="spin", wait="memory")),
                 ("hold", dict(kernel="spin", hold_regs=64)),
-                ("add", dict(kernel="add", block_size=256, num_warps=2))]:
+                ("add", dict(kernel="add", block_size=256, num_warps=2)),
+                ("square", dict(kernel="square", block_size=512)),
+                ("softmax", dict(kernel="softmax", block_size=4096, num_warps=8))]:
     ck = compile_for(**kw)
     cubin = pathlib.Path({tmp!r}) / (tag + ".cubin")
     cubin.write_bytes(ck.asm["cubin"])
@@ -151,4 +159,24 @@ def test_every_new_variant_compiles_for_sm90_with_its_ptx_intact(tmp_path):
     assert rows["sleep"][0] == "True" and rows["memory"][0] == "False"
     assert rows["memory"][1] == "True"  # the chase's load survived ptxas
     assert int(rows["hold"][3]) >= 64 + 8  # 64 held values really take registers
-    assert int(rows["add"][2]) == 2  # stamped at entry and after the store
+    for tag in ("add", "square", "softmax"):
+        assert int(rows[tag][2]) == 2, tag  # stamped at entry and after the store
+
+
+@pytest.mark.parametrize("kernel,elements,block,warps", [
+    ("add", 1000, 256, 4), ("copy", 1000, 256, 2), ("square", 300, 128, 4),
+    ("softmax", 3 * 256 + 5, 256, 4)])
+def test_the_unstamped_twin_of_each_real_trace_kernel_computes_its_kernel(kernel, elements,
+                                                                          block, warps):
+    """The same launch `trace` times unstamped, run in the interpreter (stamps need a GPU)."""
+    import torch
+
+    from kernels.trace import tile_grid, tile_launch
+
+    launch, out, want = tile_launch(kernel, elements, block, warps, device="cpu")
+    stamps = torch.full((tile_grid(kernel, elements, block), 3), -1, dtype=torch.int64)
+    launch(False, stamps)
+    assert torch.allclose(out, want, rtol=1e-5, atol=1e-7)
+    assert (stamps == -1).all()  # unstamped: nothing written
+    if kernel == "softmax":  # whole rows only: the 5 elements past the last row are no row
+        assert tile_grid(kernel, elements, block) == 3 and out.numel() == 3 * 256
