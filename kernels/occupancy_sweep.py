@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 
-from sim.errors import UserError
+from sim.errors import RunFailure, UserError
 
 KERNELS = ("add", "copy", "scale")
 ARRAYS = {"add": 3, "copy": 2, "scale": 2}  # arrays each element reads or writes
@@ -145,13 +145,13 @@ def occupancy_sweep(kernels=KERNELS, blocks=DEFAULT_BLOCKS, per_sm=DEFAULT_PER_S
     check_sweep_args(kernels, blocks, per_sm, dtype)
     has_gpu, why = gpu_status()
     if not has_gpu and not allow_cpu:
-        raise UserError(f"the occupancy sweep needs a GPU to time on: {why}; --cpu runs it in "
+        raise RunFailure(f"the occupancy sweep needs a GPU to time on: {why}; --cpu runs it in "
                         "numba-cuda's simulator (results checked, not GPU timings)")
     status = available()["numba"]
     if not status.ok:
-        raise UserError(f"the occupancy sweep needs numba-cuda: {status.reason}")
+        raise RunFailure(f"the occupancy sweep needs numba-cuda: {status.reason}")
     if has_gpu and not status.is_gpu:
-        raise UserError(f"numba-cuda would not run on the GPU here: {status.reason}")
+        raise RunFailure(f"numba-cuda would not run on the GPU here: {status.reason}")
     gpu, _ = detect_device()
     on_gpu = gpu is not None
     if gpu is None:
