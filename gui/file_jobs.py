@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gui.adapter import TaskOutcome, TaskRunner
+from kernels.host import one_line
 from sim.errors import UserError, printable
 
 
@@ -53,3 +54,5 @@ class FileJobs:
             apply(outcome.result)
         except UserError as exc:  # the file read, but the panel cannot show it
             fail(str(exc))
+        except Exception as exc:  # as run_job does in the worker: one line, the window lives on
+            fail(printable(f"cannot show {Path(path).name}: {one_line(exc)}"))

@@ -35,7 +35,7 @@ COLUMNS = {"block": np.int32, "sm": np.int16, "start_us": np.float32, "end_us": 
 # Bounded reading: the H200's bundle is 0.4 MB of index and 3.5 MB of arrays (1.1 M rows)
 MAX_INDEX_BYTES = 32 * 2**20
 MAX_ARRAYS_BYTES = 256 * 2**20
-MAX_ROWS = 2**24  # 16 M blocks, 14 bytes each (240 MB read)
+MAX_ROWS = 2**23  # 8 M blocks (the H200 run has 1.1 M), 14 bytes each
 MAX_TRACES = 2**16
 
 
