@@ -1,9 +1,13 @@
 """Files in and out, safely: bounded reads of the files a user gives, whole writes of ours.
 
-Reading: `read_user_file` looks at a path with os.stat BEFORE opening it, so a folder, a FIFO
-(which would block forever), /dev/zero (which never ends) or a 1 GB file is one clear line, not
-a hang or a MemoryError; `load_json_bounded` refuses JSON nested deeper than any WarpScope file
-before json.loads can recurse into it, and NaN/Infinity, which JSON does not have.
+Reading, the one boundary every file read passes (tests/hostile/test_one_boundary.py walks the
+code for reads elsewhere): `read_user_bytes` looks at a path with os.stat BEFORE opening it, so
+a folder, a FIFO (which would block forever), /dev/zero (which never ends) or a 1 GB file is one
+clear line, not a hang or a MemoryError; `read_user_file` decodes it; `load_json_bounded`
+refuses JSON nested deeper than any WarpScope file before json.loads can recurse into it, and
+NaN/Infinity, which JSON does not have (`read_json_file`: both); `read_npz_file` reads numpy
+arrays without trusting the archive's sizes or headers. Field-by-field schemas follow in each
+reader (sim/inputs.py: check_fields).
 
 Writing: `atomic_file` / `write_bytes_atomic` / `write_text_atomic` write to a temporary file in
 the target's folder, flush it to disk and rename it over the target. A full disk, an unwritable

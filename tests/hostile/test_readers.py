@@ -262,10 +262,10 @@ class TestBundles:
 
 
 def _huge_header(folder: Path) -> None:
-    """An .npy whose header claims 2^24 rows but holds 8: numpy would allocate them first."""
+    """An .npy whose header claims 2^22 rows but holds 8: numpy would allocate them first."""
     buf = io.BytesIO()
     np.lib.format.write_array_header_1_0(buf, {"descr": "<i4", "fortran_order": False,
-                                               "shape": (2**24,)})
+                                               "shape": (2**22,)})
     buf.write(np.arange(8, dtype="<i4").tobytes())
     arrays = {k: v for k, v in GOOD.items() if k != "block"}
     _npz(folder, **arrays)
