@@ -17,7 +17,7 @@ import numpy as np
 
 from sim.errors import UserError
 from sim.files import read_json_file
-from sim.inputs import Items, Maybe, Object, OneOf, Real, Text, Whole, check_fields
+from sim.inputs import FieldError, Items, Maybe, Object, OneOf, Real, Text, Whole, check_fields, shown
 from sim.units import parse_count
 
 DIMS = ("M", "N", "K")
@@ -87,9 +87,12 @@ def dims_of(text: str) -> dict:
     out = {}
     for part in str(text).split(","):
         name, _, value = part.partition("=")
-        out[name.strip().upper()] = int(value)
+        try:
+            out[name.strip().upper()] = Whole(1, MAX_SIZE)(int(value))
+        except (ValueError, FieldError):
+            raise UserError(f"dims {shown(text)} must be M=, N= and K= sizes 1..{MAX_SIZE:,}") from None
     if set(out) != set(DIMS):
-        raise UserError(f"dims {text!r} must name M, N and K")
+        raise UserError(f"dims {shown(text)} must name M, N and K")
     return out
 
 
