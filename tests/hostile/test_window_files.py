@@ -137,7 +137,7 @@ def test_crafted_latency_runs_open_or_say_why(window, qtbot, tmp_path_factory, c
     path.write_text(case[0])
     _open_and_wait(window, qtbot, panel, path)  # pytest-qt fails the test on an escaped exception
     window.teach.latency_view.redraw()
-    window.teach.timing_view.redraw()
+    window.teach.timing_view.export_items()  # draws it even behind its tab
 
 
 @fuzz(15)
@@ -148,6 +148,7 @@ def test_crafted_sawtooths_open_or_say_why(window, qtbot, tmp_path_factory, case
     _open_and_wait(window, qtbot, "waves", path)
     window.waves_panel.predict_now()
     window.waves_view.redraw()
+    window.waves_view.export_items()
 
 
 def test_the_read_runs_off_the_gui_thread(window, qtbot):
@@ -167,3 +168,26 @@ def test_files_opened_together_are_all_read(window, qtbot):
         window.file_jobs.open(str(i), lambda p: p, done.append, done.append)
     qtbot.waitUntil(lambda: len(done) == 4, timeout=10000)
     assert done == ["0", "1", "2", "3"]
+
+
+@pytest.mark.parametrize("panel", ["latency", "timing", "waves"])
+def test_each_open_button_reads_in_the_worker(window, qtbot, monkeypatch, tmp_path, panel):
+    """The buttons' slots: the dialog's file goes to the data-files worker, not this thread."""
+    import os
+
+    from PySide6.QtWidgets import QFileDialog
+
+    fifo = tmp_path / "in.json"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(fifo), ""))
+    view = {"latency": window.teach.latency_view, "timing": window.teach.timing_view,
+            "waves": window.waves_view}[panel]
+    submitted = []
+    monkeypatch.setattr(window.file_jobs.runner, "submit",
+                        lambda fn, name="", _s=window.file_jobs.runner.submit: submitted.append(name)
+                        or _s(fn, name))
+    with time_limit(5):
+        view.open_button.click()
+    assert submitted == ["open in.json"]
+    qtbot.waitUntil(lambda: not window.file_jobs.busy(), timeout=10000)
+    assert "pipe, device" in _panels(window)[panel][1]()
