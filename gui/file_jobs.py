@@ -34,7 +34,8 @@ class FileJobs:
 
     def open(self, path: str, load: Callable[[str], Any], apply: Callable[[Any], None],
              fail: Callable[[str], None]) -> int:
-        """Run `load(path)` in the worker, then `apply(result)` here; `fail(line)` if either fails."""
+        """Run `load(path)` in the worker, then `apply(result)` here; `fail(line)` if either
+        fails."""
         job = self.runner.submit(partial(_read, load, str(path)), f"open {Path(path).name}")
         self._jobs[job] = (path, apply, fail)
         return job

@@ -91,7 +91,8 @@ def register(subparsers) -> None:
     p.add_argument("--grid", type=arg_count("--grid", 1, MAX_TRACE_BLOCKS), default=None, metavar="N",
                    help="spin kernel: programs (blocks) to launch (default: three full waves at "
                         "the predicted occupancy)")
-    p.add_argument("--waves", type=arg_real("--waves", 0, 1000, positive=True), default=None, metavar="W",
+    p.add_argument("--waves", type=arg_real("--waves", 0, 1000, positive=True), default=None,
+                   metavar="W",
                    help="spin kernel: launch W full waves at the predicted occupancy (2.5: two "
                         "and a half) instead of --grid")
     p.add_argument("--warps", type=arg_count("--warps", 1, 32), default=4, metavar="W",

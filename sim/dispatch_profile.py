@@ -168,7 +168,8 @@ def load_profile(path) -> DispatchProfile:
 
 @functools.lru_cache(maxsize=32)
 def _load(path: str, _stamp: int) -> DispatchProfile:
-    return DispatchProfile.from_json(read_json_file(path, "dispatch profile", MAX_PROFILE_BYTES), path)
+    data = read_json_file(path, "dispatch profile", MAX_PROFILE_BYTES)
+    return DispatchProfile.from_json(data, path)
 
 
 def save_profile(path, profile: DispatchProfile) -> None:
@@ -228,5 +229,5 @@ def _ignored(path: Path, message: str) -> None:
         reason = reason.removeprefix(prefix)
     try:
         print(f"warpscope: ignored: {printable(path)}: {reason}", file=sys.stderr, flush=True)
-    except (OSError, ValueError, AttributeError):  # no stderr to tell: the preset's data is used anyway
+    except (OSError, ValueError, AttributeError):  # no stderr: the preset's data is used anyway
         pass

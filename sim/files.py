@@ -48,7 +48,8 @@ def read_user_bytes(path, what: str, max_bytes: int) -> bytes:
     try:
         info = os.stat(path)
     except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
-        raise UserError(f"cannot read {what} {_short(path)}: {getattr(exc, 'strerror', None) or exc}") from None
+        why = getattr(exc, "strerror", None) or exc
+        raise UserError(f"cannot read {what} {_short(path)}: {why}") from None
     _check_regular(info, path, what, max_bytes)
     try:  # O_NONBLOCK: should a FIFO be swapped in after the stat, open and read still return
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))

@@ -79,10 +79,12 @@ _IDLE = {"blocks_per_us": Maybe(Real(0, 1e9))}
 _OCCUPANCY = {"rows": Items(MAX_ROWS, Object()), "peers": Items(MAX_ROWS, Object())}
 _PEER = {"kernel": _TEXT, "gbps": Maybe(Real(0, 1e6))}
 _ROW = {"kernel": _TEXT, "elements": Whole(1), "threads": Whole(1, 1024),
-        "driver_blocks_per_sm": Maybe(Whole(0, 1024)), "predicted_blocks_per_sm": Maybe(Whole(0, 1024)),
+        "driver_blocks_per_sm": Maybe(Whole(0, 1024)),
+        "predicted_blocks_per_sm": Maybe(Whole(0, 1024)),
         "round": Whole(0, 10_000), "target_blocks_per_sm": Maybe(Whole(0, 1024)),
         "gbps": Maybe(Real(0, 1e6)), "gbps_p20": _GBPS, "gbps_p80": _GBPS}
-_METHOD = {"kernel": _TEXT, "elements": Whole(1), "method": _TEXT, "label": _TEXT, "measures": _TEXT,
+_METHOD = {"kernel": _TEXT, "elements": Whole(1), "method": _TEXT, "label": _TEXT,
+           "measures": _TEXT,
            "median_us": Maybe(Real(0, 1e12)), "p20_us": Maybe(Real(0, 1e12)),
            "p80_us": Maybe(Real(0, 1e12)), "bandwidth_gbps": Maybe(Real(0, 1e6)),
            "is_gpu_timing": Flag(), "note": _TEXT}
@@ -113,7 +115,8 @@ def _parse(path: str, data: dict) -> LatencyRun:
                        defaults={"dram_latency": [], "idle_blocks": []})
     chase = [c["median_ns"] for c in _each(cal["dram_latency"], _CHASE, f"{path}: dram_latency")
              if c.get("median_ns")]
-    idle = [c for c in _each(cal["idle_blocks"], _IDLE, f"{path}: idle_blocks") if c.get("blocks_per_us")]
+    idle = [c for c in _each(cal["idle_blocks"], _IDLE, f"{path}: idle_blocks")
+            if c.get("blocks_per_us")]
     full = max(idle, key=lambda c: c["blocks_per_us"]) if idle else None
     sms = device["sm_count"]
     occ = check_fields(top["occupancy"], _OCCUPANCY, f"{path}: occupancy",
@@ -122,7 +125,8 @@ def _parse(path: str, data: dict) -> LatencyRun:
               if p.get("kernel") == "copy_torch" and p.get("gbps")]
     rows = []
     for i, r in enumerate(occ["rows"]):
-        r = check_fields(r, _ROW, f"{path}: occupancy row {i}", required=("kernel", "elements", "threads"),
+        r = check_fields(r, _ROW, f"{path}: occupancy row {i}",
+                         required=("kernel", "elements", "threads"),
                          defaults={"round": 1, "driver_blocks_per_sm": None,
                                    "predicted_blocks_per_sm": None, "target_blocks_per_sm": None,
                                    "gbps": None})

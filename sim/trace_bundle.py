@@ -91,7 +91,8 @@ def read_index(path) -> dict:
                         f"{shown(index['arrays'])}")
     entries, names = [], set()
     for i, entry in enumerate(index["traces"]):
-        e = check_fields(entry, _ENTRY_SCHEMA, f"{where}: trace {i}", required=("name", "offset", "count"),
+        e = check_fields(entry, _ENTRY_SCHEMA, f"{where}: trace {i}",
+                         required=("name", "offset", "count"),
                          defaults={"family": "", "source": "recorded", "gpu": "?", "meta": {},
                                    "summary": {}})
         if e["name"] in names:
@@ -100,7 +101,8 @@ def read_index(path) -> dict:
         e["summary"] = known_good(e["summary"], _SUMMARY_SCHEMA)
         e["meta"] = checked_meta(e["meta"])
         entries.append(e)
-    failed = [check_fields(f, _FAILED_SCHEMA, f"{where}: failed {i}", defaults={"name": "?", "error": "?"})
+    failed = [check_fields(f, _FAILED_SCHEMA, f"{where}: failed {i}",
+                           defaults={"name": "?", "error": "?"})
               for i, f in enumerate(index["failed"])]
     return {**data, **index, "traces": entries, "failed": failed}
 
@@ -156,7 +158,8 @@ def main(argv=None) -> int:
             index = read_index(args.bundle)
             for entry in index["traces"]:
                 makespan = entry["summary"].get("makespan_us", float("nan"))
-                print(f"{entry['name']:<40} {entry['count']:>8,} blocks  makespan {makespan:9.1f} us")
+                print(f"{entry['name']:<40} {entry['count']:>8,} blocks  "
+                      f"makespan {makespan:9.1f} us")
             for entry in index["failed"]:
                 print(f"{entry['name']:<40} FAILED: {entry['error']}")
             return 0

@@ -17,7 +17,8 @@ import numpy as np
 
 from sim.errors import UserError
 from sim.files import read_json_file
-from sim.inputs import FieldError, Items, Maybe, Object, OneOf, Real, Text, Whole, check_fields, shown
+from sim.inputs import (FieldError, Items, Maybe, Object, OneOf, Real, Text, Whole, check_fields,
+                        shown)
 from sim.units import parse_count
 
 DIMS = ("M", "N", "K")
@@ -90,7 +91,8 @@ def dims_of(text: str) -> dict:
         try:
             out[name.strip().upper()] = Whole(1, MAX_SIZE)(int(value))
         except (ValueError, FieldError):
-            raise UserError(f"dims {shown(text)} must be M=, N= and K= sizes 1..{MAX_SIZE:,}") from None
+            raise UserError(f"dims {shown(text)} must be M=, N= and K= sizes "
+                            f"1..{MAX_SIZE:,}") from None
     if set(out) != set(DIMS):
         raise UserError(f"dims {shown(text)} must name M, N and K")
     return out
@@ -133,7 +135,8 @@ class MeasuredSweep:
 MAX_RUN_BYTES = 32 * 2**20  # the H200's run is 0.2 MB
 _MS = Real(0, 1e7, positive=True)
 _RUN = {"steps": Object(), "gpu_spec": Text(200), "created": Text(200), "method": Text(2000)}
-_SAWTOOTH = {"points": Items(MAX_POINTS * 4, Object()), "kernels": Object(), "dtype": OneOf(("float16", "bfloat16")),
+_SAWTOOTH = {"points": Items(MAX_POINTS * 4, Object()), "kernels": Object(),
+             "dtype": OneOf(("float16", "bfloat16")),
              "error": Text(2000), "skipped": Text(2000)}
 _POINT = {d: Whole(1, MAX_SIZE) for d in DIMS}
 _TIMES = {"median_ms": _MS, "p20_ms": _MS, "p80_ms": _MS}

@@ -216,7 +216,8 @@ class WavesModel:
         fixed = ",".join(f"{d}={dims[0][d]}" for d in "MNK" if d != axis)
         step = dims[1][axis] - dims[0][axis] if len(dims) > 1 else dims[0][axis]
         self.sweep_text = f"{fixed},{axis}={dims[0][axis]}..{dims[-1][axis]}x{step}"
-        self.message.emit(printable(f"Measured sweep: {len(dims)} sizes on {measured.device} from {measured.source}"))
+        self.message.emit(printable(f"Measured sweep: {len(dims)} sizes on {measured.device} "
+                                    f"from {measured.source}"))
         self._stale()
 
     def open_file(self, path: str) -> None:

@@ -37,7 +37,8 @@ class QtTimingMethods(QWidget):
                  parent: QWidget | None = None, task_factory=timing_task,
                  files: FileJobs | None = None) -> None:
         super().__init__(parent)
-        self.timing, self.runner, self.task_factory, self.files = timing, runner, task_factory, files
+        self.timing, self.runner, self.task_factory = timing, runner, task_factory
+        self.files = files
         self._job: int | None = None
         self._device = ""
         self._force = False

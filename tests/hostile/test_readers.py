@@ -31,6 +31,8 @@ from sim.waves import load_matmul_run, parse_sweep
 from .helpers import assert_contract, fuzz, mutations, run_cli, time_limit
 
 ROOT = Path(__file__).resolve().parents[2]
+TRACE = ROOT / "tests" / "data" / "trace_h200.json"
+CLOSED = "warpscope: error: standard output is closed (writing the output)\n"
 LATENCY = json.loads(CHECKED_IN.read_text())
 for key, keep in (("methods", 6),):
     LATENCY[key] = LATENCY[key][:keep]
@@ -142,7 +144,7 @@ class TestEveryReader:
         assert load_bundle(ROOT / "tests" / "data" / "dispatch_h200_blind")
 
 
-# -- trace bundles ----------------------------------------------------------------------------------
+# -- trace bundles --------------------------------------------------------------------------------
 def _bundle(folder: Path) -> Path:
     t = Trace(source="recorded", gpu="H200", block=np.arange(4), sm=np.array([0, 1, 0, 1]),
               slot=np.full(4, -1), start_us=np.zeros(4), end_us=np.full(4, 2.0),
@@ -223,7 +225,7 @@ class TestBundles:
         (lambda f: _npz(f, **{**GOOD, "sm": np.zeros((4, 2), np.int16)}), "must be 1-D"),
         (lambda f: _npz(f, **{**GOOD, "block": np.array(["a"] * 8)}), "must be 1-D int32"),
         (lambda f: _npz(f, **{**GOOD, "start_us": np.array([object()] * 8)}), "Python objects"),
-        (lambda f: _npz(f, **{k: v for k, v in GOOD.items() if k != "sm"}), "array 'sm' is missing"),
+        (lambda f: _npz(f, **{k: v for k, v in GOOD.items() if k != "sm"}), "'sm' is missing"),
         (lambda f: _npz(f, **{**GOOD, "end_us": np.full(8, np.nan, np.float32)}), "NaN"),
         (lambda f: _npz(f, **{**GOOD, "sm": np.full(8, 2**40)}), "outside the range of int16"),
         (lambda f: _npz(f, **{**GOOD, "sm": np.zeros(3, np.int16)}), "differ in length"),
@@ -309,7 +311,8 @@ class TestProfiles:
             **PROFILE["params"], "trickle": {"1": [10**400, 1]}}})), "params.trickle"),
         (lambda p: _folder(p), "is a folder"),
     ])
-    def test_a_damaged_profile_is_named_once_and_the_preset_used(self, config, capsys, damage, words):
+    def test_a_damaged_profile_is_named_once_and_the_preset_used(self, config, capsys, damage,
+                                                                 words):
         damage(config)
         with time_limit(5):
             first, again = profile_for("NVIDIA H200"), profile_for("H200")
@@ -321,7 +324,7 @@ class TestProfiles:
     def test_simulate_and_compare_go_on(self, config):
         _deep(config)
         for argv in (["simulate", "--gpu", "H200", "--elements", "2^16", "--json"],
-                     ["compare", str(ROOT / "tests" / "data" / "trace_h200.json"), "--json"]):
+                     ["compare", str(TRACE), "--json"]):
             dispatch_profile._IGNORED.clear()  # each command is its own process in real life
             code, out, err = run_cli(argv)
             assert code == 0 and json.loads(out), err
@@ -345,7 +348,7 @@ def test_printable_escapes_every_control_character():
     assert str(UserError("bad \x1b[31mname")) == "bad \\x1b[31mname"
 
 
-# -- caps on typed counts ---------------------------------------------------------------------------
+# -- caps on typed counts -------------------------------------------------------------------------
 class TestCaps:
     @pytest.mark.parametrize("sweep", [
         "M=1024,K=8192,N=1..2^30x1",  # passed 3 GB in 7 s
@@ -360,7 +363,7 @@ class TestCaps:
     @pytest.mark.parametrize("argv, words", [
         (["simulate", "--seed", "-1", "--cost", "uniform", "--jitter", "0.2"], "at least 0"),
         (["simulate", "--seed", "2^64"], "far too large"),
-        (["compare", str(ROOT / "tests" / "data" / "trace_h200.json"), "--seed", "-3"], "at least 0"),
+        (["compare", str(TRACE), "--seed", "-3"], "at least 0"),
         (["bench", "--waves-sweep", "M=1024,K=8192,N=1..2^30x1"], "must be 1..1,048,576"),
         (["bench", "--kernel", "add", "--block", "2^40", "--out", "r.json"], "far too large"),
         (["trace", "--waves", "1e9", "--out", "t.json"], "--waves"),
@@ -381,7 +384,7 @@ class TestCaps:
 # -- a closed stdout ------------------------------------------------------------------------------
 class TestClosedStdout:
     @pytest.mark.parametrize("argv", [["explain"], ["simulate", "--elements", "2^12"], ["--help"],
-                                      ["compare", str(ROOT / "tests" / "data" / "trace_h200.json")]])
+                                      ["compare", str(TRACE)]])
     def test_in_process(self, monkeypatch, argv):
         import main
 
@@ -389,11 +392,11 @@ class TestClosedStdout:
         err = io.StringIO()
         monkeypatch.setattr(sys, "stderr", err)
         code = main.main(argv)
-        assert code == 2 and err.getvalue() == "warpscope: error: standard output is closed (writing the output)\n"
+        assert code == 2 and err.getvalue() == CLOSED
 
     def test_a_real_process_with_fd_1_closed(self):
         done = subprocess.run([sys.executable, str(ROOT / "main.py"), "explain"], cwd=ROOT,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                               preexec_fn=lambda: os.close(1), timeout=60)
         assert done.returncode == 2
-        assert done.stderr == "warpscope: error: standard output is closed (writing the output)\n"
+        assert done.stderr == CLOSED

@@ -85,7 +85,7 @@ def test_results_files_round_trip_into_the_window(window, tmp_path, ext):
     assert _open_results(window, path)
 
 
-# -- Latency ▸ Open…, Timing methods ▸ Open…, the Waves tab: read off the GUI thread ----------------
+# -- Latency ▸ Open…, Timing methods ▸ Open…, the Waves tab: read off the GUI thread -------
 LATENCY = json.loads((ROOT / "benchmarks" / "latency_h200.json").read_text())
 LATENCY["methods"] = LATENCY["methods"][:6]
 LATENCY["occupancy"]["rows"] = [r for r in LATENCY["occupancy"]["rows"]
@@ -98,8 +98,9 @@ MATMUL["steps"] = {"sawtooth": {**MATMUL["steps"]["sawtooth"],
 def _panels(win):
     """(name, open_in_background, where its one line appears) of each panel's Open…."""
     status = lambda: win.statusBar().currentMessage()  # noqa: E731
-    return {"latency": (win.teach.latency_view.open_in_background, win.teach.latency_view.summary.text),
-            "timing": (win.teach.timing_view.open_in_background, win.teach.timing_view.notes.text),
+    latency, timing = win.teach.latency_view, win.teach.timing_view
+    return {"latency": (latency.open_in_background, latency.summary.text),
+            "timing": (timing.open_in_background, timing.notes.text),
             "waves": (win.waves_view.open_in_background, status)}
 
 
@@ -182,10 +183,9 @@ def test_each_open_button_reads_in_the_worker(window, qtbot, monkeypatch, tmp_pa
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(fifo), ""))
     view = {"latency": window.teach.latency_view, "timing": window.teach.timing_view,
             "waves": window.waves_view}[panel]
-    submitted = []
+    submitted, submit = [], window.file_jobs.runner.submit
     monkeypatch.setattr(window.file_jobs.runner, "submit",
-                        lambda fn, name="", _s=window.file_jobs.runner.submit: submitted.append(name)
-                        or _s(fn, name))
+                        lambda fn, name="": submitted.append(name) or submit(fn, name))
     with time_limit(5):
         view.open_button.click()
     assert submitted == ["open in.json"]
