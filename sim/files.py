@@ -41,8 +41,9 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 # -- reading ----------------------------------------------------------------------------------
-def read_user_bytes(path, what: str, max_bytes: int) -> bytes:
-    """The bytes of a regular file of at most `max_bytes`, or one UserError line."""
+def check_user_file(path, what: str, max_bytes: int) -> os.stat_result:
+    """Before anything opens `path` (this module, or a library such as QSettings that reads
+    the file itself): a regular file of at most `max_bytes`, or one UserError line."""
     if path is None or not str(path).strip():
         raise UserError(f"no {what} given (the file name is empty)")
     try:
@@ -51,6 +52,12 @@ def read_user_bytes(path, what: str, max_bytes: int) -> bytes:
         why = getattr(exc, "strerror", None) or exc
         raise UserError(f"cannot read {what} {_short(path)}: {why}") from None
     _check_regular(info, path, what, max_bytes)
+    return info
+
+
+def read_user_bytes(path, what: str, max_bytes: int) -> bytes:
+    """The bytes of a regular file of at most `max_bytes`, or one UserError line."""
+    check_user_file(path, what, max_bytes)
     try:  # O_NONBLOCK: should a FIFO be swapped in after the stat, open and read still return
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
