@@ -276,7 +276,7 @@ def _huge_header(folder: Path) -> None:
 
 
 def _zip_bomb(folder: Path) -> None:
-    """A member that inflates to 400 MB from a few hundred KB."""
+    """A member that inflates past the row cap (72 MB) from a few dozen KB."""
     with zipfile.ZipFile(folder / ARRAYS_NAME, "w", zipfile.ZIP_DEFLATED) as z:
         for name, v in GOOD.items():
             if name != "block":
@@ -285,9 +285,9 @@ def _zip_bomb(folder: Path) -> None:
                 z.writestr(f"{name}.npy", buf.getvalue())
         with z.open("block.npy", "w", force_zip64=True) as fh:
             np.lib.format.write_array_header_1_0(fh, {"descr": "<i4", "fortran_order": False,
-                                                      "shape": (100 * 2**20,)})
+                                                      "shape": (18 * 2**20,)})
             chunk = bytes(2**20)
-            for _ in range(400):
+            for _ in range(72):
                 fh.write(chunk)
 
 
