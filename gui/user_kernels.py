@@ -26,6 +26,7 @@ from functools import partial
 from gui.adapter import HostRunner, TaskRunner
 from gui.jobs import CompileJobs, KernelFileJobs, KernelJobs, with_kernel_files
 from gui.models.kernel_files import KernelFilesModel, OpenedFile
+from sim.files import load_json_bounded
 
 SETTINGS_KEY = "kernels/files"
 EXAMPLES = Path(__file__).resolve().parent.parent / "resources" / "examples"
@@ -182,8 +183,9 @@ class UserKernels:
 
 def _saved_paths(settings) -> list[str]:
     try:
-        paths = json.loads(settings.value(SETTINGS_KEY, "[]") or "[]")
-    except (TypeError, ValueError):
+        paths = load_json_bounded(str(settings.value(SETTINGS_KEY, "[]") or "[]"), SETTINGS_KEY,
+                                  max_depth=2)
+    except (TypeError, ValueError):  # UserError is a ValueError
         return []
     return paths if isinstance(paths, list) else []
 
