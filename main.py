@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import io
 import os
 import sys
 
@@ -58,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one command. Whatever the user or the machine does (bad input, a full disk, a closed
     pipe, a name too long), the outcome is an exit status and at most one line on stderr."""
+    _occupy_closed_streams()
     for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 still prints
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
@@ -97,6 +100,38 @@ def main(argv: list[str] | None = None) -> int:
         raise
     except MemoryError:
         return _fail("out of memory; try a smaller launch or file", 1)
+
+
+class _ClosedStdout(io.TextIOBase):
+    """stdout when the shell closed it (`>&-`): Python sets sys.stdout to None, and the first
+    print was an AttributeError traceback. Now the first write is an OSError, which main()
+    reports in one line (exit 1, a runtime failure)."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+
+def _occupy_closed_streams() -> None:
+    """A closed fd 0, 1 or 2 is pointed at /dev/null, so that no file opened later takes its
+    number (a print would then write into it); a closed stdout raises on its first write."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            devnull = os.open(os.devnull, os.O_RDWR)
+            if devnull != fd:
+                os.dup2(devnull, fd)
+                os.close(devnull)
+    if sys.stdout is None:
+        sys.stdout = _ClosedStdout()
+    if sys.stderr is None:  # nowhere to say anything: the exit status still tells
+        sys.stderr = io.StringIO()
 
 
 def _fail(message: str, status: int = 2) -> int:

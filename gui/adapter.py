@@ -77,7 +77,8 @@ class _Worker(QObject):
 
 
 class TaskRunner(QObject):
-    """One worker thread running one job at a time; the newest pending job replaces older ones.
+    """One worker thread running one job at a time; the newest pending job replaces older ones
+    (with `keep_all`, every job waits its turn: each file the user opens is read).
 
     Signals (all delivered on the GUI thread):
       started(job_id, name), progress(job_id, done, total, label), finished(TaskOutcome).
@@ -88,9 +89,9 @@ class TaskRunner(QObject):
     finished = Signal(object)
     _submit = Signal(object)
 
-    def __init__(self, name: str, parent: QObject | None = None) -> None:
+    def __init__(self, name: str, parent: QObject | None = None, keep_all: bool = False) -> None:
         super().__init__(parent)
-        self.name = name
+        self.name, self.keep_all = name, keep_all
         self._thread = QThread()
         self._thread.setObjectName(f"warpscope-{name}")
         self._worker = _Worker()
@@ -103,7 +104,7 @@ class TaskRunner(QObject):
         self._thread.start()
         self._next_id = 0
         self._running: tuple | None = None
-        self._pending: tuple | None = None
+        self._pending: deque[tuple] = deque()
         self._closed = False
         _register(self)
 
@@ -117,14 +118,16 @@ class TaskRunner(QObject):
         if self._running is None:
             self._start(job)
         else:
-            self._pending = job
+            if not self.keep_all:
+                self._pending.clear()
+            self._pending.append(job)
         return job[0]
 
     def cancel(self, job_id: int | None = None) -> None:
         """Ask the running job to stop (it polls ctx.cancelled()) and drop the waiting one; with
         `job_id`, only that job."""
-        if self._pending is not None and job_id in (None, self._pending[0]):
-            self._pending = None
+        for job in [j for j in self._pending if job_id in (None, j[0])]:
+            self._pending.remove(job)
         if self._running is not None and job_id in (None, self._running[0]):
             self._running[3].set()
 
@@ -155,7 +158,7 @@ class TaskRunner(QObject):
     @Slot(object)
     def _on_worker_done(self, outcome: TaskOutcome) -> None:
         self._running = None
-        pending, self._pending = self._pending, None
+        pending = self._pending.popleft() if self._pending else None
         self.finished.emit(outcome)
         if pending is not None and not self._closed:
             self._start(pending)

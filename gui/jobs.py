@@ -240,14 +240,15 @@ def _open_file(path: str) -> OpenedFile:
     import os
 
     from kernels.declarations import DeclarationProcess
-    from kernels.kernel_file import file_digest, split_path
+    from kernels.kernel_file import MAX_FILE_BYTES, file_digest, split_path
+    from sim.files import read_user_bytes
 
     file = os.path.abspath(split_path(path)[0])
     digest = file_digest(file)  # also: one line if the file is missing or too big
     process = DeclarationProcess(file)
     specs = process.open()
-    with open(file, encoding="utf-8", errors="replace") as fh:
-        return OpenedFile(file, fh.read(), tuple(specs), digest, process)
+    text = read_user_bytes(file, "kernel file", MAX_FILE_BYTES).decode("utf-8", errors="replace")
+    return OpenedFile(file, text, tuple(specs), digest, process)
 
 
 @dataclass

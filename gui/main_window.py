@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QM
 from gui import help as help_texts
 from gui import style, teach_panels
 from gui.adapter import Debouncer, HostRunner, PlaybackClock, TaskOutcome, TaskRunner
+from gui.file_jobs import FileJobs
 from gui.export import ExportItem, export_to_folder, save_png_message
 from gui.jobs import BandwidthJobs, BenchJobs
 from gui.models.bench import BenchModel
@@ -105,6 +106,7 @@ class MainWindow(QMainWindow):
         # adapter: the threads and timers
         self.sim_runner = TaskRunner("simulation", self)
         self.live_runner = HostRunner("kernels", self)
+        self.file_jobs = FileJobs(TaskRunner("data files", self, keep_all=True))  # panels' Open…
         self.sim_debounce = Debouncer(self.request_simulation, sim_delay_ms, self)
         self.clock = PlaybackClock(16, self)
         self.settings_debounce = Debouncer(self.save_settings, 1500, self)  # keep work safe
@@ -519,6 +521,7 @@ class MainWindow(QMainWindow):
             timer.cancel()
         self.clock.stop()
         self.sim_runner.shutdown()
+        self.file_jobs.runner.shutdown()
         if hasattr(self, "waves_panel"):
             self.waves_panel.shutdown()
         self.live_runner.shutdown()

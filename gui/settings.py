@@ -13,14 +13,13 @@ folder that cannot be used (a file, read-only) gives settings kept in memory for
 from __future__ import annotations
 
 import os
-import stat
 import sys
 import time
 
 from PySide6.QtCore import QByteArray, QSettings
 
 from sim.errors import UserError
-from sim.files import load_json_bounded
+from sim.files import check_user_file, load_json_bounded
 from sim.inputs import Maybe, Text, Whole, check_fields
 from sim.places import settings_file
 from sim.units import parse_real
@@ -110,16 +109,12 @@ def _folder_problem(folder: str) -> str:
 def _file_problem(path: str) -> str | None:
     """Checks that must come before QSettings opens the file (which would block on a FIFO and
     read a 1 GB file whole)."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return None
-    except OSError as exc:
-        return f"it cannot be read: {exc.strerror}"
-    if not stat.S_ISREG(info.st_mode):
-        return "it is not a regular file"
-    if info.st_size > MAX_SETTINGS_BYTES:
-        return f"it is {info.st_size:,} bytes long"
+    try:
+        check_user_file(path, "settings file", MAX_SETTINGS_BYTES)
+    except UserError as exc:
+        return str(exc)
     if not os.access(path, os.R_OK | os.W_OK):
         return "it cannot be read and written"
     return None

@@ -70,10 +70,10 @@ def install(win) -> TeachPanels:
     insight = InsightModel(win.model, win.bench)
     compare = CompareGpusModel(win.model, insight)
     timing = TimingModel()
-    latency_view = QtLatency(insight)
+    latency_view = QtLatency(insight, files=win.file_jobs)
     verdicts_view = QtVerdicts(insight, win.simulation)
     compare_view = QtCompareGpus(compare, win.model)
-    timing_view = QtTimingMethods(timing, win.live_runner)
+    timing_view = QtTimingMethods(timing, win.live_runner, files=win.file_jobs)
     timing_view.load_file()
     win.bandwidth.tabs.insertTab(1, _scrolled(timing_view), "Timing methods")
 

@@ -25,6 +25,7 @@ from functools import partial
 from gui.adapter import HostRunner, TaskRunner
 from gui.jobs import CompileJobs, KernelFileJobs, KernelJobs, with_kernel_files
 from gui.models.kernel_files import KernelFilesModel, OpenedFile
+from sim.files import load_json_bounded
 from sim.places import resource
 
 SETTINGS_KEY = "kernels/files"
@@ -182,8 +183,9 @@ class UserKernels:
 
 def _saved_paths(settings) -> list[str]:
     try:
-        paths = json.loads(settings.value(SETTINGS_KEY, "[]") or "[]")
-    except (TypeError, ValueError):
+        paths = load_json_bounded(str(settings.value(SETTINGS_KEY, "[]") or "[]"), SETTINGS_KEY,
+                                  max_depth=2)
+    except (TypeError, ValueError):  # UserError is a ValueError
         return []
     return paths if isinstance(paths, list) else []
 

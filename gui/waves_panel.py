@@ -22,7 +22,7 @@ class WavesPanel(QObject):
         super().__init__(window)
         self.window = window
         self.model = WavesModel(window.model.state.spec)
-        self.view = QtWaves(self.model)
+        self.view = QtWaves(self.model, files=window.file_jobs)
         self.runner = TaskRunner("waves", window)
         self._measure_job: int | None = None
         self.model.wanted.connect(self.request)

@@ -100,7 +100,8 @@ def register(subparsers) -> None:
     p.add_argument("--grid", type=arg_count("--grid", 1, MAX_TRACE_BLOCKS), default=None, metavar="N",
                    help="spin kernel: programs (blocks) to launch (default: three full waves at "
                         "the predicted occupancy)")
-    p.add_argument("--waves", type=float, default=None, metavar="W",
+    p.add_argument("--waves", type=arg_real("--waves", 0, 1000, positive=True), default=None,
+                   metavar="W",
                    help="spin kernel: launch W full waves at the predicted occupancy (2.5: two "
                         "and a half) instead of --grid")
     p.add_argument("--warps", type=arg_count("--warps", 1, 32), default=4, metavar="W",
@@ -108,13 +109,13 @@ def register(subparsers) -> None:
     p.add_argument("--spin-us", type=arg_real("--spin-us", 0.1, 1e6), default=None, metavar="T",
                    help="spin kernel: how long each block stays resident, in microseconds "
                         "(default: 100)")
-    p.add_argument("--hold-regs", type=int, default=None, metavar="K",
+    p.add_argument("--hold-regs", type=arg_count("--hold-regs", 0, 128), default=None, metavar="K",
                    help="spin kernel: hold K more registers per thread (0, 1, 2, 4, ..., 128), "
                         "so that registers, not warps, can limit the blocks per SM (default: 0)")
     p.add_argument("--elements", default=None, metavar="N",
                    help="real kernels: elements, e.g. 2^24 or 16777216 (required; softmax: "
                         "rows of --block columns)")
-    p.add_argument("--block", type=int, default=None, metavar="B",
+    p.add_argument("--block", type=arg_count("--block", 1, 1 << 20), default=None, metavar="B",
                    help="real kernels: BLOCK_SIZE, elements per program (default: 1024)")
     p.add_argument("--out", required=True, metavar="FILE.json", type=arg_path("--out file"),
                    help="where to write the trace")
@@ -156,7 +157,7 @@ def add_kernel_options(parser) -> None:
                         type=arg_path("--kernel-file"), help="your own kernel (docs/KERNEL_FILES.md; the file is run): like "
                              "--kernel, for the kernel the file declares (NAME picks one of "
                              "several)")
-    parser.add_argument("--warps", type=int, default=None, metavar="W",
+    parser.add_argument("--warps", type=arg_count("--warps", 1, 64), default=None, metavar="W",
                         help="with a Triton --kernel: num_warps (default: the kernel's own)")
     parser.set_defaults(kernel_launch=kernel_launch)
 
@@ -314,7 +315,7 @@ def cmd_bench(args) -> int:
     kernels = parse_kernel_list(args.kernel) if args.kernel else []
     kernels += [k for k in _file_kernels(args.kernel_file) if k not in kernels]
     sizes = parse_count_list(args.sizes or BENCH_SIZES, "sizes")
-    blocks = parse_count_list(args.block, "block sizes", upper=None) if args.block else None
+    blocks = parse_count_list(args.block, "block sizes", upper=1 << 20) if args.block else None
     if args.reps < 1:
         raise UserError("--reps must be at least 1")
     result = sweep(kernels, sizes, blocks, flush_l2=not args.no_flush, reps=args.reps,

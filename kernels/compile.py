@@ -36,7 +36,7 @@ from importlib import metadata
 from pathlib import Path
 
 from sim.errors import UserError
-from sim.files import write_json_atomic
+from sim.files import read_json_file, read_user_bytes, write_json_atomic
 from sim.places import compiled_dir
 
 from .toolchain import CompileError, signature_entry
@@ -50,6 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHILD_TIMEOUT_S = 120  # per configuration: a huge tile can keep LLVM busy for minutes
 CACHE_FORMAT = "warpscope-compiled/1"
 POLL_S = 0.2  # how often a waiting compile looks whether it was cancelled
+MAX_SOURCE_BYTES = 4 << 20  # a kernel's module: source code, hashed into its cache key
 
 
 class CompileCancelled(UserError):
@@ -179,7 +180,7 @@ def _source_hash(kernel) -> str:
     owner = path if fn.__module__.startswith(MODULE_PREFIX) and path else fn.__module__
     digest = hashlib.sha256(f"{owner}.{fn.__qualname__}".encode())
     if path and os.path.isfile(path):
-        digest.update(Path(path).read_bytes())
+        digest.update(read_user_bytes(path, "kernel source", MAX_SOURCE_BYTES))
     return digest.hexdigest()
 
 
@@ -295,11 +296,11 @@ class ResourceCache:
         if self.folder is None:
             return None
         try:
-            data = json.loads((self.folder / f"{digest}.json").read_text(encoding="utf-8"))
+            data = read_json_file(self.folder / f"{digest}.json", "compile cache entry", 1 << 20)
             if data.get("format") != CACHE_FORMAT or data.get("key") != request.key:
                 return None
             found = CompiledResources.from_dict(data["resources"])
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):  # UserError too
             return None
         self._memory[digest] = found
         return found

@@ -23,6 +23,7 @@ import traceback
 import types
 
 from sim.errors import UserError
+from sim.files import read_user_bytes
 
 MAX_FILE_BYTES = 1_000_000  # source code, not data: a bigger file is a mistake
 MODULE_PREFIX = "warpscope_kernel_file_"
@@ -54,11 +55,7 @@ def _read_source(path: str) -> bytes:
     if size > MAX_FILE_BYTES:
         raise UserError(f"kernel file {path} is {size:,} bytes; a kernel file is source code, "
                         f"at most {MAX_FILE_BYTES:,} bytes")
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError as exc:
-        raise UserError(f"cannot read kernel file {path}: {exc.strerror or exc}") from None
+    return read_user_bytes(path, "kernel file", MAX_FILE_BYTES)
 
 
 def import_file(path) -> types.ModuleType:

@@ -24,6 +24,7 @@ from sim.units import fmt_bytes
 
 MAX_US = 1e9  # any time option: 1000 s per block is far past every kernel
 MAX_JITTER_BLOCKS = 2**17  # ~12 s on 2 cores: the engine takes one step per distinct end time
+SEED = arg_count("--seed", 0, 2**32 - 1)  # numpy seeds are non-negative; 2^32 draws apart is plenty
 
 
 def add_launch_arguments(parser, *, gpu_default: str | None = "H200") -> None:
@@ -84,7 +85,7 @@ def register(subparsers) -> None:
                    help="uniform cost: what the warps do while resident: 'spin' (default: busy, "
                         "like the trace kernel; on the H200 this holds new blocks back), 'sleep' "
                         "or 'memory' (waiting warps: blocks arrive as in the textbook)")
-    p.add_argument("--seed", type=int, default=0,
+    p.add_argument("--seed", type=SEED, default=0,
                    help="the calibrated schedule's random draws (and --jitter's)")
     p.add_argument("--trace", metavar="FILE.json", type=arg_path("--trace file"),
                    help="write every block's SM, slot, start and end")
@@ -105,7 +106,7 @@ def register(subparsers) -> None:
                         "'sm'), or 'recorded': the SM order the hardware used (read off the trace, "
                         "so no longer a prediction)")
     add_schedule_arguments(p, flag="--mode")
-    p.add_argument("--seed", type=int, default=0, help="the calibrated schedule's random draws")
+    p.add_argument("--seed", type=SEED, default=0, help="the calibrated schedule's random draws")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_compare)
 

@@ -5,12 +5,12 @@ Figures live in resources/gpus.json with the source of each; this module only lo
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
 from pathlib import Path
 
 from sim.errors import UserError
+from sim.files import read_json_file
 from sim.places import resource
 
 _DATA_FILE = resource("gpus.json")
@@ -87,8 +87,7 @@ def _parse_cc(cc) -> tuple[int, int]:
 
 @lru_cache(maxsize=1)
 def _data() -> dict:
-    with open(_DATA_FILE, encoding="utf-8") as fh:
-        return json.load(fh)
+    return read_json_file(_DATA_FILE, "GPU table", 1 << 22)
 
 
 def architecture_limits(compute_capability) -> dict:

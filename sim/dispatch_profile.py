@@ -15,13 +15,14 @@ nobody measured gets the H200's numbers, labelled as assumed.
 from __future__ import annotations
 
 import functools
-import json
 import math
+import os
+import sys
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
-from sim.errors import UserError
-from sim.files import write_json_atomic
+from sim.errors import UserError, printable
+from sim.files import read_json_file, write_json_atomic
 from sim.places import dispatch_dir, resource
 
 PROFILE_FORMAT = "warpscope-dispatch/1"
@@ -112,7 +113,7 @@ def _trickle_from_json(v, where: str) -> dict:
         try:
             warps = int(k)
             p, m = (float(x) for x in pair)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise UserError(bad) from None
         if not (1 <= warps <= 32 and 0 <= p <= 1 and 0 < m < 1e4):
             raise UserError(bad)
@@ -147,8 +148,14 @@ class DispatchProfile:
         for name, kind in (("gpu", str), ("measured", bool), ("date", str), ("source", str)):
             if not isinstance(data.get(name), kind):
                 raise UserError(f"{where}: field {name!r} is missing or not {kind.__name__}")
-        return cls(data["gpu"], data["measured"], data["date"], data["source"],
-                   params_from_json(data.get("params"), where))
+        for name, longest in (("gpu", 200), ("date", 40), ("source", 10_000)):
+            if len(data[name]) > longest:
+                raise UserError(f"{where}: field {name!r} is longer than {longest:,} characters")
+        return cls(printable(data["gpu"]), data["measured"], printable(data["date"]),
+                   printable(data["source"]), params_from_json(data.get("params"), where))
+
+
+MAX_PROFILE_BYTES = 1 << 20  # the H200's is 1 KB
 
 
 def load_profile(path) -> DispatchProfile:
@@ -162,10 +169,7 @@ def load_profile(path) -> DispatchProfile:
 
 @functools.lru_cache(maxsize=32)
 def _load(path: str, _stamp: int) -> DispatchProfile:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UserError(f"cannot read dispatch profile {path}: {exc}") from None
+    data = read_json_file(path, "dispatch profile", MAX_PROFILE_BYTES)
     return DispatchProfile.from_json(data, path)
 
 
@@ -195,14 +199,35 @@ def builtin_profile() -> DispatchProfile:
 
 def profile_for(gpu_name: str, folders=None) -> DispatchProfile:
     """The profile for a GPU: the user's calibration, then a checked-in one, else the H200's
-    labelled as assumed. A damaged user file is skipped (the next one is used)."""
+    labelled as assumed. A damaged file is named on stderr, once, and the next one is used."""
     key = gpu_key(gpu_name)
     for folder in (folders if folders is not None else (user_dir(), BUILTIN_DIR)):
         path = Path(folder) / f"{key}.json"
-        if path.is_file():
+        if os.path.lexists(path):
             try:
                 return load_profile(path)
-            except UserError:
-                continue
+            except UserError as exc:
+                _ignored(path, str(exc))
     base = builtin_profile()
     return base if gpu_key(base.gpu) == key else replace(base, measured=False)
+
+
+_IGNORED: set = set()
+
+
+def _ignored(path: Path, message: str) -> None:
+    """'warpscope: ignored: FILE: reason' on stderr, once per file and version of it."""
+    try:
+        stamp = path.lstat().st_mtime_ns
+    except OSError:
+        stamp = None
+    if (str(path), stamp) in _IGNORED:
+        return
+    _IGNORED.add((str(path), stamp))
+    reason = message
+    for prefix in (f"cannot read dispatch profile {path}: ", f"{path}: ", f"{path} "):
+        reason = reason.removeprefix(prefix)
+    try:
+        print(f"warpscope: ignored: {printable(path)}: {reason}", file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):  # no stderr: the preset's data is used anyway
+        pass

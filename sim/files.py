@@ -1,9 +1,13 @@
 """Files in and out, safely: bounded reads of the files a user gives, whole writes of ours.
 
-Reading: `read_user_file` looks at a path with os.stat BEFORE opening it, so a folder, a FIFO
-(which would block forever), /dev/zero (which never ends) or a 1 GB file is one clear line, not
-a hang or a MemoryError; `load_json_bounded` refuses JSON nested deeper than any WarpScope file
-before json.loads can recurse into it, and NaN/Infinity, which JSON does not have.
+Reading, the one boundary every file read passes (tests/hostile/test_one_boundary.py walks the
+code for reads elsewhere): `read_user_bytes` looks at a path with os.stat BEFORE opening it, so
+a folder, a FIFO (which would block forever), /dev/zero (which never ends) or a 1 GB file is one
+clear line, not a hang or a MemoryError; `read_user_file` decodes it; `load_json_bounded`
+refuses JSON nested deeper than any WarpScope file before json.loads can recurse into it, and
+NaN/Infinity, which JSON does not have (`read_json_file`: both); `read_npz_file` reads numpy
+arrays without trusting the archive's sizes or headers. Field-by-field schemas follow in each
+reader (sim/inputs.py: check_fields).
 
 Writing: `atomic_file` / `write_bytes_atomic` / `write_text_atomic` write to a temporary file in
 the target's folder, flush it to disk and rename it over the target. A full disk, an unwritable
@@ -14,12 +18,15 @@ name holds the dead process's id) is removed by the next write into that folder.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import re
 import shutil
 import stat
 import tempfile
+import zipfile
+import zlib
 
 import numpy as np
 
@@ -34,15 +41,23 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 # -- reading ----------------------------------------------------------------------------------
-def read_user_file(path, what: str, max_bytes: int) -> str:
-    """The text of a regular UTF-8 file of at most `max_bytes`, or one UserError line."""
+def check_user_file(path, what: str, max_bytes: int) -> os.stat_result:
+    """Before anything opens `path` (this module, or a library such as QSettings that reads
+    the file itself): a regular file of at most `max_bytes`, or one UserError line."""
     if path is None or not str(path).strip():
         raise UserError(f"no {what} given (the file name is empty)")
     try:
         info = os.stat(path)
-    except OSError as exc:
-        raise UserError(f"cannot read {what} {_short(path)}: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
+        why = getattr(exc, "strerror", None) or exc
+        raise UserError(f"cannot read {what} {_short(path)}: {why}") from None
     _check_regular(info, path, what, max_bytes)
+    return info
+
+
+def read_user_bytes(path, what: str, max_bytes: int) -> bytes:
+    """The bytes of a regular file of at most `max_bytes`, or one UserError line."""
+    check_user_file(path, what, max_bytes)
     try:  # O_NONBLOCK: should a FIFO be swapped in after the stat, open and read still return
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
@@ -57,10 +72,81 @@ def read_user_file(path, what: str, max_bytes: int) -> str:
         os.close(fd)
     if len(data) > max_bytes:  # it grew after the stat
         raise UserError(f"{_short(path)} is larger than {fmt_bytes(max_bytes)}, the most a {what} may be")
+    return data
+
+
+def read_user_file(path, what: str, max_bytes: int) -> str:
+    """The text of a regular UTF-8 file of at most `max_bytes`, or one UserError line."""
+    data = read_user_bytes(path, what, max_bytes)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise UserError(f"{_short(path)} is not a text file (not UTF-8 at byte {exc.start:,})") from None
+
+
+def read_json_file(path, what: str, max_bytes: int, max_depth: int = MAX_JSON_DEPTH):
+    """A JSON file through both checks: regular and bounded, then bounded nesting."""
+    return load_json_bounded(read_user_file(path, what, max_bytes), _short(path), max_depth)
+
+
+def read_npz_file(path, what: str, columns: dict, max_bytes: int, max_rows: int) -> dict:
+    """The 1-D arrays `columns` (name -> numpy dtype) of a .npz file, each cast to its dtype.
+
+    np.load alone trusts the file: an .npy header may claim 10^12 rows (numpy allocates them
+    before reading), a member may be an object array (unpickled code) or inflate to gigabytes.
+    Here the archive is read whole under `max_bytes`, each member's inflated size and header
+    are checked before its data is, and np.load runs with allow_pickle=False."""
+    data = read_user_bytes(path, what, max_bytes)
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, ValueError, OSError):
+        raise UserError(f"{_short(path)} is not a {what} (not a .npz archive)") from None
+    out = {}
+    with archive:
+        for name, dtype in columns.items():
+            out[name] = _npz_member(archive, name, np.dtype(dtype), path, max_rows)
+    return out
+
+
+def _npz_member(archive: zipfile.ZipFile, name: str, want: np.dtype, path, max_rows: int):
+    where = f"{_short(path)}: array {name!r}"
+    try:
+        info = archive.getinfo(f"{name}.npy")
+    except KeyError:
+        raise UserError(f"{where} is missing") from None
+    limit = 1024 + max_rows * 8
+    if info.file_size > limit:
+        raise UserError(f"{where} is {fmt_bytes(info.file_size)} unpacked; at most "
+                        f"{max_rows:,} rows are read")
+    try:
+        raw = archive.read(info)  # zipfile stops at the declared size and checks the CRC
+        head = io.BytesIO(raw)
+        version = np.lib.format.read_magic(head)
+        read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                       (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+        if read_header is None:
+            raise ValueError(f"npy format {version}")
+        shape, _fortran, dtype = read_header(head)
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError, SyntaxError,
+            TypeError, zlib.error):
+        raise UserError(f"{where} is damaged (not a numpy array)") from None
+    if dtype.hasobject:
+        raise UserError(f"{where} holds Python objects; WarpScope reads numbers only")
+    if len(shape) != 1 or shape[0] > max_rows or dtype.kind != want.kind:
+        raise UserError(f"{where} must be 1-D {want.name} of at most {max_rows:,} rows, got "
+                        f"{dtype.name} of shape {shape}")
+    if shape[0] * dtype.itemsize > len(raw) - head.tell():
+        raise UserError(f"{where} is shorter than its header says")
+    try:
+        array = np.load(io.BytesIO(raw), allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise UserError(f"{where} is damaged ({str(exc).splitlines()[0][:80]})") from None
+    if want.kind == "f" and not np.isfinite(array).all():
+        raise UserError(f"{where} holds NaN or infinite values")
+    if want.kind in "iu" and array.size and (array.min() < np.iinfo(want).min
+                                             or array.max() > np.iinfo(want).max):
+        raise UserError(f"{where} holds values outside the range of {want.name}")
+    return array.astype(want)
 
 
 def _check_regular(info: os.stat_result, path, what: str, max_bytes: int) -> None:

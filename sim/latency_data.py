@@ -7,11 +7,12 @@ H200's run is checked in: benchmarks/latency_h200.json (`CHECKED_IN`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from sim.errors import UserError
+from sim.files import read_json_file
+from sim.inputs import Flag, Items, Maybe, Object, Real, Text, Whole, check_fields
 
 FORMAT = "warpscope-latency/1"
 CHECKED_IN = Path(__file__).resolve().parents[1] / "benchmarks" / "latency_h200.json"
@@ -65,45 +66,88 @@ class LatencyRun:
         return f"{self.device_name}, {self.created[:10]} ({Path(self.path).name})"
 
 
+MAX_LATENCY_BYTES = 16 * 2**20  # the H200's run is 0.2 MB
+MAX_ROWS = 100_000
+_GBPS = Real(0, 1e6, positive=True)
+_TEXT = Text(10_000)
+_SCHEMA = {"device": Object(), "created": _TEXT, "command": _TEXT, "calibration": Object(),
+           "occupancy": Object(), "methods": Items(MAX_ROWS, Object())}
+_DEVICE = {"name": Text(200), "sm_count": Whole(1, 1024)}
+_CALIBRATION = {"dram_latency": Items(MAX_ROWS, Object()), "idle_blocks": Items(MAX_ROWS, Object())}
+_CHASE = {"median_ns": Maybe(Real(0, 1e9))}
+_IDLE = {"blocks_per_us": Maybe(Real(0, 1e9))}
+_OCCUPANCY = {"rows": Items(MAX_ROWS, Object()), "peers": Items(MAX_ROWS, Object())}
+_PEER = {"kernel": _TEXT, "gbps": Maybe(Real(0, 1e6))}
+_ROW = {"kernel": _TEXT, "elements": Whole(1), "threads": Whole(1, 1024),
+        "driver_blocks_per_sm": Maybe(Whole(0, 1024)),
+        "predicted_blocks_per_sm": Maybe(Whole(0, 1024)),
+        "round": Whole(0, 10_000), "target_blocks_per_sm": Maybe(Whole(0, 1024)),
+        "gbps": Maybe(Real(0, 1e6)), "gbps_p20": _GBPS, "gbps_p80": _GBPS}
+_METHOD = {"kernel": _TEXT, "elements": Whole(1), "method": _TEXT, "label": _TEXT,
+           "measures": _TEXT,
+           "median_us": Maybe(Real(0, 1e12)), "p20_us": Maybe(Real(0, 1e12)),
+           "p80_us": Maybe(Real(0, 1e12)), "bandwidth_gbps": Maybe(Real(0, 1e6)),
+           "is_gpu_timing": Flag(), "note": _TEXT}
+
+
 def load_latency_run(path: str | Path = CHECKED_IN) -> LatencyRun:
-    """Read a latency run; a file that is not one is one UserError line."""
-    p = Path(path)
-    try:
-        data = json.loads(p.read_text())
-    except OSError as exc:
-        raise UserError(f"cannot read {p}: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{p.name} is not JSON: {exc.msg} (line {exc.lineno})") from None
+    """Read a latency run, field by field; a file that is not one is one UserError line naming
+    the field."""
+    data = read_json_file(path, "latency run", MAX_LATENCY_BYTES)
+    where = str(path)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise UserError(f"{p.name} is not a latency run (format {FORMAT!r})")
-    try:
-        return _parse(str(p), data)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise UserError(f"{p.name}: a latency run with a missing or odd field ({exc})") from None
+        raise UserError(f"{where} is not a latency run (format {FORMAT!r})")
+    return _parse(where, data)
+
+
+def _each(items, schema: dict, where: str, required=(), defaults=None) -> list[dict]:
+    return [check_fields(item, schema, f"{where} {i}", required=required, defaults=defaults)
+            for i, item in enumerate(items)]
 
 
 def _parse(path: str, data: dict) -> LatencyRun:
-    cal = data.get("calibration") or {}
-    chase = [c["median_ns"] for c in cal.get("dram_latency", []) if c.get("median_ns")]
-    idle = [c for c in cal.get("idle_blocks", []) if c.get("blocks_per_us")]
+    top = check_fields(data, _SCHEMA, path, defaults={"device": {}, "created": "", "command": "",
+                                                      "calibration": {}, "occupancy": {},
+                                                      "methods": []})
+    device = check_fields(top["device"], _DEVICE, f"{path}: device",
+                          defaults={"name": "unknown GPU", "sm_count": None})
+    cal = check_fields(top["calibration"], _CALIBRATION, f"{path}: calibration",
+                       defaults={"dram_latency": [], "idle_blocks": []})
+    chase = [c["median_ns"] for c in _each(cal["dram_latency"], _CHASE, f"{path}: dram_latency")
+             if c.get("median_ns")]
+    idle = [c for c in _each(cal["idle_blocks"], _IDLE, f"{path}: idle_blocks")
+            if c.get("blocks_per_us")]
     full = max(idle, key=lambda c: c["blocks_per_us"]) if idle else None
-    sms = (data.get("device") or {}).get("sm_count")
-    occ = data.get("occupancy") or {}
-    copies = [p["gbps"] for p in occ.get("peers", []) if p.get("kernel") == "copy_torch"]
-    rows = tuple(OccupancyRow(r["kernel"], int(r["elements"]), int(r["threads"]),
-                              int(r["driver_blocks_per_sm"] or r["predicted_blocks_per_sm"]),
-                              int(r.get("round", 1)), float(r["gbps"]), float(r["gbps_p20"]),
-                              float(r["gbps_p80"]))
-                 for r in occ.get("rows", [])
-                 if r.get("target_blocks_per_sm") is not None and r.get("gbps"))
-    methods = tuple(MethodRow(m["kernel"], int(m["elements"]), m["method"], m["label"],
-                              m["measures"], m.get("median_us"), m.get("p20_us"), m.get("p80_us"),
-                              m.get("bandwidth_gbps"), bool(m.get("is_gpu_timing")),
-                              m.get("note", ""))
-                    for m in data.get("methods", []))
+    sms = device["sm_count"]
+    occ = check_fields(top["occupancy"], _OCCUPANCY, f"{path}: occupancy",
+                       defaults={"rows": [], "peers": []})
+    copies = [p["gbps"] for p in _each(occ["peers"], _PEER, f"{path}: occupancy peer")
+              if p.get("kernel") == "copy_torch" and p.get("gbps")]
+    rows = []
+    for i, r in enumerate(occ["rows"]):
+        r = check_fields(r, _ROW, f"{path}: occupancy row {i}",
+                         required=("kernel", "elements", "threads"),
+                         defaults={"round": 1, "driver_blocks_per_sm": None,
+                                   "predicted_blocks_per_sm": None, "target_blocks_per_sm": None,
+                                   "gbps": None})
+        if r["target_blocks_per_sm"] is None or not r["gbps"]:
+            continue
+        blocks = r["driver_blocks_per_sm"] or r["predicted_blocks_per_sm"]
+        if not blocks or "gbps_p20" not in r or "gbps_p80" not in r:
+            raise UserError(f"{path}: occupancy row {i}: fields 'driver_blocks_per_sm' (or "
+                            "'predicted_blocks_per_sm'), 'gbps_p20' and 'gbps_p80' are needed")
+        rows.append(OccupancyRow(r["kernel"], r["elements"], r["threads"], blocks, r["round"],
+                                 r["gbps"], r["gbps_p20"], r["gbps_p80"]))
+    methods = tuple(MethodRow(m["kernel"], m["elements"], m["method"], m["label"], m["measures"],
+                              m["median_us"], m["p20_us"], m["p80_us"], m["bandwidth_gbps"],
+                              m["is_gpu_timing"], m["note"])
+                    for m in _each(top["methods"], _METHOD, f"{path}: method",
+                                   required=("kernel", "elements", "method", "label", "measures"),
+                                   defaults={"median_us": None, "p20_us": None, "p80_us": None,
+                                             "bandwidth_gbps": None, "is_gpu_timing": False,
+                                             "note": ""}))
     return LatencyRun(
-        path=path, device_name=(data.get("device") or {}).get("name", "unknown GPU"),
-        created=str(data.get("created", "")), command=str(data.get("command", "")),
+        path=path, device_name=device["name"], created=top["created"], command=top["command"],
         dram_latency_ns=min(chase) if chase else None,
         dispatch_ns=(sms / full["blocks_per_us"] * 1e3) if full and sms else None,
-        copy_ceiling_gbps=max(copies) if copies else None, occupancy=rows, methods=methods)
+        copy_ceiling_gbps=max(copies) if copies else None, occupancy=tuple(rows), methods=methods)

@@ -109,16 +109,22 @@ def load_trace(path) -> Trace:
         raise UserError(f"{where} is not a WarpScope trace (format {shown(fmt)})")
     fields = check_fields(data, _SCHEMA, where, required=("blocks",),
                           defaults={"source": "?", "gpu": "?"})
-    meta = _known_good(data.get("meta"), _META_SCHEMA)
-    if "predicted" in meta:
-        meta["predicted"] = _known_good(meta["predicted"], _PREDICTED_SCHEMA)
+    meta = checked_meta(data.get("meta"))
     rows = _rows(data["blocks"], where)
     return Trace(source=fields["source"], gpu=fields["gpu"],
                  block=rows[:, 0].astype(np.int64), sm=rows[:, 1].astype(np.int64),
                  slot=rows[:, 2].astype(np.int64), start_us=rows[:, 3], end_us=rows[:, 4], meta=meta)
 
 
-def _known_good(meta, schema: dict) -> dict:
+def checked_meta(meta) -> dict:
+    """A trace's meta (a file's or a bundle's) with only the entries that pass their schema."""
+    meta = known_good(meta, _META_SCHEMA)
+    if "predicted" in meta:
+        meta["predicted"] = known_good(meta["predicted"], _PREDICTED_SCHEMA)
+    return meta
+
+
+def known_good(meta, schema: dict) -> dict:
     """`meta` only says how a trace was made: a damaged entry there is dropped (then it is
     missing, and e.g. `compare` asks for --blocks-per-sm), the recorded blocks still open."""
     if not isinstance(meta, dict):

@@ -18,20 +18,25 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from sim.errors import UserError
-from sim.files import write_bytes_atomic, write_json_atomic
-from sim.trace import MAX_SMS, Trace, write_trace
+from sim.files import read_json_file, read_npz_file, write_bytes_atomic, write_json_atomic
+from sim.inputs import Items, Object, Real, Text, Whole, check_fields, shown
+from sim.trace import MAX_SMS, MAX_TIME_US, Trace, checked_meta, known_good, write_trace
 
 BUNDLE_FORMAT = "warpscope-trace-bundle/1"
 INDEX_NAME = "dispatch_index.json"
 ARRAYS_NAME = "dispatch_traces.npz"
 COLUMNS = {"block": np.int32, "sm": np.int16, "start_us": np.float32, "end_us": np.float32}
+# Bounded reading: the H200's bundle is 0.4 MB of index and 3.5 MB of arrays (1.1 M rows)
+MAX_INDEX_BYTES = 32 * 2**20
+MAX_ARRAYS_BYTES = 256 * 2**20
+MAX_ROWS = 2**23  # 8 M blocks (the H200 run has 1.1 M), 14 bytes each
+MAX_TRACES = 2**16
 
 
 def write_bundle(folder, traces, failed=(), info: dict | None = None) -> None:
@@ -61,48 +66,71 @@ def _index_path(path) -> Path:
     return path / INDEX_NAME if path.is_dir() else path
 
 
+_INDEX_SCHEMA = {"arrays": Text(255), "info": Object(), "traces": Items(MAX_TRACES, Object()),
+                 "failed": Items(MAX_TRACES, Object())}
+_ENTRY_SCHEMA = {"name": Text(200), "family": Text(200), "source": Text(200), "gpu": Text(200),
+                 "offset": Whole(0, MAX_ROWS), "count": Whole(1, MAX_ROWS), "meta": Object(),
+                 "summary": Object()}
+_SUMMARY_SCHEMA = {"makespan_us": Real(0, MAX_TIME_US)}
+_FAILED_SCHEMA = {"name": Text(200), "family": Text(200), "error": Text(2000)}
+
+
 def read_index(path) -> dict:
-    """The bundle's index (a folder or its dispatch_index.json); UserError if it is none."""
+    """The bundle's index (a folder or its dispatch_index.json), checked field by field: the
+    traces' entries and the failed ones, each with the fields `load_bundle` and the listing use."""
     index_path = _index_path(path)
-    try:
-        index = json.loads(index_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UserError(f"cannot read trace bundle {index_path}: {exc}") from None
-    if not isinstance(index, dict) or index.get("format") != BUNDLE_FORMAT:
-        fmt = index.get("format") if isinstance(index, dict) else None
-        raise UserError(f"{index_path} is not a WarpScope trace bundle (format {fmt!r})")
-    return index
+    where = str(index_path)
+    data = read_json_file(index_path, "trace bundle index", MAX_INDEX_BYTES)
+    if not isinstance(data, dict) or data.get("format") != BUNDLE_FORMAT:
+        fmt = data.get("format") if isinstance(data, dict) else None
+        raise UserError(f"{where} is not a WarpScope trace bundle (format {shown(fmt)})")
+    index = check_fields(data, _INDEX_SCHEMA, where, required=("traces",),
+                         defaults={"arrays": ARRAYS_NAME, "info": {}, "failed": []})
+    if Path(index["arrays"]).name != index["arrays"] or index["arrays"] in ("", ".", ".."):
+        raise UserError(f"{where}: field 'arrays' must name a file beside the index, got "
+                        f"{shown(index['arrays'])}")
+    entries, names = [], set()
+    for i, entry in enumerate(index["traces"]):
+        e = check_fields(entry, _ENTRY_SCHEMA, f"{where}: trace {i}",
+                         required=("name", "offset", "count"),
+                         defaults={"family": "", "source": "recorded", "gpu": "?", "meta": {},
+                                   "summary": {}})
+        if e["name"] in names:
+            raise UserError(f"{where}: trace {i}: the name {shown(e['name'])} is used twice")
+        names.add(e["name"])
+        e["summary"] = known_good(e["summary"], _SUMMARY_SCHEMA)
+        e["meta"] = checked_meta(e["meta"])
+        entries.append(e)
+    failed = [check_fields(f, _FAILED_SCHEMA, f"{where}: failed {i}",
+                           defaults={"name": "?", "error": "?"})
+              for i, f in enumerate(index["failed"])]
+    return {**data, **index, "traces": entries, "failed": failed}
 
 
 def load_bundle(path) -> dict[str, Trace]:
     """Every trace of a bundle (a folder or its index file), by name, in recording order."""
     index_path = _index_path(path)
     index = read_index(index_path)
-    arrays_path = index_path.parent / index.get("arrays", ARRAYS_NAME)
-    try:
-        with np.load(arrays_path) as npz:
-            cols = {c: npz[c] for c in COLUMNS}
-    except (OSError, ValueError, KeyError) as exc:
-        raise UserError(f"cannot read trace arrays {arrays_path}: {exc}") from None
+    arrays_path = index_path.parent / index["arrays"]
+    cols = read_npz_file(arrays_path, "trace arrays file", COLUMNS, MAX_ARRAYS_BYTES, MAX_ROWS)
     rows = len(cols["block"])
     if any(len(v) != rows for v in cols.values()):
         raise UserError(f"{arrays_path}: the columns differ in length")
     traces = {}
-    for entry in index.get("traces", []):
-        name, lo, n = entry.get("name"), entry.get("offset"), entry.get("count")
-        if not (isinstance(lo, int) and isinstance(n, int) and 0 < n and 0 <= lo <= rows - n):
+    for entry in index["traces"]:
+        name, lo, n = entry["name"], entry["offset"], entry["count"]
+        if lo > rows - n:
             raise UserError(f"{index_path}: trace {name!r} points outside the {rows:,} "
                             "recorded rows")
         part = {c: v[lo:lo + n] for c, v in cols.items()}
         start, end = part["start_us"].astype(float), part["end_us"].astype(float)
         sm = part["sm"].astype(int)
-        if sm.min() < 0 or sm.max() >= MAX_SMS or not (end >= start).all():
+        if sm.min() < 0 or sm.max() >= MAX_SMS or not (end >= start).all() or start.min() < 0:
             raise UserError(f"{index_path}: trace {name!r} has SMs outside 0..{MAX_SMS - 1} "
-                            "or ends before starts")
-        meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
-        traces[name] = Trace(source=entry.get("source", "recorded"), gpu=entry.get("gpu", "?"),
+                            "or times before 0 or ends before starts")
+        traces[name] = Trace(source=entry["source"], gpu=entry["gpu"],
                              block=part["block"].astype(int), sm=sm, slot=np.full(n, -1),
-                             start_us=start, end_us=end, meta=meta)
+                             start_us=start, end_us=end, meta=entry["meta"])
     return traces
 
 
@@ -128,12 +156,12 @@ def main(argv=None) -> int:
     try:
         if args.name is None:
             index = read_index(args.bundle)
-            for entry in index.get("traces", []):
-                s = entry.get("summary") or {}
+            for entry in index["traces"]:
+                makespan = entry["summary"].get("makespan_us", float("nan"))
                 print(f"{entry['name']:<40} {entry['count']:>8,} blocks  "
-                      f"makespan {s.get('makespan_us', float('nan')):9.1f} us")
-            for entry in index.get("failed", []):
-                print(f"{entry.get('name')!s:<40} FAILED: {entry.get('error')}")
+                      f"makespan {makespan:9.1f} us")
+            for entry in index["failed"]:
+                print(f"{entry['name']:<40} FAILED: {entry['error']}")
             return 0
         if not args.out:
             raise UserError("give --out FILE.json to extract a trace")

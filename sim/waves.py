@@ -10,17 +10,20 @@ script (benchmarks/waves_fit.py) and the tests.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from sim.errors import UserError
+from sim.files import read_json_file
+from sim.inputs import (FieldError, Items, Maybe, Object, OneOf, Real, Text, Whole, check_fields,
+                        shown)
 from sim.units import parse_count
 
 DIMS = ("M", "N", "K")
 MAX_POINTS = 400
+MAX_SIZE = 1 << 20  # per matrix side
 DEFAULT_SWEEP = "M=1024,K=8192,N=256..14080x256"  # the H200 run's sawtooth: 8 to 440 tiles
 # kernel names of the measured series, as benchmarks/matmul_run.py labels them
 KINDS = {"tiled": "matmul_tiled", "persistent": "matmul_persistent",
@@ -62,12 +65,12 @@ def _values(name: str, text: str) -> list[int]:
         step = parse_count(m.group(3), f"{name} step") if m.group(3) else lo
         if lo < 1 or hi < lo or step < 1:
             raise UserError(f"waves sweep: {name}={text} is not an increasing range of sizes")
-        values = list(range(lo, hi + 1, step))
-    if min(values) < 1 or max(values) > 1 << 20:
-        raise UserError(f"waves sweep: {name} must be 1..{1 << 20:,}, got {text}")
+        values = range(lo, hi + 1, step)  # counted before a single value is made
+    if values[0] < 1 or values[-1] > MAX_SIZE:  # increasing: no min() over a huge range
+        raise UserError(f"waves sweep: {name} must be 1..{MAX_SIZE:,}, got {text}")
     if len(values) > MAX_POINTS:
         raise UserError(f"waves sweep: {len(values):,} points is more than {MAX_POINTS}; take a bigger step")
-    return values
+    return list(values)
 
 
 def swept_axis(dims_list: list[dict]) -> str:
@@ -85,9 +88,13 @@ def dims_of(text: str) -> dict:
     out = {}
     for part in str(text).split(","):
         name, _, value = part.partition("=")
-        out[name.strip().upper()] = int(value)
+        try:
+            out[name.strip().upper()] = Whole(1, MAX_SIZE)(int(value))
+        except (ValueError, FieldError):
+            raise UserError(f"dims {shown(text)} must be M=, N= and K= sizes "
+                            f"1..{MAX_SIZE:,}") from None
     if set(out) != set(DIMS):
-        raise UserError(f"dims {text!r} must name M, N and K")
+        raise UserError(f"dims {shown(text)} must name M, N and K")
     return out
 
 
@@ -125,33 +132,48 @@ class MeasuredSweep:
         return [p.dims for p in first]
 
 
+MAX_RUN_BYTES = 32 * 2**20  # the H200's run is 0.2 MB
+_MS = Real(0, 1e7, positive=True)
+_RUN = {"steps": Object(), "gpu_spec": Text(200), "created": Text(200), "method": Text(2000)}
+_SAWTOOTH = {"points": Items(MAX_POINTS * 4, Object()), "kernels": Object(),
+             "dtype": OneOf(("float16", "bfloat16")),
+             "error": Text(2000), "skipped": Text(2000)}
+_POINT = {d: Whole(1, MAX_SIZE) for d in DIMS}
+_TIMES = {"median_ms": _MS, "p20_ms": _MS, "p80_ms": _MS}
+_RESOURCES = {"regs": Maybe(Whole(0, 255)), "smem_bytes": Whole(0, 1 << 24)}
+
+
 def load_matmul_run(path: str) -> MeasuredSweep:
-    """The sawtooth of a benchmarks/matmul_run.py file (warpscope-matmul/1)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise UserError(f"cannot read {path}: {exc}") from None
+    """The sawtooth of a benchmarks/matmul_run.py file (warpscope-matmul/1), field by field."""
+    data = read_json_file(path, "matmul run", MAX_RUN_BYTES)
     if not isinstance(data, dict) or data.get("format") != "warpscope-matmul/1":
         raise UserError(f"{path} is not a matmul run (format warpscope-matmul/1)")
-    step = (data.get("steps") or {}).get("sawtooth") or {}
-    rows = step.get("points") or []
-    if not rows:
-        raise UserError(f"{path} has no sawtooth measured ({step.get('error') or step.get('skipped') or 'empty'})")
+    run = check_fields(data, _RUN, str(path), defaults={"steps": {}, "gpu_spec": "?", "created": "",
+                                                        "method": ""})
+    where = f"{path}: steps.sawtooth"
+    step = check_fields(run["steps"].get("sawtooth") or {}, _SAWTOOTH, where,
+                        defaults={"points": [], "kernels": {}, "dtype": "bfloat16"})
+    if not step["points"]:
+        raise UserError(f"{path} has no sawtooth measured "
+                        f"({step.get('error') or step.get('skipped') or 'empty'})")
     points: dict[str, list] = {}
-    for row in rows:
-        dims = {d: int(row[d]) for d in DIMS}
+    for i, row in enumerate(step["points"]):
+        dims = check_fields(row, _POINT, f"{where} point {i}", required=DIMS)
         for kind, name in KINDS.items():
-            m = row.get(kind)
-            if isinstance(m, dict) and "median_ms" in m:
+            if isinstance(row.get(kind), dict) and "median_ms" in row[kind]:
+                m = check_fields(row[kind], _TIMES, f"{where} point {i} {kind}")
                 points.setdefault(name, []).append(
                     MeasuredPoint(name, dims, m["median_ms"], m.get("p20_ms", m["median_ms"]),
                                   m.get("p80_ms", m["median_ms"])))
-    resources = {KINDS[k]: (int(v["regs"]), int(v["smem_bytes"]))
-                 for k, v in (step.get("kernels") or {}).items()
-                 if k in KINDS and v.get("regs") is not None}
-    return MeasuredSweep(str(path), str(data.get("gpu_spec", "?")), str(step.get("dtype", "bfloat16")),
-                         points, resources, f"{data.get('created', '')}, {data.get('method', '')}")
+    resources = {}
+    for kind, value in step["kernels"].items():
+        if kind in KINDS:
+            v = check_fields(value, _RESOURCES, f"{where} kernels {kind}", defaults={"regs": None,
+                                                                                   "smem_bytes": 0})
+            if v["regs"] is not None:
+                resources[KINDS[kind]] = (v["regs"], v["smem_bytes"])
+    return MeasuredSweep(str(path), run["gpu_spec"], step["dtype"], points, resources,
+                         f"{run['created']}, {run['method']}")
 
 
 def from_measurements(measurements, source: str, device: str) -> MeasuredSweep:

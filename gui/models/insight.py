@@ -223,7 +223,11 @@ class InsightModel:
 
     def open_measured(self, path: str | Path) -> None:
         """Another latency run's results (UserError, one line, if it is not one)."""
-        self._measured = load_latency_run(path)
+        self.set_measured(load_latency_run(path))
+
+    def set_measured(self, run: LatencyRun) -> None:
+        """A latency run already read (the window reads it off the GUI thread)."""
+        self._measured = run
         self.measured_error = ""
         self._recompute()
         self.changed.emit()

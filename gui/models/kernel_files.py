@@ -12,10 +12,12 @@ import importlib.util
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from psygnal import Signal
+
+from sim.errors import UserError
+from sim.files import read_user_file
 
 MAX_REMEMBERED = 8
 
@@ -129,7 +131,10 @@ class KernelFilesModel:
         found = importlib.util.find_spec(spec.kernel.rpartition(":")[0])
         if found is None or not found.origin or not os.path.isfile(found.origin):
             return None
-        text = Path(found.origin).read_text(encoding="utf-8", errors="replace")
+        try:
+            text = read_user_file(found.origin, "kernel source", 4 << 20)
+        except UserError:
+            return None
         return SourceView(f"{os.path.basename(found.origin)} — {function} (built-in)",
                           found.origin, text, def_line(text, function),
                           "Read-only: one of WarpScope's built-in kernels.")

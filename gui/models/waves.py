@@ -19,7 +19,7 @@ from psygnal import Signal
 
 from gui.models.bench import Series
 from sim.devices import GpuSpec, preset, preset_for_device_name
-from sim.errors import UserError
+from sim.errors import UserError, printable
 from sim.throughput import MatmulPrediction, drops, predict_matmul, wave_multiples
 from sim.waves import (CUBLAS, DEFAULT_SWEEP, MeasuredSweep, dims_text, from_measurements,
                        load_matmul_run, parse_sweep, swept_axis)
@@ -98,6 +98,22 @@ def predict_sweep(key: tuple, gpu: GpuSpec, dims_list, kernels, resources: dict,
             out[k.name].append(predict_matmul(k, dims, gpu, dtype=dtype,
                                               resources=resources.get(k.name)))
     return WavesRun(key, gpu, tuple(dims_list), out)
+
+
+def read_measured(path: str) -> MeasuredSweep:
+    """A warpscope-matmul/1 run (its sawtooth) or a warpscope-bench/1 file from
+    `bench --waves-sweep`; UserError (one line) otherwise. Pure: the window runs it in a worker."""
+    try:
+        return load_matmul_run(path)
+    except UserError as first:
+        try:
+            from kernels.results import load_results
+
+            result = load_results(path)
+        except UserError:
+            raise first from None
+    device = result.device.get("name", "?") if isinstance(result.device, dict) else "?"
+    return from_measurements(result.measurements, path, device)
 
 
 class WavesModel:
@@ -200,24 +216,13 @@ class WavesModel:
         fixed = ",".join(f"{d}={dims[0][d]}" for d in "MNK" if d != axis)
         step = dims[1][axis] - dims[0][axis] if len(dims) > 1 else dims[0][axis]
         self.sweep_text = f"{fixed},{axis}={dims[0][axis]}..{dims[-1][axis]}x{step}"
-        self.message.emit(f"Measured sweep: {len(dims)} sizes on {measured.device} from {measured.source}")
+        self.message.emit(printable(f"Measured sweep: {len(dims)} sizes on {measured.device} "
+                                    f"from {measured.source}"))
         self._stale()
 
     def open_file(self, path: str) -> None:
-        """A warpscope-matmul/1 run (its sawtooth) or a warpscope-bench/1 file from
-        `bench --waves-sweep`; UserError (one line) otherwise."""
-        try:
-            measured = load_matmul_run(path)
-        except UserError as first:
-            try:
-                from kernels.results import load_results
-
-                result = load_results(path)
-            except UserError:
-                raise first from None
-            device = result.device.get("name", "?") if isinstance(result.device, dict) else "?"
-            measured = from_measurements(result.measurements, path, device)
-        self.set_measured(measured)
+        """Read `path` (read_measured) on this thread and show it."""
+        self.set_measured(read_measured(path))
 
     def measured_result(self, result, source: str = "live run") -> None:
         device = result.device.get("name", "?") if isinstance(result.device, dict) else "?"

@@ -17,9 +17,11 @@ from PySide6.QtWidgets import (QBoxLayout, QComboBox, QFileDialog, QGridLayout, 
                                QPushButton, QSizePolicy, QSpinBox, QVBoxLayout, QWidget)
 
 from gui import style
+from gui.file_jobs import FileJobs
 from gui.redraw import StagedRedraw
 from gui.models.insight import WINDOWS_NS, InsightModel
-from sim.errors import UserError
+from sim.errors import UserError, printable
+from sim.latency_data import load_latency_run
 from sim.warps import EMPTY, ISSUING, MEMORY, READY, STARTING, STATES
 
 STATE_COLOURS = {EMPTY: "EMPTY_SLOT", STARTING: "MUTED", ISSUING: "GOOD", MEMORY: "ACCENT2",
@@ -188,9 +190,10 @@ class QtWarpLanes(QWidget):
 
 
 class QtLatency(QWidget):
-    def __init__(self, insight: InsightModel, parent: QWidget | None = None) -> None:
+    def __init__(self, insight: InsightModel, parent: QWidget | None = None,
+                 files: FileJobs | None = None) -> None:
         super().__init__(parent)
-        self.insight = insight
+        self.insight, self.files = insight, files
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.setSpacing(3)
@@ -277,15 +280,26 @@ class QtLatency(QWidget):
         path, _ = QFileDialog.getOpenFileName(self, "Open latency results", "",
                                               "Latency runs (*.json);;All files (*)")
         if path:
-            self.open_results(path)
+            self.open_in_background(path)
 
     def open_results(self, path: str) -> bool:
+        """Read `path` on this thread (tests, scripts); the dialog reads in the background."""
         try:
             self.insight.open_measured(path)
         except UserError as exc:
-            self.summary.setText(f"<span style='color:{style.BAD}'>{exc}</span>")
+            self.show_error(str(exc))
             return False
         return True
+
+    def open_in_background(self, path: str) -> int | None:
+        if self.files is None:
+            self.open_results(path)
+            return None
+        self.summary.setText(f"Opening {html.escape(printable(path))}…")
+        return self.files.open(path, load_latency_run, self.insight.set_measured, self.show_error)
+
+    def show_error(self, line: str) -> None:
+        self.summary.setText(f"<span style='color:{style.BAD}'>{html.escape(line)}</span>")
 
     def restyle(self) -> None:
         self.redraw()

@@ -16,10 +16,11 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, Q
 
 from gui import style
 from gui.adapter import TaskOutcome, TaskRunner
+from gui.file_jobs import FileJobs
 from gui.models.timing import HONEST, TOGGLES, TimingModel, timing_task
 from gui.widgets.series import clear_series_plot, fit_legend, legend_entry, series_plot
 from sim.devices import preset_for_device_name
-from sim.errors import UserError
+from sim.errors import UserError, printable
 from sim.latency_data import CHECKED_IN, load_latency_run
 
 CURVE_COLOURS = {HONEST: "GOOD", "events_no_flush": "ACCENT", "host_launch_returned": "BAD",
@@ -33,9 +34,11 @@ def _size_label(n: int) -> str:
 
 class QtTimingMethods(QWidget):
     def __init__(self, timing: TimingModel, runner: TaskRunner | None = None,
-                 parent: QWidget | None = None, task_factory=timing_task) -> None:
+                 parent: QWidget | None = None, task_factory=timing_task,
+                 files: FileJobs | None = None) -> None:
         super().__init__(parent)
         self.timing, self.runner, self.task_factory = timing, runner, task_factory
+        self.files = files
         self._job: int | None = None
         self._device = ""
         self._force = False
@@ -90,20 +93,34 @@ class QtTimingMethods(QWidget):
 
     # -- loading ---------------------------------------------------------------------------------
     def load_file(self, path=CHECKED_IN) -> bool:
+        """Read `path` on this thread (the checked-in run at start, tests); Open… reads in the
+        background."""
         try:
-            run = load_latency_run(path)
+            self.show_run(load_latency_run(path))
         except UserError as exc:
-            self.notes.setText(f"<span style='color:{style.BAD}'>{html.escape(str(exc))}</span>")
+            self.show_error(str(exc))
             return False
+        return True
+
+    def open_in_background(self, path: str) -> int | None:
+        if self.files is None:
+            self.load_file(path)
+            return None
+        self.notes.setText(f"Opening {html.escape(printable(path))}…")
+        return self.files.open(path, load_latency_run, self.show_run, self.show_error)
+
+    def show_run(self, run) -> None:
         self._device = run.device_name
         self.timing.set_records(run.methods, run.source())
-        return True
+
+    def show_error(self, line: str) -> None:
+        self.notes.setText(f"<span style='color:{style.BAD}'>{html.escape(line)}</span>")
 
     def _on_open_clicked(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open latency results", "",
                                               "Latency runs (*.json);;All files (*)")
         if path:
-            self.load_file(path)
+            self.open_in_background(path)
 
     def start_live(self) -> int | None:
         if self.runner is None or self._job is not None:

@@ -14,9 +14,11 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPro
                                QPushButton, QVBoxLayout, QWidget)
 
 from gui import style
-from gui.models.waves import MATMULS, TITLES, WavesModel
+from gui.file_jobs import FileJobs
+from gui.models.waves import MATMULS, TITLES, WavesModel, read_measured
 from gui.widgets.series import (clear_series_plot, draw_level, draw_series, fit_legend,
                                 legend_entry, series_plot)
+from sim.errors import UserError, printable
 from sim.throughput import tensor_tflops
 from sim.waves import CUBLAS
 
@@ -28,9 +30,10 @@ class QtWaves(QWidget):
     measure_requested = Signal()  # run the sweep on this machine's GPU
     timeline_requested = Signal()  # bring the timeline forward
 
-    def __init__(self, model: WavesModel, parent: QWidget | None = None) -> None:
+    def __init__(self, model: WavesModel, parent: QWidget | None = None,
+                 files: FileJobs | None = None) -> None:
         super().__init__(parent)
-        self.model = model
+        self.model, self.files = model, files
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.setSpacing(3)
@@ -234,17 +237,26 @@ class QtWaves(QWidget):
         path, _ = QFileDialog.getOpenFileName(self, "Open a measured sawtooth", "",
                                               "Results (*.json *.csv);;All files (*)")
         if path:
-            self.open_path(path)
+            self.open_in_background(path)
 
     def open_path(self, path: str) -> bool:
-        from sim.errors import UserError
-
+        """Read `path` on this thread (tests, screenshots); Open… reads in the background."""
         try:
             self.model.open_file(path)
         except UserError as exc:
-            self.model.message.emit(f"Could not open {path}: {exc}")
+            self.show_error(str(exc))
             return False
         return True
+
+    def open_in_background(self, path: str) -> int | None:
+        if self.files is None:
+            self.open_path(path)
+            return None
+        self.model.message.emit(f"Opening {printable(path)}…")
+        return self.files.open(path, read_measured, self.model.set_measured, self.show_error)
+
+    def show_error(self, line: str) -> None:
+        self.model.message.emit(f"Could not open the sawtooth: {line}")
 
     def export_items(self):
         from gui.export import ExportItem

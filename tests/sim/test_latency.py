@@ -203,7 +203,7 @@ def test_a_file_that_is_not_a_latency_run_is_one_line(tmp_path):
     with pytest.raises(UserError, match="not a latency run"):
         load_latency_run(bad)
     bad.write_text("{")
-    with pytest.raises(UserError, match="not JSON"):
+    with pytest.raises(UserError, match="not valid JSON"):
         load_latency_run(bad)
     with pytest.raises(UserError, match="cannot read"):
         load_latency_run(tmp_path / "missing.json")

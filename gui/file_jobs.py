@@ -1,0 +1,59 @@
+"""Data files the user opens in a panel (a latency run, timing records, a measured sawtooth), read
+off the GUI thread.
+
+A reader (sim.latency_data.load_latency_run, gui.models.waves.read_measured, ...) already turns
+every damaged file into one UserError line; here it runs on a gui.adapter.TaskRunner, so a slow
+disk or a 30 MB file never freezes the window, and its result is handed to the panel on the GUI
+thread. Every failure, in the read or in the panel taking the result, ends as one line given to
+the panel's `fail`: nothing escapes the slot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from gui.adapter import TaskOutcome, TaskRunner
+from kernels.host import one_line
+from sim.errors import UserError, printable
+
+
+def _read(load: Callable[[str], Any], path: str, _ctx) -> Any:
+    return load(path)
+
+
+class FileJobs:
+    """One runner for every panel's Open…; jobs run in the order given (none replaces another)."""
+
+    def __init__(self, runner: TaskRunner) -> None:
+        self.runner = runner
+        self._jobs: dict[int, tuple] = {}
+        runner.finished.connect(self._on_finished)
+
+    def open(self, path: str, load: Callable[[str], Any], apply: Callable[[Any], None],
+             fail: Callable[[str], None]) -> int:
+        """Run `load(path)` in the worker, then `apply(result)` here; `fail(line)` if either
+        fails."""
+        job = self.runner.submit(partial(_read, load, str(path)), f"open {Path(path).name}")
+        self._jobs[job] = (path, apply, fail)
+        return job
+
+    def busy(self) -> bool:
+        return bool(self._jobs)
+
+    def _on_finished(self, outcome: TaskOutcome) -> None:
+        entry = self._jobs.pop(outcome.job_id, None)
+        if entry is None:
+            return
+        path, apply, fail = entry
+        if not outcome.ok:
+            fail(printable(outcome.error))
+            return
+        try:
+            apply(outcome.result)
+        except UserError as exc:  # the file read, but the panel cannot show it
+            fail(str(exc))
+        except Exception as exc:  # as run_job does in the worker: one line, the window lives on
+            fail(printable(f"cannot show {Path(path).name}: {one_line(exc)}"))
