@@ -21,9 +21,9 @@
 set -euo pipefail
 # bash reads a script as it runs: run a copy, so editing the checkout cannot break a run
 if [ -z "${FRESH_MACHINE_REPO:-}" ]; then
-    FRESH_MACHINE_REPO=$FRESH_MACHINE_REPO
+    export FRESH_MACHINE_REPO=$FRESH_MACHINE_REPO
     copy=$(mktemp /tmp/fresh_machine.XXXXXX.sh) && cp "$0" "$copy"
-    FRESH_MACHINE_REPO=$FRESH_MACHINE_REPO exec bash "$copy" "$@"
+    exec bash "$copy" "$@"
 fi
 
 ROUTE=${1:?usage: fresh_machine.sh cpu|pypi [WORKDIR]}
@@ -32,7 +32,7 @@ WHEELS=${WHEELS:-/opt/wheels}
 APP_SECONDS=${APP_SECONDS:-20}
 NICE=${NICE:-10}
 case $ROUTE in cpu|pypi) ;; *) echo "route must be cpu or pypi, got $ROUTE" >&2; exit 2 ;; esac
-REPO=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
+REPO=$FRESH_MACHINE_REPO
 ROOT=$WORK/$ROUTE
 README=$REPO/README.md
 
