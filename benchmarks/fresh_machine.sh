@@ -21,7 +21,7 @@
 set -euo pipefail
 # bash reads a script as it runs: run a copy, so editing the checkout cannot break a run
 if [ -z "${FRESH_MACHINE_REPO:-}" ]; then
-    export FRESH_MACHINE_REPO=$FRESH_MACHINE_REPO
+    export FRESH_MACHINE_REPO=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
     copy=$(mktemp /tmp/fresh_machine.XXXXXX.sh) && cp "$0" "$copy"
     exec bash "$copy" "$@"
 fi
