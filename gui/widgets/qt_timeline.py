@@ -22,6 +22,7 @@ from gui.models.playback import PlaybackModel
 from gui.models.simulation import SimRun, SimulationModel
 from gui.models.trace import TraceModel
 from sim.compare import MODEL_TITLES
+from sim.devices import preset_for_device_name
 from sim.policies import COST_MODELS, PLACEMENTS, WAIT_TITLES
 from sim.timeline import Timeline
 from sim.units import fmt_us
@@ -83,7 +84,10 @@ class _Gantt(pg.PlotWidget):
         pi.vb.sigResized.connect(self.redraws.request)
         self.restyle = self._redraw  # the theme changed (gui/theme.py): re-rasterise
 
-    def show_timeline(self, tl: Timeline | None, makespan_us: float | None = None) -> None:
+    def show_timeline(self, tl: Timeline | None, makespan_us: float | None = None,
+                      staged: bool = False) -> None:
+        """`staged`: rasterise on a later event-loop turn, one chart a turn (a trace's three
+        charts of up to 2^18 blocks would otherwise hold the GUI thread for all three)."""
         self.timeline = tl
         pi = self.getPlotItem()
         if tl is None:  # nothing can be scheduled: an empty chart with plain axes
@@ -96,7 +100,7 @@ class _Gantt(pg.PlotWidget):
         pi.setXRange(0, span, padding=0.01)
         pi.setYRange(0, tl.sm_count, padding=0.01)
         self._span = span
-        if self.redraws.seen():
+        if self.redraws.seen() and not staged:
             self._redraw()
         else:  # a dock behind another: rasterised when it is shown
             self.redraws.request()
@@ -137,7 +141,8 @@ def trace_caption(view) -> str:
     ideal = (f", ideal {view.predictions[1].comparison.simulated_makespan_us:,.1f} µs"
              if len(view.predictions) > 1 else "")
     return (f"{c.blocks:,} {rows} · makespan recorded {c.recorded_makespan_us:,.1f} µs, "
-            f"{c.mode} {c.simulated_makespan_us:,.1f} µs ({c.makespan_error:+.1%}){ideal} · "
+            f"{'predicted' if c.model == 'compute' else c.mode} {c.simulated_makespan_us:,.1f} µs "
+            f"({c.makespan_error:+.1%}){ideal} · "
             f"median peak per SM recorded {c.recorded_median_peak_blocks_per_sm:g}, predicted "
             f"{c.simulated_median_peak_blocks_per_sm:g} · residency error {c.residency_error:.3f} "
             f"· {MODEL_TITLES[c.model]}")
@@ -325,12 +330,14 @@ class QtTimeline(QWidget):
         self.tail.hide()
         self.cursor.hide()
         span = view.makespan_us
-        charts = [(self.trace_plot, view.recorded, f"recorded on {view.gpu_name} "
+        where = (view.gpu_name if preset_for_device_name(view.gpu_name) is not None
+                 else f"a GPU the file does not name (predicted on {view.spec.name})")
+        charts = [(self.trace_plot, view.recorded, f"recorded on {where} "
                                                    f"({view.blocks_per_sm} blocks/SM allowed)")]
         charts += [(gantt, p.timeline, p.title)
                    for gantt, p in zip((self.plot, self.ideal_plot), view.predictions)]
         for gantt, tl, title in charts:
-            gantt.show_timeline(tl, span)
+            gantt.show_timeline(tl, span, staged=True)
             pi = gantt.getPlotItem()
             pi.setTitle(f"<span style='color:{style.FG};font-size:9pt'>{title}</span>")
             pi.hideAxis("bottom")
