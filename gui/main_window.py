@@ -13,12 +13,11 @@ All state lives in the models (gui/models); nothing here computes it.
 from __future__ import annotations
 
 import json
-from functools import partial
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QCoreApplication, QEvent, QEventLoop, Qt, QTimer
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QTabBar,
                                QVBoxLayout, QWidget)
@@ -33,7 +32,8 @@ from gui.models.launch import LaunchInputs, LaunchModel, compute_state
 from gui.models.playback import PlaybackModel
 from gui.models.session import session_dict
 from gui.models.simulation import SimRun, SimulationModel, SimulationOptions
-from gui.models.trace import TraceModel, compare_job
+from gui.models.trace import TraceModel
+from gui.trace_opening import TraceOpening
 from gui.settings import open_settings, saved_inputs, settings_notice
 from gui.user_kernels import UserKernels
 from gui.widgets.qt_bandwidth import QtBandwidth
@@ -46,7 +46,6 @@ from gui.widgets.qt_timeline import QtTimeline
 from gui.waves_panel import WavesPanel
 from kernels.host import describe
 from gui.window_export import export_window
-from sim.errors import UserError
 
 SETTINGS_VERSION = 1
 MIN_SIZE = (1024, 640)
@@ -105,7 +104,6 @@ class MainWindow(QMainWindow):
 
         # adapter: the threads and timers
         self.sim_runner = TaskRunner("simulation", self)
-        self.trace_runner = TaskRunner("trace", self)  # comparisons: never behind a simulation
         self.live_runner = HostRunner("kernels", self)
         self.sim_debounce = Debouncer(self.request_simulation, sim_delay_ms, self)
         self.clock = PlaybackClock(16, self)
@@ -182,10 +180,8 @@ class MainWindow(QMainWindow):
         self.live_runner.progress.connect(self._on_live_progress)
         self.live_runner.host_changed.connect(self._on_host_changed)
         self.clock.tick.connect(self.playback.advance)
-        self.timeline.trace_requested.connect(self.open_trace)
-        self.timeline.trace_cancelled.connect(self.trace_runner.cancel)
-        self.trace_runner.progress.connect(self.traces.progress)
-        self.trace_runner.finished.connect(self._on_trace_finished)
+        self.trace_opening = TraceOpening(self, self.traces, self.timeline)
+        self.trace_runner = self.trace_opening.runner
 
         if restore:
             self._restore_settings()
@@ -246,7 +242,8 @@ class MainWindow(QMainWindow):
         m = self.menuBar().addMenu("&File")
         self.act_open = self._action(m, "&Open bench results…", "Ctrl+O", self._on_open_results)
         self.user_kernels.add_file_actions(m)
-        self.act_open_trace = self._action(m, "Open &trace…", "Ctrl+T", self._on_open_trace)
+        self.act_open_trace = self._action(m, "Open &trace…", "Ctrl+T",
+                                           lambda: self.timeline.open_trace_dialog())
         self.act_export = self._action(m, "&Export everything…", "Ctrl+E", self._on_export)
         self.act_shot = self._action(m, "Save &screenshot…", "Ctrl+Shift+S", self._on_screenshot)
         m.addSeparator()
@@ -445,40 +442,9 @@ class MainWindow(QMainWindow):
             self.show_message(f"Registers and shared memory of {len(found)} compiled kernel(s) taken "
                               "from the measurements; pick one under Kernel to use them.")
 
-    def _on_open_trace(self) -> None:
-        self.timeline.open_trace_dialog()
-
     def open_trace(self, path: str, wait: bool = False) -> bool:
-        """Lay a recorded trace (WarpScope's, or Triton Proton's timeline) beside its prediction
-        in the Timeline panel: sim.compare on the trace runner, as `main.py compare` does it.
-        Returns once the job is submitted (True); with `wait` (scripts, tests) the event loop
-        keeps turning until it ends, and the answer is whether the comparison is shown."""
-        self.trace_runner.cancel()  # a newer file replaces the one being compared
-        job = self.trace_runner.submit(partial(compare_job, path, self.model.state.spec), "compare")
-        self.traces.started(path, job)
-        if not wait:
-            return True
-        while self.traces.pending == job:
-            QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
-        return self.traces.shown_job == job
-
-    def _on_trace_finished(self, outcome: TaskOutcome) -> None:
-        message = self.traces.accept(outcome)
-        if message:
-            self.show_message(message, error=True)
-            return
-        if self.traces.shown_job != outcome.job_id:  # cancelled, or replaced by a newer file
-            if outcome.cancelled and self.traces.pending is None:
-                self.show_message("Trace comparison cancelled.")
-            return
-        view = self.traces.comparison
-        dock = self.docks["timeline"]
-        dock.show()
-        dock.raise_()
-        if dock.height() < 480:  # two Gantt charts, one above the other: room for both
-            self.resizeDocks([dock], [max(480, self.height() // 2)], Qt.Orientation.Vertical)
-        self.show_message(f"Trace {Path(view.path).name}: {view.lines[1]} "
-                          f"(compared in {outcome.elapsed_s:.1f} s)")
+        """Lay a recorded trace beside its prediction (gui/trace_opening.py)."""
+        return self.trace_opening.open(path, wait)
 
     # -- messages and help ------------------------------------------------------------------------
     def show_message(self, text: str, error: bool = False, timeout_ms: int = 8000) -> None:
@@ -545,7 +511,7 @@ class MainWindow(QMainWindow):
             timer.cancel()
         self.clock.stop()
         self.sim_runner.shutdown()
-        self.trace_runner.shutdown()
+        self.trace_opening.shutdown()
         if hasattr(self, "waves_panel"):
             self.waves_panel.shutdown()
         self.live_runner.shutdown()
