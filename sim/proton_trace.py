@@ -27,7 +27,7 @@ import numpy as np
 
 from sim.errors import UserError
 from sim.inputs import shown
-from sim.trace import MAX_SMS, MAX_TIME_US, MAX_TRACE_BLOCKS, Trace
+from sim.trace import MAX_BLOCK_ID, MAX_SMS, MAX_TIME_US, MAX_TRACE_BLOCKS, Trace
 
 TOOL = "Triton Proton (intra-kernel timeline, chrome trace)"
 ASSUMED_MHZ_KEY = "Frequency (MHz)"
@@ -64,9 +64,11 @@ def proton_trace(data, where: str) -> Trace:
                 or not (0 <= ts <= MAX_TIME_US and 0 <= dur <= MAX_TIME_US):
             raise UserError(f"{where}: event {i}: 'ts' and 'dur' must be times in "
                             f"0..{MAX_TIME_US:g} us, got {shown(ts)} and {shown(dur)}")
-        sm = int(m["sm"])
+        sm, cta = int(m["sm"]), int(m["cta"])
         if sm >= MAX_SMS:
             raise UserError(f"{where}: event {i}: SM {sm} is past any GPU's (at most {MAX_SMS - 1})")
+        if cta > MAX_BLOCK_ID:
+            raise UserError(f"{where}: event {i}: CTA {cta} is past CUDA's grid (at most {MAX_BLOCK_ID:,})")
         kernel = ev.get("cat") if isinstance(ev.get("cat"), str) else m["kernel"]
         if kernel not in kernels:
             kernels.append(kernel)
@@ -74,7 +76,7 @@ def proton_trace(data, where: str) -> Trace:
         args = ev.get("args") if isinstance(ev.get("args"), dict) else {}
         if isinstance(args.get(ASSUMED_MHZ_KEY), (int, float)) and args[ASSUMED_MHZ_KEY] > 0:
             assumed.add(float(args[ASSUMED_MHZ_KEY]))
-        rows.append((kernels.index(kernel), sm, int(m["cta"]), int(t["warp"]) if t else 0,
+        rows.append((kernels.index(kernel), sm, cta, int(t["warp"]) if t else 0,
                      float(ts), float(ts) + float(dur)))
     if not rows:
         raise UserError(f"{where} holds no Proton scope events (\"ph\": \"X\"): was it written "

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import main
 from sim.compare import compare_trace
@@ -61,6 +63,7 @@ def test_a_cta_spans_its_warps_scopes_and_its_cycles_become_time(tmp_path):
     ([_event(0, 1, 0, -1.0, 1.0)], "'ts' and 'dur' must be times"),
     ([_event(0, 1, 0, 0.0, float("nan"))], "NaN"),
     ([_event(0, 5000, 0, 0.0, 1.0)], "past any GPU"),
+    ([_event(2**31, 1, 0, 0.0, 1.0)], "past CUDA's grid"),
 ])
 def test_what_cannot_be_used_is_one_line(tmp_path, events, words):
     path = tmp_path / "t.chrome_trace"
@@ -92,3 +95,27 @@ def test_a_chrome_trace_of_something_else_is_one_line(tmp_path, capsys):
     assert main.main(["compare", str(path), "--gpu", "H200"]) == 2
     err = capsys.readouterr().err
     assert "is not Proton's" in err and err.count("\n") == 1
+
+
+_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-2**40, 2**40), st.floats(allow_nan=False),
+                    st.text(max_size=30), st.lists(st.integers(), max_size=3))
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_damaged_events_load_or_name_the_problem(tmp_path_factory, data):
+    events = [_event(c, c % 7, w, 0.1 * c, 1.0 + w) for c in range(4) for w in range(2)]
+    for _ in range(data.draw(st.integers(1, 4))):
+        ev = events[data.draw(st.integers(0, len(events) - 1))]
+        ev[data.draw(st.sampled_from(sorted(ev)))] = data.draw(_VALUES)
+    path = _write(tmp_path_factory.mktemp("p"), events)
+    try:
+        trace = read_any_trace(path)
+    except UserError as exc:
+        assert "\n" not in str(exc)
+        return
+    assert len(trace.block) >= 1 and (trace.end_us >= trace.start_us).all()
+    try:  # what loads, compares, or says in one line why not
+        compare_trace(trace, preset("H200"))
+    except UserError as exc:
+        assert "\n" not in str(exc)
