@@ -1,6 +1,6 @@
 """The same comparison everywhere: for every trace in tests/data, `main.py compare --json` and the
 window's comparison (gui.models.trace.compare_job, what the Timeline shows) agree, number for
-number and word for word.
+number and word for word; so do `--mode ideal` and the window's textbook schedule.
 
 Every trace file, and every trace of every bundle (tests/data/dispatch_h200*), is listed. Those of
 at most CAP blocks run, with the smallest of each kernel kind above it in each bundle and every
@@ -83,6 +83,13 @@ def test_the_command_line_and_the_window_give_the_same_comparison(name, where, b
     assert window.recorded.n_blocks == window.simulated.n_blocks == printed["blocks"]
     sim = window.simulated
     assert sim.end_us.max() - sim.start_us.min() == pytest.approx(printed["simulated_makespan_us"])
+    # the window's second schedule is `compare --mode ideal`'s (a matmul has one: its tiles)
+    if len(window.predictions) == 2:
+        assert main.main(argv + ["--mode", "ideal"]) == 0
+        ideal = json.loads(capsys.readouterr().out)
+        assert json.loads(json.dumps(window.predictions[1].comparison.as_dict())) == ideal
+    else:
+        assert printed["model"] == "compute"
     kind = printed["kernel"]
     expect = {"add-trace": "memory", "tiled": "compute", "persistent": "compute",
               "stream_k": "compute"}.get(kind, "uniform")
