@@ -1,7 +1,7 @@
 """Triton Proton's per-program timeline (its intra-kernel "chrome trace") as a block trace.
 
-Proton's instrumentation backend (`proton.start(name, data="trace", backend="instrumentation")`,
-Triton 3.5 and later) writes NAME.chrome_trace, a Chrome trace-event file
+Proton's instrumentation backend (`proton.start(name, data="trace", backend="instrumentation")`;
+the triton 3.7.1 wheel's libproton writes this layout) writes NAME.chrome_trace, a Chrome trace-event file
 (proton/common/lib/TraceDataIO/TraceWriter.cpp, StreamChromeTraceWriter):
 
     {"displayTimeUnit": "ns",
@@ -98,7 +98,7 @@ def proton_trace(data, where: str) -> Trace:
     np.maximum.at(end, inverse, a[:, 5])
     if len(ctas) > 1 and np.ptp(start) == 0:
         raise UserError(f"{where}: every CTA starts at the same moment: this Proton wrote no block "
-                        "start times (Triton 3.5 or later records them on the global timer)")
+                        "start times (newer Proton, e.g. triton 3.7, records them on the global timer)")
     if not (end > start).any():
         raise UserError(f"{where}: no CTA takes any time")
     warps = int(a[:, 3].max()) + 1
