@@ -1,8 +1,8 @@
 """Triton Proton's per-program timeline (its intra-kernel "chrome trace") as a block trace.
 
-Proton's instrumentation backend (`proton.start(name, data="trace", backend="instrumentation")`;
-the triton 3.7.1 wheel's libproton writes this layout) writes NAME.chrome_trace, a Chrome trace-event file
-(proton/common/lib/TraceDataIO/TraceWriter.cpp, StreamChromeTraceWriter):
+Proton's instrumentation backend (`proton.start(name, data="trace", backend="instrumentation")`)
+writes NAME.chrome_trace, a Chrome trace-event file (proton/common/lib/TraceDataIO/TraceWriter.cpp,
+StreamChromeTraceWriter; the triton 3.7.1 wheel's libproton writes this layout):
 
     {"displayTimeUnit": "ns",
      "traceEvents": [{"ph": "X", "cat": KERNEL, "name": SCOPE,
