@@ -16,7 +16,7 @@ from sim.inputs import arg_bytes, arg_count, arg_path, arg_real
 from sim.occupancy import LIMITERS, occupancy
 from sim.dispatch_profile import WAITS, profile_for
 from sim.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
-                          CostParams, cost_model_id, make_placement, placement_id, schedule_id,
+                          CostParams, cost_model_id, placement_id, schedule_id,
                           schedule_launch)
 from sim.predict import H200_FIT, memory_model_for
 from sim.trace import MIN_BLOCK_US, check_trace_size, save_trace
@@ -93,10 +93,13 @@ def register(subparsers) -> None:
     p.set_defaults(handler=cmd_simulate)
 
     p = subparsers.add_parser("compare", help="lay a recorded block trace beside its simulation",
-                              description="Simulate the grid of a trace recorded on a real GPU (python main.py "
-                                          "trace) with the same block duration, and compare residency, makespan "
-                                          "and SM placement.")
-    p.add_argument("trace_file", metavar="TRACE.json", help="a warpscope-trace/1 file")
+                              description="Predict the launch a trace recorded on a real GPU (python main.py "
+                                          "trace, benchmarks/matmul_run.py, or Triton Proton's per-program "
+                                          "timeline) from its launch alone, with the model its meta calls for "
+                                          "(equal blocks, memory-bound, compute-bound), and score the prediction: "
+                                          "makespan, peak blocks per SM, residency error.")
+    p.add_argument("trace_file", metavar="TRACE.json",
+                   help="a warpscope-trace/1 file, or a Triton Proton timeline (NAME.chrome_trace)")
     p.add_argument("--gpu", metavar="NAME", help="GPU preset (default: the one the trace names)")
     p.add_argument("--blocks-per-sm", type=arg_count("--blocks-per-sm"), metavar="N",
                    help="block slots per SM (default: the occupancy predicted when recording)")
@@ -336,26 +339,18 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from sim.compare import compare_trace, launch_of_trace, placement_from_trace
-    from sim.devices import preset_for_device_name
-    from sim.trace import load_trace
+    from sim.compare import compare_trace
+    from sim.trace import read_any_trace
 
-    trace = load_trace(args.trace_file)
-    gpu = preset(args.gpu) if args.gpu else preset_for_device_name(trace.gpu, trace.meta.get("sm_count"))
-    if gpu is None:
-        raise UserError(f"the trace names {trace.gpu!r}, which is no preset; pass --gpu")
-    if args.blocks_per_sm is not None and not 1 <= args.blocks_per_sm <= gpu.max_blocks_per_sm:
-        raise UserError(f"--blocks-per-sm must be 1..{gpu.max_blocks_per_sm} on {gpu.name}, "
-                        f"got {args.blocks_per_sm}")
-    placement = make_placement(args.placement, recorded=placement_from_trace(trace))
-    comparison, _ = compare_trace(trace, gpu, args.blocks_per_sm, mode=args.schedule,
-                                  placement=placement, seed=args.seed)
+    trace = read_any_trace(args.trace_file)
+    comparison = compare_trace(trace, preset(args.gpu) if args.gpu else None, args.blocks_per_sm,
+                               mode=args.schedule, placement=args.placement, seed=args.seed)
     if args.json:
-        print(json.dumps(asdict(comparison), indent=2))
+        print(json.dumps(comparison.as_dict(), indent=2))
         return 0
-    print(f"{args.trace_file}: recorded on {trace.gpu}, predicted from its launch on {gpu.name} "
-          f"({PLACEMENTS[args.placement].title})")
-    for note in launch_of_trace(trace, gpu, args.blocks_per_sm).notes:
+    print(f"{args.trace_file}: recorded on {trace.gpu}, predicted from its launch on "
+          f"{comparison.gpu} ({PLACEMENTS[args.placement].title})")
+    for note in comparison.notes:
         print(f"  note: {note}")
     for line in comparison.lines():
         print(f"  {line}")

@@ -14,7 +14,8 @@ import pytest
 from kernels.registry import get_kernel
 from sim.devices import preset, presets, spec_from_device
 from sim.errors import UserError
-from sim.matmul_trace import compare_matmul_trace
+from sim.compare import compare_trace
+from sim.matmul_trace import recorded_matmul
 from sim.matmul_work import MatmulProblem, matmul_work
 from sim.occupancy import occupancy
 from sim.policies import CostParams, cost_model_id, schedule_launch
@@ -39,86 +40,19 @@ def _recorded_items(name: str) -> set[tuple]:
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in TRACES.glob("*.json")))
-def test_each_programs_work_is_what_the_h200_recorded(name):
-    """The items of every program, tile and K range, exactly as the kernels stamped them."""
-    meta = json.loads((TRACES / f"{name}.json").read_text())["meta"]
-    cfg = meta["config"]
-    problem = MatmulProblem(meta["M"], meta["N"], meta["K"], cfg["block_m"], cfg["block_n"],
-                            cfg["block_k"], cfg["group_m"], meta["dtype"])
-    work = matmul_work(problem, meta["programs"], stream_k=meta["kernel"] == "stream_k")
-    mine = set(zip(work.block.tolist(), work.tile.tolist(), work.k_begin.tolist(), work.k_end.tolist()))
-    assert mine == _recorded_items(name)
-
-
-def test_stream_k_covers_every_k_iteration_once_in_near_equal_shares():
-    problem = MatmulProblem(1024, 3840, 8192)  # 120 tiles on 132 programs: all leftover
-    work = matmul_work(problem, 132, stream_k=True)
-    covered = np.zeros((problem.tiles, problem.k_tiles), dtype=int)
-    for t, k0, k1 in zip(work.tile, work.k_begin, work.k_end):
-        covered[t, k0:k1] += 1
-    assert (covered == 1).all()
-    per_program = np.bincount(work.block, weights=work.k_end - work.k_begin)
-    assert per_program.max() - per_program.min() <= 1
-    assert work.items_per_block.max() <= 2 and work.fixup.sum() == problem.tiles
-
-
-def test_133_tiles_make_a_nearly_empty_second_wave_that_stream_k_avoids():
-    dims = dict(M=896, N=4864, K=8192)  # 7 x 19 = 133 tiles of 128 x 256
-    tiled, persistent, stream_k = (predict_matmul(k, dims, H200) for k in (TILED, PERSISTENT, STREAM_K))
-    tl = tiled.simulation.timeline
-    assert tiled.tiles == 133 and tiled.concurrent_tiles == 132 and tl.waves == 2
-    assert int((tl.wave == 1).sum()) == 1  # one tile alone in the second wave
-    assert persistent.programs == 132 and persistent.work.items_per_block.max() == 2
-    assert persistent.time_us == pytest.approx(tiled.time_us, rel=0.02)
-    # the second wave costs a whole tile for 1/133 of the work; stream-K shares it out
-    assert tiled.time_us > 1.7 * predict_matmul(TILED, dict(M=1408, N=3072, K=8192), H200).time_us
-    assert stream_k.time_us < 0.7 * tiled.time_us
-
-
-def test_drops_land_where_the_h200_measured_them():
-    """Every drop of more than 10% in the measured sawtooth is predicted at the same size, and no
-    other is: just past 132, 264 and 396 tiles (the multiples of SMs x one tile per SM)."""
-    run = load_matmul_run(RUN)
-    for name in ("matmul_tiled", "matmul_persistent"):
-        meas = run.points[name]
-        pred = [predict_matmul(get_kernel(name), p.dims, H200, dtype=run.dtype,
-                               resources=run.resources.get(name)) for p in meas]
-        assert drops([p.tflops() for p in meas]) == drops([p.tflops for p in pred])
-        assert [pred[i].tiles for i in drops([p.tflops for p in pred])] == [136, 272, 400]
-    assert wave_multiples(132, 440) == [132, 264, 396]
-
-
-def test_held_out_sawtooth_points_are_within_ten_percent():
-    """Fitted on the tiled kernel at 32 and 128 tiles; every other point of the tiled and persistent
-    kernels is within 10%, except the first size (8 tiles, measured slower than 16: +18% and +13%,
-    benchmarks/RESULTS.md). Stream-K is not held to it (half its points miss, RESULTS.md says why)."""
-    run = load_matmul_run(RUN)
-    for name in ("matmul_tiled", "matmul_persistent"):
-        misses = []
-        for p in run.points[name]:
-            pred = predict_matmul(get_kernel(name), p.dims, H200, dtype=run.dtype,
-                                  resources=run.resources.get(name))
-            if abs(pred.tflops / p.tflops() - 1) > 0.10:
-                misses.append(pred.tiles)
-        assert misses == [8], (name, misses)
-
-
-def test_the_committed_constants_are_what_the_fit_gives():
-    spec = importlib.util.spec_from_file_location("waves_fit", ROOT / "benchmarks" / "waves_fit.py")
-    fit = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fit)
-    assert replace(fit.fit(str(RUN)), source=H200_COMPUTE_FIT.source) == H200_COMPUTE_FIT
-
-
-@pytest.mark.parametrize("name", sorted(p.stem for p in TRACES.glob("*.json")))
 def test_simulated_schedule_matches_the_recorded_one(name):
     trace = load_trace(TRACES / f"{name}.json")
-    kernel = get_kernel("matmul_" + trace.meta["kernel"])
-    cmp, recorded, simulated = compare_matmul_trace(trace, H200, kernel)
-    assert simulated.n_blocks == recorded.n_blocks  # tile by tile, unit by unit
+    c = compare_trace(trace, H200)
+    recorded, simulated = c.recorded, c.simulated
+    assert c.model == "compute" and simulated.n_blocks == recorded.n_blocks  # tile by tile
     assert simulated.waves == recorded.waves
     assert simulated.makespan_us == pytest.approx(recorded.makespan_us, rel=0.08)
-    assert cmp.prediction.time_us == pytest.approx(trace.meta["event_ms"] * 1e3, rel=0.08)
+    assert c.predicted_launch_us == pytest.approx(trace.meta["event_ms"] * 1e3, rel=0.08)
+    # the launch read off the trace is the registry's kernel at the recorded tile and grid
+    kernel, launch = get_kernel("matmul_" + trace.meta["kernel"]), recorded_matmul(trace)
+    pred = predict_matmul(kernel, launch.dims, H200, launch.block, dtype=trace.meta["dtype"],
+                          resources=(trace.meta["regs"], trace.meta["smem"]))
+    assert pred.programs == launch.programs and pred.time_us == c.predicted_launch_us
 
 
 @pytest.mark.parametrize("gpu", presets())
