@@ -89,10 +89,16 @@ def register(subparsers) -> None:
                     "real kernel, one tile (softmax: one row) per block, each block stamped at "
                     "entry and after its store, and timed stamped and unstamped (the cost of "
                     "the stamps is in the file).")
-    p.add_argument("--kernel", default="spin", metavar="spin|add|copy|square|softmax",
+    p.add_argument("--kernel", default=None, metavar="spin|add|copy|square|softmax",
                    help="what each block does: stay resident a set time (spin), or one tile of a "
                         "real kernel: add, copy or square BLOCK_SIZE elements, or softmax one row "
-                        "of BLOCK_SIZE columns (default: %(default)s)")
+                        "of BLOCK_SIZE columns (default: spin)")
+    p.add_argument("--kernel-file", default=None, metavar="FILE.py[:NAME]",
+                   type=arg_path("--kernel-file"),
+                   help="trace your own Triton kernel (docs/KERNEL_FILES.md; the file is run) "
+                        "at --elements, unchanged: a stamped copy of it records every "
+                        "program's SM, start and end, and the file says what the stamps cost "
+                        "(--block: its sweep parameter, --warps: its num_warps)")
     p.add_argument("--wait", default=None, metavar="spin|sleep|memory",
                    help="spin kernel: how the warps wait: busy re-reading the timer (spin), "
                         "sleeping 200 ns between reads (sleep) or chasing pointers through DRAM "
@@ -103,8 +109,8 @@ def register(subparsers) -> None:
     p.add_argument("--waves", type=float, default=None, metavar="W",
                    help="spin kernel: launch W full waves at the predicted occupancy (2.5: two "
                         "and a half) instead of --grid")
-    p.add_argument("--warps", type=arg_count("--warps", 1, 32), default=4, metavar="W",
-                   help="warps per block, i.e. 32*W threads (default: %(default)s)")
+    p.add_argument("--warps", type=arg_count("--warps", 1, 32), default=None, metavar="W",
+                   help="warps per block, i.e. 32*W threads (default: 4, or the kernel file's)")
     p.add_argument("--spin-us", type=arg_real("--spin-us", 0.1, 1e6), default=None, metavar="T",
                    help="spin kernel: how long each block stays resident, in microseconds "
                         "(default: 100)")
@@ -419,8 +425,14 @@ def _flag(name: str) -> str:
 
 def cmd_trace(args) -> int:
     from .trace import (KERNELS, check_grid, check_spin_args, check_tile_args, record_tile_trace,
-                        record_trace, save, summarize_trace)
+                        record_trace, save, say_trace)
 
+    if args.kernel_file:
+        from .trace_file import cmd_trace_file
+
+        return cmd_trace_file(args, SPIN_ONLY)
+    args.kernel = args.kernel or "spin"
+    args.warps = 4 if args.warps is None else args.warps
     if args.kernel not in KERNELS:
         raise UserError(f"--kernel must be one of {', '.join(KERNELS)}, got {args.kernel!r}")
     mine, others = (SPIN_ONLY, ADD_ONLY) if args.kernel == "spin" else (ADD_ONLY, SPIN_ONLY)
@@ -449,13 +461,7 @@ def cmd_trace(args) -> int:
         check_writable(args.out)
         trace = record_tile_trace(args.kernel, elements, block, args.warps, command)
     save(trace, args.out)
-    s = summarize_trace(trace)
-    print(f"{s['blocks']} blocks on {s['sms_used']} SMs in {s['makespan_us']:.1f} us "
-          f"(textbook {s['textbook_makespan_us'] or float('nan'):.1f}); "
-          f"{s['started_within_0_5us']} started within 0.5 us; at most "
-          f"{s['max_resident_per_sm']} resident per SM (predicted {s['predicted_blocks_per_sm']}); "
-          f"first blocks on SMs {s['first_blocks_sm']}")
-    print(f"wrote {args.out}")
+    say_trace(trace, args.out)
     return 0
 
 
