@@ -21,6 +21,7 @@ import ast
 import itertools
 import linecache
 import textwrap
+from pathlib import Path
 
 from sim.errors import UserError
 
@@ -41,11 +42,34 @@ def _statements(text: str) -> list[ast.stmt]:
     return ast.parse(textwrap.dedent(text)).body
 
 
+# Proton's intra-kernel profiler instead of our stamps: one scope around the whole program
+# (triton.profiler.language; Proton records each CTA's SM, its start and the scope's cycles)
+PROTON_SCOPE = "program"
+_PROTON_ENTRY = f'{PREFIX}pl.enter_scope("{PROTON_SCOPE}")'
+_PROTON_EXIT = f'{PREFIX}pl.exit_scope("{PROTON_SCOPE}")'
+# Numba (experimental, benchmarks/record_g.py tries it on the GPU): numba-cuda exposes neither
+# register, so the copy calls two functions of numba_stamps.cu, declared with cuda.declare_device
+# and linked in; thread (0, 0, 0) of each block stores the row
+_NUMBA_ENTRY = f"{PREFIX}start = {PREFIX}globaltimer()"
+_NUMBA_EXIT = f"""
+if {PREFIX}cuda.threadIdx.x == 0 and {PREFIX}cuda.threadIdx.y == 0 and {PREFIX}cuda.threadIdx.z == 0:
+    {PREFIX}b = {PREFIX}cuda.blockIdx.x + {PREFIX}cuda.gridDim.x * ({PREFIX}cuda.blockIdx.y
+                 + {PREFIX}cuda.gridDim.y * {PREFIX}cuda.blockIdx.z)
+    {STAMPS}[{PREFIX}b, 0] = {PREFIX}smid()
+    {STAMPS}[{PREFIX}b, 1] = {PREFIX}start
+    {STAMPS}[{PREFIX}b, 2] = {PREFIX}globaltimer()
+"""
+PROBES = {"stamps": (_ENTRY, _EXIT, True), "proton": (_PROTON_ENTRY, _PROTON_EXIT, False),
+          "numba": (_NUMBA_ENTRY, _NUMBA_EXIT, True)}
+NUMBA_STAMPS_CU = Path(__file__).with_name("numba_stamps.cu")
+
+
 class _StampReturns(ast.NodeTransformer):
     """A stamp before every `return` of the kernel itself (not of functions defined inside)."""
 
-    def __init__(self, root: ast.FunctionDef):
+    def __init__(self, root: ast.FunctionDef, exit_text: str):
         self.root = root
+        self.exit_text = exit_text
 
     def visit_FunctionDef(self, node):
         return self.generic_visit(node) if node is self.root else node
@@ -54,12 +78,15 @@ class _StampReturns(ast.NodeTransformer):
     visit_Lambda = visit_FunctionDef
 
     def visit_Return(self, node):
-        return [*_statements(_EXIT), node]
+        return [*_statements(self.exit_text), node]
 
 
-def instrumented_source(src: str, name: str | None = None) -> tuple[str, str]:
+def instrumented_source(src: str, name: str | None = None,
+                        probe: str = "stamps") -> tuple[str, str]:
     """(source, function name) of the stamped copy of one kernel's source (its `def`, with or
-    without decorators). UserError where the kernel cannot take the stamps."""
+    without decorators); probe "proton" wraps the program in one Proton scope instead (no extra
+    argument). UserError where the kernel cannot take the stamps."""
+    entry, exit_text, extra_arg = PROBES[probe]
     try:
         tree = ast.parse(textwrap.dedent(src))
     except SyntaxError as exc:
@@ -78,21 +105,25 @@ def instrumented_source(src: str, name: str | None = None) -> tuple[str, str]:
                         "parameters cannot be traced")
     fn.decorator_list = []
     fn.name = f"{fn.name}{PREFIX}traced" if name is None else name
-    fn.args.args.insert(0, ast.arg(arg=STAMPS))
-    fn.args.defaults = list(fn.args.defaults)  # defaults belong to the last parameters: unchanged
-    _StampReturns(fn).visit(fn)
+    if extra_arg:  # first, so positional and keyword launches pass through; defaults unchanged
+        fn.args.args.insert(0, ast.arg(arg=STAMPS))
+    _StampReturns(fn, exit_text).visit(fn)
     body = list(fn.body)
     doc = body[:1] if body and isinstance(body[0], ast.Expr) and isinstance(
         getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str) else []
     rest = body[len(doc):]
-    tail = [] if rest and isinstance(rest[-1], ast.Return) else _statements(_EXIT)
-    fn.body = [*doc, *_statements(_ENTRY), *rest, *tail]
+    tail = [] if rest and isinstance(rest[-1], ast.Return) else _statements(exit_text)
+    fn.body = [*doc, *_statements(entry), *rest, *tail]
     tree.body = [fn]
     ast.fix_missing_locations(tree)
     return ast.unparse(tree) + "\n", fn.name
 
 
-def _helpers() -> dict:
+def _helpers(probe: str) -> dict:
+    if probe == "proton":
+        import triton.profiler.language as pl
+
+        return {PREFIX + "pl": pl}
     import triton.language as tl
 
     from .trace_kernels import _globaltimer, _store_stamp
@@ -101,8 +132,9 @@ def _helpers() -> dict:
             PREFIX + "store_stamp": _store_stamp}
 
 
-def instrument(kernel):
-    """The stamped copy of a @triton.jit kernel, as a new JITFunction with the same options."""
+def instrument(kernel, probe: str = "stamps"):
+    """The stamped copy of a @triton.jit kernel, as a new JITFunction with the same options
+    (probe "proton": the copy with one Proton scope, for Proton's instrumentation backend)."""
     import triton
 
     if type(kernel).__name__ != "JITFunction":
@@ -114,12 +146,12 @@ def instrument(kernel):
     if fn.__code__.co_freevars:
         raise UserError(f"{fn.__name__} uses variables of an enclosing function "
                         f"({', '.join(fn.__code__.co_freevars)}): define it at the top of its file")
-    src, name = instrumented_source(kernel.src)
+    src, name = instrumented_source(kernel.src, probe=probe)
     filename = f"<warpscope: {fn.__name__} stamped for a trace, #{next(_serial)}>"
     # inspect.getsource (which triton.jit calls) finds the generated source here
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     scope = dict(fn.__globals__)
-    scope.update(_helpers())
+    scope.update(_helpers(probe))
     exec(compile(src, filename, "exec"), scope)  # noqa: S102 - the user's own kernel, re-stated
     new = scope[name]
     keep = [p.name for p in kernel.params if p.do_not_specialize]
@@ -150,3 +182,31 @@ def compile_instrumented(spec, n: int, block=None, cc=(9, 0)) -> dict:
     traced = compile_triton(instrument(kernel), ("*i64:16", *signature), consts, warps, stages, cc)
     plain = compile_triton(kernel, signature, consts, warps, stages, cc)
     return {**traced, "untraced": plain}
+
+
+def instrument_numba(dispatcher, link=None):
+    """The stamped copy of a numba @cuda.jit kernel (experimental): the same rewrite, with the
+    readers of `link` (default numba_stamps.cu, or a .ptx of it) declared as foreign functions.
+    Its first argument is a uint64 [blocks, 3] array."""
+    import linecache as _lc
+
+    from .compat import numba_cuda
+
+    cuda = numba_cuda()
+    fn = dispatcher.py_func
+    if fn.__code__.co_freevars:
+        raise UserError(f"{fn.__name__} uses variables of an enclosing function")
+    import inspect
+
+    src, name = instrumented_source(inspect.getsource(fn), probe="numba")
+    filename = f"<warpscope: {fn.__name__} stamped for a trace, #{next(_serial)}>"
+    _lc.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    files = [str(link or NUMBA_STAMPS_CU)]
+    scope = dict(fn.__globals__)
+    scope.update({PREFIX + "cuda": cuda,
+                  PREFIX + "globaltimer": cuda.declare_device("warpscope_globaltimer", "uint64()",
+                                                              link=files, abi="c"),
+                  PREFIX + "smid": cuda.declare_device("warpscope_smid", "uint32()", link=files,
+                                                       abi="c")})
+    exec(compile(src, filename, "exec"), scope)  # noqa: S102
+    return cuda.jit(scope[name])

@@ -154,3 +154,14 @@ def test_bad_values_with_a_kernel_file_are_one_line(tmp_path, argv, message):
     with pytest.raises(UserError, match=message) as err:
         args.handler(args)
     assert "\n" not in str(err.value)
+
+
+def test_the_proton_probe_wraps_the_program_in_one_scope_and_adds_no_argument():
+    src, _ = instrumented_source(EARLY_RETURN, probe="proton")
+    fn = ast.parse(src).body[0]
+    assert [a.arg for a in fn.args.args] == ["x_ptr", "n", "BLOCK"]
+    calls = [ast.unparse(n) for n in ast.walk(fn) if isinstance(n, ast.Call)
+             and ast.unparse(n.func).startswith(PREFIX + "pl.")]
+    assert sorted(calls) == [f"{PREFIX}pl.enter_scope('program')",
+                             f"{PREFIX}pl.exit_scope('program')",
+                             f"{PREFIX}pl.exit_scope('program')"]  # the early return and the end
