@@ -33,6 +33,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -44,6 +45,7 @@ from .user_code import UserCodeError, guarded, launch_facts
 
 ROOT = Path(__file__).resolve().parents[1]
 FUNCTIONS = ("grid", "tile", "bytes", "flops", "dims")  # what the window evaluates
+POLL_S = 0.2  # how often a wait that can be cancelled looks
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +55,7 @@ class Limits:
     launch with its compile), WARPSCOPE_USER_CODE_MEMORY_MB (address space, RLIMIT_AS)."""
 
     open_s: float = 120.0  # importing the file (triton, numba) on a busy machine
-    call_s: float = 5.0  # one grid rule, bytes formula, ...: arithmetic
+    call_s: float = 1.0  # one grid rule, bytes formula, ...: arithmetic, on the GUI thread
     launch_s: float = 240.0  # one launch's facts, its compile included (kernels.compile: 120 s)
     memory_bytes: int = 2 << 30  # importing triton and compiling takes about 0.6 GB
 
@@ -254,7 +256,22 @@ class DeclarationProcess:
         again = ": open the file again" if doing == "earlier" else ""
         return UserCodeError(f"{self.path}: its process ended {doing} ({why}){again}")
 
-    def request(self, msg: tuple, timeout_s: float, doing: str = ""):
+    def _reply(self, timeout_s: float, should_cancel):
+        if should_cancel is None:
+            return self._replies.get(timeout=timeout_s)
+        deadline = time.monotonic() + timeout_s
+        while True:  # a cancel (the window closing, a newer request) ends the wait within POLL_S
+            try:
+                return self._replies.get(timeout=max(0.0, min(POLL_S, deadline - time.monotonic())))
+            except queue.Empty:
+                if should_cancel():
+                    self._stopped_why = "cancelled"
+                    self.close()
+                    raise UserError(f"{self.path}: cancelled") from None
+                if time.monotonic() >= deadline:
+                    raise
+
+    def request(self, msg: tuple, timeout_s: float, doing: str = "", should_cancel=None):
         doing = doing or {"open": "while importing it", "launch": f"while working out {msg[1]}'s "
                           "launch"}.get(msg[0], f"in {msg[1]}'s '{msg[2]}'" if len(msg) > 2 else "")
         with self._lock:
@@ -262,7 +279,7 @@ class DeclarationProcess:
                 raise self._ended("earlier")
             try:
                 write_frame(self.proc.stdin, msg)
-                reply = self._replies.get(timeout=timeout_s)
+                reply = self._reply(timeout_s, should_cancel)
             except (OSError, ValueError):
                 reply = None
             except queue.Empty:
@@ -280,10 +297,11 @@ class DeclarationProcess:
                 else f"{self.path}: {reply[1]}")
         return reply[1]
 
-    def describe(self) -> list[dict]:
+    def describe(self, should_cancel=None) -> list[dict]:
         """The file's declarations as plain data (importing it: slow)."""
         try:
-            found = self.request(("open", self.path), self.limits.open_s)
+            found = self.request(("open", self.path), self.limits.open_s,
+                                 should_cancel=should_cancel)
         except UserError:
             self.close()
             raise
@@ -293,16 +311,17 @@ class DeclarationProcess:
             raise UserCodeError(f"{self.path}: its process sent no declarations")
         return found
 
-    def open(self) -> list[KernelSpec]:
+    def open(self, should_cancel=None) -> list[KernelSpec]:
         """The file's kernels (torch peers included), as specs the window can evaluate."""
-        return [self._spec(d) for d in self.describe()]
+        return [self._spec(d) for d in self.describe(should_cancel)]
 
-    def launch(self, name: str, n: int, block, warps, sm_count: int, cc) -> dict:
+    def launch(self, name: str, n: int, block, warps, sm_count: int, cc, timeout_s=None,
+               should_cancel=None) -> dict:
         """kernels.user_code.launch_facts of kernel `name`, from the file's process, checked."""
         from .user_code import check_facts
 
         facts = self.request(("launch", name, n, block, warps, sm_count, cc),
-                             self.limits.launch_s)
+                             timeout_s or self.limits.launch_s, should_cancel=should_cancel)
         return check_facts(facts, f"{self.path}: {name}")
 
     def _spec(self, data: dict) -> KernelSpec:
