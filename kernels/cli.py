@@ -186,13 +186,22 @@ def _launch_facts(args, gpu, cc) -> dict:
         return launch_facts(spec, args.elements, args.block, args.warps, gpu.sm_count, cc)
     from .declarations import DeclarationProcess
     from .kernel_file import file_digest, split_path
+    from .user_code import cached_facts, check_facts
 
     path, named = split_path(args.kernel_file)
     path = os.path.abspath(path)
-    file_digest(path)  # missing, not a regular file, too big: one line before any process
-    with DeclarationProcess(path) as process:
-        name = _pick(path, process.describe(), named or args.kernel)
-        return process.launch(name, args.elements, args.block, args.warps, gpu.sm_count, cc)
+    digest = file_digest(path)  # missing, not a regular file, too big: one line, no process
+    wanted = named or args.kernel
+    request = (wanted, args.elements, args.block, args.warps, gpu.sm_count,
+               list(cc) if cc else None)
+
+    def ask() -> dict:
+        with DeclarationProcess(path) as process:
+            name = _pick(path, process.describe(), wanted)
+            return process.launch(name, args.elements, args.block, args.warps, gpu.sm_count, cc)
+
+    facts = cached_facts(path, digest, request, ask)  # the same file and launch: no process
+    return check_facts(facts, f"{path}: {facts.get('name', wanted) if isinstance(facts, dict) else wanted}")
 
 
 def kernel_launch(args, gpu):

@@ -207,3 +207,63 @@ def check_facts(facts, where: str) -> dict:
         "compiled": _optional(_compiled),
     }
     return {key: _field(facts, key, where, read) for key, read in readers.items()}
+
+
+# --------------------------------------------------------------------------------------------
+# The answers of a file's process, kept per file content
+# --------------------------------------------------------------------------------------------
+CACHE_FORMAT = "warpscope-launch-facts/1"
+_CODE = ("spec.py", "user_code.py", "harness.py", "resources.py", "compile.py", "toolchain.py")
+
+
+def _cache_key(path: str, digest: str, request: tuple) -> dict:
+    """What one launch's facts depend on: the file's bytes, the request, the compilers and the
+    code that evaluates them (an edited file, a new triton or WarpScope is a new key)."""
+    import hashlib
+    import sys
+    from importlib import metadata
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    code = hashlib.sha256(b"".join((here / name).read_bytes() for name in _CODE)).hexdigest()
+    versions = {}
+    for dist in ("triton", "numba-cuda", "numpy"):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = "missing"
+    return {"file": path, "sha256": digest, "request": list(request), "code": code,
+            "python": sys.version.split()[0], "versions": versions}
+
+
+def cached_facts(path: str, digest: str, request: tuple, compute) -> dict:
+    """`compute()` (a file's process answering `request`), or its earlier answer for the same
+    file content and request: explain then starts no process and imports nothing of the file.
+    A cached answer is data from disk: the caller checks it field by field (check_facts)."""
+    import hashlib
+    import json
+
+    from sim.files import load_json_bounded, read_user_file, write_json_atomic
+
+    from .compile import cache_folder
+
+    folder = cache_folder().parent / "launch_facts"
+    try:
+        key = _cache_key(path, digest, request)
+    except OSError:
+        return compute()
+    name = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+    entry = folder / f"{name}.json"
+    try:
+        data = load_json_bounded(read_user_file(entry, "cached launch", 1 << 16), str(entry))
+        if isinstance(data, dict) and data.get("format") == CACHE_FORMAT and data.get("key") == key:
+            return data["facts"]
+    except (UserError, KeyError):
+        pass  # none yet, or damaged: asked again
+    facts = compute()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(entry, {"format": CACHE_FORMAT, "key": key, "facts": facts})
+    except (OSError, UserError):
+        pass  # a cache that cannot be written costs the next run a process
+    return facts
