@@ -152,30 +152,12 @@ def add_kernel_options(parser) -> None:
     parser.set_defaults(kernel_launch=kernel_launch)
 
 
-def _pick(path: str, found: list[dict], name: str | None) -> str:
-    """The one launchable kernel of a file's declarations (plain data) that `name` names, or
-    the only one."""
-    launchable = [d["name"] for d in found if d.get("kind") == "kernel"
-                  and d.get("backend") != "torch"]
-    if name:
-        if name not in launchable:
-            raise UserError(f"{path} has no kernel named {name!r} (it has "
-                            f"{', '.join(launchable) or 'none to launch'})")
-        return name
-    if not launchable:
-        raise UserError(f"{path}: torch chooses its own grid; declare a Triton or Numba kernel")
-    if len(launchable) > 1:
-        raise UserError(f"{path} declares {len(launchable)} kernels ({', '.join(launchable)}): "
-                        f"pick one with {path}:NAME")
-    return launchable[0]
-
-
 def _launch_facts(args, gpu, cc) -> dict:
     """kernels.user_code.launch_facts of the kernel --kernel / --kernel-file names. A file's
     code runs in its own process under kernels.declarations.Limits, never in this one: its
     prints stay out of our output, and a loop, a 10 GB allocation, a crash or a bad grid rule
     is one line (exit status 1)."""
-    from .user_code import launch_facts
+    from .user_code import file_launch_facts, launch_facts
 
     if not args.kernel_file:
         from .registry import get_kernel
@@ -184,24 +166,8 @@ def _launch_facts(args, gpu, cc) -> dict:
         if not spec.launchable:
             raise UserError(f"{spec.name}: torch chooses its own grid; pick a Triton or Numba kernel")
         return launch_facts(spec, args.elements, args.block, args.warps, gpu.sm_count, cc)
-    from .declarations import DeclarationProcess
-    from .kernel_file import file_digest, split_path
-    from .user_code import cached_facts, check_facts
-
-    path, named = split_path(args.kernel_file)
-    path = os.path.abspath(path)
-    digest = file_digest(path)  # missing, not a regular file, too big: one line, no process
-    wanted = named or args.kernel
-    request = (wanted, args.elements, args.block, args.warps, gpu.sm_count,
-               list(cc) if cc else None)
-
-    def ask() -> dict:
-        with DeclarationProcess(path) as process:
-            name = _pick(path, process.describe(), wanted)
-            return process.launch(name, args.elements, args.block, args.warps, gpu.sm_count, cc)
-
-    facts = cached_facts(path, digest, request, ask)  # the same file and launch: no process
-    return check_facts(facts, f"{path}: {facts.get('name', wanted) if isinstance(facts, dict) else wanted}")
+    return file_launch_facts(args.kernel_file, args.kernel, args.elements, args.block, args.warps,
+                             gpu.sm_count, cc)
 
 
 def kernel_launch(args, gpu):
@@ -476,8 +442,6 @@ def cmd_calibrate(args) -> int:
             raise UserError(f"profile file must end in .json, got {args.out!r}")
         check_writable(args.out)
     if args.keep_traces is not None:
-        import os
-
         os.makedirs(args.keep_traces, exist_ok=True)
     result = calibrate(args.out, fit_s=args.fit_seconds, keep=args.keep_traces,
                        command="warpscope " + " ".join(sys.argv[1:]),

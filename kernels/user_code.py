@@ -267,3 +267,50 @@ def cached_facts(path: str, digest: str, request: tuple, compute) -> dict:
     except (OSError, UserError):
         pass  # a cache that cannot be written costs the next run a process
     return facts
+
+
+# --------------------------------------------------------------------------------------------
+# `explain` / `simulate --kernel-file`
+# --------------------------------------------------------------------------------------------
+def pick_kernel(path: str, found: list[dict], name: str | None) -> str:
+    """The one launchable kernel of a file's declarations (plain data) that `name` names, or
+    the only one."""
+    launchable = [d["name"] for d in found if d.get("kind") == "kernel"
+                  and d.get("backend") != "torch"]
+    if name:
+        if name not in launchable:
+            raise UserError(f"{path} has no kernel named {name!r} (it has "
+                            f"{', '.join(launchable) or 'none to launch'})")
+        return name
+    if not launchable:
+        raise UserError(f"{path}: torch chooses its own grid; declare a Triton or Numba kernel")
+    if len(launchable) > 1:
+        raise UserError(f"{path} declares {len(launchable)} kernels ({', '.join(launchable)}): "
+                        f"pick one with {path}:NAME")
+    return launchable[0]
+
+
+def file_launch_facts(file: str, kernel: str | None, elements: int, block, warps, sm_count: int,
+                      cc) -> dict:
+    """launch_facts of the kernel `file` ("FILE.py[:NAME]") declares (or `kernel` names), from
+    a process of the file's own (kernels.declarations), or the cache for the same content and
+    launch; checked field by field."""
+    import os
+
+    from .declarations import DeclarationProcess
+    from .kernel_file import file_digest, split_path
+
+    path, named = split_path(file)
+    path = os.path.abspath(path)
+    digest = file_digest(path)  # missing, not a regular file, too big: one line, no process
+    wanted = named or kernel
+    request = (wanted, elements, block, warps, sm_count, list(cc) if cc else None)
+
+    def ask() -> dict:
+        with DeclarationProcess(path) as process:
+            name = pick_kernel(path, process.describe(), wanted)
+            return process.launch(name, elements, block, warps, sm_count, cc)
+
+    facts = cached_facts(path, digest, request, ask)
+    name = facts.get("name", wanted) if isinstance(facts, dict) else wanted
+    return check_facts(facts, f"{path}: {name}")
