@@ -7,6 +7,8 @@ events, L2 flushed, median) so the file says what the stamps cost. The recorded 
 L2 flush, like every timed one. The trace is sim/'s "warpscope-trace/1" with the meta that
 kernels/trace.py's recorders write (kernel, grid, warps, registers of the stamped copy, the
 plain kernel's beside them, bytes moved), so `compare` and the window read it like any other.
+The user's file is opened and run in a kernel host (kernels/in_host.py), as `check` and `bench`
+run it, never in the command's own process.
 """
 
 from __future__ import annotations
@@ -93,25 +95,48 @@ def _trace(spec, gpu, shape, res, plain_res, stamps, elements, moved, command, t
     return trace_from_stamps(stamps.cpu().numpy(), gpu.name, meta)
 
 
-def trace_kernel_file(path: str, elements: int, block=None, num_warps: int | None = None,
-                      command: str = "", name: str | None = None) -> Trace:
-    """Open the file (here: the caller runs this in the process that may run the user's code),
-    pick its one Triton kernel (or `name`), and trace it."""
-    from .kernel_file import open_kernel_file, split_path
-
-    file, named = split_path(path)
-    name = name or named
-    specs = [s for s in open_kernel_file(file) if s.launchable]
+def pick_kernel(specs, file: str, name: str | None):
+    """The one launchable kernel of a file's specs that `name` names, or the only one."""
+    specs = [s for s in specs if s.launchable]
     if name:
         match = [s for s in specs if s.name == name]
         if not match:
             raise UserError(f"{file} has no kernel named {name!r} (it has "
                             f"{', '.join(s.name for s in specs) or 'none to launch'})")
-        specs = match
+        return match[0]
     if len(specs) != 1:
-        raise UserError(f"{file} declares {len(specs)} kernels "
+        raise UserError(f"{file} declares {len(specs)} kernels to launch "
                         f"({', '.join(s.name for s in specs)}): pick one with {file}:NAME")
-    return record_file_trace(specs[0], elements, block, num_warps, command)
+    return specs[0]
+
+
+def trace_job(file: str, name: str | None, elements: int, block, num_warps: int | None,
+              command: str, limits, ctx) -> Trace:
+    """In a kernel host (kernels/in_host.py): open the file, pick its kernel, trace it."""
+    from .in_host import OPENED, open_files
+
+    spec = pick_kernel(open_files([file], limits), file, name)
+    ctx.progress(0, 0, OPENED)
+    return record_file_trace(spec, elements, block, num_warps, command)
+
+
+def trace_kernel_file(path: str, elements: int, block=None, num_warps: int | None = None,
+                      command: str = "") -> Trace:
+    """The trace of FILE[:NAME]'s kernel, recorded in a fresh kernel host: the user's file runs
+    there, never in this process, under kernels.declarations.Limits."""
+    import functools
+    import os
+
+    from .declarations import Limits
+    from .in_host import run_in_host
+    from .kernel_file import file_digest, split_path
+
+    file, name = split_path(path)
+    file = os.path.abspath(file)
+    file_digest(file)  # missing, not a regular file, too big: one line before any process
+    limits = Limits.from_env()
+    return run_in_host(functools.partial(trace_job, file, name, elements, block, num_warps,
+                                         command, limits), limits=limits, files=[file])
 
 
 def cmd_trace_file(args, spin_only) -> int:

@@ -165,3 +165,28 @@ def test_the_proton_probe_wraps_the_program_in_one_scope_and_adds_no_argument():
     assert sorted(calls) == [f"{PREFIX}pl.enter_scope('program')",
                              f"{PREFIX}pl.exit_scope('program')",
                              f"{PREFIX}pl.exit_scope('program')"]  # the early return and the end
+
+
+TWO_KERNELS = """
+import triton, triton.language as tl
+@triton.jit
+def first(x_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, BLOCK_SIZE), tl.load(x_ptr + tl.arange(0, BLOCK_SIZE)))
+@triton.jit
+def second(x_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, BLOCK_SIZE), tl.load(x_ptr + tl.arange(0, BLOCK_SIZE)))
+WARPSCOPE = [dict(kernel=first, inputs=1, block=dict(BLOCK_SIZE=64)),
+             dict(kernel=second, inputs=1, block=dict(BLOCK_SIZE=64))]
+"""
+
+
+def test_the_file_is_opened_in_a_kernel_host_and_its_kernel_picked_there(tmp_path):
+    """The choice among a file's kernels is made in the child process that runs the file (two
+    kernels and no name: one line). One host start, about 15 s here: the real child process."""
+    from kernels.trace_file import trace_kernel_file
+
+    kfile = tmp_path / "two.py"
+    kfile.write_text(TWO_KERNELS)
+    with pytest.raises(UserError, match=r"declares 2 kernels to launch \(first, second\)") as err:
+        trace_kernel_file(str(kfile), 1 << 10)
+    assert "\n" not in str(err.value)
