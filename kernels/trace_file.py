@@ -28,7 +28,8 @@ def record_file_trace(spec, elements: int, block=None, num_warps: int | None = N
 
     if spec.backend != "triton":
         raise UserError(f"{spec.name} is a {spec.backend} kernel: trace --kernel-file stamps "
-                        "Triton kernels (Numba: see benchmarks/RESULTS.md, run G)")
+                        "Triton kernels (Numba's stamps are an experiment: "
+                        "benchmarks/NOTES-trace-file.md)")
     gpu = require_gpu()
     import torch
 

@@ -190,3 +190,33 @@ def test_the_file_is_opened_in_a_kernel_host_and_its_kernel_picked_there(tmp_pat
     with pytest.raises(UserError, match=r"declares 2 kernels to launch \(first, second\)") as err:
         trace_kernel_file(str(kfile), 1 << 10)
     assert "\n" not in str(err.value)
+
+
+def test_a_kernel_file_trace_says_what_compare_needs_and_what_the_stamps_cost(tmp_path):
+    """The file `trace --kernel-file` writes (from made-up stamps: recording needs a GPU) loads
+    as a trace, names its launch for `compare`, and carries the command and the overhead."""
+    import torch
+
+    from kernels.launch import Resources
+    from kernels.registry import get_kernel
+    from kernels.trace_file import _trace
+    from sim.compare import launch_of_trace
+    from sim.devices import preset
+    from sim.trace import load_trace, write_trace
+
+    h200, spec = preset("H200"), get_kernel("add_triton")
+    shape = spec.launch_shape(1 << 12, None, h200.sm_count)
+    rows = [[b % 132, 1000 + 10 * b, 1800 + 10 * b] for b in range(shape.grid_blocks)]
+    timing = {"untraced_median_us": 8.0, "traced_median_us": 8.2, "overhead_percent": 2.5}
+    trace = _trace(spec, h200, shape, Resources(30, 0, 0), Resources(26, 0, 0),
+                   torch.tensor(rows, dtype=torch.int64), 1 << 12, 3 * 4 * (1 << 12),
+                   "warpscope trace --kernel-file f.py --elements 2^12 --out t.json", timing)
+    write_trace(tmp_path / "t.json", trace)
+    back = load_trace(tmp_path / "t.json")
+    meta = back.meta
+    assert meta["command"].startswith("warpscope trace --kernel-file")
+    assert (meta["regs_per_thread"], meta["untraced_regs_per_thread"]) == (30, 26)
+    assert meta["overhead_percent"] == 2.5 and meta["wait"] is None
+    launch = launch_of_trace(back, h200)
+    assert (launch.blocks, launch.threads_per_block, launch.wait) == (4, 128, "memory")
+    assert back.end_us.max() == pytest.approx(0.83)  # 1800 + 30 ns after the first start
