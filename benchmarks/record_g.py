@@ -33,7 +33,9 @@ def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def _attempt(rows: list, name: str, command: str, fn) -> None:
+def _attempt(rows: list, name: str, command: str, fn, out: str = "", part: str = "") -> None:
+    """Run fn, keep its result or its error as a row; with out and part, write the index at
+    once (a part killed by its timeout keeps the rows it had)."""
     log(name)
     row = {"name": name, "command": command}
     try:
@@ -43,6 +45,8 @@ def _attempt(rows: list, name: str, command: str, fn) -> None:
         row["traceback"] = traceback.format_exc()[-2000:]
         log(f"  failed: {row['error']}")
     rows.append(row)
+    if out:
+        _write(out, part, rows)
 
 
 def _write(out: str, part: str, rows: list) -> int:
@@ -73,11 +77,11 @@ def part_builtins(out: str) -> int:
                        f"get_kernel({name!r}), {1 << p}, overhead_reps=50)")
             _attempt(rows, f"{name}_n{p}", command, lambda n=name, p=p, c=command: _save(
                 out, f"{n}_n{p}", record_file_trace(get_kernel(n), 1 << p, command=c,
-                                                    overhead_reps=50)))
+                                                    overhead_reps=50)), out, "builtins")
     return _write(out, "builtins", rows)
 
 
-def _proton_run(out: str, spec, n: int, tag: str) -> dict:
+def _proton_run(out: str, spec, n: int, tag: str, data: str = "trace") -> dict:
     """One launch of the Proton-scoped copy under Proton's instrumentation backend."""
     import torch
     import triton.profiler as proton
@@ -94,16 +98,19 @@ def _proton_run(out: str, spec, n: int, tag: str) -> dict:
     launch = bind_triton(spec, shape, kernel_args(spec, inputs, out_arr, n),
                          kernel=instrument(resolve(spec.kernel), probe="proton"))
     stem = os.path.join(out, f"proton_{tag}")
-    proton.start(stem, data="trace", backend="instrumentation", mode=proton.mode.Default())
+    proton.start(stem, data=data, backend="instrumentation", mode=proton.mode.Default())
     launch.run()
     torch.cuda.synchronize()
     proton.finalize()
     made = sorted(glob.glob(stem + "*"))
     if not made:
         raise RuntimeError("Proton wrote no file")
+    if data != "trace":  # a hatchet tree: per-scope totals, no timeline
+        return {"files": [os.path.basename(f) for f in made], "data": data,
+                "bytes": os.path.getsize(made[0])}
     with open(made[0], encoding="utf-8") as fh:
-        data = json.load(fh)
-    events = data.get("traceEvents", []) if isinstance(data, dict) else data
+        doc = json.load(fh)
+    events = doc.get("traceEvents", []) if isinstance(doc, dict) else doc
     ctas = {e.get("pid") for e in events if isinstance(e, dict)}
     return {"files": [os.path.basename(f) for f in made], "events": len(events),
             "programs_launched": shape.grid_blocks, "ctas_in_trace": len(ctas),
@@ -124,7 +131,12 @@ def part_proton(out: str) -> int:
         command = (f"python3 benchmarks/record_g.py proton: {spec.name} at {n}, one Proton "
                    "scope around the program (kernels/instrument.py probe 'proton'), "
                    "proton.start(data='trace', backend='instrumentation')")
-        _attempt(rows, f"proton_{tag}", command, lambda s=spec, n=n, t=tag: _proton_run(out, s, n, t))
+        _attempt(rows, f"proton_{tag}", command,
+                 lambda s=spec, n=n, t=tag: _proton_run(out, s, n, t), out, "proton")
+    if all("error" in r for r in rows[1:]):  # no timeline: does the tree (per-scope cycles) work?
+        _attempt(rows, "proton_softmax_n22_tree", "the same, data='tree'",
+                 lambda: _proton_run(out, softmax, 1 << 22, "softmax_n22_tree", data="tree"),
+                 out, "proton")
     return _write(out, "proton", rows)
 
 
@@ -215,7 +227,7 @@ def part_numba(out: str) -> int:
             command = (f"python3 benchmarks/record_g.py numba: the stencil example, "
                        f"{1 << p} elements, stamps linked from the .{kind}")
             _attempt(rows, f"stencil_{kind}_n{p}", command,
-                     lambda p=p, link=link: _numba_trace(out, 1 << p, link()))
+                     lambda p=p, link=link: _numba_trace(out, 1 << p, link()), out, "numba")
         if len([r for r in rows if "error" not in r]) > before:
             break  # this link works: no need for the other
     return _write(out, "numba", rows)
