@@ -220,3 +220,32 @@ def test_a_kernel_file_trace_says_what_compare_needs_and_what_the_stamps_cost(tm
     launch = launch_of_trace(back, h200)
     assert (launch.blocks, launch.threads_per_block, launch.wait) == (4, 128, "memory")
     assert back.end_us.max() == pytest.approx(0.83)  # 1800 + 30 ns after the first start
+
+
+NUMBA_PTX = """
+import sys
+sys.path.insert(0, {root!r})
+from kernels.compat import numba_cuda
+from kernels.instrument import instrument_numba
+from kernels.kernel_file import open_kernel_file
+from numba import types
+cuda = numba_cuda()
+spec = open_kernel_file({root!r} + "/resources/examples/stencil_numba.py", cpu_fallback=False)[0]
+stamped = instrument_numba(spec.kernel)
+sig = (types.uint64[:, :], types.float32[:, :], types.float32[:, :])
+ptx, _ = cuda.compile(stamped.py_func, sig, cc=(9, 0), output="ptx")
+print(ptx.count("call.uni"), "warpscope_smid" in ptx, "warpscope_globaltimer" in ptx)
+"""
+
+
+def test_the_numba_copy_types_and_calls_the_linked_readers():
+    """The experimental Numba copy (the stencil example) compiles to PTX for sm_90 with calls to
+    both functions of kernels/numba_stamps.cu; linking them needs NVRTC and a GPU (run G)."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    done = subprocess.run([sys.executable, "-c", NUMBA_PTX.format(root=str(ROOT))],
+                          capture_output=True, text=True, env=env, timeout=300)
+    if "DynamicLibNotFoundError" in done.stderr:
+        pytest.skip("numba-cuda finds no NVVM here")
+    assert done.returncode == 0, done.stderr[-3000:]
+    calls, smid, timer = done.stdout.split()
+    assert int(calls) >= 3 and smid == timer == "True"  # entry timer; exit smid and timer
