@@ -71,8 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         status = args.handler(args)
         sys.stdout.flush()  # a closed pipe or a full disk surfaces here, not at Python's exit
         return status
-    except UserError as exc:
-        return _fail(str(exc))
+    except UserError as exc:  # status 1 where the user's own code failed (kernels.user_code)
+        return _fail(str(exc), getattr(exc, "exit_status", 2))
     except KeyboardInterrupt:
         print("warpscope: interrupted", file=sys.stderr)
         return 130
@@ -124,7 +124,7 @@ def _occupy_closed_streams() -> None:
         sys.stderr = io.StringIO()
 
 
-def _fail(message: str) -> int:
+def _fail(message: str, status: int = 2) -> int:
     try:
         sys.stdout.flush()
     except (OSError, ValueError):  # unwritable stdout must not fail again at exit
@@ -136,7 +136,7 @@ def _fail(message: str) -> int:
         print(f"warpscope: error: {line}", file=sys.stderr, flush=True)
     except OSError:
         pass
-    return 2
+    return status
 
 
 def _short(text) -> str:

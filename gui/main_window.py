@@ -27,6 +27,7 @@ from gui import style, teach_panels
 from gui.adapter import Debouncer, HostRunner, PlaybackClock, TaskOutcome, TaskRunner
 from gui.file_jobs import FileJobs
 from gui.export import ExportItem, export_to_folder, save_png_message
+from gui.export_folder import SUBFOLDER, foreign_files
 from gui.jobs import BandwidthJobs, BenchJobs
 from gui.models.bench import BenchModel
 from gui.models.launch import LaunchInputs, LaunchModel, compute_state
@@ -488,12 +489,27 @@ class MainWindow(QMainWindow):
         folder = QFileDialog.getExistingDirectory(self, "Export everything to a folder")
         if not folder:
             return
+        force = False
         try:
-            files = export_to_folder(folder, self.export_all)  # replaces an earlier export whole
+            strangers = foreign_files(Path(folder))  # files WarpScope did not write: never touched
+        except ValueError as exc:
+            self.show_message(f"Export failed: {exc}", error=True)
+            return
+        if strangers:
+            answer = QMessageBox.question(
+                self, "Export into a folder with other files?",
+                f"{folder} holds files WarpScope did not write ({', '.join(strangers[:3])}"
+                f"{', …' if len(strangers) > 3 else ''}).\n\nExport into its subfolder "
+                f"{SUBFOLDER}/ instead? Your files are not touched.")
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+            force = True
+        try:  # replaces an earlier export whole, in one rename
+            files = export_to_folder(folder, self.export_all, force)
         except (OSError, ValueError) as exc:
             self.show_message(f"Export failed: {exc}", error=True)
             return
-        self.show_message(f"Exported {len(files)} files to {folder}")
+        self.show_message(f"Exported {len(files)} files to {files[0].parent if files else folder}")
 
     def _on_screenshot(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "warpscope.png", "PNG (*.png)")

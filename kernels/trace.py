@@ -310,6 +310,17 @@ def summarize_trace(trace: Trace) -> dict:
             "predicted_blocks_per_sm": predicted.get("blocks_per_sm")}
 
 
+def say_trace(trace: Trace, out) -> None:
+    """The two lines `trace` prints: what the recorded schedule says, and where it went."""
+    s = summarize_trace(trace)
+    print(f"{s['blocks']} blocks on {s['sms_used']} SMs in {s['makespan_us']:.1f} us "
+          f"(textbook {s['textbook_makespan_us'] or float('nan'):.1f}); "
+          f"{s['started_within_0_5us']} started within 0.5 us; at most "
+          f"{s['max_resident_per_sm']} resident per SM (predicted {s['predicted_blocks_per_sm']}); "
+          f"first blocks on SMs {s['first_blocks_sm']}")
+    print(f"wrote {out}")
+
+
 def check_trace(trace: Trace) -> list[str]:
     """What must hold in any real trace; returns the problems (empty = fine)."""
     problems = []
