@@ -127,7 +127,7 @@ def _versions() -> dict:
     import torch
     import triton
 
-    return {"triton_version": triton.__version__, "torch_version": torch.__version__}
+    return {"triton_version": str(triton.__version__), "torch_version": str(torch.__version__)}  # plain str: TorchVersion does not cross the kernel host
 
 
 def trace_from_stamps(stamps: np.ndarray, gpu_name: str, meta: dict) -> Trace:
