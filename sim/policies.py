@@ -26,10 +26,10 @@ from sim.dispatch_profile import WAITS, DispatchProfile, profile_for
 from sim.errors import UserError
 from sim.occupancy import Occupancy
 from sim.matmul_work import BlockWork
-from sim.predict import H200_FIT
-from sim.scheduler import (MemoryBoundCost, Placement, Simulation, SmOrderPlacement,
+from sim.scheduler import (Placement, Simulation, SmOrderPlacement,
                            TpcSpreadPlacement, UniformCost, simulate)
 from sim.throughput import ComputeBoundCost, LaunchWork
+from sim.launch_model import BYTES_PER_ELEMENT_ADD, Launch, TripCost
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +43,9 @@ class Policy:
 COST_MODELS: dict[str, Policy] = {p.id: p for p in (
     Policy("uniform", "uniform", "every block takes the same time (--duration-us)"),
     Policy("memory", "memory-bound",
-           "a block moves its bytes at its share of DRAM bandwidth, never faster than one DRAM "
-           "round trip; SMs start one block at a time (fitted on the H200)", ("memory-bound",)),
+           "the launch model's memory-bound blocks (sim.launch_model): each SM's resident blocks "
+           "queue at its dispatcher and its share of the bandwidth between DRAM round trips; "
+           "constants per GPU from resources/physics", ("memory-bound",)),
     Policy("compute", "compute-bound",
            "a block's FLOPs at its SM's share of the tensor rate plus its DRAM traffic at its "
            "share of the bandwidth; a persistent program runs its tiles in turn (sim.throughput, "
@@ -111,14 +112,16 @@ class CostParams:
 
     duration_us: float = 10.0  # uniform: every block
     jitter: float = 0.0  # uniform: +- fraction of seeded variation per block
-    bytes_per_element: float = 12.0  # memory: vector add of float32
-    overhead_us: float = 0.0  # memory: fixed time per block
-    latency_us: float = H200_FIT.latency_us  # memory: no block beats one DRAM round trip
+    bytes_per_element: float = BYTES_PER_ELEMENT_ADD  # memory: vector add of float32
+    overhead_us: float = 0.0  # memory: fixed time per block on top of the launch model's
+    latency_us: float = 0.0  # memory: no block is shorter than this (0: the model's own time)
     # memory: an SM starts one block this often (None: the schedule's: the dispatch profile's
     # when calibrated, none in the textbook)
     sm_dispatch_us: float | None = None
     work: BlockWork | LaunchWork | None = None  # compute: what each block does (sim.throughput)
     dtype: str = "float16"  # compute: which tensor rate
+    loop_trips: int = 1  # memory: DRAM round trips a block makes in a row (a grid-stride loop)
+    ceiling_gbps: float | None = None  # memory: a measured copy ceiling (default: the GPU's)
     wait: str = "spin"  # uniform: what the warps do while resident (holds blocks back or not)
     seed: int = 0  # the calibrated schedule's random draws
 
@@ -158,8 +161,13 @@ def _make_cost(cid: str, gpu: GpuSpec, elements: int, elements_per_block: int, n
             raise UserError(f"the work describes {work.n_blocks:,} blocks, the grid has "
                             f"{n_blocks + first_block:,}")
         return ComputeBoundCost.for_gpu(gpu, work, params.dtype, first_block=first_block)
-    return MemoryBoundCost.for_launch(gpu, elements, elements_per_block, params.bytes_per_element,
-                                      params.overhead_us, params.latency_us, n_blocks=n_blocks)
+    # the launch model's block cost for the whole grid (its bytes per block, its loop trips)
+    grid = n_blocks + first_block
+    total = elements + first_block * elements_per_block
+    trips = params.loop_trips or 1
+    launch = Launch(grid, 0, 1, total * params.bytes_per_element, total, trips)
+    return TripCost.for_gpu(gpu, launch, params.ceiling_gbps, extra_us=params.overhead_us,
+                            min_us=params.latency_us)
 
 
 def run_schedule(gpu: GpuSpec, n_blocks: int, blocks_per_sm: int, warps_per_block: int, cost,
@@ -222,8 +230,10 @@ def schedule_launch(gpu: GpuSpec, occ: Occupancy, grid_blocks: int, *, elements:
                        first)
     if isinstance(model, UniformCost) and not model.duration_us * (1 + model.jitter) < 1e12:
         raise UserError("block durations this long overflow the simulation's clock; use smaller values")
-    # compute-bound tiles keep the textbook's start times, as their throughput model was fitted
-    interval = 0.0 if isinstance(model, ComputeBoundCost) else params.sm_dispatch_us
+    # compute-bound tiles keep the textbook's starts (as fitted); the memory-bound cost's MVA
+    # holds each SM's dispatcher already
+    interval = (params.sm_dispatch_us or 0.0) if isinstance(model, (ComputeBoundCost, TripCost)) \
+        else params.sm_dispatch_us
     with np.errstate(over="ignore", invalid="ignore"):  # huge durations: reported just below
         sim = run_schedule(gpu, n_sim, occ.blocks_per_sm, occ.warps_per_block, model,
                            make_placement(placement), schedule=schedule, wait=params.wait,
