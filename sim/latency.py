@@ -320,8 +320,8 @@ def predict_loaded(gpu: GpuSpec, blocks_per_sm: int, trip: BlockTrip, *,
 
 
 def loaded_curve(gpu: GpuSpec, blocks_per_sm, trip: BlockTrip, **kwargs) -> np.ndarray:
-    """`predict_loaded(...).bandwidth_gbps` for each entry of `blocks_per_sm`."""
-    return np.array([predict_loaded(gpu, int(b), trip, **kwargs).bandwidth_gbps
+    """`predict_loaded(...).steady_gbps` for each entry of `blocks_per_sm`."""
+    return np.array([predict_loaded(gpu, int(b), trip, **kwargs).steady_gbps
                      for b in np.atleast_1d(blocks_per_sm)])
 
 

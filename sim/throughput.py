@@ -52,7 +52,7 @@ class ComputeModel:
 # overhead is the GPU's one (resources/physics, sim.launch_model): the nine traces' event time
 # minus the blocks' span (4.1 us) is a check of it.
 H200_COMPUTE_FIT = ComputeModel(
-    tensor_efficiency=1.036, memory_exposed=1.02, atomic_gbps=1800.0,
+    tensor_efficiency=1.04, memory_exposed=1.02, atomic_gbps=1800.0,
     fixup_us=5.0,
     source="fit to the matmul sawtooth and stream-K trace on the H200, 2026-12-01 "
            "(benchmarks/waves_fit.py)")
