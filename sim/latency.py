@@ -33,8 +33,8 @@ Left out on purpose: latency rising under load (queueing near the ceiling makes 
 where this one is sharp), a launch's ramp and tail (this is the steady state), caches (inputs come
 from DRAM) and any limit on outstanding requests per SM.
 
-The DRAM latency of each preset is in resources/gpus.json, with a source that says whether it was
-measured on that GPU or assumed from another. The ceiling defaults to the theoretical DRAM peak;
+The DRAM latency of each GPU is in its per-GPU data (resources/physics/<KEY>.json), with a source
+that says whether it was measured on that GPU, published, or assumed from another. The ceiling defaults to the theoretical DRAM peak;
 pass a measured copy ceiling where there is one.
 
 Measured on the H200 (benchmarks/latency_h200.json), plain Little's law with the unloaded latency
@@ -74,10 +74,11 @@ class LatencyPrediction:
 
 
 def dram_latency_ns(gpu: GpuSpec) -> float:
-    """The GPU's DRAM round trip from resources/gpus.json (UserError if it has none)."""
-    if gpu.dram_latency_ns is None:
-        raise UserError(f"no DRAM latency figure for {gpu.name}: pass latency_ns")
-    return float(gpu.dram_latency_ns)
+    """The GPU's DRAM round trip: its per-GPU data (resources/physics, sim/physics.py), the one
+    figure the launch model and this module use."""
+    from sim.physics import physics_for
+
+    return physics_for(gpu).value("dram_latency_ns")
 
 
 def bytes_in_flight_per_sm(resident_warps: int, loads_in_flight_per_thread: float,

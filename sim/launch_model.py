@@ -200,7 +200,7 @@ class TripCost:
         ceiling = float(ceiling_gbps or achievable_gbps(gpu, ph))
         return cls(gpu.sm_count, launch.bytes_moved / launch.grid_blocks / launch.loop_trips,
                    int(launch.loop_trips), ceiling,
-                   ph.value("trip_overhead_ns") + ph.value("dram_latency_ns"),
+                   ph.value("trip_overhead_ns") + ph.value("dram_latency_ns"),  # latency.dram_latency_ns
                    profile_for(gpu.name).params.sm_interval_us * 1e3, **knobs)
 
     @property
