@@ -163,7 +163,7 @@ class LaunchPrediction:
                "bytes_moved": self.bytes_moved, "bound": self.bound, "waves": self.waves,
                "tail_fraction": round(self.tail_fraction, 4), "sources": self.sources}
         if self.bytes_moved:
-            out["bandwidth_gbps"] = round(self.bandwidth_gbps, 1)
+            out["bandwidth_gbps"] = round(self.bandwidth_gbps, 3)
             out["ceiling_gbps"] = round(self.ceiling_gbps, 1)
         if self.flops:
             out["tflops"] = round(self.tflops, 2)
