@@ -53,6 +53,7 @@ import numpy as np
 
 from sim.devices import GpuSpec
 from sim.errors import UserError
+from sim.geometry import BYTES_PER_ELEMENT_ADD
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +193,7 @@ class BlockTrip:
 
     threads: int
     elements_per_thread: float = 1.0
-    bytes_per_element: float = 12.0  # moved, loads and stores (sim.launch_model.BYTES_PER_ELEMENT_ADD)
+    bytes_per_element: float = BYTES_PER_ELEMENT_ADD  # moved, loads and stores
     read_fraction: float = 2 / 3  # of those bytes, loads (they hold the warp; stores are posted)
     round_trips: int = 1  # DRAM round trips one after the other (1: every load issued up front)
 

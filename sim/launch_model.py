@@ -36,13 +36,12 @@ import numpy as np
 from sim.devices import GpuSpec
 from sim.dispatch_profile import profile_for
 from sim.errors import UserError
-from sim.geometry import LaunchGeometry
+from sim.geometry import BYTES_PER_ELEMENT_ADD, LaunchGeometry
 from sim.latency import BUSY, mean_value_analysis
 from sim.occupancy import Occupancy
 from sim.physics import GpuPhysics, physics_for
 from sim.scheduler import Simulation
 
-BYTES_PER_ELEMENT_ADD = 12.0  # a vector add of float32: loads x and y, stores out (3 x 4 B)
 MODES = ("memory", "compute", "uniform")
 MAX_WAVES = 12  # a longer grid: the leading full waves (all alike) are counted, not simulated
 

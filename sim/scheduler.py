@@ -242,7 +242,7 @@ class Simulation:
 
     @property
     def waves_fractional(self) -> float:
-        return (self.n_blocks + self.first_block) / self.n_slots
+        return self.timeline.waves_fractional
 
     @cached_property
     def timeline(self) -> Timeline:

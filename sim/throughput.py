@@ -188,7 +188,9 @@ class MatmulPrediction:
     @property
     def waves(self) -> float:
         """Tiles over the tiles that run at once: 133 / 132 = 1.008 (two waves for the tiled kernel)."""
-        return self.tiles / self.concurrent_tiles
+        from sim.geometry import waves_of
+
+        return waves_of(self.tiles, self.concurrent_tiles)
 
     @property
     def work(self) -> BlockWork:

@@ -105,6 +105,13 @@ class Timeline:
     def waves(self) -> int:
         return int(self.wave.max()) + 1 if self.n_blocks else 0
 
+    @property
+    def waves_fractional(self) -> float:
+        """The whole grid in waves of `capacity` blocks (sim.geometry.waves_of)."""
+        from sim.geometry import waves_of
+
+        return waves_of(self.grid_blocks, self.capacity)
+
     @cached_property
     def wave_starts_us(self) -> np.ndarray:
         """When each wave's first block started."""

@@ -253,7 +253,7 @@ class QtSmView(QWidget):
         running, queued, wave = frame.running, frame.queued, frame.wave
         warps_busy = running * rec.occ.warps_per_block
         full = rec.full_warps
-        total_waves = tl.grid_blocks / tl.capacity
+        total_waves = tl.waves_fractional
         f = QFont(self.font())
         f.setPointSizeF(10.5)
         f.setBold(True)
