@@ -281,11 +281,12 @@ def _assemble(gpu: GpuSpec, launch: Launch, mode: str, sim: Simulation, cost,
     tl = sim.timeline
     makespan = tl.whole_launch_us
     ceiling = getattr(cost, "ceiling_gbps", 0.0) or achievable_gbps(gpu, ph)
+    extra = 0.0  # the fill's floor beyond the schedule (memory-bound): part of the fill
     if isinstance(cost, TripCost):
         # the busiest SM's port cannot start before the first trip's loads come back
         sms = min(gpu.sm_count, launch.grid_blocks)
         busiest = math.ceil(launch.grid_blocks / sms) * launch.bytes_moved / launch.grid_blocks
-        makespan = max(makespan, (cost.first_trip_ns + busiest / (ceiling / sms)) / 1e3)
+        extra = max(0.0, (cost.first_trip_ns + busiest / (ceiling / sms)) / 1e3 - makespan)
         bound = cost.bound(min(launch.grid_blocks, gpu.sm_count * launch.blocks_per_sm))
     else:
         bound = "compute" if mode == "compute" else "block time"
@@ -296,6 +297,7 @@ def _assemble(gpu: GpuSpec, launch: Launch, mode: str, sim: Simulation, cost,
     fill = min(fill, tl.tail_start_us)
     tail = tl.tail_us
     full = max(0.0, makespan - fill - tail)
+    fill += extra
     names = ("launch_overhead_us", "dram_latency_ns", "copy_fraction", "trip_overhead_ns") \
         if mode == "memory" else ("launch_overhead_us",)
     return LaunchPrediction(gpu.name, mode, sim, ph.value("launch_overhead_us"), fill, full, tail,
