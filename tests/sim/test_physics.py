@@ -97,3 +97,13 @@ def test_calibrate_writes_the_same_format_and_old_files_still_load(tmp_path):
     old = {"format": "warpscope-dispatch/1", **profile.to_json()}
     (tmp_path / "old.json").write_text(json.dumps(old))
     assert load_profile(tmp_path / "old.json") == load_profile(tmp_path / "L40S.json") == profile
+
+
+def test_writing_a_profile_into_a_per_gpu_file_keeps_its_constants(tmp_path):
+    """benchmarks/dispatch_fit.py rewrites resources/physics/H200.json: only its dispatch section."""
+    path = tmp_path / "H200.json"
+    path.write_text((PHYSICS_DIR / "H200.json").read_text())
+    before = read_physics(path).constants
+    save_profile(path, DispatchProfile("NVIDIA H200", True, "2026-12-24", "refit"))
+    after = read_physics(path)
+    assert after.constants == before and after.dispatch["date"] == "2026-12-24"
