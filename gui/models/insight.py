@@ -218,6 +218,8 @@ class InsightModel:
             if tl.skipped_waves:
                 line += (f"; the last {tl.waves:,} are drawn ({fmt_us(tl.makespan_us)}), the "
                          f"{tl.skipped_waves:,} identical ones before them are not")
+            if run.cost == "uniform":  # the user's what-if block time, not this kernel's
+                line += " (uniform blocks: a what-if, not this kernel's time)"
             lines.append(line)
         return lines
 
