@@ -279,7 +279,7 @@ def predict_launch(gpu: GpuSpec, launch: Launch, mode: str = "memory", *,
 def _assemble(gpu: GpuSpec, launch: Launch, mode: str, sim: Simulation, cost,
               ph: GpuPhysics) -> LaunchPrediction:
     tl = sim.timeline
-    makespan = tl.whole_launch_us
+    makespan = tl.whole_grid_us
     ceiling = getattr(cost, "ceiling_gbps", 0.0) or achievable_gbps(gpu, ph)
     extra = 0.0  # the fill's floor beyond the schedule (memory-bound): part of the fill
     if isinstance(cost, TripCost):
