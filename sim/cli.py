@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -17,7 +17,8 @@ from sim.occupancy import LIMITERS, occupancy
 from sim.dispatch_profile import WAITS, profile_for
 from sim.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
                           cost_model_id, make_placement, placement_id, schedule_id)
-from sim.launch_model import MAX_WAVES, BYTES_PER_ELEMENT_ADD, TripCost, launch_of, predict_geometry, predict_launch
+from sim.launch_model import (MAX_WAVES, BYTES_PER_ELEMENT_ADD, TripCost, default_mode, launch_of,
+                              predict_geometry, predict_launch)
 from sim.trace import MIN_BLOCK_US, check_trace_size, save_trace
 from sim.units import fmt_bytes
 
@@ -56,10 +57,10 @@ def register(subparsers) -> None:
                                           "print waves, makespan and the tail.")
     add_launch_arguments(p)
     p.add_argument("--cost", type=_policy_type(cost_model_id), choices=list(COST_MODELS),
-                   default="memory",
-                   help="block durations: 'memory' (default: the launch model's memory-bound "
-                        "blocks, sim/launch_model.py), 'uniform' (every block --duration-us) or "
-                        "'compute' (a kernel that declares its FLOPs)")
+                   default=None,
+                   help="block durations: 'memory' (the launch model's memory-bound blocks, "
+                        "sim/launch_model.py; the default), 'compute' (the default for a tiled "
+                        "matmul --kernel) or 'uniform' (every block --duration-us)")
     p.add_argument("--duration-us", type=arg_real("--duration-us", MIN_BLOCK_US, MAX_US), default=10.0,
                    help="block duration for --cost uniform")
     p.add_argument("--jitter", type=arg_real("--jitter", 0, 0.9), default=0.0,
@@ -155,6 +156,8 @@ class KernelLaunch:
     note: str  # where the numbers come from, for the printout
     compiled: CompiledFacts | None = None
     sizes: dict | None = None  # the kernel's named sizes (a matmul's M, N, K)
+    declaration: object = None  # the kernel's declaration (kernels.spec.KernelSpec), for its work
+    block_params: dict | None = None  # the block parameters launched (BLOCK_SIZE, num_warps, ...)
 
 
 def resolve_launch(args):
@@ -231,7 +234,8 @@ def explain_payload(gpu, occ, geo, kernel=None) -> dict:
     if prediction is not None:
         payload.update(prediction.summary())
     if kernel is not None:
-        payload["kernel"] = asdict(kernel)
+        payload["kernel"] = asdict(replace(kernel, declaration=None))
+        del payload["kernel"]["declaration"]
     return payload
 
 
@@ -254,17 +258,30 @@ def cmd_explain(args) -> int:
     print(f"  => {occ.explain()} (theoretical: what the limits allow)\n")
     prediction = launch_prediction(gpu, occ, geo, kernel)
     if prediction is not None:
-        _print_table("Predicted (sim/launch_model.py, memory-bound; constants from "
-                     "resources/physics)", prediction_rows(prediction))
+        _print_table(f"Predicted (sim/launch_model.py, {COST_MODELS[prediction.mode].title}; "
+                     "constants from resources/physics)", prediction_rows(prediction))
     print_findings(_findings(gpu, occ, geo, kernel))
     return 0
 
 
+def kernel_work(gpu, occ, geo, kernel):
+    """What each block of a named kernel does (sim.throughput.LaunchWork), or None."""
+    if kernel is None or kernel.declaration is None or not occ.can_launch:
+        return None
+    from sim.throughput import launch_work
+
+    sizes = kernel.sizes if kernel.sizes and set(kernel.sizes) != {"n"} else None
+    return launch_work(kernel.declaration, geo.elements, kernel.block_params or {}, gpu,
+                       occ.blocks_per_sm, geo.blocks, sizes)
+
+
 def launch_prediction(gpu, occ, geo, kernel=None):
-    """The launch model's answer for the launch, as memory-bound (None: it cannot run)."""
+    """The launch model's answer for the launch in its kernel's mode (sim.launch_model.
+    default_mode: a tiled matmul compute-bound, the rest memory-bound); None: it cannot run."""
     if not occ.can_launch:
         return None
-    return predict_geometry(gpu, occ, geo, bytes_moved=kernel.bytes_moved if kernel else None)
+    return predict_geometry(gpu, occ, geo, bytes_moved=kernel.bytes_moved if kernel else None,
+                            work=kernel_work(gpu, occ, geo, kernel))
 
 
 def prediction_rows(p) -> list[tuple[str, str, str]]:
@@ -295,6 +312,9 @@ def cmd_simulate(args) -> int:
     if args.trace:
         check_writable(args.trace)
         check_trace_size(geo.blocks)
+    work = kernel_work(gpu, occ, geo, kernel)
+    if args.cost is None:
+        args.cost = default_mode(getattr(work, "kernel", None))
     if args.cost == "uniform" and args.jitter and geo.blocks > MAX_JITTER_BLOCKS:
         raise UserError(f"with --jitter every block ends at its own time and is simulated one by one: "
                         f"at most {MAX_JITTER_BLOCKS:,} blocks, got {geo.blocks:,}")
@@ -303,8 +323,15 @@ def cmd_simulate(args) -> int:
     if args.cost == "memory" and not bytes_moved > 0:
         raise UserError("memory-bound blocks that move no bytes take no time: give "
                         "--bytes-per-element above 0 (a block must take at least 0.001 us)")
+    extra = {}
+    if args.cost == "compute":
+        if work is None:
+            raise UserError("the compute-bound model needs a kernel that says what each block "
+                            "computes (a matmul kernel); use the memory-bound or uniform model")
+        built = work.build()
+        extra = dict(work=built, flops=float(np.sum(built.flops)))
     launch = launch_of(occ, geo, bytes_moved=bytes_moved, duration_us=args.duration_us,
-                       wait=args.wait)
+                       wait=args.wait, **extra)
     profile = profile_for(gpu.name)
     cost = None
     if args.cost == "memory":

@@ -15,6 +15,7 @@ import numpy as np
 
 from sim.advice import MIN_IMPACT
 from sim.devices import GpuSpec
+from sim.errors import UserError
 from sim.geometry import LaunchGeometry, launch_geometry
 from sim.launch_model import LaunchPrediction, predict_geometry
 from sim.occupancy import Occupancy, occupancy
@@ -66,12 +67,16 @@ def launch_on(gpu: GpuSpec, elements: int, threads_per_block: int, regs_per_thre
 
 
 def side_of(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *, bytes_moved: int | None = None,
-            ceiling_gbps: float | None = None) -> LaunchSide:
-    """One side from an occupancy and geometry worked out elsewhere (the window's launch)."""
+            ceiling_gbps: float | None = None, work=None) -> LaunchSide:
+    """One side from an occupancy and geometry worked out elsewhere (the window's launch);
+    `work` (the kernel's sim.throughput.LaunchWork) picks its mode (sim.launch_model.default_mode)."""
     prediction = None
     if occ.can_launch and gpu.dram_latency_ns is not None:
-        prediction = predict_geometry(gpu, occ, geo, bytes_moved=bytes_moved,
-                                      ceiling_gbps=ceiling_gbps)
+        try:
+            prediction = predict_geometry(gpu, occ, geo, bytes_moved=bytes_moved,
+                                          ceiling_gbps=ceiling_gbps, work=work)
+        except UserError:  # more tiles than the simulator keeps: no predicted time
+            prediction = None
     return LaunchSide(gpu, occ, geo, prediction)
 
 

@@ -305,9 +305,29 @@ def _assemble(gpu: GpuSpec, launch: Launch, mode: str, sim: Simulation, cost,
                             {n: ph.constant(n).label for n in names})
 
 
+def default_mode(declaration) -> str:
+    """The mode a kernel is predicted in: "compute" for a tiled matrix product (its blocks' FLOPs
+    and tiles, sim.throughput), else "memory". The one rule `explain`, `simulate` and the window
+    share."""
+    from sim.throughput import is_tiled_matmul
+
+    return "compute" if declaration is not None and is_tiled_matmul(declaration) else "memory"
+
+
 def predict_geometry(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,
-                     bytes_moved: float | None = None, mode: str = "memory",
+                     bytes_moved: float | None = None, mode: str | None = None, work=None,
                      ceiling_gbps: float | None = None, **kw) -> LaunchPrediction:
-    """`predict_launch` for a launch the occupancy and geometry describe (the surfaces' path)."""
-    return predict_launch(gpu, launch_of(occ, geo, bytes_moved=bytes_moved), mode,
+    """`predict_launch` for a launch the occupancy and geometry describe (the surfaces' path).
+    `work`: the kernel's sim.throughput.LaunchWork (or a BlockWork); `mode` None: default_mode
+    of its kernel."""
+    if mode is None:
+        mode = default_mode(getattr(work, "kernel", None))
+    extra = {}
+    if mode == "compute":
+        if work is None:
+            raise UserError("the compute-bound model needs a kernel that says what each block "
+                            "computes (a matmul kernel); use the memory-bound or uniform model")
+        built = work.build() if hasattr(work, "build") else work
+        extra = dict(work=built, flops=float(np.sum(built.flops)))
+    return predict_launch(gpu, launch_of(occ, geo, bytes_moved=bytes_moved, **extra), mode,
                           ceiling_gbps=ceiling_gbps, **kw)

@@ -264,8 +264,12 @@ class InsightModel:
         self._trip, self._basis = block_trip_of(st.geometry, st.bytes_moved)
         self._prediction = predict_loaded(st.spec, st.occ.blocks_per_sm, self._trip,
                                           ceiling_gbps=ceiling, grid_blocks=st.geometry.blocks)
-        self._launch = predict_geometry(st.spec, st.occ, st.geometry, bytes_moved=st.bytes_moved,
-                                        ceiling_gbps=ceiling)
+        try:  # a matmul kernel is compute-bound (sim.launch_model.default_mode)
+            self._launch = predict_geometry(st.spec, st.occ, st.geometry,
+                                            bytes_moved=st.bytes_moved, ceiling_gbps=ceiling,
+                                            work=st.work)
+        except UserError:  # e.g. more tiles than the simulator keeps: no whole-launch line
+            self._launch = None
         self._sm = min(self._sm, st.spec.sm_count - 1)
 
     def _find_ceiling(self) -> tuple[float, str]:

@@ -42,3 +42,27 @@ def test_every_surface_gives_one_whole_launch_time(gpu, capsys):
         assert out["bytes_moved"] == 12 * elements
         assert window.bandwidth_gbps * window.whole_launch_us * 1e3 == pytest.approx(12 * elements)
         assert explained["tail_fraction"] == simulated["tail_fraction"], where
+
+
+def test_a_tiled_matmul_is_one_compute_bound_time_everywhere(capsys):
+    """`explain`, `simulate` and predict_matmul (the Waves and Bandwidth panels) give a matmul
+    kernel one whole-launch time, compute-bound, with its launch overhead."""
+    from kernels.registry import get_kernel
+    from sim.devices import preset
+    from sim.occupancy import occupancy
+    from sim.throughput import estimated_registers, pipeline_smem_bytes, predict_matmul
+
+    spec = get_kernel("matmul_tiled")
+    params = spec.block_params(None)
+    regs, smem = estimated_registers(params), pipeline_smem_bytes(params)
+    args = ("--kernel", "matmul_tiled", "--gpu", "H200", "--elements", "4096", "--regs",
+            str(regs), "--smem", str(smem))
+    explained, simulated = _cli(capsys, "explain", *args), _cli(capsys, "simulate", *args)
+    waves = predict_matmul(spec, dict(M=4096, N=4096, K=4096), preset("H200"))
+    assert explained["mode"] == simulated["mode"] == "compute"
+    assert explained["whole_launch_us"] == simulated["whole_launch_us"] == \
+        round(waves.time_us, 4) == round(waves.launch.whole_launch_us, 4)
+    assert explained["tflops"] == round(waves.tflops, 2)
+    assert waves.launch.launch_overhead_us == explained["parts_us"]["launch_overhead_us"] > 0
+    assert occupancy(preset("H200"), 32 * params["num_warps"], regs, smem).blocks_per_sm == \
+        waves.blocks_per_sm
