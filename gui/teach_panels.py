@@ -69,7 +69,7 @@ class TeachPanels:
 
 def install(win) -> TeachPanels:
     """Make the teaching models, views, docks and menu entries of `win` (a MainWindow)."""
-    insight = InsightModel(win.model, win.bench)
+    insight = InsightModel(win.model)
     compare = CompareGpusModel(win.model, insight)
     timing = TimingModel()
     latency_view = QtLatency(insight)

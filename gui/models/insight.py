@@ -1,9 +1,9 @@
 """What the latency model and the verdicts say about the launch being looked at.
 
-`InsightModel` follows the LaunchModel (and the bench results, for a measured copy ceiling): the
-launch taken as memory-bound, the launch model's whole-launch prediction (sim.launch_model), the
-steady state of its block cost (sim.latency.predict_loaded), the curves
-of the latency-hiding view, one SM's warps over time (sim.warps) and the ranked verdicts
+`InsightModel` follows the LaunchModel: the launch model's whole-launch prediction
+(sim.launch_model, at the GPU's achievable bandwidth from resources/physics: the same call
+`explain` makes), the steady state of its memory-bound block cost (sim.latency.predict_loaded),
+the curves of the latency-hiding view, one SM's warps over time (sim.warps) and the ranked verdicts
 (sim.advice.launch_findings). The measured forced-occupancy sweep of a latency run (the H200's
 is checked in) is laid beside the prediction when it was measured on this GPU. Views only draw
 what this says. No Qt here.
@@ -53,8 +53,8 @@ class InsightModel:
     changed = Signal()
     sm_changed = Signal()
 
-    def __init__(self, launch: LaunchModel, bench=None, measured: str | Path | None = CHECKED_IN):
-        self.launch, self.bench = launch, bench
+    def __init__(self, launch: LaunchModel, measured: str | Path | None = CHECKED_IN):
+        self.launch = launch
         self._measured: LatencyRun | None = None
         self.measured_error = ""
         if measured is not None:
@@ -67,8 +67,6 @@ class InsightModel:
         self._activity: tuple | None = None
         self._recompute()
         launch.changed.connect(self._on_launch_changed)
-        if bench is not None:
-            bench.result_changed.connect(self._on_launch_changed)
 
     # -- reading ---------------------------------------------------------------------------------
     @property
@@ -276,14 +274,10 @@ class InsightModel:
         return self.ceiling_for(self.gpu)
 
     def ceiling_for(self, gpu: GpuSpec) -> tuple[float, str]:
-        """(GB/s, where it comes from): a copy measured on this GPU in the bench results opened,
-        else the GPU's achievable bandwidth (resources/physics: what `explain` and `simulate`
-        use). The one rule for every prediction shown."""
-        result = getattr(self.bench, "result", None)
-        if result is not None and result.copy_ceiling_gbps:
-            name = result.device.get("name", "") if isinstance(result.device, dict) else ""
-            if same_gpu(name, gpu):
-                return float(result.copy_ceiling_gbps), "copy ceiling measured in the bench results"
+        """(GB/s, where it comes from): the GPU's achievable bandwidth from its per-GPU data
+        (resources/physics), what `explain`, `simulate` and the animation use, so the window
+        shows one whole-launch time. (The Bandwidth panel's dashed curves predict a results
+        file's points with that run's own measured copy ceiling: sim.launch_model, bench.)"""
         fraction = physics_for(gpu).constant("copy_fraction")
         return achievable_gbps(gpu), (f"{fraction.value:.0%} of the {gpu.peak_dram_gbps:,.0f} GB/s "
                                       f"peak, copy fraction {fraction.short_label}")
