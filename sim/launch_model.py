@@ -43,7 +43,7 @@ from sim.physics import GpuPhysics, physics_for
 from sim.scheduler import Simulation
 
 MODES = ("memory", "compute", "uniform")
-MAX_WAVES = 12  # a longer grid: the leading full waves (all alike) are counted, not simulated
+MAX_WAVES = 6  # a longer grid: the leading full waves (all alike) are counted, not simulated
 
 
 @dataclass(frozen=True, slots=True)
