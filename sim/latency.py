@@ -52,7 +52,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.devices import GpuSpec
-from sim.errors import UserError
 from sim.geometry import BYTES_PER_ELEMENT_ADD
 
 

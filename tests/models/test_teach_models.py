@@ -52,9 +52,6 @@ def test_verdicts_follow_the_launch():
 
 
 def test_time_lines_name_the_whole_launch():
-    from sim.occupancy import occupancy
-    from sim.policies import schedule_launch
-
     from gui.models.simulation import run_simulation
 
     launch, ins = insight("H200", 2**31)

@@ -1,6 +1,5 @@
 """Little's law for memory-bound kernels (sim/latency.py), against numbers worked by hand."""
 
-import dataclasses
 
 import numpy as np
 import pytest
