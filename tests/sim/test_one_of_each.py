@@ -26,7 +26,7 @@ def _hits(pattern: str, allowed: dict[str, int] | None = None) -> list[str]:
 
 def test_the_old_duplicates_are_gone():
     assert _hits(r"\b(H200_FIT|H200_TRIP|predict_bandwidth|MemoryBoundCost|memory_model_for|"
-                 r"ARTICLE_ADD_BYTES_PER_ELEMENT|launch_trip|_same_gpu)\b") == []
+                 r"ARTICLE_ADD_BYTES_PER_ELEMENT|launch_trip|_same_gpu|schedule_launch|CostParams)\b") == []
     assert not (ROOT / "sim" / "predict.py").exists()
     assert _hits(r"^def predict_launch\b|^def predict_launch\(", {"sim/launch_model.py": 1}) == []
 
