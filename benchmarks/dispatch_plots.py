@@ -6,7 +6,7 @@ screenshot of one trace beside its calibrated and ideal predictions.
         docs/screenshots/trace-ideal-calibrated-recorded.png
 
 Data: tests/data/dispatch_h200 (sim.trace_bundle), benchmarks/dispatch_fit_h200.json (the held-out
-scores benchmarks/dispatch_fit.py wrote) and the checked-in profile (resources/dispatch/H200.json).
+scores benchmarks/dispatch_fit.py wrote) and the checked-in profile (resources/physics/H200.json (its dispatch section)).
 pyqtgraph draws, its ImageExporter writes the PNGs; nothing else is needed.
 """
 

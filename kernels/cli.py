@@ -215,7 +215,8 @@ def kernel_launch(args, gpu):
                         bytes_moved=facts["bytes_moved"],
                         regs_per_thread=compiled.regs_per_thread if compiled else None,
                         smem_per_block=compiled.smem_per_block if compiled else None,
-                        note=note, compiled=compiled, sizes=dims)
+                        note=note, compiled=compiled, sizes=dims, declaration=spec,
+                        block_params=dict(shape.params))
 
 
 def _param(value) -> str:

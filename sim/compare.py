@@ -20,6 +20,7 @@ Nothing of the recorded schedule feeds the prediction, unless the recorded SM or
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields, replace
 from typing import ClassVar
 
@@ -28,6 +29,7 @@ import numpy as np
 from sim.devices import GpuSpec
 from sim.dispatch_profile import DispatchProfile
 from sim.errors import UserError
+from sim.geometry import BYTES_PER_ELEMENT_ADD
 from sim.occupancy import occupancy
 from sim.scheduler import Simulation, UniformCost, _breadth_first
 from sim.schedule_metrics import ScheduleScore, peak_per_sm, score
@@ -170,6 +172,10 @@ def simulate_launch(launch: TraceLaunch, mode: str = "calibrated",
 
 # ---- the one place compare asks for a prediction ---------------------------------------------
 
+# `trace --kernel add|copy|square|softmax`: real memory-bound kernels (a `trace --kernel-file`
+# trace names its file instead)
+REAL_KERNEL_TRACES = ("add-trace", "copy-trace", "square-trace", "softmax-trace")
+
 MODEL_TITLES = {"uniform": "every block the median recorded block",
                 "memory": "the memory-bound model", "compute": "the compute-bound model"}
 
@@ -185,6 +191,7 @@ class Request:
     seed: int = 0
     elements: int | None = None  # memory: the kernel's elements and each block's share
     elements_per_block: int | None = None
+    bytes_moved: float = 0.0  # memory: one call's DRAM traffic (the trace's meta, else an add's)
     matmul: object = None  # compute: sim.matmul_trace.RecordedMatmul
     resources: tuple[int, int] | None = None  # compute: compiled (registers, shared memory)
     dtype: str = "float16"
@@ -212,20 +219,18 @@ def predict(req: Request) -> Predicted:
         return Predicted(pred.item_timeline(), pred.blocks_per_sm, pred.simulation.placement,
                          pred.time_us, pred)
     if req.model == "memory":
-        from sim.policies import CostParams, schedule_launch
+        from sim.launch_model import Launch, predict_launch
 
         if not isinstance(req.placement, str):
             raise UserError("the 'recorded' placement is for traces of equal blocks and matmuls; "
                             "a memory-bound kernel's blocks are predicted from its launch")
-        occ = occupancy(launch.gpu, launch.threads_per_block, launch.regs_per_thread,
-                        launch.smem_per_block_bytes)
-        if occ.blocks_per_sm != launch.blocks_per_sm:  # --blocks-per-sm: the caller knows better
-            occ = replace(occ, blocks_per_sm=launch.blocks_per_sm)
-        sim = schedule_launch(launch.gpu, occ, launch.blocks, elements=req.elements,
-                              elements_per_block=req.elements_per_block, cost="memory",
-                              placement=req.placement, schedule=req.mode, profile=req.profile,
-                              params=CostParams(seed=req.seed))
-        return Predicted(sim.timeline, launch.blocks_per_sm, sim.placement)
+        trips = max(1, math.ceil(req.elements / (launch.blocks * req.elements_per_block)))
+        model = predict_launch(launch.gpu, Launch(launch.blocks, launch.threads_per_block,
+                                                  launch.blocks_per_sm, req.bytes_moved,
+                                                  req.elements, trips),
+                               "memory", placement=req.placement, max_waves=None)
+        return Predicted(model.timeline, launch.blocks_per_sm, model.simulation.placement,
+                         model.whole_launch_us, model)
     sim = simulate_launch(launch, req.mode, req.profile, req.placement, req.seed)
     return Predicted(sim.timeline, launch.blocks_per_sm, sim.placement)
 
@@ -261,9 +266,15 @@ def request_of_trace(trace: Trace, gpu: GpuSpec, blocks_per_sm: int | None = Non
     place = placement_from_trace(trace) if recorded else placement
     meta = trace.meta
     elements, per_block = _int(meta.get("elements")), _int(meta.get("block_size"))
-    if meta.get("kernel") == "add-trace" and elements and per_block:
+    real = meta.get("kernel") in REAL_KERNEL_TRACES or isinstance(meta.get("kernel_file"), str)
+    if real and elements and not per_block and launch.blocks:  # a kernel file's grid rule
+        per_block = math.ceil(elements / launch.blocks)
+    if real and elements and per_block:
+        moved = meta.get("bytes_moved")
+        moved = float(moved) if isinstance(moved, (int, float)) and moved > 0 \
+            else elements * BYTES_PER_ELEMENT_ADD
         return Request("memory", placement=place, elements=elements, elements_per_block=per_block,
-                       **common)
+                       bytes_moved=moved, **common)
     return Request("uniform", placement=place, **common)
 
 

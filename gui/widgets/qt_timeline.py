@@ -266,9 +266,10 @@ class QtTimeline(QWidget):
         skipped = (f" · {tl.skipped_waves:,} identical full waves before this part are not drawn"
                    if tl.skipped_waves else "")
         of = "of the simulated part" if tl.skipped_waves else "of the time"
-        span = (f"whole launch {fmt_us(tl.whole_launch_us)} (drawn: the last {tl.waves:,} waves, "
+        whole = fmt_us(run.prediction.whole_launch_us)  # sim.launch_model: what every view shows
+        span = (f"whole launch {whole} (drawn: the last {tl.waves:,} waves, "
                 f"{fmt_us(tl.makespan_us)})" if tl.skipped_waves
-                else f"makespan {fmt_us(tl.makespan_us)}")
+                else f"makespan {fmt_us(tl.makespan_us)}, whole launch {whole}")
         cost = COST_MODELS[run.cost].title
         if run.cost == "uniform":
             cost += f" ({WAIT_TITLES[run.wait]} warps)"

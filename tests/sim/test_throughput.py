@@ -18,7 +18,8 @@ from sim.compare import compare_trace
 from sim.matmul_trace import recorded_matmul
 from sim.matmul_work import MatmulProblem, matmul_work
 from sim.occupancy import occupancy
-from sim.policies import CostParams, cost_model_id, schedule_launch
+from sim.launch_model import Launch, predict_launch
+from sim.policies import cost_model_id
 from sim.throughput import (H200_COMPUTE_FIT, drops, launch_work, predict_matmul, tensor_tflops,
                             wave_multiples)
 from sim.trace import load_trace
@@ -80,25 +81,24 @@ def test_the_compute_cost_is_a_registered_policy():
     assert cost_model_id("compute-bound") == "compute"
     occ = occupancy(H200, 256, 220, 147456)
     work = launch_work(TILED, 1, {}, H200, occ.blocks_per_sm, 133, dict(M=896, N=4864, K=8192))
-    sim = schedule_launch(H200, occ, 133, cost="compute", placement="sm-order",
-                          params=CostParams(work=work))
+    launch = Launch(133, 256, occ.blocks_per_sm, work=work.build())
+    sim = predict_launch(H200, launch, "compute", placement="sm-order").simulation
     assert sim.cost == "compute" and sim.waves == 2
     assert sim.makespan_us == pytest.approx(predict_matmul(TILED, dict(M=896, N=4864, K=8192), H200,
                                                            placement="sm-order").simulation.makespan_us)
     with pytest.raises(UserError, match="needs a kernel"):
-        schedule_launch(H200, occ, 133, cost="compute")
+        predict_launch(H200, Launch(133, 256, occ.blocks_per_sm), "compute")
     with pytest.raises(UserError, match="declares no FLOPs"):
-        schedule_launch(H200, occ, 10, cost="compute", params=CostParams(
-            work=launch_work(get_kernel("add_triton"), 10240, {}, H200, 1, 10)))
+        launch_work(get_kernel("add_triton"), 10240, {}, H200, 1, 10).build()
 
 
 def test_leaving_out_identical_waves_keeps_the_last_ones():
-    """A big grid simulated in part (max_blocks) ends exactly as the whole grid does."""
+    """A big grid simulated in part (max_waves) ends exactly as the whole grid does."""
     occ = occupancy(H200, 256, 220, 147456)
     work = launch_work(TILED, 1, {}, H200, 1, 8 * 133, dict(M=1024, N=133 * 256, K=1024))
-    whole = schedule_launch(H200, occ, 8 * 133, cost="compute", params=CostParams(work=work))
-    part = schedule_launch(H200, occ, 8 * 133, cost="compute", params=CostParams(work=work),
-                           max_blocks=300)
+    launch = Launch(8 * 133, 256, occ.blocks_per_sm, work=work.build())
+    whole = predict_launch(H200, launch, "compute", max_waves=None).simulation
+    part = predict_launch(H200, launch, "compute", max_waves=2).simulation
     assert part.skipped_waves > 0
     wave = whole.makespan_us - whole.timeline.wave_starts_us[-1]
     assert part.makespan_us - part.timeline.wave_starts_us[-1] == pytest.approx(wave)
