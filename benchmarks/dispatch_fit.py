@@ -9,7 +9,7 @@ side (one process each), all with sim/calibrate.py's search from the same start:
 - fold "b": the other way round (fit on A at 5, 20, 100 us);
 - "all": fit on all of A and B (sleep: the pacing) -> the checked-in profile; check on C, D, F, G.
 
-Writes the profile (`--out`, default resources/dispatch/H200.json) and a report of every trace's
+Writes the profile (`--out`, default resources/physics/H200.json (its dispatch section)) and a report of every trace's
 score under each fit (`--report`, default benchmarks/dispatch_fit_h200.json), which
 docs/DISPATCH.md and benchmarks/RESULTS.md quote. About an hour on a loaded 2-core machine.
 
@@ -143,7 +143,7 @@ def main() -> int:
                   f"{report['data']} recorded on the H200 on 2026-12-01 with "
                   "benchmarks/dispatch_run.py: family A (Triton busy spin, 1..32 warps, 2..200 us, "
                   "0.5..8.5 waves) and B (sleep); sm_interval_us from the memory-bound "
-                  "block-size sweep of 2026-11-29 (sim/predict.py); held-out accuracy in "
+                  "block-size sweep of 2026-11-29 (sim/launch_model.py); held-out accuracy in "
                   "benchmarks/dispatch_fit_h200.json and docs/DISPATCH.md")
         profile = DispatchProfile("NVIDIA H200", True, "2026-12-01", source,
                                   params_from_json(final["params"], "fit"))

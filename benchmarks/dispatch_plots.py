@@ -6,7 +6,7 @@ screenshot of one trace beside its calibrated and ideal predictions.
         docs/screenshots/trace-ideal-calibrated-recorded.png
 
 Data: tests/data/dispatch_h200 (sim.trace_bundle), benchmarks/dispatch_fit_h200.json (the held-out
-scores benchmarks/dispatch_fit.py wrote) and the checked-in profile (resources/dispatch/H200.json).
+scores benchmarks/dispatch_fit.py wrote) and the checked-in profile (resources/physics/H200.json (its dispatch section)).
 pyqtgraph draws, its ImageExporter writes the PNGs; nothing else is needed.
 """
 
@@ -90,8 +90,8 @@ def plot_burst(pg, traces) -> None:
         t = traces[f"A-spin-w{w}-100us-1w"]
         start, _ = _rel(t)
         rec.append(np.median(np.bincount(t.sm[start < 0.45], minlength=132)) * w)
-        _, sim = compare_trace(t, H200)
-        model.append(np.median(np.bincount(sim.block_sm[sim.block_start_us < 0.45],
+        sim = compare_trace(t, H200).simulated
+        model.append(np.median(np.bincount(sim.block_sm[sim.start_us < 0.45],
                                            minlength=132)) * w)
     x = np.arange(len(WARPS))
     p.addItem(pg.BarGraphItem(x=x - 0.18, height=rec, width=0.34, brush=COLORS["recorded"],
@@ -171,8 +171,8 @@ def plot_residency(pg, traces, names, file: str, title: str) -> None:
         x, y = _per_sm_curve(*_rel(t))
         p.plot(x, y, stepMode="center", pen=pg.mkPen(COLORS["recorded"], width=2), name="recorded")
         for mode in ("calibrated", "ideal"):
-            c, sim = compare_trace(t, H200, mode=mode)
-            x, y = _per_sm_curve(sim.block_start_us, sim.block_end_us)
+            c = compare_trace(t, H200, mode=mode)
+            x, y = _per_sm_curve(c.simulated.start_us, c.simulated.end_us)
             p.plot(x, y, stepMode="center", pen=pg.mkPen(COLORS[mode], width=1.6,
                                                          style=SOLID if mode == "calibrated" else DASH),
                    name=f"{mode}: makespan {c.makespan_error:+.0%}, residency error "
@@ -226,7 +226,7 @@ def plot_accuracy(pg) -> None:
                 continue
             t = traces[name]
             rec = float(t.end_us.max() - t.start_us.min())
-            c, _ = compare_trace(t, H200, mode="ideal")
+            c = compare_trace(t, H200, mode="ideal")
             xs.append(rec)
             cal.append(1 + s["makespan_error"])
             ideal.append(1 + c.makespan_error)

@@ -37,7 +37,7 @@ def score(folder: str) -> list[dict]:
             raise UserError(f"{name}: {trace.gpu!r} is no preset")
         row = {"name": name}
         for mode in MODES:
-            c, _ = compare_trace(trace, gpu, mode=mode)
+            c = compare_trace(trace, gpu, mode=mode)
             peak = c.simulated_median_peak_blocks_per_sm - c.recorded_median_peak_blocks_per_sm
             row[mode] = {"makespan_error": round(c.makespan_error, 4),
                          "recorded_median_peak": c.recorded_median_peak_blocks_per_sm,

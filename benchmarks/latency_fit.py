@@ -8,7 +8,7 @@ block's trip that is neither DRAM latency nor queueing (`overhead_ns`), and the 
 drain (`launch_us`). Everything else is measured in the same run: the DRAM latency (pointer chase,
 64 MiB), the block dispatch interval (idle blocks), the copy ceiling. Splits:
 
-- "2^24 -> 2^26" (the one sim.latency.H200_TRIP uses): fit on every 2^24 row, report the 2^26 rows;
+- "2^24 -> 2^26" (the one resources/physics/H200.json's trip_overhead_ns comes from): fit on every 2^24 row, report the 2^26 rows;
 - "fast add -> naive add": fit on the four-per-thread add only, report the naive add.
 
 Plain Little's law with the unloaded latency (sim.latency.predict) is shown beside it.
@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sim.devices import GpuSpec, preset  # noqa: E402
-from sim.latency import H200_TRIP, BlockTrip, predict, predict_loaded  # noqa: E402
+from sim.latency import BlockTrip, TripCosts, predict, predict_loaded  # noqa: E402
 from sim.latency_data import (CHECKED_IN, ELEMENTS_PER_THREAD, LatencyRun,  # noqa: E402
                               OccupancyRow, load_latency_run)
 
@@ -44,9 +44,24 @@ def run_gpu(run: LatencyRun) -> tuple[GpuSpec, float]:
     return gpu, run.dispatch_ns * gpu.clock_mhz / 1e3
 
 
-def loaded(gpu, row: OccupancyRow, costs) -> float:
-    return predict_loaded(gpu, row.blocks_per_sm, trip(row), ceiling_gbps=CEILING[0],
-                          costs=costs, elements=row.elements).bandwidth_gbps
+@dataclasses.dataclass(frozen=True)
+class FitCosts:
+    """What this fit searches: the steady MVA's trip costs, and a launch time added to the
+    steady stream (the fit of 2026-12-01; the launch model, sim.launch_model, schedules the
+    ramp and tail itself and takes its launch overhead from resources/physics)."""
+    trip: TripCosts
+    launch_us: float
+
+    @property
+    def overhead_ns(self) -> float:
+        return self.trip.overhead_ns
+
+
+def loaded(gpu, row: OccupancyRow, costs: FitCosts) -> float:
+    steady = predict_loaded(gpu, row.blocks_per_sm, trip(row), ceiling_gbps=CEILING[0],
+                            costs=costs.trip).steady_gbps
+    total = row.elements * trip(row).bytes_per_element
+    return total / (costs.launch_us * 1e3 + total / steady)
 
 
 def little(gpu, row: OccupancyRow) -> float:
@@ -67,8 +82,8 @@ def fit(gpu, rows, dispatch_cycles: float):
     best = None
     for overhead in OVERHEADS_NS:
         for launch in LAUNCHES_US:
-            costs = dataclasses.replace(H200_TRIP, overhead_ns=float(overhead),
-                                        launch_us=float(launch), dispatch_cycles=dispatch_cycles)
+            costs = FitCosts(TripCosts(float(overhead), dispatch_cycles / gpu.clock_mhz * 1e3,
+                                       "fit"), float(launch))
             rms = float(np.sqrt(np.mean(errors(gpu, rows, costs) ** 2)))
             if best is None or rms < best[0]:
                 best = (rms, costs)

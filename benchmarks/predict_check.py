@@ -1,4 +1,4 @@
-"""How well sim/predict.py's bandwidth prediction agrees with the H200, on the points it was not
+"""How well the launch model's memory-bound prediction (sim.launch_model) agrees with the H200, on the points it was not
 fitted to.
 
 The launch overhead was fitted to `add_numba_naive` at 2^26 elements over 32..1024 threads per
@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from kernels.registry import get_kernel  # noqa: E402
 from sim.devices import preset  # noqa: E402
-from sim.predict import predict_bandwidth  # noqa: E402
+from sim.launch_model import Launch, predict_launch  # noqa: E402
 
 FILES = ("gpu_blocks_h200.json", "gpu_bench_h200.json")
 
@@ -44,8 +44,9 @@ def rows():
 def predicted(gpu, m) -> float:
     trips = get_kernel(m["kernel"]).loop_trips(m["elements"], m["grid_blocks"],
                                                m["threads_per_block"])
-    return predict_bandwidth(gpu, m["grid_blocks"], m["blocks_per_sm"], m["bytes_moved"],
-                             m["_ceiling"], loop_trips=trips).bandwidth_gbps
+    launch = Launch(m["grid_blocks"], m["threads_per_block"], m["blocks_per_sm"],
+                    m["bytes_moved"], m["elements"], trips)
+    return predict_launch(gpu, launch, "memory", ceiling_gbps=m["_ceiling"]).bandwidth_gbps
 
 
 def check() -> dict:

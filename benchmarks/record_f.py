@@ -65,6 +65,12 @@ def trace_command(kernel: str, elements: int, block: int, warps: int) -> str:
             f"--warps {warps} --out TRACE.json")
 
 
+def _write_index(out: str, part: str, t0: float, index: list) -> None:
+    with open(os.path.join(out, f"index_{part}.json"), "w", encoding="utf-8") as fh:
+        json.dump({"part": part, "elapsed_s": round(time.time() - t0, 1), "traces": index}, fh,
+                  indent=1)
+
+
 def _run(part: str, out: str, budget_s: float, items) -> int:
     """items: (name, command, thunk returning a Trace); write each trace and the part's index."""
     from kernels.trace import save, summarize_trace
@@ -93,9 +99,8 @@ def _run(part: str, out: str, budget_s: float, items) -> int:
             if not getattr(exc, "__module__", "").startswith("sim"):
                 row["traceback"] = traceback.format_exc()[-1500:]
         index.append(row)
-    with open(os.path.join(out, f"index_{part}.json"), "w", encoding="utf-8") as fh:
-        json.dump({"part": part, "elapsed_s": round(time.time() - t0, 1), "traces": index}, fh,
-                  indent=1)
+        _write_index(out, part, t0, index)  # after every trace: a part killed keeps its rows
+    _write_index(out, part, t0, index)
     log(f"{part}: {len(index) - failed} of {len(index)} recorded in {time.time() - t0:.0f} s")
     return 0
 
@@ -214,8 +219,8 @@ def part_summary(out: str, *_ignored) -> int:
                      + (f"; first failure {bad[0]['name']}: {bad[0].get('error', '?')[:100]}"
                         if bad else ""))
         lines += _smem_lines(good) if part == "smem" else [_trace_line(r) for r in good]
-    for name in ("bench_f.json", "bench_f_b.json", "bench_f_compile.json", "occupancy_fp64.json",
-                 "occupancy_fp32.json"):
+    for name in ("bench_f.json", "bench_f_b.json", "bench_f_softmax.json",
+                 "logs/bench_f_compile.json", "occupancy_fp64.json", "logs/occupancy_fp32.json"):
         data = _load(os.path.join(out, name))
         lines += [f"{name}: missing"] if data is None else _bench_lines(name, data)
     print("\n".join(lines))

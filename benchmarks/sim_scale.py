@@ -15,7 +15,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sim.devices import preset  # noqa: E402
 from sim.occupancy import occupancy  # noqa: E402
-from sim.scheduler import MemoryBoundCost, TpcSpreadPlacement, UniformCost, simulate  # noqa: E402
+from sim.geometry import BYTES_PER_ELEMENT_ADD  # noqa: E402
+from sim.launch_model import Launch, TripCost  # noqa: E402
+from sim.scheduler import TpcSpreadPlacement, UniformCost, simulate  # noqa: E402
 
 
 def time_it(fn, repeats=5) -> float:
@@ -35,7 +37,8 @@ def main() -> None:
     print(f"{'blocks':>10} {'cost':>8} {'median s':>9} {'us/block':>9} {'waves':>6}")
     for n in (10_000, 100_000, 1_000_000):
         for label, cost in (("uniform", UniformCost(10.0)),
-                            ("memory", MemoryBoundCost.for_launch(gpu, n * threads, threads))):
+                            ("memory", TripCost.for_gpu(gpu, Launch(n, threads, occ.blocks_per_sm,
+                                                                    BYTES_PER_ELEMENT_ADD * n * threads)))):
             result = {}
             seconds = time_it(lambda: result.setdefault("sim", simulate(gpu, n, occ, cost, TpcSpreadPlacement())))
             print(f"{n:>10,} {label:>8} {seconds:>9.3f} {seconds / n * 1e6:>9.3f} {result['sim'].waves:>6}")

@@ -68,9 +68,10 @@ def fit_tile_terms(sweep, model: ComputeModel, resources) -> tuple[float, float]
                                  model=replace(model, tensor_efficiency=1.0, memory_exposed=0.0))
         both = predict_matmul(spec, p.dims, gpu, dtype=sweep.dtype, resources=resources,
                               model=replace(model, tensor_efficiency=1.0, memory_exposed=1.0))
-        c = compute.time_us - model.launch_overhead_us
+        overhead = compute.launch.launch_overhead_us  # the H200's one (resources/physics)
+        c = compute.time_us - overhead
         rows.append([c, both.time_us - compute.time_us])
-        rhs.append(p.median_ms * 1e3 - model.launch_overhead_us)
+        rhs.append(p.median_ms * 1e3 - overhead)
     inv_eff, exposed = np.linalg.solve(np.array(rows), np.array(rhs))
     return float(1.0 / inv_eff), float(exposed)
 
@@ -99,7 +100,7 @@ def fit_stream_k_terms(trace: dict, model: ComputeModel, dtype: str, resources) 
 def fit(path: str = RESULTS) -> ComputeModel:
     sweep, traces = load_matmul_run(path), traces_of(path)
     res = sweep.resources.get("matmul_tiled")
-    model = replace(H200_COMPUTE_FIT, launch_overhead_us=round(launch_overhead_us(traces), 1))
+    model = H200_COMPUTE_FIT
     eff, exposed = fit_tile_terms(sweep, model, res)
     model = replace(model, tensor_efficiency=round(eff, 3), memory_exposed=round(exposed, 2))
     gbps, fixup = fit_stream_k_terms(traces[FIT_TRACE], model, sweep.dtype,
@@ -157,8 +158,12 @@ def drop_table(rows) -> list[tuple[str, list[int], list[int]]]:
 
 def markdown(model: ComputeModel, path: str = RESULTS) -> str:
     saw, cublas = sawtooth_rows(path, model)
+    from sim.physics import physics_for
+    overhead = physics_for(preset("H200")).value("launch_overhead_us")
     lines = [f"Model: tensor efficiency {model.tensor_efficiency}, memory exposed "
-             f"{model.memory_exposed}, launch overhead {model.launch_overhead_us} us, atomics "
+             f"{model.memory_exposed}, launch overhead {overhead} us (resources/physics/H200.json; "
+             f"the traces' event time minus their blocks' span: "
+             f"{launch_overhead_us(traces_of(path)):.1f} us), atomics "
              f"{model.atomic_gbps:,.0f} GB/s, fix-up {model.fixup_us} us.", "",
              "| kernel | held out | within 10% | max abs error | misses (N: error) |",
              "|---|---|---|---|---|"]

@@ -262,8 +262,11 @@ def _take_screenshot(app, win, path: Path, time_fraction: float = 0.42) -> int:
 
 
 def run_export(gpu, elements, block, regs, smem, out: str, results: str | None = None,
-               carveout: int | None = None, theme: str = "light") -> int:
+               carveout: int | None = None, theme: str = "light", force: bool = False) -> int:
     out_dir = _check_out_path(out)
+    from gui.export_folder import export_target
+
+    target = export_target(out_dir, force)  # a folder with others' files: one line, before any work
     ensure_platform(headless=True)
     from gui.models.launch import LaunchInputs
 
@@ -273,7 +276,7 @@ def run_export(gpu, elements, block, regs, smem, out: str, results: str | None =
         from kernels.results import load_results  # no torch/triton/numba: plain files
 
         bench = load_results(results)  # UserError if unreadable
-    _make_folder(out_dir)
+    _make_folder(target.parent)
     # progress on stderr (the file list is the output): the views take tens of seconds to draw
     print(f"export: drawing every view for {inputs.gpu} ...", file=sys.stderr, flush=True)
     app = make_app()
@@ -289,7 +292,7 @@ def run_export(gpu, elements, block, regs, smem, out: str, results: str | None =
 
         print(f"export: writing the files to {out_dir} ...", file=sys.stderr, flush=True)
         try:
-            files = export_to_folder(out_dir, lambda folder: win.export_all(folder, theme))
+            files = export_to_folder(out_dir, lambda folder: win.export_all(folder, theme), force)
         except OSError as exc:
             raise UserError(f"export to {out_dir} failed: {exc.strerror or exc}") from None
         note = win.model.state.message()
@@ -297,7 +300,8 @@ def run_export(gpu, elements, block, regs, smem, out: str, results: str | None =
         win.shutdown()
         win.hide()
         win.deleteLater()
-    lines = ([f"note: {note}"] if note else []) + [f"wrote {len(files)} files to {out_dir}"]
+    where = target if target == Path(os.path.realpath(out_dir)) else f"{target} ({out_dir} holds others' files)"
+    lines = ([f"note: {note}"] if note else []) + [f"wrote {len(files)} files to {where}"]
     lines += [f"  {f.name}" for f in files]
     print("\n".join(lines))  # a closed pipe or full disk here is main.py's to report
     return 0

@@ -20,9 +20,10 @@ def register(subparsers) -> None:
         "them to a folder: each plot as PNG, SVG and CSV (the plotted points), "
         "session.json (inputs, device, occupancy, simulation summary), and a "
         "one-page summary.png and summary.html. The export is rendered in full before it "
-        "replaces an earlier export in the same folder (the files listed in its "
-        "warpscope-export.json manifest): a failed or killed run leaves the earlier one whole, "
-        "and files that are not WarpScope's are never touched.",
+        "replaces an earlier export in the same folder in one rename: a failed or killed run "
+        "leaves the earlier one whole, never a mix. A folder holding files WarpScope did not "
+        "write (its warpscope-export.json lists each file with its sha256) is refused, or with "
+        "--force exported into its subfolder warpscope-export/: those files are never touched.",
     )
     add_launch_arguments(p)
     p.add_argument(
@@ -39,6 +40,10 @@ def register(subparsers) -> None:
         type=arg_path("--out folder"),
         help="folder to write into (created if missing); an earlier export there is replaced",
     )
+    p.add_argument("--force", action="store_true",
+                   help="the --out folder holds files WarpScope did not write: export into its "
+                        "subfolder warpscope-export/ instead of refusing (those files are never "
+                        "touched)")
     p.add_argument("--theme", choices=("light", "dark"), default="light",
                    help="colours of the exported figures (default: light, for slides and print)")
     p.set_defaults(handler=_export_handler)
@@ -57,6 +62,7 @@ def _export_handler(args) -> int:
         results=getattr(args, "results", None),
         carveout=args.carveout,
         theme=getattr(args, "theme", "light"),
+        force=getattr(args, "force", False),
     )
 
 

@@ -2,10 +2,9 @@
 
 Every file is written whole (sim.files: a temporary file in the same folder, flushed, renamed),
 PNG and SVG included, so a kill, a full disk or an unwritable folder never leaves a truncated
-file in place of a good one. `export_to_folder` renders a whole export into a fresh staging
-folder first and then moves it in, replacing the files of the earlier export there (listed in
-its manifest, warpscope-export.json): old and new exports are never mixed, and files that are
-not WarpScope's are never touched.
+file in place of a good one. `export_to_folder` renders a whole export into a staging folder
+and swaps it for the earlier export in one rename (gui/export_folder.py: old and new are never
+mixed, and a file WarpScope did not write is never changed or removed).
 
 For slides: every file names its GPU and launch (`caption`): a plot gets it under its title (and
 its axes shown, labelled), a view drawn by hand gets a title band above it. The theme is chosen by
@@ -20,14 +19,10 @@ from __future__ import annotations
 
 import base64
 import csv
-import datetime as _dt
 import html
 import io
 import json
-import os
 import re
-import shutil
-import tempfile
 import xml.etree.ElementTree as ET
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,21 +35,8 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from gui import style
 from sim.errors import UserError
-from sim.files import (
-    TEMP_PREFIX,
-    atomic_file,
-    clean_stale_temporaries,
-    load_json_bounded,
-    make_folder,
-    read_user_file,
-    write_bytes_atomic,
-    write_json_atomic,
-    write_text_atomic,
-)
-
-MANIFEST = "warpscope-export.json"
-MANIFEST_FORMAT = "warpscope-export/1"
-_EXPORT_NAME = re.compile(r"[a-z0-9_]+\.(png|svg|csv|json|html)")  # what an export ever writes
+from gui.export_folder import MANIFEST, MANIFEST_FORMAT, export_target, replace_folder  # noqa: F401
+from sim.files import atomic_file, write_bytes_atomic, write_text_atomic
 
 
 @dataclass(frozen=True)
@@ -200,65 +182,12 @@ def _render_svg(target, path: Path, title: str, heading: str = "") -> None:
 # -- a whole export, into a folder ----------------------------------------------------------------
 
 
-def export_to_folder(out_dir, render: Callable[[Path], list]) -> list[Path]:
-    """`render(folder) -> files` writes an export into a fresh staging folder inside `out_dir`;
-    then its files are moved into `out_dir`, the earlier export's files that this one did not
-    write are removed, and the manifest is rewritten. A failure (or a kill) leaves the earlier
-    export whole; the staging folder of a killed run is removed by the next export."""
-    out_dir = Path(out_dir)
-    make_folder(out_dir, "export folder")
-    clean_stale_temporaries(out_dir)
-    try:
-        staging = Path(tempfile.mkdtemp(dir=out_dir, prefix=f"{TEMP_PREFIX}{os.getpid()}-export-"))
-    except OSError as exc:
-        raise UserError(f"cannot write into {out_dir}: {exc.strerror or exc}") from None
-    try:
-        names = [Path(f).name for f in render(staging)]
-        before = previous_export(out_dir)
-        try:
-            for name in names:
-                os.replace(staging / name, out_dir / name)
-        except OSError as exc:
-            raise UserError(f"export to {out_dir} failed: {exc.strerror or exc}") from None
-        for name in sorted(before - set(names)):
-            _remove_file(out_dir / name)
-        write_json_atomic(
-            out_dir / MANIFEST,
-            {
-                "format": MANIFEST_FORMAT,
-                "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                "files": names,
-            },
-            indent=2,
-        )
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return [out_dir / n for n in names]
-
-
-def previous_export(out_dir: Path) -> set[str]:
-    """Files the earlier export into `out_dir` wrote, from its manifest (nothing if there is
-    none or it is damaged: then no file is removed)."""
-    if not (out_dir / MANIFEST).is_file():
-        return set()
-    try:
-        data = load_json_bounded(read_user_file(out_dir / MANIFEST, "manifest", 1 << 20), MANIFEST)
-    except UserError:
-        return set()
-    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT:
-        return set()
-    files = data.get("files")
-    if not isinstance(files, list):
-        return set()
-    return {f for f in files if isinstance(f, str) and _EXPORT_NAME.fullmatch(f) and f != MANIFEST}
-
-
-def _remove_file(path: Path) -> None:
-    try:
-        if path.is_file() and not path.is_symlink():
-            path.unlink()
-    except OSError:
-        pass  # a stale file that cannot be removed is not worth failing a finished export for
+def export_to_folder(out_dir, render: Callable[[Path], list], force: bool = False) -> list[Path]:
+    """`render(folder) -> files` writes a whole export into a staging folder; it then replaces
+    the earlier export in `out_dir` in one rename (gui/export_folder.py). A folder holding files
+    WarpScope did not write is refused in one line, or with `force` exported into its
+    subfolder warpscope-export/: a stranger's file is never changed or removed."""
+    return replace_folder(export_target(out_dir, force), render)
 
 
 def export_item(item: ExportItem, out_dir: Path, caption: str = "") -> list[Path]:

@@ -102,9 +102,11 @@ full waves came before it.</p>
 <p>The curve under the SM view is the whole GPU's resident warps over time: the schedule you
 picked filled, the other one (calibrated or ideal) dashed. Where they part, the dispatch model,
 not the occupancy, sets how many blocks run.</p>
-<p><i>Compare a recorded trace</i> opens a block trace recorded on a real GPU (<code>python main.py
-trace</code>: each block's SM and start/end times, read on the GPU) and draws it above a simulation
-of the same grid, with the calibrated and the ideal prediction. On the H200, busy blocks shorter
+<p><b>File ▸ Open trace…</b> (or <i>Compare a recorded trace</i>) opens a block trace recorded on
+a real GPU (<code>python main.py trace</code>, a matmul trace, or Triton Proton's per-program
+timeline: each block's SM and start/end times, read on the GPU) and draws it above its prediction
+from the launch alone, scored as <code>python main.py compare</code> scores it: equal blocks,
+a real add's memory-bound blocks or a matmul's tiles, with the calibrated and the ideal schedule. On the H200, busy blocks shorter
 than the dispatcher's visits (~17 µs) do not reach the residency the occupancy rules allow; the
 calibrated model predicts this (within 10% of the recorded makespan on 23 of 24 launches recorded
 after it was fitted), the ideal one does not.</p>""",

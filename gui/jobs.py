@@ -233,10 +233,13 @@ def _compile_many(ref: KernelRef, n, blocks, cc, should_cancel):
                                  should_cancel=should_cancel)
 
 
-def _open_file(path: str) -> OpenedFile:
+def _open_file(path: str, should_cancel=None) -> OpenedFile:
     """In a thread of the window: the file's declarations, read in a process of the file's own
-    (kernels.declarations: the window's process never imports triton or numba); the window
-    evaluates their grid rules there. Nothing is compiled or launched."""
+    (kernels.declarations: the window's process never imports triton or numba, and the file runs
+    under a time and a memory limit); the window evaluates their grid rules there. Each launchable
+    kernel's grid rule is tried once here, off the GUI thread, so a rule that loops fails the
+    open (one line) instead of stalling the window at its first call. Nothing is compiled or
+    launched."""
     import os
 
     from kernels.declarations import DeclarationProcess
@@ -246,9 +249,33 @@ def _open_file(path: str) -> OpenedFile:
     file = os.path.abspath(split_path(path)[0])
     digest = file_digest(file)  # also: one line if the file is missing or too big
     process = DeclarationProcess(file)
-    specs = process.open()
-    text = read_user_bytes(file, "kernel file", MAX_FILE_BYTES).decode("utf-8", errors="replace")
-    return OpenedFile(file, text, tuple(specs), digest, process)
+    try:
+        specs = process.open(should_cancel)
+        for spec in specs:
+            if spec.launchable:
+                _first_launch(process, spec, should_cancel)
+        text = read_user_bytes(file, "kernel file", MAX_FILE_BYTES).decode("utf-8", errors="replace")
+        return OpenedFile(file, text, tuple(specs), digest, process)
+    except BaseException:
+        process.close()
+        raise
+
+
+PROBE_ELEMENTS = 1 << 20  # any size will do: a grid rule that loops, loops at this one too
+
+
+def _first_launch(process, spec, should_cancel) -> None:
+    from kernels.user_code import UserCodeError
+
+    try:
+        process.launch(spec.name, PROBE_ELEMENTS, None, None, 132, None,
+                       timeout_s=min(process.limits.launch_s, 5 * process.limits.call_s),
+                       should_cancel=should_cancel)
+    except UserCodeError:
+        if not process.alive():  # it hung or died: the open fails with that line
+            raise
+    except UserError:  # a rule that needs another size: shown when the window asks for it
+        pass
 
 
 @dataclass
@@ -280,7 +307,7 @@ def _failed(exc: BaseException) -> CompileFailed:
 
 def open_job(open_file, path: str, ctx: TaskContext):
     ctx.progress(0, 1, f"opening {path}")
-    return open_file(path)
+    return open_file(path, ctx.cancelled)
 
 
 def compile_job(compile, ref: KernelRef, n: int, block: dict, cc: tuple, ctx: TaskContext):
@@ -324,26 +351,41 @@ def ref_of(spec, files: KernelFilesModel) -> KernelRef:
 
 
 class KernelFileJobs:
-    """Opens kernel files on `runner` (a thread of the window) for the KernelFilesModel."""
+    """Opens kernel files for the KernelFilesModel, each on a runner of its own (`make_runner()`,
+    a thread of the window), so a file that hangs delays no other and none is dropped; a path
+    already opening is not opened twice."""
 
-    def __init__(self, files: KernelFilesModel, runner, jobs: KernelJobs | None = None):
-        self.files, self.runner = files, runner
+    def __init__(self, files: KernelFilesModel, make_runner, jobs: KernelJobs | None = None):
+        self.files, self.make_runner = files, make_runner
         self.jobs = jobs or KernelJobs()
-        self._paths: dict[int, str] = {}
-        runner.finished.connect(self._on_finished)
+        self.opening: dict[str, Any] = {}  # path -> its runner
 
-    def open(self, path: str) -> int:
-        job = self.runner.submit(partial(open_job, self.jobs.open_file, path), name="open kernel file")
-        self._paths[job] = path
-        return job
+    def open(self, path: str) -> bool:
+        """Start opening `path`; False if it is being opened already."""
+        if path in self.opening:
+            return False
+        runner = self.make_runner()
+        self.opening[path] = runner
+        runner.finished.connect(partial(self._on_finished, path, runner))
+        runner.submit(partial(open_job, self.jobs.open_file, path), name="open kernel file")
+        return True
 
-    def _on_finished(self, outcome: TaskOutcome) -> None:
-        path = self._paths.pop(outcome.job_id, None)
-        if path is None:
-            return
+    def runners(self) -> list:
+        return list(self.opening.values())
+
+    def shutdown(self) -> None:
+        for runner in list(self.opening.values()):
+            runner.shutdown()  # the open is cancelled: its file's process is killed
+        self.opening.clear()
+
+    def _on_finished(self, path: str, runner, outcome: TaskOutcome) -> None:
+        if self.opening.get(path) is runner:
+            del self.opening[path]
+        runner.shutdown()
+        runner.deleteLater()
         if outcome.ok:
             self.files.add(outcome.result)
-        else:
+        elif not outcome.cancelled:
             self.files.fail(path, outcome.error)
 
 

@@ -27,6 +27,7 @@ from gui import style, teach_panels
 from gui.adapter import Debouncer, HostRunner, PlaybackClock, TaskOutcome, TaskRunner
 from gui.file_jobs import FileJobs
 from gui.export import ExportItem, export_to_folder, save_png_message
+from gui.export_folder import SUBFOLDER, foreign_files
 from gui.jobs import BandwidthJobs, BenchJobs
 from gui.models.bench import BenchModel
 from gui.models.launch import LaunchInputs, LaunchModel, compute_state
@@ -34,6 +35,7 @@ from gui.models.playback import PlaybackModel
 from gui.models.session import session_dict
 from gui.models.simulation import SimRun, SimulationModel, SimulationOptions
 from gui.models.trace import TraceModel
+from gui.trace_opening import TraceOpening
 from gui.settings import open_settings, saved_inputs, settings_notice
 from gui.user_kernels import UserKernels
 from gui.widgets.qt_bandwidth import QtBandwidth
@@ -46,7 +48,6 @@ from gui.widgets.qt_timeline import QtTimeline
 from gui.waves_panel import WavesPanel
 from kernels.host import describe
 from gui.window_export import export_window
-from sim.errors import UserError
 
 SETTINGS_VERSION = 1
 MIN_SIZE = (1024, 640)
@@ -182,7 +183,8 @@ class MainWindow(QMainWindow):
         self.live_runner.progress.connect(self._on_live_progress)
         self.live_runner.host_changed.connect(self._on_host_changed)
         self.clock.tick.connect(self.playback.advance)
-        self.timeline.trace_requested.connect(self.open_trace)
+        self.trace_opening = TraceOpening(self, self.traces, self.timeline)
+        self.trace_runner = self.trace_opening.runner
 
         if restore:
             self._restore_settings()
@@ -243,6 +245,8 @@ class MainWindow(QMainWindow):
         m = self.menuBar().addMenu("&File")
         self.act_open = self._action(m, "&Open bench results…", "Ctrl+O", self._on_open_results)
         self.user_kernels.add_file_actions(m)
+        self.act_open_trace = self._action(m, "Open &trace…", "Ctrl+T",
+                                           lambda: self.timeline.open_trace_dialog())
         self.act_export = self._action(m, "&Export everything…", "Ctrl+E", self._on_export)
         self.act_shot = self._action(m, "Save &screenshot…", "Ctrl+Shift+S", self._on_screenshot)
         m.addSeparator()
@@ -441,20 +445,9 @@ class MainWindow(QMainWindow):
             self.show_message(f"Registers and shared memory of {len(found)} compiled kernel(s) taken "
                               "from the measurements; pick one under Kernel to use them.")
 
-    def open_trace(self, path: str) -> bool:
-        """Lay a recorded block trace beside the simulation of the same grid (Timeline panel)."""
-        try:
-            view = self.traces.open(path, self.model.state.spec)
-        except UserError as exc:
-            self.show_message(str(exc), error=True)
-            return False
-        dock = self.docks["timeline"]
-        dock.show()
-        dock.raise_()
-        if dock.height() < 480:  # two Gantt charts, one above the other: room for both
-            self.resizeDocks([dock], [max(480, self.height() // 2)], Qt.Orientation.Vertical)
-        self.show_message(f"Trace {Path(path).name}: {view.lines[1]}")
-        return True
+    def open_trace(self, path: str, wait: bool = False) -> bool:
+        """Lay a recorded trace beside its prediction (gui/trace_opening.py)."""
+        return self.trace_opening.open(path, wait)
 
     # -- messages and help ------------------------------------------------------------------------
     def show_message(self, text: str, error: bool = False, timeout_ms: int = 8000) -> None:
@@ -496,12 +489,27 @@ class MainWindow(QMainWindow):
         folder = QFileDialog.getExistingDirectory(self, "Export everything to a folder")
         if not folder:
             return
+        force = False
         try:
-            files = export_to_folder(folder, self.export_all)  # replaces an earlier export whole
+            strangers = foreign_files(Path(folder))  # files WarpScope did not write: never touched
+        except ValueError as exc:
+            self.show_message(f"Export failed: {exc}", error=True)
+            return
+        if strangers:
+            answer = QMessageBox.question(
+                self, "Export into a folder with other files?",
+                f"{folder} holds files WarpScope did not write ({', '.join(strangers[:3])}"
+                f"{', …' if len(strangers) > 3 else ''}).\n\nExport into its subfolder "
+                f"{SUBFOLDER}/ instead? Your files are not touched.")
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+            force = True
+        try:  # replaces an earlier export whole, in one rename
+            files = export_to_folder(folder, self.export_all, force)
         except (OSError, ValueError) as exc:
             self.show_message(f"Export failed: {exc}", error=True)
             return
-        self.show_message(f"Exported {len(files)} files to {folder}")
+        self.show_message(f"Exported {len(files)} files to {files[0].parent if files else folder}")
 
     def _on_screenshot(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "warpscope.png", "PNG (*.png)")
@@ -522,6 +530,7 @@ class MainWindow(QMainWindow):
         self.clock.stop()
         self.sim_runner.shutdown()
         self.file_jobs.runner.shutdown()
+        self.trace_opening.shutdown()
         if hasattr(self, "waves_panel"):
             self.waves_panel.shutdown()
         self.live_runner.shutdown()

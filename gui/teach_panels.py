@@ -48,13 +48,15 @@ class TeachPanels:
 
     def session(self) -> dict:
         """What session.json says of the verdicts, the latency model and the second GPU."""
-        p = self.insight.prediction
+        p, whole = self.insight.prediction, self.insight.launch_prediction
         sides = self.compare.sides
         return {
             "verdicts": [{"key": f.key, "impact": round(f.impact, 4), "title": f.title,
                           "detail": f.detail, "action": f.action} for f in self.insight.findings],
             "latency_model": None if p is None else {
-                "bandwidth_gbps": round(p.bandwidth_gbps, 1), "steady_gbps": round(p.steady_gbps, 1),
+                "whole_launch_us": round(whole.whole_launch_us, 4),
+                "parts_us": {k: round(v, 4) for k, v in whole.parts().items()},
+                "bandwidth_gbps": round(whole.bandwidth_gbps, 1), "steady_gbps": round(p.steady_gbps, 1),
                 "bound": p.bound, "cycle_ns": round(p.cycle_ns, 1),
                 "loaded_round_trip_ns": round(p.loaded_latency_ns, 1),
                 "ceiling_gbps": round(p.ceiling_gbps, 1), "ceiling": self.insight.ceiling[1],
@@ -67,7 +69,7 @@ class TeachPanels:
 
 def install(win) -> TeachPanels:
     """Make the teaching models, views, docks and menu entries of `win` (a MainWindow)."""
-    insight = InsightModel(win.model, win.bench)
+    insight = InsightModel(win.model)
     compare = CompareGpusModel(win.model, insight)
     timing = TimingModel()
     latency_view = QtLatency(insight, files=win.file_jobs)

@@ -38,9 +38,9 @@ class UserKernels:
 
         self.window = w = window
         self.files = KernelFilesModel(_saved_paths(w.settings))
-        self.file_runner = TaskRunner("kernel files", w)
         self.compiler = HostRunner("compiler", w)
-        self.file_jobs = KernelFileJobs(self.files, self.file_runner, jobs)
+        # a thread per file being opened: one that hangs never holds up the next
+        self.file_jobs = KernelFileJobs(self.files, lambda: TaskRunner("kernel file", w), jobs)
         self.compile_jobs = CompileJobs(w.model, self.files, self.compiler, jobs,
                                         log=w.bench.log.emit)
         bench_jobs = w.bench_jobs.jobs
@@ -98,12 +98,15 @@ class UserKernels:
         if path:
             self.open(path)
 
-    def open(self, path: str) -> int | None:
+    def open(self, path: str) -> bool:
         """Run the file in the background and add its kernels (the user asked for it)."""
         if not path:
-            return None
+            return False
+        if not self.file_jobs.open(path):
+            self.window.show_message(f"{path} is being opened already…")
+            return False
         self.window.show_message(f"Opening {path}…")
-        return self.file_jobs.open(path)
+        return True
 
     def ask_to_reopen(self) -> None:
         """The question for the files of an earlier session (never opened without a yes)."""
@@ -173,11 +176,11 @@ class UserKernels:
             self._syncing_bench = False
 
     def runners(self) -> tuple:
-        return self.file_runner, self.compiler
+        return (self.compiler, *self.file_jobs.runners())
 
     def shutdown(self) -> None:
-        for runner in self.runners():
-            runner.shutdown()
+        self.file_jobs.shutdown()
+        self.compiler.shutdown()
         self.files.close()
 
 

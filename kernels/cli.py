@@ -9,6 +9,7 @@ User-caused errors raise sim.errors.UserError; main.py prints them on one line.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from sim.errors import UserError
@@ -89,10 +90,16 @@ def register(subparsers) -> None:
                     "real kernel, one tile (softmax: one row) per block, each block stamped at "
                     "entry and after its store, and timed stamped and unstamped (the cost of "
                     "the stamps is in the file).")
-    p.add_argument("--kernel", default="spin", metavar="spin|add|copy|square|softmax",
+    p.add_argument("--kernel", default=None, metavar="spin|add|copy|square|softmax",
                    help="what each block does: stay resident a set time (spin), or one tile of a "
                         "real kernel: add, copy or square BLOCK_SIZE elements, or softmax one row "
-                        "of BLOCK_SIZE columns (default: %(default)s)")
+                        "of BLOCK_SIZE columns (default: spin)")
+    p.add_argument("--kernel-file", default=None, metavar="FILE.py[:NAME]",
+                   type=arg_path("--kernel-file"),
+                   help="trace your own Triton kernel (docs/KERNEL_FILES.md; the file is run) "
+                        "at --elements, unchanged: a stamped copy of it records every "
+                        "program's SM, start and end, and the file says what the stamps cost "
+                        "(--block: its sweep parameter, --warps: its num_warps)")
     p.add_argument("--wait", default=None, metavar="spin|sleep|memory",
                    help="spin kernel: how the warps wait: busy re-reading the timer (spin), "
                         "sleeping 200 ns between reads (sleep) or chasing pointers through DRAM "
@@ -104,8 +111,8 @@ def register(subparsers) -> None:
                    metavar="W",
                    help="spin kernel: launch W full waves at the predicted occupancy (2.5: two "
                         "and a half) instead of --grid")
-    p.add_argument("--warps", type=arg_count("--warps", 1, 32), default=4, metavar="W",
-                   help="warps per block, i.e. 32*W threads (default: %(default)s)")
+    p.add_argument("--warps", type=arg_count("--warps", 1, 32), default=None, metavar="W",
+                   help="warps per block, i.e. 32*W threads (default: 4, or the kernel file's)")
     p.add_argument("--spin-us", type=arg_real("--spin-us", 0.1, 1e6), default=None, metavar="T",
                    help="spin kernel: how long each block stays resident, in microseconds "
                         "(default: 100)")
@@ -162,39 +169,22 @@ def add_kernel_options(parser) -> None:
     parser.set_defaults(kernel_launch=kernel_launch)
 
 
-def _file_kernels(paths, cpu_fallback: bool = True) -> list:
-    """The kernels of each file (torch peers included), added to the registry for this run.
-    `cpu_fallback=False` (explain, simulate: nothing runs): no GPU looked for, no torch."""
-    from .kernel_file import open_kernel_file
-    from .registry import add_kernels
-
-    found = []
-    for path in paths or ():
-        specs = open_kernel_file(path, cpu_fallback=cpu_fallback)
-        add_kernels(specs)
-        found += [s for s in specs if s not in found]
-    return found
-
-
-def _chosen_kernel(args):
-    """The one kernel --kernel / --kernel-file names."""
-    from .registry import get_kernel
+def _launch_facts(args, gpu, cc) -> dict:
+    """kernels.user_code.launch_facts of the kernel --kernel / --kernel-file names. A file's
+    code runs in its own process under kernels.declarations.Limits, never in this one: its
+    prints stay out of our output, and a loop, a 10 GB allocation, a crash or a bad grid rule
+    is one line (exit status 1)."""
+    from .user_code import file_launch_facts, launch_facts
 
     if not args.kernel_file:
-        return get_kernel(args.kernel)
-    launchable = [s for s in _file_kernels([args.kernel_file], cpu_fallback=False)
-                  if s.launchable]
-    if args.kernel:
-        match = [s for s in launchable if s.name == args.kernel]
-        if not match:
-            raise UserError(f"{args.kernel_file} has no kernel named {args.kernel!r} (it has "
-                            f"{', '.join(s.name for s in launchable)})")
-        return match[0]
-    if len(launchable) > 1:
-        raise UserError(f"{args.kernel_file} declares {len(launchable)} kernels "
-                        f"({', '.join(s.name for s in launchable)}): pick one with "
-                        f"{args.kernel_file}:NAME")
-    return launchable[0]
+        from .registry import get_kernel
+
+        spec = get_kernel(args.kernel)
+        if not spec.launchable:
+            raise UserError(f"{spec.name}: torch chooses its own grid; pick a Triton or Numba kernel")
+        return launch_facts(spec, args.elements, args.block, args.warps, gpu.sm_count, cc)
+    return file_launch_facts(args.kernel_file, args.kernel, args.elements, args.block, args.warps,
+                             gpu.sm_count, cc)
 
 
 def kernel_launch(args, gpu):
@@ -206,45 +196,31 @@ def kernel_launch(args, gpu):
         return None
     from sim.cli import CompiledFacts, KernelLaunch
 
-    from .harness import block_setting
-
-    spec = _chosen_kernel(args)
-    if not spec.launchable:
-        raise UserError(f"{spec.name}: torch chooses its own grid; pick a Triton or Numba kernel")
-    block = block_setting(spec, args.block, args.warps)
-    shape = spec.launch_shape(args.elements, block, gpu.sm_count)
-    params = ", ".join(f"{k}={v}" for k, v in shape.params.items())
-    dims = spec.size_dims(args.elements)
+    need_compile = getattr(args, "regs", None) is None or getattr(args, "smem", None) is None
+    facts = _launch_facts(args, gpu, gpu.compute_capability if need_compile else None)
+    params = ", ".join(f"{k}={_param(v)}" for k, v in facts["params"].items())
+    dims = facts["dims"]
     if set(dims) != {"n"}:
         params = ", ".join(f"{k}={v:,}" for k, v in dims.items()) + "; " + params
-    note = f"grid from {spec.name}'s declaration: {params}"
+    note = f"grid from {facts['name']}'s declaration: {params}"
     compiled = None
-    if getattr(args, "regs", None) is None or getattr(args, "smem", None) is None:
-        compiled = _compiled_facts(spec, args.elements, block, gpu, CompiledFacts)
+    if facts["compiled"] is not None:
+        compiled = CompiledFacts(**facts["compiled"])
         note += f"; registers from {compiled.compiler} for {compiled.target}"
         if compiled.elements != args.elements:
             note += f" (compiled at {compiled.elements:,} elements, the same remainder mod 16)"
-    return KernelLaunch(name=spec.name, blocks=shape.grid_blocks,
-                        threads_per_block=shape.threads_per_block,
-                        elements_per_block=shape.elements_per_block,
-                        bytes_moved=spec.bytes_moved(args.elements) if spec.bytes else None,
+    return KernelLaunch(name=facts["name"], blocks=facts["blocks"],
+                        threads_per_block=facts["threads_per_block"],
+                        elements_per_block=facts["elements_per_block"],
+                        bytes_moved=facts["bytes_moved"],
                         regs_per_thread=compiled.regs_per_thread if compiled else None,
                         smem_per_block=compiled.smem_per_block if compiled else None,
-                        note=note, compiled=compiled, sizes=dims)
+                        note=note, compiled=compiled, sizes=dims, declaration=spec,
+                        block_params=dict(shape.params))
 
 
-def _compiled_facts(spec, n: int, block, gpu, facts):
-    from .compile import CompileError
-    from .resources import launch_resources
-
-    try:
-        res = launch_resources(spec, n, block, gpu.compute_capability)
-    except CompileError as exc:
-        raise CompileError(f"{exc} (or give --regs and --smem to skip the compiler)",
-                           exc.log) from None
-    return facts(compiler=res.compiler, ptxas=res.ptxas, target=res.target,
-                 regs_per_thread=res.regs_per_thread, smem_per_block=res.smem_per_block,
-                 stack_bytes=res.stack_bytes, elements=res.elements)
+def _param(value) -> str:
+    return str(tuple(value)) if isinstance(value, (list, tuple)) else str(value)
 
 
 def cmd_check(args) -> int:
@@ -254,11 +230,16 @@ def cmd_check(args) -> int:
     names = None
     if args.kernel:
         names = [k.name for k in parse_kernel_list(args.kernel)] if args.kernel != "all" else None
-    if args.kernel_file:
-        names = (names or []) + [k.name for k in _file_kernels(args.kernel_file)]
     sizes = parse_count_list(args.sizes, "sizes") if args.sizes else None
-    results = run_checks(names, sizes, on_result=lambda r: print(
-        f"  {r.status:4} {r.kernel} n={r.elements:,} ({r.where})", file=sys.stderr, flush=True))
+    say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    if args.kernel_file:  # the user's code runs in a kernel host, never here (kernels/in_host.py)
+        from .in_host import check_in_host
+
+        results = check_in_host(_checked_files(args.kernel_file), names or [], sizes,
+                                on_progress=lambda _d, _t, label: say(label))
+    else:
+        results = run_checks(names, sizes, on_result=lambda r: say(
+            f"  {r.status:4} {r.kernel} n={r.elements:,} ({r.where})"))
     print(format_table(results))
     failed = sum(r.status == "FAIL" for r in results)
     skipped = sum(r.status == "SKIP" for r in results)
@@ -267,6 +248,19 @@ def cmd_check(args) -> int:
         print("warpscope: error: nothing was checked: every kernel was skipped (see SKIP above)",
               file=sys.stderr)
     return 1 if failed or skipped == len(results) else 0
+
+
+def _checked_files(paths) -> list[str]:
+    """Each --kernel-file as an absolute path, after the checks that need no process (it exists,
+    is a regular file, is not too big: one line, status 2)."""
+    from .kernel_file import file_digest
+
+    out = []
+    for path in paths:
+        path = os.path.abspath(path)
+        file_digest(path)
+        out.append(path)
+    return out
 
 
 class ProgressBar:
@@ -313,14 +307,19 @@ def cmd_bench(args) -> int:
     _kind(args.out)  # reject a bad extension or folder before measuring anything
     check_writable(args.out)
     kernels = parse_kernel_list(args.kernel) if args.kernel else []
-    kernels += [k for k in _file_kernels(args.kernel_file) if k not in kernels]
     sizes = parse_count_list(args.sizes or BENCH_SIZES, "sizes")
     blocks = parse_count_list(args.block, "block sizes", upper=1 << 20) if args.block else None
     if args.reps < 1:
         raise UserError("--reps must be at least 1")
-    result = sweep(kernels, sizes, blocks, flush_l2=not args.no_flush, reps=args.reps,
-                   on_progress=ProgressBar(), num_warps=args.warps, allow_cpu=args.cpu,
-                   command="warpscope " + " ".join(sys.argv[1:]))
+    options = dict(flush_l2=not args.no_flush, reps=args.reps, num_warps=args.warps,
+                   allow_cpu=args.cpu, command="warpscope " + " ".join(sys.argv[1:]))
+    if args.kernel_file:  # the user's code runs in a kernel host, never here (kernels/in_host.py)
+        from .in_host import bench_in_host
+
+        result = bench_in_host(_checked_files(args.kernel_file), [k.name for k in kernels],
+                               sizes, blocks, options, on_progress=ProgressBar())
+    else:
+        result = sweep(kernels, sizes, blocks, on_progress=ProgressBar(), **options)
     save_results(result, args.out)
     print(format_measurements(result))
     print(f"wrote {len(result.measurements)} measurements to {args.out}")
@@ -423,8 +422,14 @@ def _flag(name: str) -> str:
 
 def cmd_trace(args) -> int:
     from .trace import (KERNELS, check_grid, check_spin_args, check_tile_args, record_tile_trace,
-                        record_trace, save, summarize_trace)
+                        record_trace, save, say_trace)
 
+    if args.kernel_file:
+        from .trace_file import cmd_trace_file
+
+        return cmd_trace_file(args, SPIN_ONLY)
+    args.kernel = args.kernel or "spin"
+    args.warps = 4 if args.warps is None else args.warps
     if args.kernel not in KERNELS:
         raise UserError(f"--kernel must be one of {', '.join(KERNELS)}, got {args.kernel!r}")
     mine, others = (SPIN_ONLY, ADD_ONLY) if args.kernel == "spin" else (ADD_ONLY, SPIN_ONLY)
@@ -453,13 +458,7 @@ def cmd_trace(args) -> int:
         check_writable(args.out)
         trace = record_tile_trace(args.kernel, elements, block, args.warps, command)
     save(trace, args.out)
-    s = summarize_trace(trace)
-    print(f"{s['blocks']} blocks on {s['sms_used']} SMs in {s['makespan_us']:.1f} us "
-          f"(textbook {s['textbook_makespan_us'] or float('nan'):.1f}); "
-          f"{s['started_within_0_5us']} started within 0.5 us; at most "
-          f"{s['max_resident_per_sm']} resident per SM (predicted {s['predicted_blocks_per_sm']}); "
-          f"first blocks on SMs {s['first_blocks_sm']}")
-    print(f"wrote {args.out}")
+    say_trace(trace, args.out)
     return 0
 
 
@@ -471,8 +470,6 @@ def cmd_calibrate(args) -> int:
             raise UserError(f"profile file must end in .json, got {args.out!r}")
         check_writable(args.out)
     if args.keep_traces is not None:
-        import os
-
         os.makedirs(args.keep_traces, exist_ok=True)
     result = calibrate(args.out, fit_s=args.fit_seconds, keep=args.keep_traces,
                        command="warpscope " + " ".join(sys.argv[1:]),

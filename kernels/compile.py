@@ -74,8 +74,22 @@ class CompiledResources:
     ptxas: str  # "12.8.93"
 
     @property
+    def cubin_reserved_smem_bytes(self) -> int:
+        """The driver's per-block reserve that sm_90+ cubins carry as a shared section (1 KiB):
+        cuobjdump counts it in SHARED, the driver does not (it adds the reserve itself, and so
+        do the occupancy rules: sim.occupancy). A 512-float32 array reads 3,072 B in the cubin
+        and 2,048 B from the H200's driver."""
+        if tuple(self.compute_capability) < (9, 0):
+            return 0
+        from sim.devices import architecture_limits
+
+        reserve = architecture_limits(self.compute_capability)["smem_reserved_per_block_bytes"]
+        return reserve if self.static_smem_bytes >= reserve else 0
+
+    @property
     def smem_per_block_bytes(self) -> int:
-        return self.static_smem_bytes + self.dynamic_smem_bytes
+        """Static + dynamic shared memory per block as the driver counts it (without the reserve)."""
+        return self.static_smem_bytes - self.cubin_reserved_smem_bytes + self.dynamic_smem_bytes
 
     @property
     def spills(self) -> bool:

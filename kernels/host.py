@@ -81,6 +81,7 @@ class TaskOutcome:
     error: str
     elapsed_s: float
     traceback: str = ""
+    exit_status: int = 0  # what a command exits with: 1 the user's code failed, 2 a bad input
 
 
 def one_line(exc: BaseException) -> str:
@@ -99,7 +100,8 @@ def run_job(job_id: int, name: str, fn: Callable[[TaskContext], Any], cancel: th
         return TaskOutcome(job_id, name, True, cancel.is_set(), result, "", time.perf_counter() - t0)
     except Exception as exc:  # reported to the window, which keeps running
         return TaskOutcome(job_id, name, False, cancel.is_set(), None, one_line(exc),
-                           time.perf_counter() - t0, traceback.format_exc())
+                           time.perf_counter() - t0, traceback.format_exc(),
+                           getattr(exc, "exit_status", 2 if isinstance(exc, UserError) else 1))
 
 
 # --------------------------------------------------------------------------------------------
@@ -283,8 +285,10 @@ class HostProcess:
     """One running host. `on_message(msg)` and, once, `on_exit(why)` are called from reader
     threads; `why` is one line ("exit status -11: Segmentation fault")."""
 
-    def __init__(self, on_message: Callable[[tuple], None], on_exit: Callable[[str], None]) -> None:
+    def __init__(self, on_message: Callable[[tuple], None], on_exit: Callable[[str], None],
+                 echo_stderr: bool = True) -> None:
         self._on_message, self._on_exit = on_message, on_exit
+        self._echo = echo_stderr  # the command line keeps the host's output for a failure only
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=30)
         env = dict(os.environ, PYTHONUNBUFFERED="1",
                    PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
@@ -359,7 +363,8 @@ class HostProcess:
             line = raw.decode(errors="replace").rstrip()
             if line:
                 self._stderr_tail.append(line)
-                print(f"[kernel host] {line}", file=sys.stderr, flush=True)
+                if self._echo:
+                    print(f"[kernel host] {line}", file=sys.stderr, flush=True)
 
     def _read_stdout(self) -> None:
         while (data := read_bytes(self.proc.stdout)) is not None:
@@ -369,11 +374,20 @@ class HostProcess:
         self._on_exit(self._why(code))
 
     def _why(self, code: int) -> str:
-        status = (f"killed by {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals()
-                  else f"exit status {code}")
-        last = next((ln for ln in reversed(self._stderr_tail)
-                     if not ln.startswith((" ", "Traceback"))), "")
-        return f"{status}: {last}" if last else status
+        return exit_reason(code, self._stderr_tail)
+
+    def output_tail(self) -> list[str]:
+        """The last lines the host wrote to stderr (for a log when something failed)."""
+        return list(self._stderr_tail)
+
+
+def exit_reason(code: int, stderr_tail=()) -> str:
+    """A child's end as one line: "killed by SIGKILL: <its last line on stderr>"."""
+    status = (f"killed by {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals()
+              else f"exit status {code}")
+    last = next((ln for ln in reversed(list(stderr_tail))
+                 if ln.strip() and not ln.startswith((" ", "Traceback"))), "")
+    return f"{status}: {last[:300]}" if last else status
 
 
 if __name__ == "__main__":

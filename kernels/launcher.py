@@ -35,12 +35,14 @@ def bind(spec: KernelSpec, inputs, out, n: int, block=None, sm_count: int | None
     shape = spec.launch_shape(n, block, sm_count)
     args = kernel_args(spec, inputs, out, n)
     if spec.backend == "triton":
-        return _bind_triton(spec, shape, args)
+        return bind_triton(spec, shape, args)
     return _bind_numba(spec, shape, args, dynamic_smem_bytes)
 
 
-def _bind_triton(spec, shape, args) -> Launch:
-    fn = resolve(spec.kernel)
+def bind_triton(spec, shape, args, kernel=None) -> Launch:
+    """A Triton launch of `args`; `kernel` replaces the declared one (kernels/instrument.py's
+    stamped copy, which takes the same constexprs and grid)."""
+    fn = resolve(spec.kernel) if kernel is None else kernel
     params = dict(shape.params)
     options = {k: params.pop(k) for k in TRITON_OPTIONS if k in params}
     constexprs = {**spec.constants, **params}

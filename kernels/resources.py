@@ -59,11 +59,11 @@ class LaunchResources:
 
 
 def occupancy_smem(res: CompiledResources) -> int:
-    """Shared memory per block as the driver counts it for occupancy. Triton's sm_90+ cubins
-    carry a 1 KiB ``.nv.shared`` section that the driver reports as no static shared memory
-    (benchmarks/registers_h200.json: 0 for every Triton row); Numba's static arrays count."""
-    static = 0 if res.backend == "triton" else res.static_smem_bytes
-    return static + res.dynamic_smem_bytes
+    """Shared memory per block as the driver counts it for occupancy: the cubin's static figure
+    without the sm_90+ reserve section (CompiledResources.cubin_reserved_smem_bytes; Triton's
+    sm_90+ cubins carry only that 1 KiB: benchmarks/registers_h200.json reads 0 for every Triton
+    row), plus what the launcher asks for."""
+    return res.smem_per_block_bytes
 
 
 def compile_elements(spec: KernelSpec, n: int) -> int:

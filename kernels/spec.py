@@ -230,7 +230,7 @@ class KernelSpec:
 
     def loop_trips(self, n: int, grid_blocks: int, threads_per_block: int) -> int:
         """DRAM round trips one block makes in a row: 1 for a fixed tile (every load issued up
-        front), else the iterations of its grid-stride loop (sim.predict's `loop_trips`)."""
+        front), else the iterations of its grid-stride loop (sim.launch_model.Launch's `loop_trips`)."""
         if self.tile is not None:
             return 1
         return max(1, cdiv(n, int(grid_blocks) * int(threads_per_block)))

@@ -127,7 +127,7 @@ def _versions() -> dict:
     import torch
     import triton
 
-    return {"triton_version": triton.__version__, "torch_version": torch.__version__}
+    return {"triton_version": str(triton.__version__), "torch_version": str(torch.__version__)}  # plain str: TorchVersion does not cross the kernel host
 
 
 def trace_from_stamps(stamps: np.ndarray, gpu_name: str, meta: dict) -> Trace:
@@ -308,6 +308,17 @@ def summarize_trace(trace: Trace) -> dict:
             "median_max_resident_per_sm": float(np.median(resident[used])),
             "first_blocks_sm": [int(s) for s in first],
             "predicted_blocks_per_sm": predicted.get("blocks_per_sm")}
+
+
+def say_trace(trace: Trace, out) -> None:
+    """The two lines `trace` prints: what the recorded schedule says, and where it went."""
+    s = summarize_trace(trace)
+    print(f"{s['blocks']} blocks on {s['sms_used']} SMs in {s['makespan_us']:.1f} us "
+          f"(textbook {s['textbook_makespan_us'] or float('nan'):.1f}); "
+          f"{s['started_within_0_5us']} started within 0.5 us; at most "
+          f"{s['max_resident_per_sm']} resident per SM (predicted {s['predicted_blocks_per_sm']}); "
+          f"first blocks on SMs {s['first_blocks_sm']}")
+    print(f"wrote {out}")
 
 
 def check_trace(trace: Trace) -> list[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -16,9 +16,9 @@ from sim.inputs import arg_bytes, arg_count, arg_path, arg_real
 from sim.occupancy import LIMITERS, occupancy
 from sim.dispatch_profile import WAITS, profile_for
 from sim.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
-                          CostParams, cost_model_id, make_placement, placement_id, schedule_id,
-                          schedule_launch)
-from sim.predict import H200_FIT, memory_model_for
+                          cost_model_id, make_placement, placement_id, schedule_id)
+from sim.launch_model import (MAX_WAVES, BYTES_PER_ELEMENT_ADD, TripCost, default_mode, launch_of,
+                              predict_geometry, predict_launch)
 from sim.trace import MIN_BLOCK_US, check_trace_size, save_trace
 from sim.units import fmt_bytes
 
@@ -58,24 +58,25 @@ def register(subparsers) -> None:
                                           "print waves, makespan and the tail.")
     add_launch_arguments(p)
     p.add_argument("--cost", type=_policy_type(cost_model_id), choices=list(COST_MODELS),
-                   default="memory",
-                   help="block durations: 'uniform' (every block --duration-us) or 'memory' (default: "
-                        "bytes at the block's share of DRAM bandwidth, at least --latency-us, plus "
-                        "--overhead-us; SMs start a block per --sm-dispatch-us)")
+                   default=None,
+                   help="block durations: 'memory' (the launch model's memory-bound blocks, "
+                        "sim/launch_model.py; the default), 'compute' (the default for a tiled "
+                        "matmul --kernel) or 'uniform' (every block --duration-us)")
     p.add_argument("--duration-us", type=arg_real("--duration-us", MIN_BLOCK_US, MAX_US), default=10.0,
                    help="block duration for --cost uniform")
     p.add_argument("--jitter", type=arg_real("--jitter", 0, 0.9), default=0.0,
                    help="uniform cost: +-fraction of random, seeded variation per block (e.g. 0.2)")
-    p.add_argument("--bytes-per-element", type=arg_real("--bytes-per-element", 0, 1e6), default=12.0,
+    p.add_argument("--bytes-per-element", type=arg_real("--bytes-per-element", 0, 1e6),
+                   default=BYTES_PER_ELEMENT_ADD,
                    help="memory cost: bytes each element moves (vector add fp32: 12)")
     p.add_argument("--overhead-us", type=arg_real("--overhead-us", 0, MAX_US), default=0.0,
-                   help="memory cost: fixed time per block")
-    p.add_argument("--latency-us", type=arg_real("--latency-us", 0, MAX_US), default=H200_FIT.latency_us,
-                   help="memory cost: no block finishes sooner than this DRAM round trip "
-                        "(default %(default)s: fitted on the H200, sim/predict.py)")
+                   help="memory cost: a fixed time per block on top of the model's (default 0)")
+    p.add_argument("--latency-us", type=arg_real("--latency-us", 0, MAX_US), default=0.0,
+                   help="memory cost: no block finishes sooner than this (default 0: the model's "
+                        "own DRAM round trip, resources/physics)")
     p.add_argument("--sm-dispatch-us", type=arg_real("--sm-dispatch-us", 0, MAX_US), default=None,
-                   help="an SM starts at most one block this often (default: the GPU's dispatch "
-                        "profile when calibrated, none in the ideal schedule)")
+                   help="uniform cost: an SM starts at most one block this often (default: the "
+                        "GPU's dispatch profile when calibrated, none in the ideal schedule)")
     p.add_argument("--placement", type=_policy_type(placement_id), choices=list(SIMULATED_PLACEMENTS),
                    default="tpc-spread",
                    help="'sm-order' (or 'sm'): SM 0,1,2,...; 'tpc-spread' (default, or 'tpc'): TPC "
@@ -93,10 +94,13 @@ def register(subparsers) -> None:
     p.set_defaults(handler=cmd_simulate)
 
     p = subparsers.add_parser("compare", help="lay a recorded block trace beside its simulation",
-                              description="Simulate the grid of a trace recorded on a real GPU (python main.py "
-                                          "trace) with the same block duration, and compare residency, makespan "
-                                          "and SM placement.")
-    p.add_argument("trace_file", metavar="TRACE.json", help="a warpscope-trace/1 file")
+                              description="Predict the launch a trace recorded on a real GPU (python main.py "
+                                          "trace, benchmarks/matmul_run.py, or Triton Proton's per-program "
+                                          "timeline) from its launch alone, with the model its meta calls for "
+                                          "(equal blocks, memory-bound, compute-bound), and score the prediction: "
+                                          "makespan, peak blocks per SM, residency error.")
+    p.add_argument("trace_file", metavar="TRACE.json",
+                   help="a warpscope-trace/1 file, or a Triton Proton timeline (NAME.chrome_trace)")
     p.add_argument("--gpu", metavar="NAME", help="GPU preset (default: the one the trace names)")
     p.add_argument("--blocks-per-sm", type=arg_count("--blocks-per-sm"), metavar="N",
                    help="block slots per SM (default: the occupancy predicted when recording)")
@@ -156,6 +160,8 @@ class KernelLaunch:
     note: str  # where the numbers come from, for the printout
     compiled: CompiledFacts | None = None
     sizes: dict | None = None  # the kernel's named sizes (a matmul's M, N, K)
+    declaration: object = None  # the kernel's declaration (kernels.spec.KernelSpec), for its work
+    block_params: dict | None = None  # the block parameters launched (BLOCK_SIZE, num_warps, ...)
 
 
 def resolve_launch(args):
@@ -228,8 +234,12 @@ def occupancy_rows(occ) -> list[tuple[str, str, str]]:
 def explain_payload(gpu, occ, geo, kernel=None) -> dict:
     payload = {"device": gpu.to_dict(), "geometry": asdict(geo), "occupancy": asdict(occ),
                "findings": [asdict(f) for f in _findings(gpu, occ, geo, kernel)]}
+    prediction = launch_prediction(gpu, occ, geo, kernel)
+    if prediction is not None:
+        payload.update(prediction.summary())
     if kernel is not None:
-        payload["kernel"] = asdict(kernel)
+        payload["kernel"] = asdict(replace(kernel, declaration=None))
+        del payload["kernel"]["declaration"]
     return payload
 
 
@@ -249,9 +259,44 @@ def cmd_explain(args) -> int:
                      compiled_rows(kernel.compiled, occ), align="<")
     _print_table(launch, geometry_rows(gpu, geo))
     _print_table("Occupancy (blocks per SM each limiter allows)", occupancy_rows(occ))
-    print(f"  => {occ.explain()} (theoretical: what the limits allow)")
+    print(f"  => {occ.explain()} (theoretical: what the limits allow)\n")
+    prediction = launch_prediction(gpu, occ, geo, kernel)
+    if prediction is not None:
+        _print_table(f"Predicted (sim/launch_model.py, {COST_MODELS[prediction.mode].title}; "
+                     "constants from resources/physics)", prediction_rows(prediction))
     print_findings(_findings(gpu, occ, geo, kernel))
     return 0
+
+
+def kernel_work(gpu, occ, geo, kernel):
+    """What each block of a named kernel does (sim.throughput.LaunchWork), or None."""
+    if kernel is None or kernel.declaration is None or not occ.can_launch:
+        return None
+    from sim.throughput import launch_work
+
+    sizes = kernel.sizes if kernel.sizes and set(kernel.sizes) != {"n"} else None
+    return launch_work(kernel.declaration, geo.elements, kernel.block_params or {}, gpu,
+                       occ.blocks_per_sm, geo.blocks, sizes)
+
+
+def launch_prediction(gpu, occ, geo, kernel=None):
+    """The launch model's answer for the launch in its kernel's mode (sim.launch_model.
+    default_mode: a tiled matmul compute-bound, the rest memory-bound); None: it cannot run."""
+    if not occ.can_launch:
+        return None
+    return predict_geometry(gpu, occ, geo, bytes_moved=kernel.bytes_moved if kernel else None,
+                            work=kernel_work(gpu, occ, geo, kernel))
+
+
+def prediction_rows(p) -> list[tuple[str, str, str]]:
+    parts = " + ".join(f"{v:,.2f}" for v in p.parts().values())
+    rows = [("Whole launch", f"{p.whole_launch_us:,.2f} us",
+             f"= {parts}: launch overhead + fill + full waves + tail"),
+            ("Bandwidth", f"{p.bandwidth_gbps:,.0f} GB/s",
+             f"{p.bytes_moved:,.0f} B / whole launch; {p.bandwidth_gbps / p.ceiling_gbps:.0%} of "
+             f"the {p.ceiling_gbps:,.0f} GB/s a full GPU reaches"),
+            ("Bound by", p.bound, f"tail {p.tail_fraction:.0%} of the schedule")]
+    return rows + [(f"  {k}", "", v) for k, v in p.sources.items()]
 
 
 def _findings(gpu, occ, geo, kernel):
@@ -271,23 +316,39 @@ def cmd_simulate(args) -> int:
     if args.trace:
         check_writable(args.trace)
         check_trace_size(geo.blocks)
+    work = kernel_work(gpu, occ, geo, kernel)
+    if args.cost is None:
+        args.cost = default_mode(getattr(work, "kernel", None))
     if args.cost == "uniform" and args.jitter and geo.blocks > MAX_JITTER_BLOCKS:
         raise UserError(f"with --jitter every block ends at its own time and is simulated one by one: "
                         f"at most {MAX_JITTER_BLOCKS:,} blocks, got {geo.blocks:,}")
     bytes_moved = (kernel.bytes_moved if kernel is not None and kernel.bytes_moved
                    else geo.elements * args.bytes_per_element)
-    # a kernel's bytes over its elements; its blocks cover its tile (a grid-stride grid: a share)
-    per_block = (geo.elements_per_block or -(-geo.elements // geo.blocks)) if kernel else None
-    params = CostParams(duration_us=args.duration_us, jitter=args.jitter,
-                        bytes_per_element=bytes_moved / geo.elements if kernel else args.bytes_per_element,
-                        overhead_us=args.overhead_us, latency_us=args.latency_us,
-                        sm_dispatch_us=args.sm_dispatch_us, wait=args.wait, seed=args.seed)
+    if args.cost == "memory" and not bytes_moved > 0:
+        raise UserError("memory-bound blocks that move no bytes take no time: give "
+                        "--bytes-per-element above 0 (a block must take at least 0.001 us)")
+    extra = {}
+    if args.cost == "compute":
+        if work is None:
+            raise UserError("the compute-bound model needs a kernel that says what each block "
+                            "computes (a matmul kernel); use the memory-bound or uniform model")
+        built = work.build()
+        extra = dict(work=built, flops=float(np.sum(built.flops)))
+    launch = launch_of(occ, geo, bytes_moved=bytes_moved, duration_us=args.duration_us,
+                       wait=args.wait, **extra)
     profile = profile_for(gpu.name)
+    cost = None
+    if args.cost == "memory":
+        cost = TripCost.for_gpu(gpu, launch, extra_us=args.overhead_us, min_us=args.latency_us)
+    elif args.cost == "uniform" and args.jitter:
+        from sim.scheduler import UniformCost
+        cost = UniformCost(args.duration_us, args.jitter, args.seed)
     with np.errstate(over="ignore", invalid="ignore"):  # huge durations: reported below
-        result = schedule_launch(gpu, occ, geo.blocks, elements=geo.elements,
-                                 elements_per_block=per_block, cost=args.cost,
-                                 placement=args.placement, params=params, schedule=args.schedule,
-                                 profile=profile)
+        prediction = predict_launch(gpu, launch, args.cost, placement=args.placement,
+                                    schedule=args.schedule, seed=args.seed, cost=cost,
+                                    sm_interval_us=args.sm_dispatch_us,
+                                    max_waves=None if args.trace else MAX_WAVES)
+    result = prediction.simulation
     timeline = result.timeline
     if not result.makespan_us < float("inf"):
         raise UserError("block durations this long overflow the simulation's clock; use smaller values")
@@ -295,14 +356,12 @@ def cmd_simulate(args) -> int:
     if not shortest >= MIN_BLOCK_US:  # zero-length blocks would all 'run' at once: nonsense waves
         raise UserError(f"blocks would take {shortest:.3g} us; a block must take at least {MIN_BLOCK_US} us "
                         "(raise --duration-us, or --bytes-per-element/--latency-us/--overhead-us)")
-    summary = result.summary()
+    summary = {**result.summary(), **prediction.summary()}
+    summary["makespan_us"] = round(prediction.makespan_us, 4)
     summary["schedule"] = args.schedule
     summary["dispatch_profile"] = profile.label if args.schedule == "calibrated" else None
     if args.cost == "uniform":
         summary["wait"] = args.wait
-    memory_model = memory_model_for(gpu)
-    if args.cost == "memory" and bytes_moved > 0:
-        summary["predicted_gbps"] = round(memory_model.kernel_gbps(bytes_moved, result.makespan_us), 1)
     if args.trace:
         save_trace(args.trace, source="simulated", gpu=gpu.name, records=result.trace_records(),
                    meta={"elements": geo.elements, "threads_per_block": geo.threads_per_block,
@@ -320,42 +379,32 @@ def cmd_simulate(args) -> int:
                  f"({result.n_slots:,} block slots), {what}, {PLACEMENTS[args.placement].title}, "
                  f"{how}", [
         ("Waves", f"{result.waves}", f"{result.waves_fractional:.2f} grids' worth of block slots"),
-        ("Makespan", f"{result.makespan_us:,.2f} us", "first block start to last block end"),
+        ("Makespan", f"{prediction.makespan_us:,.2f} us", "first block start to last block end"),
         ("Steady residency", f"{timeline.steady_blocks:,} blocks",
          "resident while blocks were still waiting (median)" if timeline.waves > 1
          else "no block waited for a slot: the GPU's block slots"),
         ("Tail", f"{timeline.tail_fraction:.1%}",
          f"from {timeline.tail_start_us:,.2f} us: below the steady residency, the grid used up"),
-        *([("Predicted bandwidth", f"{summary['predicted_gbps']:,.0f} GB/s",
-            f"bytes / (makespan + {memory_model.launch_overhead_us} us launch); model fitted on the H200")]
-          if "predicted_gbps" in summary else []),
     ])
+    _print_table("Predicted (sim/launch_model.py)", prediction_rows(prediction))
     if args.trace:
         print(f"  trace written to {args.trace}")
     return 0
 
 
 def cmd_compare(args) -> int:
-    from sim.compare import compare_trace, launch_of_trace, placement_from_trace
-    from sim.devices import preset_for_device_name
-    from sim.trace import load_trace
+    from sim.compare import compare_trace
+    from sim.trace import read_any_trace
 
-    trace = load_trace(args.trace_file)
-    gpu = preset(args.gpu) if args.gpu else preset_for_device_name(trace.gpu, trace.meta.get("sm_count"))
-    if gpu is None:
-        raise UserError(f"the trace names {trace.gpu!r}, which is no preset; pass --gpu")
-    if args.blocks_per_sm is not None and not 1 <= args.blocks_per_sm <= gpu.max_blocks_per_sm:
-        raise UserError(f"--blocks-per-sm must be 1..{gpu.max_blocks_per_sm} on {gpu.name}, "
-                        f"got {args.blocks_per_sm}")
-    placement = make_placement(args.placement, recorded=placement_from_trace(trace))
-    comparison, _ = compare_trace(trace, gpu, args.blocks_per_sm, mode=args.schedule,
-                                  placement=placement, seed=args.seed)
+    trace = read_any_trace(args.trace_file)
+    comparison = compare_trace(trace, preset(args.gpu) if args.gpu else None, args.blocks_per_sm,
+                               mode=args.schedule, placement=args.placement, seed=args.seed)
     if args.json:
-        print(json.dumps(asdict(comparison), indent=2))
+        print(json.dumps(comparison.as_dict(), indent=2))
         return 0
-    print(f"{args.trace_file}: recorded on {trace.gpu}, predicted from its launch on {gpu.name} "
-          f"({PLACEMENTS[args.placement].title})")
-    for note in launch_of_trace(trace, gpu, args.blocks_per_sm).notes:
+    print(f"{args.trace_file}: recorded on {trace.gpu}, predicted from its launch on "
+          f"{comparison.gpu} ({PLACEMENTS[args.placement].title})")
+    for note in comparison.notes:
         print(f"  note: {note}")
     for line in comparison.lines():
         print(f"  {line}")

@@ -5,6 +5,7 @@ Figures live in resources/gpus.json with the source of each; this module only lo
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
 from pathlib import Path
@@ -137,21 +138,76 @@ def preset(name: str) -> GpuSpec:
     raise UserError(f"unknown GPU {name!r}; choose one of: {', '.join(presets())}")
 
 
-def preset_for_device_name(device_name: str, sm_count: int | None = None) -> GpuSpec | None:
-    """The preset a driver's device name refers to: "NVIDIA A100-SXM4-80GB" -> A100 80GB.
+# ---- the one rule: which preset a driver's device name is ------------------------------------------
 
-    Every word of the preset's name must appear in the device name, except that only the first
-    (the model) is required; more matching words, and a matching SM count, rank higher."""
-    key = _key(device_name)
-    best, best_score = None, 0
+@dataclass(frozen=True, slots=True)
+class DeviceMatch:
+    preset: GpuSpec | None
+    exact: bool  # False: a variant the preset stands in for (its data then is assumed)
+    why: str  # for a variant: what differs
+
+
+_VENDOR = {"NVIDIA", "TESLA", "GEFORCE", "QUADRO"}
+_FORM = {"PCIE": "PCIe", "NVL": "NVL", "SXM": "SXM", "SXM2": "SXM", "SXM4": "SXM", "SXM5": "SXM",
+         "HBM3": "SXM"}
+
+
+def _tokens(name: str) -> list[str]:
+    return [t for t in re.split(r"[\s\-_/]+", name.upper()) if t and t not in _VENDOR]
+
+
+def _model(toks: list[str]) -> str:
+    """The model word: "H200", "A100", "RTX4090"."""
+    return toks[0] + toks[1] if toks[0] == "RTX" and len(toks) > 1 else toks[0]
+
+
+def match_device(device_name: str, sm_count: int | None = None) -> DeviceMatch:
+    """The preset a device name refers to. The model word must be equal ("L40" is not "L40S");
+    among presets of one model, the memory size ("80GB") and form factor ("PCIe") a preset names
+    must be in the device name. A form factor or size the chosen preset does not name ("H200 NVL",
+    "A100 80GB PCIe") makes the match inexact: the preset stands in for it, labelled assumed.
+    A matching SM count breaks ties; a different one makes the match inexact."""
+    toks = _tokens(device_name)
+    if not toks:
+        return DeviceMatch(None, False, "no device name")
+    model = _model(toks)
+    forms = {_FORM[t] for t in toks if t in _FORM}
+    sizes = {t for t in toks if re.fullmatch(r"\d+GB", t)}
+    best, best_score = None, None
     for spec in _presets().values():
-        words = [_key(w) for w in spec.name.split()]
-        if words[0] not in key:
+        ptoks = _tokens(spec.name)
+        if _model(ptoks) != model:
             continue
-        score = 1 + sum(w in key for w in words[1:]) + (2 if sm_count == spec.sm_count else 0)
-        if score > best_score:
+        pforms = {_FORM[t] for t in ptoks if t in _FORM}
+        psizes = {t for t in ptoks if re.fullmatch(r"\d+GB", t)}
+        if (psizes and not psizes <= sizes) or (pforms and forms and not pforms <= forms):
+            continue
+        score = (len(psizes) + len(pforms), sm_count == spec.sm_count)
+        if best_score is None or score > best_score:
             best, best_score = spec, score
-    return best
+    if best is None:  # a sibling with a longer or shorter model name: "L40" and the L40S
+        kin = [s for s in _presets().values() if _model(_tokens(s.name)).startswith(model)
+               or model.startswith(_model(_tokens(s.name)))]
+        if not kin:
+            return DeviceMatch(None, False, f"no preset is a {device_name}")
+        return DeviceMatch(kin[0], False, f"{device_name} is not the {kin[0].name} (a sibling chip)")
+    ptoks = set(_tokens(best.name))
+    extra_forms = forms - {_FORM[t] for t in ptoks if t in _FORM} - {"SXM"}
+    extra_sizes = sizes - ptoks if any(re.fullmatch(r"\d+GB", t) for t in ptoks) else set()
+    why = []
+    if extra_forms:
+        why.append(f"{device_name} is the {'/'.join(sorted(extra_forms))} form of the {best.name} "
+                   "(other clocks and power)")
+    if extra_sizes:
+        why.append(f"{device_name} has {'/'.join(sorted(extra_sizes))}")
+    if sm_count is not None and sm_count != best.sm_count:
+        why.append(f"{device_name} has {sm_count} SMs, the {best.name} {best.sm_count}")
+    return DeviceMatch(best, not why, "; ".join(why))
+
+
+def preset_for_device_name(device_name: str, sm_count: int | None = None) -> GpuSpec | None:
+    """The preset a driver's device name refers to (`match_device`), exact or standing in."""
+    return match_device(device_name, sm_count).preset
 
 
 def spec_from_device(

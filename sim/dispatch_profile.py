@@ -1,14 +1,17 @@
 """A GPU's dispatch model parameters as data: what sim/dispatch.py needs to fill SMs like the GPU.
 
-One JSON file per GPU, format "warpscope-dispatch/1":
+A GPU's profile is the "dispatch" section of its per-GPU file (sim/physics.py, format
+"warpscope-physics/1", docs/GPU_DATA.md):
 
-    {"format": "warpscope-dispatch/1", "gpu": "NVIDIA H200", "measured": true,
-     "date": "2026-12-01", "source": "how it was measured: the command, the traces",
-     "params": {"burst_warps": 28, ..., "trickle": {"1": [0.97, 1.5], ...}}}
+    {"format": "warpscope-physics/1", "gpu": "H200", "constants": {...},
+     "dispatch": {"gpu": "NVIDIA H200", "measured": true, "date": "2026-12-01",
+                  "source": "how it was measured: the command, the traces",
+                  "params": {"burst_warps": 28, ..., "trickle": {"1": [0.97, 1.5], ...}}}}
 
-The H200's, measured, is checked in (resources/dispatch/H200.json). `main.py calibrate` measures
-the GPU it runs on and writes the file into the user's config folder
-(`dispatch/<GPU>.json` there, sim/places.py), where `profile_for` finds it first. A GPU
+The H200's, measured, is checked in (resources/physics/H200.json). `main.py calibrate` measures
+the GPU it runs on and writes the same format into the user's config folder
+(`dispatch/<GPU>.json` there, sim/places.py), where `profile_for` finds it first; older
+"warpscope-dispatch/1" files there (the section alone, with a "format") are still read. A GPU
 nobody measured gets the H200's numbers, labelled as assumed.
 """
 
@@ -23,10 +26,13 @@ from pathlib import Path
 
 from sim.errors import UserError, printable
 from sim.files import read_json_file, write_json_atomic
-from sim.places import dispatch_dir, resource
+from sim.places import dispatch_dir
 
-PROFILE_FORMAT = "warpscope-dispatch/1"
-BUILTIN_DIR = resource("dispatch")
+from sim.physics import PHYSICS_DIR, PHYSICS_FORMAT, physics_for
+
+PROFILE_FORMAT = PHYSICS_FORMAT  # what calibrate writes
+LEGACY_FORMAT = "warpscope-dispatch/1"  # the section alone, as calibrate wrote it before
+BUILTIN_DIR = PHYSICS_DIR
 WAITS = ("spin", "sleep", "memory")  # what a block's warps do while it is resident
 BUSY_WAITS = ("spin",)  # ... of which these hold new blocks back
 
@@ -137,14 +143,20 @@ class DispatchProfile:
         return f"assumed from {self.gpu} (not measured on this GPU)"
 
     def to_json(self) -> dict:
-        return {"format": PROFILE_FORMAT, "gpu": self.gpu, "measured": self.measured,
-                "date": self.date, "source": self.source, "params": self.params.to_json()}
+        """The "dispatch" section of a per-GPU file."""
+        return {"gpu": self.gpu, "measured": self.measured, "date": self.date,
+                "source": self.source, "params": self.params.to_json()}
 
     @classmethod
     def from_json(cls, data, where: str = "dispatch profile") -> "DispatchProfile":
-        """Field by field; a wrong field is one line that names it."""
-        if not isinstance(data, dict) or data.get("format") != PROFILE_FORMAT:
-            raise UserError(f"{where} is not a {PROFILE_FORMAT} file")
+        """A per-GPU file's dispatch section (or an older dispatch file), field by field; a wrong
+        field is one line that names it."""
+        if isinstance(data, dict) and data.get("format") == PROFILE_FORMAT:
+            data = data.get("dispatch")
+            if not isinstance(data, dict):
+                raise UserError(f"{where}: field 'dispatch' is missing or not an object")
+        elif not isinstance(data, dict) or data.get("format") != LEGACY_FORMAT:
+            raise UserError(f"{where} is not a {PROFILE_FORMAT} file (nor a {LEGACY_FORMAT} one)")
         for name, kind in (("gpu", str), ("measured", bool), ("date", str), ("source", str)):
             if not isinstance(data.get(name), kind):
                 raise UserError(f"{where}: field {name!r} is missing or not {kind.__name__}")
@@ -174,7 +186,17 @@ def _load(path: str, _stamp: int) -> DispatchProfile:
 
 
 def save_profile(path, profile: DispatchProfile) -> None:
-    write_json_atomic(path, profile.to_json(), indent=1)
+    """A per-GPU file holding the profile as its "dispatch" section; a per-GPU file already
+    there keeps its constants (benchmarks/dispatch_fit.py rewrites resources/physics/H200.json)."""
+    doc = {"format": PROFILE_FORMAT, "gpu": profile.gpu, "constants": {}}
+    try:
+        old = json.loads(Path(path).read_text(encoding="utf-8"))
+        if isinstance(old, dict) and old.get("format") == PROFILE_FORMAT:
+            doc = {k: v for k, v in old.items() if k != "dispatch"}
+    except (OSError, ValueError):
+        pass
+    doc["dispatch"] = profile.to_json()
+    write_json_atomic(path, doc, indent=1)
 
 
 def gpu_key(name: str) -> str:
@@ -193,21 +215,31 @@ def user_profile_path(gpu_name: str) -> Path:
 
 
 def builtin_profile() -> DispatchProfile:
-    """The profile measured on the H200 and checked in."""
+    """The profile measured on the H200 and checked in (resources/physics/H200.json)."""
     return load_profile(BUILTIN_DIR / "H200.json")
 
 
 def profile_for(gpu_name: str, folders=None) -> DispatchProfile:
-    """The profile for a GPU: the user's calibration, then a checked-in one, else the H200's
-    labelled as assumed. A damaged file is named on stderr, once, and the next one is used."""
+    """The profile for a GPU: the user's calibration (a file named after the device), then the
+    dispatch section of the preset the name matches (sim.devices.match_device, exactly), else
+    the H200's labelled as assumed. A damaged user file is named on stderr, once, and the next
+    one is used."""
     key = gpu_key(gpu_name)
-    for folder in (folders if folders is not None else (user_dir(), BUILTIN_DIR)):
+    for folder in (folders if folders is not None else (user_dir(),)):
         path = Path(folder) / f"{key}.json"
         if os.path.lexists(path):
             try:
                 return load_profile(path)
             except UserError as exc:
                 _ignored(path, str(exc))
+    if folders is None:
+        try:
+            section = physics_for(gpu_name).dispatch
+        except UserError:
+            section = None
+        if section is not None:
+            return DispatchProfile.from_json({"format": PROFILE_FORMAT, "dispatch": section},
+                                             f"dispatch section for {gpu_name}")
     base = builtin_profile()
     return base if gpu_key(base.gpu) == key else replace(base, measured=False)
 

@@ -1,6 +1,6 @@
 """The same launch on two GPUs, and what differs, in words.
 
-`launch_on(gpu, ...)` works out one side (occupancy, geometry, the latency model's prediction);
+`launch_on(gpu, ...)` works out one side (occupancy, geometry, the launch model's prediction);
 `differences(a, b)` names what differs between two sides, most telling first: whether it runs at
 all, what limits occupancy, how many waves, how full the last one is, and the predicted time.
 The window's two-GPU view and its export read these sentences; nothing else words them.
@@ -15,8 +15,9 @@ import numpy as np
 
 from sim.advice import MIN_IMPACT
 from sim.devices import GpuSpec
+from sim.errors import UserError
 from sim.geometry import LaunchGeometry, launch_geometry
-from sim.latency import ARTICLE_ADD_BYTES_PER_ELEMENT, LoadedPrediction, predict_launch
+from sim.launch_model import LaunchPrediction, predict_geometry
 from sim.occupancy import Occupancy, occupancy
 
 TIME_RATIO_WORTH_NAMING = 1.1  # predicted times closer than this are "about the same"
@@ -27,8 +28,7 @@ class LaunchSide:
     gpu: GpuSpec
     occ: Occupancy
     geo: LaunchGeometry
-    prediction: LoadedPrediction | None  # None: it cannot launch, or the GPU has no DRAM latency
-    bytes_moved: float  # what the prediction takes the launch to move
+    prediction: LaunchPrediction | None  # None: it cannot launch, or the GPU has no DRAM latency
 
     @property
     def label(self) -> str:
@@ -37,8 +37,7 @@ class LaunchSide:
     @property
     def time_us(self) -> float | None:
         """Predicted time of the whole launch (as a device-event timing would report it)."""
-        p = self.prediction
-        return None if p is None else self.bytes_moved / p.bandwidth_gbps / 1e3
+        return None if self.prediction is None else self.prediction.whole_launch_us
 
     def first_wave_blocks_per_sm(self) -> np.ndarray:
         """Blocks each SM holds in the first wave: the grid dealt round the SMs, at most the
@@ -68,14 +67,17 @@ def launch_on(gpu: GpuSpec, elements: int, threads_per_block: int, regs_per_thre
 
 
 def side_of(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *, bytes_moved: int | None = None,
-            ceiling_gbps: float | None = None) -> LaunchSide:
-    """One side from an occupancy and geometry worked out elsewhere (the window's launch)."""
+            ceiling_gbps: float | None = None, work=None) -> LaunchSide:
+    """One side from an occupancy and geometry worked out elsewhere (the window's launch);
+    `work` (the kernel's sim.throughput.LaunchWork) picks its mode (sim.launch_model.default_mode)."""
     prediction = None
     if occ.can_launch and gpu.dram_latency_ns is not None:
-        prediction = predict_launch(gpu, occ, geo, bytes_moved=bytes_moved,
-                                    ceiling_gbps=ceiling_gbps)
-    moved = float(bytes_moved) if bytes_moved else ARTICLE_ADD_BYTES_PER_ELEMENT * geo.elements
-    return LaunchSide(gpu, occ, geo, prediction, moved)
+        try:
+            prediction = predict_geometry(gpu, occ, geo, bytes_moved=bytes_moved,
+                                          ceiling_gbps=ceiling_gbps, work=work)
+        except UserError:  # more tiles than the simulator keeps: no predicted time
+            prediction = None
+    return LaunchSide(gpu, occ, geo, prediction)
 
 
 def differences(a: LaunchSide, b: LaunchSide) -> list[Difference]:

@@ -33,14 +33,15 @@ Left out on purpose: latency rising under load (queueing near the ceiling makes 
 where this one is sharp), a launch's ramp and tail (this is the steady state), caches (inputs come
 from DRAM) and any limit on outstanding requests per SM.
 
-The DRAM latency of each preset is in resources/gpus.json, with a source that says whether it was
-measured on that GPU or assumed from another. The ceiling defaults to the theoretical DRAM peak;
+The DRAM latency of each GPU is in its per-GPU data (resources/physics/<KEY>.json), with a source
+that says whether it was measured on that GPU, published, or assumed from another. The ceiling defaults to the theoretical DRAM peak;
 pass a measured copy ceiling where there is one.
 
 Measured on the H200 (benchmarks/latency_h200.json), plain Little's law with the unloaded latency
 is far too high: x2 for the naive add at 1 block/SM, +27% at full occupancy. `predict_loaded`
-(below) is the model the window and the verdicts use: each SM is a closed queueing network whose
-customers are its resident blocks, solved exactly by mean value analysis (MVA). See its docstring.
+(below) is the steady state of the launch model's memory-bound block cost (sim.launch_model):
+each SM is a closed queueing network whose customers are its resident blocks, solved exactly by
+mean value analysis (MVA). A whole launch's time is sim.launch_model's, never this module's.
 """
 
 from __future__ import annotations
@@ -51,9 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.devices import GpuSpec
-from sim.errors import UserError
-from sim.geometry import LaunchGeometry
-from sim.occupancy import Occupancy
+from sim.geometry import BYTES_PER_ELEMENT_ADD
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,10 +74,11 @@ class LatencyPrediction:
 
 
 def dram_latency_ns(gpu: GpuSpec) -> float:
-    """The GPU's DRAM round trip from resources/gpus.json (UserError if it has none)."""
-    if gpu.dram_latency_ns is None:
-        raise UserError(f"no DRAM latency figure for {gpu.name}: pass latency_ns")
-    return float(gpu.dram_latency_ns)
+    """The GPU's DRAM round trip: its per-GPU data (resources/physics, sim/physics.py), the one
+    figure the launch model and this module use."""
+    from sim.physics import physics_for
+
+    return physics_for(gpu).value("dram_latency_ns")
 
 
 def bytes_in_flight_per_sm(resident_warps: int, loads_in_flight_per_thread: float,
@@ -170,18 +170,20 @@ class TripCosts:
     """The loaded model's constants besides the DRAM latency and the ceiling."""
 
     overhead_ns: float  # per block trip: neither DRAM latency nor waiting in a queue
-    dispatch_cycles: float  # an SM starts at most one block per this many clock cycles
-    launch_us: float  # per launch: from the start event to the first block, plus the drain
+    dispatch_ns: float  # an SM starts at most one block this often
     source: str
 
 
-# overhead_ns and launch_us: fitted by benchmarks/latency_fit.py on the 2^24 rows of
-# benchmarks/latency_h200.json only (the 2^26 rows are held out; benchmarks/RESULTS.md).
-# dispatch_cycles: measured, not fitted: blocks that do nothing at 8 blocks/SM retire at 1,626 per
-# us on 132 SMs (calibration.idle_blocks), one per 81.2 ns per SM = 160.7 cycles at 1,980 MHz.
-H200_TRIP = TripCosts(overhead_ns=180.0, dispatch_cycles=160.7, launch_us=6.2,
-                      source="H200, 2026-12-01: dispatch measured (idle blocks); overhead and "
-                             "launch fitted on the 2^24 rows of benchmarks/latency_h200.json")
+def trip_costs_for(gpu: GpuSpec) -> TripCosts:
+    """The GPU's trip overhead (resources/physics) and the per-SM start interval of its dispatch
+    profile: the constants sim.launch_model's block cost uses too."""
+    from sim.dispatch_profile import profile_for
+    from sim.physics import physics_for
+
+    trip = physics_for(gpu).constant("trip_overhead_ns")
+    profile = profile_for(gpu.name)
+    return TripCosts(trip.value, profile.params.sm_interval_us * 1e3,
+                     f"trip overhead {trip.label}; dispatch {profile.label}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +192,7 @@ class BlockTrip:
 
     threads: int
     elements_per_thread: float = 1.0
-    bytes_per_element: float = 12.0  # moved, loads and stores: the vector add's 3 x 4 B
+    bytes_per_element: float = BYTES_PER_ELEMENT_ADD  # moved, loads and stores
     read_fraction: float = 2 / 3  # of those bytes, loads (they hold the warp; stores are posted)
     round_trips: int = 1  # DRAM round trips one after the other (1: every load issued up front)
 
@@ -218,7 +220,6 @@ class LoadedPrediction:
     memory_ns: float  # time at the SM's memory port: moving the block's bytes plus waiting
     cycle_ns: float  # a block slot's whole trip: the four above (latency x round trips)
     steady_gbps: float  # the GB/s of a launch long enough that its start and end do not count
-    bandwidth_gbps: float  # what a timing of `elements` would report (steady_gbps if none given)
     ceiling_gbps: float
     bytes_in_flight_per_sm: float  # loads outstanding on one SM when every resident warp waits
     bytes_in_flight_needed_per_sm: float  # Little's law at the ceiling, unloaded latency
@@ -272,24 +273,26 @@ def mean_value_analysis(customers: int, delay_ns: float, demands_ns) -> tuple[fl
 
 def predict_loaded(gpu: GpuSpec, blocks_per_sm: int, trip: BlockTrip, *,
                    ceiling_gbps: float | None = None, latency_ns: float | None = None,
-                   costs: TripCosts = H200_TRIP, elements: int | None = None,
+                   costs: TripCosts | None = None,
                    grid_blocks: int | None = None) -> LoadedPrediction:
-    """GB/s of a memory-bound launch, from first principles plus two fitted constants.
+    """Steady GB/s of a memory-bound launch at `blocks_per_sm`: the state the launch model's
+    block cost (sim.launch_model.TripCost) reaches on a full GPU, for the latency view's curves.
+    A whole launch's time (its ramp, tail and launch overhead) is sim.launch_model's.
 
     Each SM is a closed network whose customers are its resident blocks. A block's trip passes
-    (1) the SM's block dispatcher, one block per `dispatch_cycles` (a queue), (2) a delay that
+    (1) the SM's block dispatcher, one block per `dispatch_ns` (a queue), (2) a delay that
     does not queue: `overhead_ns` plus the DRAM latency per round trip, and (3) the SM's memory
     port, which moves its bytes at the SM's share of the ceiling, ceiling / SMs (a queue: the
     blocks of one SM wait for each other there). MVA solves it exactly for exponential service
     times; its waiting rounds the knee where plain Little's law is sharp, and as more blocks
-    queue at the port the throughput approaches the ceiling without passing it. With `elements`
-    the launch's start and drain (`launch_us`) are added: the GB/s a device-event timing reports.
+    queue at the port the throughput approaches the ceiling without passing it.
     `grid_blocks` below one full wave leaves fewer blocks resident (and SMs idle)."""
     if blocks_per_sm < 1 or trip.threads < 1 or trip.elements_per_thread <= 0:
         raise ValueError("a prediction needs at least one resident block with some work")
     if not 0 < trip.read_fraction <= 1 or trip.round_trips < 1:
         raise ValueError("read_fraction is in (0, 1] and round_trips at least 1")
     ceiling, latency = _ceiling(gpu, ceiling_gbps), _latency(gpu, latency_ns)
+    costs = costs or trip_costs_for(gpu)
     sms, resident = gpu.sm_count, int(blocks_per_sm)
     if grid_blocks is not None:
         if grid_blocks < 1:
@@ -297,19 +300,17 @@ def predict_loaded(gpu: GpuSpec, blocks_per_sm: int, trip: BlockTrip, *,
         sms = min(sms, int(grid_blocks))
         resident = min(resident, math.ceil(grid_blocks / gpu.sm_count))
     nbytes = trip.bytes_per_block
-    dispatch_service = costs.dispatch_cycles / gpu.clock_mhz * 1e3
+    dispatch_service = costs.dispatch_ns
     port_service = nbytes / (ceiling / gpu.sm_count)  # GB/s = bytes per ns
     delay = costs.overhead_ns + latency * trip.round_trips
     per_ns, (dispatch, memory) = mean_value_analysis(resident, delay,
                                                      (dispatch_service, port_service))
     steady = per_ns * nbytes * sms
-    total = elements * trip.bytes_per_element if elements else None
-    reported = total / (costs.launch_us * 1e3 + total / steady) if total else steady
     warps = resident * math.ceil(trip.threads / gpu.warp_size)
     return LoadedPrediction(
         blocks_per_sm=resident, active_sms=sms, bytes_per_block=nbytes, latency_ns=latency,
         overhead_ns=costs.overhead_ns, dispatch_ns=float(dispatch), memory_ns=float(memory),
-        cycle_ns=resident / per_ns, steady_gbps=steady, bandwidth_gbps=reported,
+        cycle_ns=resident / per_ns, steady_gbps=steady,
         ceiling_gbps=ceiling,
         bytes_in_flight_per_sm=warps * gpu.warp_size * trip.load_bytes_in_flight_per_thread,
         bytes_in_flight_needed_per_sm=bytes_in_flight_needed(
@@ -320,44 +321,9 @@ def predict_loaded(gpu: GpuSpec, blocks_per_sm: int, trip: BlockTrip, *,
 
 
 def loaded_curve(gpu: GpuSpec, blocks_per_sm, trip: BlockTrip, **kwargs) -> np.ndarray:
-    """`predict_loaded(...).bandwidth_gbps` for each entry of `blocks_per_sm`."""
-    return np.array([predict_loaded(gpu, int(b), trip, **kwargs).bandwidth_gbps
+    """`predict_loaded(...).steady_gbps` for each entry of `blocks_per_sm`."""
+    return np.array([predict_loaded(gpu, int(b), trip, **kwargs).steady_gbps
                      for b in np.atleast_1d(blocks_per_sm)])
-
-
-ARTICLE_ADD_BYTES_PER_ELEMENT = 12.0  # loads x and y, stores out: 3 x 4 B of float32
-
-
-def launch_trip(geo: LaunchGeometry, bytes_moved: int | None = None) -> tuple[BlockTrip, str]:
-    """A launch's block trip, and what it rests on. A block with a fixed tile issues all its
-    loads up front (one round trip, as the tutorial kernels do); a grid-stride block makes one
-    round trip per element its threads loop over. Without `bytes_moved` (the kernel's declared
-    DRAM traffic) the article's vector add is assumed."""
-    if bytes_moved:
-        per_element = bytes_moved / geo.elements
-        basis = f"the kernel's declared traffic, {per_element:.3g} B per element"
-    else:
-        per_element = ARTICLE_ADD_BYTES_PER_ELEMENT
-        basis = "assumed: a stream like the article's vector add, 12 B per element"
-    if geo.elements_per_block:
-        trip = BlockTrip(geo.threads_per_block, geo.elements_per_block / geo.threads_per_block,
-                         per_element)
-    else:
-        per_thread = geo.elements / (geo.blocks * geo.threads_per_block)
-        trip = BlockTrip(geo.threads_per_block, per_thread, per_element,
-                         round_trips=max(1, math.ceil(per_thread)))
-    return trip, basis
-
-
-def predict_launch(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,
-                   bytes_moved: int | None = None, ceiling_gbps: float | None = None,
-                   costs: TripCosts = H200_TRIP) -> LoadedPrediction:
-    """The loaded model for a whole launch, as if it were memory-bound (see `launch_trip`)."""
-    if not occ.can_launch:
-        raise UserError(f"no prediction: {occ.reason}")
-    trip, _ = launch_trip(geo, bytes_moved)
-    return predict_loaded(gpu, occ.blocks_per_sm, trip, ceiling_gbps=ceiling_gbps, costs=costs,
-                          elements=geo.elements, grid_blocks=geo.blocks)
 
 
 # --------------------------------------------------------------------------------------------

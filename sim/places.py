@@ -1,6 +1,6 @@
 """Where WarpScope keeps things: the one module that says so.
 
-- Its own data, `resources/` (GPU specs, physics, the H200's dispatch profile, example kernels):
+- Its own data, `resources/` (GPU specs, per-GPU physics and dispatch profiles, examples):
   beside the packages, in a checkout and in an installed wheel alike (pyproject.toml ships it as
   package data; tests/test_project.py checks that every file under it is shipped).
 - The user's config folder: the window's settings (`settings.ini`) and the dispatch profiles

@@ -9,27 +9,21 @@ names a policy by its stable id and shows its title from here; older spellings s
     schedules:   "calibrated" (the GPU's dispatch model, sim/dispatch.py), "ideal" (the textbook:
                  a block starts the moment a slot frees)
 
-`schedule_launch` runs one launch with policies given by id, so the command line and the window
-simulate exactly the same thing; `run_schedule` is its core for a grid already worked out.
+`run_schedule` runs a grid already worked out under a schedule; the launch model
+(sim.launch_model.predict_launch) is what the command line and the window both call.
 """
 
 from __future__ import annotations
 
 import math
-
-import numpy as np
 from dataclasses import dataclass, replace
 
 from sim.devices import GpuSpec
 from sim.dispatch import dispatch_schedule
 from sim.dispatch_profile import WAITS, DispatchProfile, profile_for
 from sim.errors import UserError
-from sim.occupancy import Occupancy
-from sim.matmul_work import BlockWork
-from sim.predict import H200_FIT
-from sim.scheduler import (MemoryBoundCost, Placement, Simulation, SmOrderPlacement,
-                           TpcSpreadPlacement, UniformCost, simulate)
-from sim.throughput import ComputeBoundCost, LaunchWork
+from sim.scheduler import (Placement, Simulation, SmOrderPlacement, TpcSpreadPlacement,
+                           UniformCost, simulate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +37,9 @@ class Policy:
 COST_MODELS: dict[str, Policy] = {p.id: p for p in (
     Policy("uniform", "uniform", "every block takes the same time (--duration-us)"),
     Policy("memory", "memory-bound",
-           "a block moves its bytes at its share of DRAM bandwidth, never faster than one DRAM "
-           "round trip; SMs start one block at a time (fitted on the H200)", ("memory-bound",)),
+           "the launch model's memory-bound blocks (sim.launch_model): each SM's resident blocks "
+           "queue at its dispatcher and its share of the bandwidth between DRAM round trips; "
+           "constants per GPU from resources/physics", ("memory-bound",)),
     Policy("compute", "compute-bound",
            "a block's FLOPs at its SM's share of the tensor rate plus its DRAM traffic at its "
            "share of the bandwidth; a persistent program runs its tiles in turn (sim.throughput, "
@@ -105,37 +100,6 @@ def wait_id(text) -> str:
     return key
 
 
-@dataclass(frozen=True, slots=True)
-class CostParams:
-    """The cost models' knobs; the defaults are the `simulate` command's."""
-
-    duration_us: float = 10.0  # uniform: every block
-    jitter: float = 0.0  # uniform: +- fraction of seeded variation per block
-    bytes_per_element: float = 12.0  # memory: vector add of float32
-    overhead_us: float = 0.0  # memory: fixed time per block
-    latency_us: float = H200_FIT.latency_us  # memory: no block beats one DRAM round trip
-    # memory: an SM starts one block this often (None: the schedule's: the dispatch profile's
-    # when calibrated, none in the textbook)
-    sm_dispatch_us: float | None = None
-    work: BlockWork | LaunchWork | None = None  # compute: what each block does (sim.throughput)
-    dtype: str = "float16"  # compute: which tensor rate
-    wait: str = "spin"  # uniform: what the warps do while resident (holds blocks back or not)
-    seed: int = 0  # the calibrated schedule's random draws
-
-    def check(self) -> None:
-        wait_id(self.wait)
-        for label, value in (("--duration-us", self.duration_us), ("--overhead-us", self.overhead_us),
-                             ("--bytes-per-element", self.bytes_per_element),
-                             ("--latency-us", self.latency_us),
-                             ("--sm-dispatch-us", 0.0 if self.sm_dispatch_us is None else self.sm_dispatch_us)):
-            if not value >= 0:
-                raise UserError(f"{label} cannot be negative, got {value}")
-            if value == math.inf:
-                raise UserError(f"{label} must be a finite number, got {value}")
-        if not 0 <= self.jitter < 1:
-            raise UserError(f"--jitter is a fraction in [0, 1), got {self.jitter}")
-
-
 def make_placement(pid: str, recorded: Placement | None = None) -> Placement:
     pid = placement_id(pid)
     if pid == "recorded":
@@ -143,23 +107,6 @@ def make_placement(pid: str, recorded: Placement | None = None) -> Placement:
             raise UserError("the 'recorded' placement needs a recorded trace")
         return recorded
     return SmOrderPlacement() if pid == "sm-order" else TpcSpreadPlacement()
-
-
-def _make_cost(cid: str, gpu: GpuSpec, elements: int, elements_per_block: int, n_blocks: int,
-               params: CostParams, first_block: int = 0):
-    if cost_model_id(cid) == "uniform":
-        return UniformCost(params.duration_us, params.jitter, params.seed)
-    if cost_model_id(cid) == "compute":
-        if params.work is None:
-            raise UserError("the compute-bound model needs a kernel that says what each block "
-                            "computes (a matmul kernel); use the memory-bound or uniform model")
-        work = params.work.build() if hasattr(params.work, "build") else params.work
-        if work.n_blocks != n_blocks + first_block:
-            raise UserError(f"the work describes {work.n_blocks:,} blocks, the grid has "
-                            f"{n_blocks + first_block:,}")
-        return ComputeBoundCost.for_gpu(gpu, work, params.dtype, first_block=first_block)
-    return MemoryBoundCost.for_launch(gpu, elements, elements_per_block, params.bytes_per_element,
-                                      params.overhead_us, params.latency_us, n_blocks=n_blocks)
 
 
 def run_schedule(gpu: GpuSpec, n_blocks: int, blocks_per_sm: int, warps_per_block: int, cost,
@@ -199,35 +146,3 @@ def plan_blocks(n_blocks: int, blocks_per_wave: int, cap: int | None) -> tuple[i
         return n_blocks, 0
     skip = min(math.ceil((n_blocks - cap) / blocks_per_wave), n_blocks // blocks_per_wave - 1)
     return n_blocks - skip * blocks_per_wave, max(0, skip)
-
-
-def schedule_launch(gpu: GpuSpec, occ: Occupancy, grid_blocks: int, *, elements: int | None = None,
-                    elements_per_block: int | None = None, cost: str = "memory",
-                    placement: str = "tpc-spread", params: CostParams = CostParams(),
-                    max_blocks: int | None = None, schedule: str = "calibrated",
-                    profile: DispatchProfile | None = None) -> Simulation:
-    """Simulate a launch of `grid_blocks` blocks whose blocks each cover `elements_per_block` of
-    `elements` (default: one element per thread), under `schedule` ("calibrated": the GPU's
-    dispatch profile, default the one profile_for finds; "ideal": the textbook). With
-    `max_blocks`, a bigger grid's leading full waves (alike: in the dispatch model, nearly) are
-    left out and counted in `skipped_waves`."""
-    if not occ.can_launch:
-        raise UserError(f"nothing to schedule: {occ.reason}")
-    params.check()
-    per_block = int(elements_per_block or occ.threads_per_block)
-    elements = int(elements if elements is not None else grid_blocks * per_block)
-    n_sim, skipped = plan_blocks(int(grid_blocks), occ.blocks_per_sm * gpu.sm_count, max_blocks)
-    first = int(grid_blocks) - n_sim
-    model = _make_cost(cost, gpu, max(1, elements - first * per_block), per_block, n_sim, params,
-                       first)
-    if isinstance(model, UniformCost) and not model.duration_us * (1 + model.jitter) < 1e12:
-        raise UserError("block durations this long overflow the simulation's clock; use smaller values")
-    # compute-bound tiles keep the textbook's start times, as their throughput model was fitted
-    interval = 0.0 if isinstance(model, ComputeBoundCost) else params.sm_dispatch_us
-    with np.errstate(over="ignore", invalid="ignore"):  # huge durations: reported just below
-        sim = run_schedule(gpu, n_sim, occ.blocks_per_sm, occ.warps_per_block, model,
-                           make_placement(placement), schedule=schedule, wait=params.wait,
-                           profile=profile, sm_interval_us=interval, seed=params.seed)
-    if not sim.makespan_us < math.inf:
-        raise UserError("block durations this long overflow the simulation's clock; use smaller values")
-    return replace(sim, skipped_waves=skipped, first_block=first)

@@ -20,7 +20,9 @@ from sim.timeline import residency_steps
 def peak_per_sm(sm: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Most blocks each SM that ran a block held at once (retirements first at equal times)."""
     sm = np.asarray(sm, dtype=np.int64)
-    times = np.concatenate([start, end])
+    # to the femtosecond: a block that starts as the one before it ends, in a sum of floats, may
+    # land a rounding error early and count as two at once
+    times = np.round(np.concatenate([start, end]), 9)
     delta = np.concatenate([np.ones(len(start)), -np.ones(len(end))])
     who = np.concatenate([sm, sm])
     order = np.lexsort((delta, times, who))

@@ -8,7 +8,10 @@ same instant are refilled together, so a run costs one numpy step per distinct c
 (about one per wave for uniform blocks), not one Python step per block.
 
 Cost models and placements are any objects of the `CostModel` and `Placement` protocols;
-`sim.policies` names the built-in ones by stable ids. What a schedule means over time (residency,
+`sim.policies` names the built-in ones by stable ids (the memory- and compute-bound costs are the
+launch model's: sim.launch_model, sim.throughput). A cost is asked for each batch of blocks as
+they start, with the blocks resident GPU-wide at that moment (the live count), so a block's time
+may depend on how full the GPU is when it runs. What a schedule means over time (residency,
 waves, the tail) is `sim.timeline`'s business.
 """
 
@@ -69,44 +72,6 @@ def _unit_noise(ids: np.ndarray, seed: int) -> np.ndarray:
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         z ^= z >> np.uint64(31)
     return (z >> np.uint64(11)).astype(float) / 2.0**52 - 1.0
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryBoundCost:
-    """A block moves its bytes at its share of DRAM bandwidth, plus a fixed per-block overhead.
-
-    The share is the peak bandwidth divided by the blocks resident when it starts, so a full GPU
-    streams at the peak and blocks in a thin tail run faster (but the tail still wastes the GPU).
-    A block never takes less than `latency_us`: its loads must come back from DRAM first, so with
-    too few bytes in flight the GPU is latency-bound, not bandwidth-bound (Little's law).
-    """
-    id: ClassVar[str] = "memory"
-    bytes_per_block: float
-    peak_gbps: float
-    overhead_us: float = 1.0
-    last_block_bytes: float | None = None  # the last block may be partial
-    n_blocks: int | None = None
-    latency_us: float = 0.0
-
-    @classmethod
-    def for_launch(cls, gpu: GpuSpec, elements: int, elements_per_block: int,
-                   bytes_per_element: float = 12.0, overhead_us: float = 0.0,
-                   latency_us: float = 0.0, n_blocks: int | None = None) -> "MemoryBoundCost":
-        """Vector add by default: 3 float32 arrays = 12 bytes per element. Each block covers
-        `elements_per_block` (one element per thread: the threads per block); the grid has
-        `n_blocks` blocks (default: just enough to cover the elements)."""
-        n_blocks = n_blocks or -(-elements // elements_per_block)
-        last = max(0, elements - (n_blocks - 1) * elements_per_block)
-        return cls(bytes_per_block=elements_per_block * bytes_per_element, peak_gbps=gpu.peak_dram_gbps,
-                   overhead_us=overhead_us, last_block_bytes=last * bytes_per_element, n_blocks=n_blocks,
-                   latency_us=latency_us)
-
-    def durations(self, block_ids: np.ndarray, resident_blocks: int) -> np.ndarray:
-        nbytes = np.full(block_ids.shape, self.bytes_per_block, dtype=float)
-        if self.last_block_bytes is not None and self.n_blocks is not None:
-            nbytes[block_ids == self.n_blocks - 1] = self.last_block_bytes
-        share_bytes_per_us = self.peak_gbps * 1e3 / max(resident_blocks, 1)  # 1 GB/s = 1e3 B/us
-        return self.overhead_us + np.maximum(self.latency_us, nbytes / share_bytes_per_us)
 
 
 # ---- placement policies: which free slot takes the next block --------------------------------
@@ -277,7 +242,7 @@ class Simulation:
 
     @property
     def waves_fractional(self) -> float:
-        return (self.n_blocks + self.first_block) / self.n_slots
+        return self.timeline.waves_fractional
 
     @cached_property
     def timeline(self) -> Timeline:

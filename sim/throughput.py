@@ -41,7 +41,6 @@ from sim.timeline import Timeline
 class ComputeModel:
     tensor_efficiency: float  # of one SM's share of the datasheet dense tensor rate
     memory_exposed: float  # fraction of a block's DRAM time its tensor work does not hide
-    launch_overhead_us: float  # per kernel: device events around a launch minus its blocks' span
     atomic_gbps: float  # GPU-wide rate at which fp32 atomic adds of partial sums land in L2
     fixup_us: float  # reading a split tile's sum back, zeroing it, storing the tile
     source: str
@@ -49,10 +48,11 @@ class ComputeModel:
 
 # benchmarks/waves_fit.py on benchmarks/matmul_h200.json (H200, 2026-12-01): tensor efficiency
 # and the exposed memory fraction from the tiled kernel at 32 and 128 tiles (one wave, a quarter
-# and a full GPU); the atomic rate and the fix-up from the stream-K trace at 133 tiles; the launch
-# overhead is the median over the nine traces of event time minus the blocks' span (measured).
+# and a full GPU); the atomic rate and the fix-up from the stream-K trace at 133 tiles. The launch
+# overhead is the GPU's one (resources/physics, sim.launch_model): the nine traces' event time
+# minus the blocks' span (4.1 us) is a check of it.
 H200_COMPUTE_FIT = ComputeModel(
-    tensor_efficiency=1.036, memory_exposed=1.02, launch_overhead_us=4.1, atomic_gbps=1800.0,
+    tensor_efficiency=1.04, memory_exposed=1.02, atomic_gbps=1800.0,
     fixup_us=5.0,
     source="fit to the matmul sawtooth and stream-K trace on the H200, 2026-12-01 "
            "(benchmarks/waves_fit.py)")
@@ -160,11 +160,22 @@ class MatmulPrediction:
     problem: MatmulProblem
     programs: int
     blocks_per_sm: int
-    time_us: float  # what device events would report: launch overhead + makespan
-    tflops: float
-    simulation: Simulation = field(repr=False)
+    launch: "LaunchPrediction" = field(repr=False)  # sim.launch_model's answer, compute mode
     cost: ComputeBoundCost = field(repr=False)
     note: str = ""  # why these block parameters (a smaller tile where the kernel's does not fit)
+
+    @property
+    def time_us(self) -> float:
+        """What device events would report: the launch model's whole-launch time."""
+        return self.launch.whole_launch_us
+
+    @property
+    def tflops(self) -> float:
+        return self.problem.flops / self.time_us / 1e6
+
+    @property
+    def simulation(self) -> Simulation:
+        return self.launch.simulation
 
     @property
     def tiles(self) -> int:
@@ -177,7 +188,9 @@ class MatmulPrediction:
     @property
     def waves(self) -> float:
         """Tiles over the tiles that run at once: 133 / 132 = 1.008 (two waves for the tiled kernel)."""
-        return self.tiles / self.concurrent_tiles
+        from sim.geometry import waves_of
+
+        return waves_of(self.tiles, self.concurrent_tiles)
 
     @property
     def work(self) -> BlockWork:
@@ -212,11 +225,14 @@ def predict_matmul(kernel, dims: dict, gpu: GpuSpec, block: dict | None = None, 
     if not occ.can_launch:
         raise UserError(f"{kernel.name} cannot run on {gpu.name}: {occ.reason}")
     problem, work = _matmul_launch(kernel, dims, params, gpu, occ.blocks_per_sm, dtype)
-    sim, cost = schedule_work(gpu, occ.blocks_per_sm, work, dtype, model, placement)
-    time_us = model.launch_overhead_us + sim.makespan_us
+    from sim.launch_model import Launch, predict_launch
+
+    cost = ComputeBoundCost.for_gpu(gpu, work, dtype, model)
+    launch = Launch(work.n_blocks, 32 * int(params.get("num_warps", 4)), occ.blocks_per_sm,
+                    float(work.dram_bytes.sum()), flops=float(problem.flops), work=work)
+    lp = predict_launch(gpu, launch, "compute", placement=placement, max_waves=None, cost=cost)
     return MatmulPrediction(kernel.name, gpu.name, dict(M=problem.M, N=problem.N, K=problem.K),
-                            params, problem, work.n_blocks, occ.blocks_per_sm, time_us,
-                            problem.flops / time_us / 1e6, sim, cost, note)
+                            params, problem, work.n_blocks, occ.blocks_per_sm, lp, cost, note)
 
 
 def _matmul_launch(kernel, dims: dict, params: dict, gpu: GpuSpec, blocks_per_sm: int,

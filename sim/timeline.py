@@ -105,6 +105,13 @@ class Timeline:
     def waves(self) -> int:
         return int(self.wave.max()) + 1 if self.n_blocks else 0
 
+    @property
+    def waves_fractional(self) -> float:
+        """The whole grid in waves of `capacity` blocks (sim.geometry.waves_of)."""
+        from sim.geometry import waves_of
+
+        return waves_of(self.grid_blocks, self.capacity)
+
     @cached_property
     def wave_starts_us(self) -> np.ndarray:
         """When each wave's first block started."""
@@ -130,9 +137,10 @@ class Timeline:
         return self.makespan_us
 
     @property
-    def whole_launch_us(self) -> float:
-        """The whole grid's time: the simulated part plus the identical full waves left out
-        before it (`skipped_waves`), each as long as a full wave of the simulated part."""
+    def whole_grid_us(self) -> float:
+        """The whole grid's blocks, first start to last end: the simulated part plus the
+        identical full waves left out before it (`skipped_waves`), each as long as a full wave
+        of the simulated part. A launch's whole time adds its launch overhead (sim.launch_model)."""
         return self.makespan_us + self.skipped_waves * self.wave_us
 
     # -- the tail (see the module docstring) -------------------------------------------------
@@ -236,7 +244,7 @@ class Timeline:
             "blocks_scheduled": self.n_blocks,
             "waves": self.waves + self.skipped_waves,
             "makespan_us": round(self.makespan_us, 4),
-            "whole_launch_us": round(self.whole_launch_us, 4),
+            "whole_grid_us": round(self.whole_grid_us, 4),
             "steady_resident_blocks": self.steady_blocks,
             "tail_start_us": round(self.tail_start_us, 4),
             "tail_fraction": round(self.tail_fraction, 4),

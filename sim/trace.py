@@ -99,14 +99,28 @@ def check_trace_size(blocks: int) -> None:
 
 def load_trace(path) -> Trace:
     """Read a trace file, checked field by field: one UserError line for anything damaged."""
-    where = str(path)
-    text = read_user_file(path, "trace", MAX_TRACE_BYTES)
+    return _parse(read_user_file(path, "trace", MAX_TRACE_BYTES), str(path))
+
+
+def read_any_trace(path) -> Trace:
+    """A WarpScope trace or a trace another tool wrote (Triton Proton's per-program timeline,
+    sim.proton_trace), told apart by what the file holds; the same bounded read for both."""
+    return _parse(read_user_file(path, "trace", MAX_TRACE_BYTES), str(path), other_tools=True)
+
+
+def _parse(text: str, where: str, other_tools: bool = False) -> Trace:
     if text.count("[") > MAX_TRACE_BLOCKS + 1000:  # a row is a [...]: refuse before parsing it all
         raise UserError(f"{where} holds more than {MAX_TRACE_BLOCKS:,} blocks, the most a trace may hold")
     data = load_json_bounded(text, where)
+    if other_tools:
+        from sim.proton_trace import is_proton_document, proton_trace
+
+        if is_proton_document(data):
+            return proton_trace(data, where)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         fmt = data.get("format") if isinstance(data, dict) else None
-        raise UserError(f"{where} is not a WarpScope trace (format {shown(fmt)})")
+        other = " or a Triton Proton timeline" if other_tools else ""
+        raise UserError(f"{where} is not a WarpScope trace (format {shown(fmt)}){other}")
     fields = check_fields(data, _SCHEMA, where, required=("blocks",),
                           defaults={"source": "?", "gpu": "?"})
     meta = checked_meta(data.get("meta"))

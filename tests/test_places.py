@@ -49,7 +49,7 @@ def test_settings_dispatch_profiles_and_compiled_cache_use_places(monkeypatch, t
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     assert user_dir() == places.dispatch_dir() and cache_folder() == places.compiled_dir()
-    assert BUILTIN_DIR == places.resource("dispatch") and (BUILTIN_DIR / "H200.json").is_file()
+    assert BUILTIN_DIR == places.resource("physics") and (BUILTIN_DIR / "H200.json").is_file()
 
 
 def test_settings_left_in_the_old_folder_move_to_the_new_one(monkeypatch, tmp_path):

@@ -18,7 +18,7 @@ from psygnal import Signal
 
 from sim.devices import GpuSpec, preset_for_device_name
 from sim.errors import UserError
-from sim.predict import Prediction, predict_bandwidth
+from sim.launch_model import Launch, LaunchPrediction, predict_launch
 from sim.throughput import MatmulPrediction, is_tiled_matmul, predict_matmul, tensor_tflops
 from sim.units import parse_count_list
 
@@ -90,7 +90,7 @@ def result_gpu(result) -> GpuSpec | None:
         return preset_for_device_name(device.get("name", ""), device.get("sm_count"))
 
 
-def point_tip(m, predicted: Prediction | MatmulPrediction | None = None) -> str:
+def point_tip(m, predicted: LaunchPrediction | MatmulPrediction | None = None) -> str:
     """Tooltip for one measurement: its launch as sim predicts it, and how it was timed."""
     size = f"M, N, K = {m.dims}" if getattr(m, "dims", None) else f"{m.elements:,} elements"
     lines = [f"{m.kernel} [{m.backend}]", f"{size} · block {m.block_size or 'fixed'}"]
@@ -293,7 +293,7 @@ class BenchModel:
     def _kernel_spec(self, name: str):
         return next((k for k in self.kernels if k.name == name), None)
 
-    def predicted(self, m) -> Prediction | MatmulPrediction | None:
+    def predicted(self, m) -> LaunchPrediction | MatmulPrediction | None:
         """What the block scheduler predicts for a measured point: only GPU timings of kernels
         whose grid and occupancy are known (torch peers choose their own grid). A tiled matmul
         goes through the compute-bound model (sim.throughput), the rest the memory-bound one."""
@@ -308,8 +308,10 @@ class BenchModel:
                 try:
                     trips = (spec.loop_trips(m.elements, m.grid_blocks, m.threads_per_block)
                              if spec is not None and getattr(m, "threads_per_block", None) else 1)
-                    prediction = predict_bandwidth(gpu, m.grid_blocks, m.blocks_per_sm, m.bytes_moved,
-                                                   self.result.copy_ceiling_gbps, loop_trips=trips)
+                    launch = Launch(m.grid_blocks, m.threads_per_block or 256, m.blocks_per_sm,
+                                    m.bytes_moved, m.elements, trips)
+                    prediction = predict_launch(gpu, launch, "memory",
+                                                ceiling_gbps=self.result.copy_ceiling_gbps)
                 except (ValueError, UserError):
                     prediction = None
             self._predictions[key] = prediction

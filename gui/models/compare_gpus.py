@@ -97,7 +97,7 @@ class CompareGpusModel:
     def _side(self, st: LaunchState) -> LaunchSide:
         ceiling = self.insight.ceiling_for(st.spec)[0] if self.insight is not None else None
         return side_of(st.spec, st.occ, st.geometry, bytes_moved=st.bytes_moved,
-                       ceiling_gbps=ceiling)
+                       ceiling_gbps=ceiling, work=st.work)
 
 
 def _presets() -> list[str]:

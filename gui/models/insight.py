@@ -1,8 +1,9 @@
 """What the latency model and the verdicts say about the launch being looked at.
 
-`InsightModel` follows the LaunchModel (and the bench results, for a measured copy ceiling): the
-launch taken as memory-bound (sim.latency.launch_trip), its loaded-model prediction, the curves
-of the latency-hiding view, one SM's warps over time (sim.warps) and the ranked verdicts
+`InsightModel` follows the LaunchModel: the launch model's whole-launch prediction
+(sim.launch_model, at the GPU's achievable bandwidth from resources/physics: the same call
+`explain` makes), the steady state of its memory-bound block cost (sim.latency.predict_loaded),
+the curves of the latency-hiding view, one SM's warps over time (sim.warps) and the ranked verdicts
 (sim.advice.launch_findings). The measured forced-occupancy sweep of a latency run (the H200's
 is checked in) is laid beside the prediction when it was measured on this GPU. Views only draw
 what this says. No Qt here.
@@ -20,7 +21,10 @@ from gui.models.launch import LaunchModel, LaunchState
 from sim.advice import Finding, launch_findings
 from sim.devices import GpuSpec
 from sim.errors import UserError
-from sim.latency import BlockTrip, LoadedPrediction, launch_trip, predict, predict_loaded
+from sim.latency import BlockTrip, LoadedPrediction, predict, predict_loaded
+from sim.launch_model import (Launch, LaunchPrediction, achievable_gbps, block_trip_of,
+                               predict_geometry, predict_launch)
+from sim.physics import physics_for, same_gpu
 from sim.latency_data import CHECKED_IN, LatencyRun, load_latency_run
 from sim.policies import COST_MODELS
 from sim.units import fmt_us
@@ -49,8 +53,8 @@ class InsightModel:
     changed = Signal()
     sm_changed = Signal()
 
-    def __init__(self, launch: LaunchModel, bench=None, measured: str | Path | None = CHECKED_IN):
-        self.launch, self.bench = launch, bench
+    def __init__(self, launch: LaunchModel, measured: str | Path | None = CHECKED_IN):
+        self.launch = launch
         self._measured: LatencyRun | None = None
         self.measured_error = ""
         if measured is not None:
@@ -63,8 +67,6 @@ class InsightModel:
         self._activity: tuple | None = None
         self._recompute()
         launch.changed.connect(self._on_launch_changed)
-        if bench is not None:
-            bench.result_changed.connect(self._on_launch_changed)
 
     # -- reading ---------------------------------------------------------------------------------
     @property
@@ -77,7 +79,13 @@ class InsightModel:
 
     @property
     def prediction(self) -> LoadedPrediction | None:
+        """The steady state at the launch's blocks per SM (the latency view's point)."""
         return self._prediction
+
+    @property
+    def launch_prediction(self) -> LaunchPrediction | None:
+        """The launch model's answer for the whole launch, memory-bound: what every surface shows."""
+        return self._launch
 
     @property
     def trip(self) -> BlockTrip | None:
@@ -104,7 +112,7 @@ class InsightModel:
     def measured_here(self) -> bool:
         """The latency run was measured on the launch's GPU (same name and SM count)."""
         run = self._measured
-        return run is not None and _same_gpu(run.device_name, self.gpu)
+        return run is not None and same_gpu(run.device_name, self.gpu)
 
     @property
     def sm(self) -> int:
@@ -173,14 +181,17 @@ class InsightModel:
                            and r.threads == 256), key=lambda r: r.blocks_per_sm)
             if not mine:
                 continue
-            trip = BlockTrip(256, mine[0].elements_per_thread)
+            per_thread = mine[0].elements_per_thread
+            trip = BlockTrip(256, per_thread)
             b = np.array([r.blocks_per_sm for r in mine])
             kib = b * 8 * 32 * trip.load_bytes_in_flight_per_thread / 1024
-            name = ("naive add" if mine[0].elements_per_thread == 1
-                    else f"add, {mine[0].elements_per_thread}/thread")
-            model = np.array([predict_loaded(self.gpu, int(x), trip,
-                                             ceiling_gbps=run.copy_ceiling_gbps,
-                                             elements=size).bandwidth_gbps for x in b])
+            name = "naive add" if per_thread == 1 else f"add, {per_thread}/thread"
+            grid = -(-size // (256 * per_thread))
+            # the launch model at each forced occupancy: what a timing of the whole launch says
+            model = np.array([predict_launch(self.gpu, Launch(grid, 256, int(x),
+                                                              size * trip.bytes_per_element, size),
+                                             ceiling_gbps=run.copy_ceiling_gbps).bandwidth_gbps
+                              for x in b])
             out.append(Curve(f"{name}, measured ({_short(run.device_name)}, 2^{size.bit_length() - 1})", b, kib,
                              np.array([r.gbps for r in mine]), "measured",
                              np.array([r.gbps_p20 for r in mine]),
@@ -189,23 +200,24 @@ class InsightModel:
         return out
 
     def time_lines(self, run=None) -> list[str]:
-        """The whole launch's predicted time, and what the animation's schedule says (with the
-        waves it leaves out counted: sim.timeline.Timeline.whole_launch_us)."""
+        """The whole launch's predicted time with its parts (sim.launch_model), and what the
+        animation's schedule says (the waves it leaves out counted)."""
         lines = []
-        p = self._prediction
+        p = self._launch
         if p is not None:
-            moved = self._trip.bytes_per_element * self.state.geometry.elements
-            lines.append(f"Whole launch, predicted: {fmt_us(moved / p.bandwidth_gbps / 1e3)} at "
-                         f"{p.bandwidth_gbps:,.0f} GB/s ({p.bound}-bound; latency model, "
+            lines.append(f"Whole launch, predicted: {fmt_us(p.whole_launch_us)} at "
+                         f"{p.bandwidth_gbps:,.0f} GB/s = {_parts_text(p)} ({p.bound}-bound; "
                          f"ceiling {p.ceiling_gbps:,.0f} GB/s: {self._ceiling[1]})")
         if run is not None:
             tl = run.timeline
             waves = tl.waves + tl.skipped_waves
-            line = (f"Animation's schedule ({COST_MODELS[run.cost].title} cost): the whole grid "
-                    f"takes {fmt_us(tl.whole_launch_us)} over {waves:,} waves")
+            line = (f"Animation's schedule ({COST_MODELS[run.cost].title} cost): the whole launch "
+                    f"takes {fmt_us(run.prediction.whole_launch_us)} over {waves:,} waves")
             if tl.skipped_waves:
                 line += (f"; the last {tl.waves:,} are drawn ({fmt_us(tl.makespan_us)}), the "
                          f"{tl.skipped_waves:,} identical ones before them are not")
+            if run.cost == "uniform":  # the user's what-if block time, not this kernel's
+                line += " (uniform blocks: a what-if, not this kernel's time)"
             lines.append(line)
         return lines
 
@@ -240,7 +252,7 @@ class InsightModel:
     def _recompute(self) -> None:
         st = self.state
         self._ceiling = self._find_ceiling()
-        self._prediction = self._trip = None
+        self._prediction = self._trip = self._launch = None
         self._basis = ""
         self._findings = []
         self._activity = None
@@ -251,35 +263,35 @@ class InsightModel:
                                          ceiling_gbps=ceiling)
         if not st.occ.can_launch or st.spec.dram_latency_ns is None:
             return
-        self._trip, self._basis = launch_trip(st.geometry, st.bytes_moved)
+        self._trip, self._basis = block_trip_of(st.geometry, st.bytes_moved)
         self._prediction = predict_loaded(st.spec, st.occ.blocks_per_sm, self._trip,
-                                          ceiling_gbps=ceiling, elements=st.geometry.elements,
-                                          grid_blocks=st.geometry.blocks)
+                                          ceiling_gbps=ceiling, grid_blocks=st.geometry.blocks)
+        try:  # a matmul kernel is compute-bound (sim.launch_model.default_mode)
+            self._launch = predict_geometry(st.spec, st.occ, st.geometry,
+                                            bytes_moved=st.bytes_moved, ceiling_gbps=ceiling,
+                                            work=st.work)
+        except UserError:  # e.g. more tiles than the simulator keeps: no whole-launch line
+            self._launch = None
         self._sm = min(self._sm, st.spec.sm_count - 1)
 
     def _find_ceiling(self) -> tuple[float, str]:
         return self.ceiling_for(self.gpu)
 
     def ceiling_for(self, gpu: GpuSpec) -> tuple[float, str]:
-        """(GB/s, where it comes from): a copy measured on this GPU (bench results, then the
-        latency run), else the theoretical peak. The one rule for every prediction shown."""
-        result = getattr(self.bench, "result", None)
-        if result is not None and result.copy_ceiling_gbps:
-            name = result.device.get("name", "") if isinstance(result.device, dict) else ""
-            if _same_gpu(name, gpu):
-                return float(result.copy_ceiling_gbps), "copy ceiling measured in the bench results"
-        run = self._measured
-        if run is not None and run.copy_ceiling_gbps and _same_gpu(run.device_name, gpu):
-            return run.copy_ceiling_gbps, f"copy ceiling measured on the {run.source()}"
-        return float(gpu.peak_dram_gbps), "theoretical peak (no copy measured on this GPU)"
+        """(GB/s, where it comes from): the GPU's achievable bandwidth from its per-GPU data
+        (resources/physics), what `explain`, `simulate` and the animation use, so the window
+        shows one whole-launch time. (The Bandwidth panel's dashed curves predict a results
+        file's points with that run's own measured copy ceiling: sim.launch_model, bench.)"""
+        fraction = physics_for(gpu).constant("copy_fraction")
+        return achievable_gbps(gpu), (f"{fraction.value:.0%} of the {gpu.peak_dram_gbps:,.0f} GB/s "
+                                      f"peak, copy fraction {fraction.short_label}")
 
 
 def _short(device_name: str) -> str:
     return device_name.removeprefix("NVIDIA ")
 
 
-def _same_gpu(device_name: str, gpu: GpuSpec) -> bool:
-    """A device name ("NVIDIA H200") names this GPU (a preset "H200" or a detected spec)."""
-    name, mine = device_name.lower(), gpu.name.lower()
-    return bool(name) and (name == mine or name.endswith(" " + mine) or mine.endswith(" " + name))
-
+def _parts_text(p: LaunchPrediction) -> str:
+    names = {"launch_overhead_us": "launch overhead", "fill_us": "fill",
+             "full_waves_us": "full waves", "tail_us": "tail"}
+    return " + ".join(f"{names[k]} {fmt_us(v)}" for k, v in p.parts().items())

@@ -22,13 +22,12 @@ from sim.devices import GpuSpec
 from sim.errors import UserError
 from sim.occupancy import Occupancy
 from sim.dispatch_profile import WAITS, profile_for
+from sim.launch_model import LaunchPrediction, launch_of, predict_launch
 from sim.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
-                          CostParams, cost_model_id, placement_id, schedule_id, schedule_launch,
-                          wait_id)
+                          cost_model_id, placement_id, schedule_id, wait_id)
 from sim.scheduler import Simulation
 from sim.timeline import Timeline
 
-MAX_SIM_BLOCKS = 150_000  # more: the leading full waves (all alike) are left out
 
 
 class SimulationOptions:
@@ -37,7 +36,7 @@ class SimulationOptions:
 
     changed = Signal(str, str)
 
-    def __init__(self, cost: str = "uniform", placement: str = "sm-order",
+    def __init__(self, cost: str = "memory", placement: str = "sm-order",
                  schedule: str = "calibrated", wait: str = "spin") -> None:
         self._cost, self._placement = cost_model_id(cost), placement_id(placement)
         self._schedule, self._wait = schedule_id(schedule), wait_id(wait)
@@ -108,12 +107,16 @@ class SimRun:
     occ: Occupancy
     cost: str  # sim.policies id
     placement: str
-    simulation: Simulation = field(repr=False)
+    prediction: LaunchPrediction = field(repr=False)  # sim.launch_model's answer for this launch
     elapsed_s: float = 0.0
     schedule: str = "calibrated"  # sim.policies SCHEDULES id
     wait: str = "spin"
     profile_label: str = ""  # the dispatch profile the calibrated schedule used
     other: Simulation | None = field(default=None, repr=False)  # the other schedule, same launch
+
+    @property
+    def simulation(self) -> Simulation:
+        return self.prediction.simulation
 
     @property
     def timeline(self) -> Timeline:
@@ -155,43 +158,37 @@ class SimRun:
             "tail_fraction": round(tl.tail_fraction, 4),
             "tail_start_us": round(tl.tail_start_us, 4),
             "slots_per_sm": tl.lanes,
+            "whole_launch_us": round(self.prediction.whole_launch_us, 4),
+            "parts_us": {k: round(v, 4) for k, v in self.prediction.parts().items()},
         }
 
 
 def run_simulation(state: LaunchState, cost: str, placement: str, key: tuple = (),
-                   max_blocks: int = MAX_SIM_BLOCKS, schedule: str = "calibrated",
-                   wait: str = "spin", other: bool = True) -> SimRun:
-    """Simulate the launch (a worker thread may call this) and work out its timeline there, so the
-    GUI thread only draws. `other`: also simulate the other schedule (for the residency curve)."""
+                   schedule: str = "calibrated", wait: str = "spin", other: bool = True) -> SimRun:
+    """The launch model's answer for the launch (a worker thread may call this), its timeline
+    worked out there, so the GUI thread only draws. `other`: also the other schedule (for the
+    residency curve)."""
     t0 = time.perf_counter()
     if not state.ok:
         raise UserError(state.message() or "this launch cannot run")
-    n = state.inputs.elements
-    # a kernel's declared bytes, else the article's vector add (12 bytes per element)
-    extra = {"bytes_per_element": state.bytes_moved / n} if state.bytes_moved else {}
-    # what each block computes (the compute model); what the warps of a uniform block do
-    params = CostParams(wait=wait, work=state.work, **extra)
+    work = state.work.build() if cost_model_id(cost) == "compute" and state.work is not None \
+        else None
+    launch = launch_of(state.occ, state.geometry, bytes_moved=state.bytes_moved, wait=wait,
+                       work=work, flops=float(work.flops.sum()) if work is not None else 0.0)
     profile = profile_for(state.spec.name)
 
     def run(mode):
-        return schedule_launch(state.spec, state.occ, state.blocks, elements=n,
-                               elements_per_block=_elements_per_block(state), cost=cost,
-                               placement=placement, params=params, max_blocks=max_blocks,
-                               schedule=mode, profile=profile)
+        return predict_launch(state.spec, launch, cost_model_id(cost), placement=placement,
+                              schedule=mode)
 
-    sim = run(schedule)
-    sim.timeline.prepare()
+    prediction = run(schedule)
+    prediction.timeline.prepare()
     alt = None
     if other:
-        alt = run("ideal" if schedule == "calibrated" else "calibrated")
+        alt = run("ideal" if schedule == "calibrated" else "calibrated").simulation
         alt.timeline.residency  # noqa: B018 - worked out here, drawn on the GUI thread
-    return SimRun(key, state.spec, state.occ, cost, placement, sim, time.perf_counter() - t0,
-                  schedule, wait, profile.label, alt)
-
-
-def _elements_per_block(state: LaunchState) -> int:
-    """A tile per block, or a grid-stride grid's share of the elements."""
-    return state.elements_per_block or -(-state.inputs.elements // max(1, state.blocks))
+    return SimRun(key, state.spec, state.occ, cost, placement, prediction,
+                  time.perf_counter() - t0, schedule, wait, profile.label, alt)
 
 
 class SimulationModel:

@@ -1,10 +1,11 @@
 """A recorded block trace laid beside its predictions (the Timeline panel).
 
-A matmul's tile trace goes beside the compute-bound model's prediction (sim.matmul_trace). Any
-other trace's launch is predicted twice — with the GPU's calibrated dispatch model and with the
-ideal textbook schedule (sim.compare.compare_trace: from the launch alone, never from the recorded
-schedule) — and keeps the three schedules as `sim.timeline.Timeline`s, so each is drawn, coloured
-and measured exactly like a simulated launch, with the scores that say how close each prediction is.
+Every comparison is sim.compare.compare_trace's, the function `main.py compare` prints, so the
+window and the command line give the same one: the calibrated prediction (the command's default)
+first, then, for traces of equal or memory-bound blocks, the ideal textbook schedule beside it.
+The work (reading, predicting, scoring, preparing the three Timelines) is `compare_job`, which
+the window runs on a worker thread (gui.adapter.TaskRunner) with progress and cancel; this model
+only holds what is shown.
 """
 
 from __future__ import annotations
@@ -13,29 +14,33 @@ from dataclasses import dataclass
 
 from psygnal import Signal
 
+from sim.compare import Comparison
 from sim.devices import GpuSpec, preset_for_device_name
 from sim.errors import UserError
-from sim.matmul_trace import KERNELS, compare_matmul_trace, is_matmul_trace
-from sim.timeline import Timeline, timeline_of_trace
 
 MODES = ("calibrated", "ideal")
 
 
 @dataclass(frozen=True)
 class Prediction:
-    mode: str  # "calibrated", "ideal", or "compute" (a matmul's tiles, sim.matmul_trace)
-    comparison: object  # sim.compare.TraceComparison (sim.matmul_trace's for "compute")
-    timeline: Timeline
+    mode: str  # "calibrated" or "ideal"
+    comparison: Comparison
+
+    @property
+    def timeline(self):
+        return self.comparison.simulated
 
     @property
     def title(self) -> str:
         c = self.comparison
-        if self.mode == "compute":
-            return "simulated tile by tile: the compute-bound model"
-        if self.mode == "ideal":
+        if c.model == "compute":
+            what = "compute-bound model, tile by tile"
+        elif self.mode == "ideal":
             what = "ideal (textbook)"
         else:  # "calibrated on NVIDIA H200, ..." or "assumed from ...": say it is the model's
             what = c.profile if c.profile.startswith("calibrated") else f"calibrated schedule, {c.profile}"
+        if c.model == "memory":
+            what += ", memory-bound blocks"
         return (f"{what} · makespan {c.makespan_error:+.0%} · median peak "
                 f"{c.simulated_median_peak_blocks_per_sm:g} (recorded "
                 f"{c.recorded_median_peak_blocks_per_sm:g}) · residency error {c.residency_error:.2f}")
@@ -45,20 +50,29 @@ class Prediction:
 class TraceComparison:
     path: str
     gpu_name: str  # as the trace names it
-    spec: GpuSpec  # the preset it was simulated on
-    blocks_per_sm: int
-    recorded: Timeline
-    predictions: tuple[Prediction, ...]  # calibrated, then ideal (a matmul: the compute model)
-    notes: tuple[str, ...] = ()
+    spec: GpuSpec  # the preset it was predicted on
+    predictions: tuple[Prediction, ...]  # calibrated first (what `compare` prints), then ideal
 
     @property
-    def comparison(self):
-        """The calibrated prediction's comparison (what the caption reports)."""
+    def comparison(self) -> Comparison:
+        """The calibrated prediction's comparison: the one `main.py compare` prints."""
         return self.predictions[0].comparison
 
     @property
-    def simulated(self) -> Timeline:
-        return self.predictions[0].timeline
+    def recorded(self):
+        return self.comparison.recorded
+
+    @property
+    def simulated(self):
+        return self.comparison.simulated
+
+    @property
+    def blocks_per_sm(self) -> int:
+        return self.comparison.predicted_blocks_per_sm
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return self.comparison.notes
 
     @property
     def lines(self) -> tuple[str, ...]:
@@ -69,50 +83,82 @@ class TraceComparison:
         return max(self.recorded.makespan_us, *(p.timeline.makespan_us for p in self.predictions))
 
 
-def compare_trace_file(path: str, fallback: GpuSpec, blocks_per_sm: int | None = None) -> TraceComparison:
-    """Load a trace file (sim.trace format) and predict its launch both ways; UserError if the
-    file cannot be read or does not describe a launch."""
-    from sim.compare import compare_trace, launch_of_trace
-    from sim.trace import load_trace
+def compare_job(path: str, fallback: GpuSpec, ctx=None) -> TraceComparison:
+    """Read the trace (any format sim.trace reads) and compare it as `main.py compare` does; the
+    GPU is the one the trace names, else `fallback` (the window's), as `--gpu` would give it.
+    UserError (one line) for anything that cannot be compared; None once cancelled."""
+    from sim.compare import compare_trace
+    from sim.trace import read_any_trace
 
-    trace = load_trace(path)
-    if len(trace.block) == 0:
-        raise UserError(f"{path} holds no blocks")
+    step = ctx.progress if ctx is not None else (lambda *a: None)
+    stop = ctx.cancelled if ctx is not None else (lambda: False)
+    step(0, 4, "reading the trace")
+    trace = read_any_trace(path)
     spec = preset_for_device_name(trace.gpu, trace.meta.get("sm_count")) or fallback
-    if is_matmul_trace(trace):  # tile by tile, beside the compute-bound model's prediction
-        from kernels.registry import get_kernel
-
-        comparison, recorded, simulated = compare_matmul_trace(
-            trace, spec, get_kernel(KERNELS[trace.meta["kernel"]]))
-        return TraceComparison(str(path), trace.gpu, spec, comparison.prediction.blocks_per_sm,
-                               recorded, (Prediction("compute", comparison, simulated),))
-    per_sm = blocks_per_sm
-    try:
-        launch = launch_of_trace(trace, spec, per_sm)
-    except UserError:  # no occupancy in the file: the most blocks any SM held
-        per_sm = max(1, min(int(trace.max_resident_per_sm().max()), spec.max_blocks_per_sm))
-        launch = launch_of_trace(trace, spec, per_sm)
     predictions = []
-    for mode in MODES:
-        comparison, sim = compare_trace(trace, spec, per_sm, mode=mode)
-        predictions.append(Prediction(mode, comparison, sim.timeline.prepare()))
-    recorded = timeline_of_trace(trace, launch.blocks_per_sm, spec.sm_count).prepare()
-    return TraceComparison(str(path), trace.gpu, spec, launch.blocks_per_sm, recorded,
-                           tuple(predictions), launch.notes)
+    for i, mode in enumerate(MODES):
+        if stop():
+            return None
+        step(1 + i, 4, f"predicting: {mode}")
+        comparison = compare_trace(trace, spec, mode=mode)
+        predictions.append(Prediction(mode, comparison))
+        if comparison.model == "compute":  # one schedule: the model's, tile by tile
+            break
+    if stop():
+        return None
+    step(3, 4, "laying out the schedules")
+    predictions[0].comparison.recorded.prepare()  # what the Timeline draws, worked out here
+    for p in predictions:
+        p.comparison.simulated.prepare()
+    step(4, 4, "done")
+    return TraceComparison(str(path), trace.gpu, spec, tuple(predictions))
 
 
 class TraceModel:
-    """The comparison being shown, if any. Emits `changed(comparison_or_None)`."""
+    """The comparison being shown, if any, and the job working one out.
+
+    Emits `changed(comparison_or_None)` when what is shown changes, and `busy(label, done,
+    total)` while a comparison is worked out (label "" when none is). The window submits
+    `compare_job` to a worker, says so with `started`, and hands its outcome to `accept`."""
 
     changed = Signal(object)
+    busy = Signal(str, int, int)
 
     def __init__(self) -> None:
         self.comparison: TraceComparison | None = None
+        self.pending: int | None = None  # the job comparing a file now
+        self.shown_job: int | None = None  # the job whose comparison is shown
+
+    def started(self, path: str, job: int) -> None:
+        self.pending = job
+        self.busy.emit(f"Comparing {path}…", 0, 4)
+
+    def progress(self, job: int, done: int, total: int, label: str) -> None:
+        if job == self.pending:
+            self.busy.emit(f"Comparing the trace: {label}", done, total)
+
+    def accept(self, outcome) -> str:
+        """A finished compare_job (gui.adapter.TaskOutcome): show it, or return the one-line
+        message that says why not ("" when shown, cancelled or replaced by a newer job); the
+        comparison shown before stays then."""
+        if outcome.job_id != self.pending:
+            return ""
+        self.pending = None
+        self.busy.emit("", 0, 0)
+        if outcome.cancelled or (outcome.ok and outcome.result is None):
+            return ""
+        if not outcome.ok:
+            first = outcome.error.splitlines()[0] if outcome.error else "it failed"
+            return f"Could not open the trace: {first}"
+        self.comparison, self.shown_job = outcome.result, outcome.job_id
+        self.changed.emit(outcome.result)
+        return ""
 
     def open(self, path: str, fallback: GpuSpec) -> TraceComparison:
-        """UserError (one line) if the file cannot be compared; the old comparison stays."""
+        """Compare in this thread (scripts, tests of the model); the window runs compare_job
+        on its trace runner."""
         try:
-            comparison = compare_trace_file(path, fallback)
+            comparison = compare_job(path, fallback)
         except (OSError, KeyError, TypeError, ValueError) as exc:  # UserError is a ValueError
             raise UserError(f"Could not open the trace: {str(exc).splitlines()[0]}") from None
         self.comparison = comparison

@@ -22,6 +22,7 @@ from gui.redraw import StagedRedraw
 from gui.models.insight import WINDOWS_NS, InsightModel
 from sim.errors import UserError, printable
 from sim.latency_data import load_latency_run
+from sim.units import fmt_us
 from sim.warps import EMPTY, ISSUING, MEMORY, READY, STARTING, STATES
 
 STATE_COLOURS = {EMPTY: "EMPTY_SLOT", STARTING: "MUTED", ISSUING: "GOOD", MEMORY: "ACCENT2",
@@ -270,8 +271,9 @@ class QtLatency(QWidget):
         self.summary.setText(
             f"SM {ins.sm}: {blocks} resident block{'s' if blocks != 1 else ''} × "
             f"{ins.state.occ.warps_per_block} warps · a load's round trip {p.loaded_latency_ns:,.0f} ns "
-            f"under this load ({p.latency_ns:,.0f} unloaded) · predicted {p.steady_gbps:,.0f} GB/s, "
-            f"{p.bound}-bound, of {ceiling:,.0f} ({where}) · traffic: {ins.basis}")
+            f"under this load ({p.latency_ns:,.0f} unloaded) · a full GPU streams "
+            f"{p.steady_gbps:,.0f} GB/s, {p.bound}-bound, of {ceiling:,.0f} ({where}) · "
+            f"{_whole(ins.launch_prediction)} · traffic: {ins.basis}")
 
     def _on_window_selected(self, index: int) -> None:
         self.insight.set_window(self.window.itemData(index))
@@ -393,3 +395,10 @@ class QtLatency(QWidget):
         return [ExportItem("latency_plots", self.plots, header, rows),
                 ExportItem("latency_warp_schedulers", self.lanes,
                            ["warp_slot", "state", "begin_ns", "end_ns"], lane_rows)]
+
+
+def _whole(p) -> str:
+    """The launch model's whole-launch time, as every surface shows it."""
+    if p is None:
+        return ""
+    return f"whole launch {fmt_us(p.whole_launch_us)} at {p.bandwidth_gbps:,.0f} GB/s"

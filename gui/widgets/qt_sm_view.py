@@ -253,7 +253,7 @@ class QtSmView(QWidget):
         running, queued, wave = frame.running, frame.queued, frame.wave
         warps_busy = running * rec.occ.warps_per_block
         full = rec.full_warps
-        total_waves = tl.grid_blocks / tl.capacity
+        total_waves = tl.waves_fractional
         f = QFont(self.font())
         f.setPointSizeF(10.5)
         f.setBold(True)
@@ -276,13 +276,13 @@ class QtSmView(QWidget):
                  (f"wave {wave:,} of {waves_text}",) * 2,
                  (f"warp slots busy {warps_busy:,}/{full:,} ({share:.0%} of what this launch can use)",
                   f"busy {warps_busy:,}/{full:,} warps ({share:.0%})", f"{share:.0%} busy")]
-        if tl.skipped_waves:  # the whole launch's time, not the drawn part's (Timeline)
-            whole = fmt_us(tl.whole_launch_us)
+        if tl.skipped_waves:  # the whole grid's time, not the drawn part's (Timeline)
+            whole = fmt_us(tl.whole_grid_us)
             parts[0] = (f"t = {frame.time_us:,.2f} µs of the last {tl.waves:,} waves drawn",
                         f"t = {frame.time_us:,.2f} µs (drawn part)")
-            parts.append((f"whole launch {whole}: {tl.skipped_waves:,} identical full waves "
+            parts.append((f"all blocks {whole}: {tl.skipped_waves:,} identical full waves "
                           "before these are not drawn",
-                          f"whole launch {whole} ({tl.skipped_waves:,} waves not drawn)",
+                          f"all blocks {whole} ({tl.skipped_waves:,} waves not drawn)",
                           f"whole launch {whole}"))
         p.setPen(QColor(style.MUTED))
         p.drawText(QRect(12, 22, self.width() - 24, 16),

@@ -13,14 +13,16 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCursor
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QPushButton, QToolTip,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton,
+                               QToolTip, QVBoxLayout, QWidget)
 
 from gui import style
 from gui.redraw import StagedRedraw
 from gui.models.playback import PlaybackModel
 from gui.models.simulation import SimRun, SimulationModel
 from gui.models.trace import TraceModel
+from sim.compare import MODEL_TITLES
+from sim.devices import preset_for_device_name
 from sim.policies import COST_MODELS, PLACEMENTS, WAIT_TITLES
 from sim.timeline import Timeline
 from sim.units import fmt_us
@@ -32,16 +34,18 @@ def raster_rgb(raster: np.ndarray, block_wave: np.ndarray) -> np.ndarray:
     """(rows, bins) block indices -> (rows, bins, 3) colours by wave; empty = background.
 
     Alternate rows are slightly darker and each block's first bin darker still, so single blocks
-    stay visible."""
-    waves = style.wave_rgb().astype(np.int16)
+    stay visible. One lookup per pixel in a table of every (shade, wave) colour: a 2^18-block
+    trace's chart is rasterised in tens of milliseconds, not half a second."""
+    waves = style.wave_rgb().astype(float)
+    empty = np.asarray(style.rgb_of(style.TIMELINE_EMPTY), dtype=np.uint8)
+    # table rows: shade 1.0, 0.80 (odd rows), 0.45 (a block's first bin); last column: empty
+    lut = np.concatenate([(waves[None] * np.array([1.0, 0.80, 0.45])[:, None, None]).astype(np.uint8),
+                          np.broadcast_to(empty, (3, 1, 3))], axis=1)
     busy = raster >= 0
-    rgb = waves[block_wave[np.where(busy, raster, 0)] % len(waves)]
-    shade = np.where(np.arange(raster.shape[0])[:, None] % 2 == 1, 0.80, 1.0)
-    edge = np.zeros_like(busy)
-    edge[:, 1:] = busy[:, 1:] & (raster[:, 1:] != raster[:, :-1])
-    out = (rgb * np.where(edge, 0.45, shade)[..., None]).astype(np.uint8)
-    out[~busy] = style.rgb_of(style.TIMELINE_EMPTY)
-    return out
+    colour = np.where(busy, block_wave[np.where(busy, raster, 0)] % len(waves), len(waves))
+    shade = np.broadcast_to((np.arange(raster.shape[0]) % 2 == 1)[:, None], raster.shape).astype(np.intp)
+    shade[:, 1:][busy[:, 1:] & (raster[:, 1:] != raster[:, :-1])] = 2
+    return lut[shade, colour]
 
 
 def describe_block_at(run: SimRun | None, t_us: float, y: float) -> str:
@@ -82,7 +86,10 @@ class _Gantt(pg.PlotWidget):
         pi.vb.sigResized.connect(self.redraws.request)
         self.restyle = self._redraw  # the theme changed (gui/theme.py): re-rasterise
 
-    def show_timeline(self, tl: Timeline | None, makespan_us: float | None = None) -> None:
+    def show_timeline(self, tl: Timeline | None, makespan_us: float | None = None,
+                      staged: bool = False) -> None:
+        """`staged`: rasterise on a later event-loop turn, one chart a turn (a trace's three
+        charts of up to 2^18 blocks would otherwise hold the GUI thread for all three)."""
         self.timeline = tl
         pi = self.getPlotItem()
         if tl is None:  # nothing can be scheduled: an empty chart with plain axes
@@ -95,7 +102,7 @@ class _Gantt(pg.PlotWidget):
         pi.setXRange(0, span, padding=0.01)
         pi.setYRange(0, tl.sm_count, padding=0.01)
         self._span = span
-        if self.redraws.seen():
+        if self.redraws.seen() and not staged:
             self._redraw()
         else:  # a dock behind another: rasterised when it is shown
             self.redraws.request()
@@ -129,8 +136,23 @@ class _Gantt(pg.PlotWidget):
         self.image.setRect(0.0, 0.0, span, float(tl.sm_count))
 
 
+def trace_caption(view) -> str:
+    """The comparison's three scores, as `main.py compare` prints them (sim.compare)."""
+    c = view.comparison
+    rows = "tiles and units" if c.model == "compute" else "blocks"
+    ideal = (f", ideal {view.predictions[1].comparison.simulated_makespan_us:,.1f} µs"
+             if len(view.predictions) > 1 else "")
+    return (f"{c.blocks:,} {rows} · makespan recorded {c.recorded_makespan_us:,.1f} µs, "
+            f"{'predicted' if c.model == 'compute' else c.mode} {c.simulated_makespan_us:,.1f} µs "
+            f"({c.makespan_error:+.1%}){ideal} · "
+            f"median peak per SM recorded {c.recorded_median_peak_blocks_per_sm:g}, predicted "
+            f"{c.simulated_median_peak_blocks_per_sm:g} · residency error {c.residency_error:.3f} "
+            f"· {MODEL_TITLES[c.model]}")
+
+
 class QtTimeline(QWidget):
     trace_requested = Signal(str)  # a recorded trace file to lay beside its simulation
+    trace_cancelled = Signal()  # stop the comparison being worked out
 
     def __init__(self, simulation: SimulationModel, playback: PlaybackModel, traces: TraceModel,
                  parent: QWidget | None = None) -> None:
@@ -146,14 +168,27 @@ class QtTimeline(QWidget):
         top.addWidget(self.caption, 1)
         self.open_trace_button = QPushButton("Compare a recorded trace…")
         self.open_trace_button.setToolTip(
-            "Open a block trace recorded on a real GPU (`python main.py trace`) and lay it beside "
-            "the simulation of the same grid.")
+            "Open a block trace recorded on a real GPU (`python main.py trace`, a matmul trace, "
+            "or Triton Proton's per-program timeline) and lay it beside its prediction, scored "
+            "(File ▸ Open trace…).")
         self.close_trace_button = QPushButton("Back to the launch")
         self.close_trace_button.setToolTip("Leave the trace comparison; show the current launch.")
         self.close_trace_button.hide()
         top.addWidget(self.open_trace_button, 0, Qt.AlignmentFlag.AlignTop)
         top.addWidget(self.close_trace_button, 0, Qt.AlignmentFlag.AlignTop)
         lay.addLayout(top)
+        busy = QHBoxLayout()  # while a comparison is worked out (on the trace runner)
+        self.trace_progress = QProgressBar()
+        self.trace_progress.setTextVisible(True)
+        self.trace_cancel_button = QPushButton("Cancel")
+        self.trace_cancel_button.setToolTip("Stop comparing this trace; what is shown stays.")
+        busy.addWidget(self.trace_progress, 1)
+        busy.addWidget(self.trace_cancel_button)
+        self.trace_busy = QWidget()
+        self.trace_busy.setLayout(busy)
+        busy.setContentsMargins(0, 0, 0, 0)
+        self.trace_busy.hide()
+        lay.addWidget(self.trace_busy)
         self.trace_plot = _Gantt()
         self.trace_plot.hide()
         lay.addWidget(self.trace_plot, 1)
@@ -176,7 +211,9 @@ class QtTimeline(QWidget):
         lay.addWidget(self.plot, 1)
         lay.addWidget(self.ideal_plot, 1)
 
-        self.open_trace_button.clicked.connect(self._on_open_trace_clicked)
+        self.open_trace_button.clicked.connect(self.open_trace_dialog)
+        self.trace_cancel_button.clicked.connect(self.trace_cancelled)
+        traces.busy.connect(self._on_trace_busy)
         self.close_trace_button.clicked.connect(traces.close)
         self.cursor.sigDragged.connect(self._on_cursor_dragged)
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
@@ -229,9 +266,10 @@ class QtTimeline(QWidget):
         skipped = (f" · {tl.skipped_waves:,} identical full waves before this part are not drawn"
                    if tl.skipped_waves else "")
         of = "of the simulated part" if tl.skipped_waves else "of the time"
-        span = (f"whole launch {fmt_us(tl.whole_launch_us)} (drawn: the last {tl.waves:,} waves, "
+        whole = fmt_us(run.prediction.whole_launch_us)  # sim.launch_model: what every view shows
+        span = (f"whole launch {whole} (drawn: the last {tl.waves:,} waves, "
                 f"{fmt_us(tl.makespan_us)})" if tl.skipped_waves
-                else f"makespan {fmt_us(tl.makespan_us)}")
+                else f"makespan {fmt_us(tl.makespan_us)}, whole launch {whole}")
         cost = COST_MODELS[run.cost].title
         if run.cost == "uniform":
             cost += f" ({WAIT_TITLES[run.wait]} warps)"
@@ -263,11 +301,19 @@ class QtTimeline(QWidget):
             QToolTip.hideText()
 
     # -- a recorded trace beside its simulation ----------------------------------------------------
-    def _on_open_trace_clicked(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a recorded block trace", "",
-                                              "WarpScope traces (*.json);;All files (*)")
+    def open_trace_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open a recorded trace", "",
+            "Traces (*.json *.chrome_trace);;WarpScope traces (*.json);;"
+            "Triton Proton timelines (*.chrome_trace);;All files (*)")
         if path:
             self.trace_requested.emit(path)
+
+    def _on_trace_busy(self, label: str, done: int, total: int) -> None:
+        self.trace_busy.setVisible(bool(label))
+        self.trace_progress.setRange(0, max(total, 1))
+        self.trace_progress.setValue(done)
+        self.trace_progress.setFormat(label)
 
     def _on_trace_changed(self, view) -> None:
         """Recorded (top), then its launch predicted by the calibrated dispatch model and by the
@@ -287,12 +333,14 @@ class QtTimeline(QWidget):
         self.tail.hide()
         self.cursor.hide()
         span = view.makespan_us
-        charts = [(self.trace_plot, view.recorded, f"recorded on {view.gpu_name} "
+        where = (view.gpu_name if preset_for_device_name(view.gpu_name) is not None
+                 else f"a GPU the file does not name (predicted on {view.spec.name})")
+        charts = [(self.trace_plot, view.recorded, f"recorded on {where} "
                                                    f"({view.blocks_per_sm} blocks/SM allowed)")]
         charts += [(gantt, p.timeline, p.title)
                    for gantt, p in zip((self.plot, self.ideal_plot), view.predictions)]
         for gantt, tl, title in charts:
-            gantt.show_timeline(tl, span)
+            gantt.show_timeline(tl, span, staged=True)
             pi = gantt.getPlotItem()
             pi.setTitle(f"<span style='color:{style.FG};font-size:9pt'>{title}</span>")
             pi.hideAxis("bottom")
@@ -306,20 +354,11 @@ class QtTimeline(QWidget):
             self.ideal_plot.hide()
         self.open_trace_button.hide()
         self.close_trace_button.show()
-        if len(view.predictions) == 1:  # a matmul's tiles: the two numbers of its comparison
-            self.caption.setText(" · ".join(view.lines[1:3]))
-            self.caption.setToolTip("\n".join(view.lines) + "\n\nTop: recorded. Bottom: the "
-                                    "same tiles simulated by the compute-bound model.")
-            return
-        c, ideal = view.comparison, view.predictions[1].comparison
-        self.caption.setText(
-            f"{c.blocks:,} blocks of {c.block_duration_us:,.1f} µs · makespan recorded "
-            f"{c.recorded_makespan_us:,.1f} µs, calibrated {c.simulated_makespan_us:,.1f}, ideal "
-            f"{ideal.simulated_makespan_us:,.1f} · predicted from the launch alone")
+        self.caption.setText(trace_caption(view))
         self.caption.setToolTip("\n".join(view.lines + tuple(f"note: {n}" for n in view.notes))
-                                + "\n\nTop: recorded with %smid and %globaltimer. Middle: the "
-                                "same launch (grid, warps, median block time, occupancy) predicted "
-                                "by the GPU's dispatch model. Bottom: the textbook schedule.")
+                                + "\n\nTop: recorded. Below: the same launch predicted from "
+                                "its launch alone (grid, warps, occupancy, the model its trace "
+                                "calls for), scored as `main.py compare` scores it.")
 
     # -- export ------------------------------------------------------------------------------------
     def export_items(self):

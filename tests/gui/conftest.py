@@ -41,8 +41,9 @@ def _no_threads_left(qapp):
     yield
     from gui.adapter import live_runners
 
-    shared = {r for w in _SHARED for r in (w.sim_runner, w.live_runner, w.waves_runner,
-                                           w.file_jobs.runner, *w.user_kernels.runners())}
+    shared = {r for w in _SHARED for r in (w.sim_runner, w.trace_runner, w.live_runner,
+                                           w.waves_runner, w.file_jobs.runner,
+                                           *w.user_kernels.runners())}
     left = [r for r in live_runners() if r not in shared]
     for r in left:  # do not let one failure cascade into every later test
         r.shutdown()

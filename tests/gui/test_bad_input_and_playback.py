@@ -160,7 +160,7 @@ def test_recorded_trace_beside_simulation(qtbot, win, tmp_path):
     w = win("H200", 1_000_000, 256)
     path = tmp_path / "trace.json"
     _write_trace(path)
-    assert w.open_trace(str(path))
+    assert w.open_trace(str(path), wait=True)
     tv = w.timeline.trace_view
     assert tv.blocks_per_sm == 4 and tv.spec.name == "H200"
     assert tv.comparison.recorded_max_blocks_per_sm == 2 and tv.recorded.lanes == 4
@@ -212,9 +212,9 @@ def test_broken_trace_file_gets_a_message(win, tmp_path):
     w = win("H200")
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "something else"}')
-    assert not w.open_trace(str(bad))
+    assert not w.open_trace(str(bad), wait=True)
     assert "not a WarpScope trace" in w.statusBar().currentMessage()
-    assert not w.open_trace(str(tmp_path / "missing.json"))
+    assert not w.open_trace(str(tmp_path / "missing.json"), wait=True)
     assert w.timeline.trace_view is None
 
 
@@ -287,7 +287,7 @@ def test_trace_with_nonsense_meta_opens_with_what_was_recorded(win, tmp_path):
         path = tmp_path / "t.json"
         path.write_text(json.dumps({"format": "warpscope-trace/1", "source": "recorded",
                                     "gpu": "Mystery GPU", "meta": meta, "blocks": blocks}))
-        assert w.open_trace(str(path))
+        assert w.open_trace(str(path), wait=True)
         assert w.timeline.trace_view.blocks_per_sm == 3  # the recorded peak
 
 
@@ -295,5 +295,5 @@ def test_damaged_trace_is_a_message(win, tmp_path):
     path = tmp_path / "t.json"
     path.write_text('{"format": "warpscope-trace/1", "blocks": [[0, 10000000, -1, 0.0, 1.0]]}')
     w = win("T4", 1_000_000, 256)
-    assert not w.open_trace(str(path))
+    assert not w.open_trace(str(path), wait=True)
     assert "an SM in 0..1023" in w.statusBar().currentMessage()

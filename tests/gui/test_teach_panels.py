@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 
@@ -34,13 +36,16 @@ def test_verdicts_for_a_grid_below_one_wave_and_a_register_limit(win):
 
 def test_the_whole_launch_time_is_shown_when_waves_are_skipped(win):
     w = win("H200", 2**31, 256)
-    tl = w.simulation.run.timeline
+    run = w.simulation.run
+    tl = run.timeline
     assert tl.skipped_waves > 7000
-    whole = fmt_us(tl.whole_launch_us)
+    whole = fmt_us(run.prediction.whole_launch_us)  # the launch model's, overhead included
     assert f"whole launch {whole}" in w.timeline.caption.text()
     assert f"takes {whole} over {tl.waves + tl.skipped_waves:,} waves" in \
         w.teach.verdicts_view.list.toPlainText()
-    assert tl.whole_launch_us > 50 * tl.makespan_us
+    assert run.prediction.whole_launch_us == pytest.approx(
+        tl.whole_grid_us + run.prediction.launch_overhead_us, rel=0.01)
+    assert tl.whole_grid_us > 50 * tl.makespan_us
 
 
 def test_latency_view_draws_the_h200_sweep_and_an_empty_sm(win, qtbot):

@@ -198,9 +198,9 @@ def test_files_of_an_earlier_session_are_offered_and_never_opened_without_a_yes(
                     timeout=5000)
     assert SOFTMAX in uk.reopen_box.informativeText()
     assert "runs its Python code" in uk.reopen_box.informativeText()
-    assert not uk.files.files and uk.file_runner.busy() is False  # nothing ran yet
+    assert not uk.files.files and not uk.file_jobs.opening  # nothing ran yet
     uk.reopen_box.done(QMessageBox.StandardButton.No)
-    assert not uk.files.files and not uk.file_runner.busy()
+    assert not uk.files.files and not uk.file_jobs.opening
     with qtbot.waitSignal(uk.files.opened, timeout=60_000):
         uk.ask_to_reopen()
         uk.reopen_box.done(QMessageBox.StandardButton.Yes)

@@ -132,31 +132,37 @@ def _fake_export(names, content="new"):
 
 
 def test_reexport_replaces_the_earlier_export_and_nothing_else(tmp_path):
-    """Re-exporting into a folder mixed old and new files and left stale ones."""
+    """Re-exporting into a folder mixed old and new files and left stale ones. (A folder holding
+    the user's own files is refused or exported beside them: tests/hostile/test_exports.py.)"""
     out = tmp_path / "out"
     export_to_folder(
         out, _fake_export(["sm_view.png", "bandwidth_vs_size.png", "session.json"], "old")
     )
-    (out / "notes.txt").write_text("mine")  # the user's own file
-    (out / "old_report.png").write_text("mine too")  # never written by an export: never removed
+    (tmp_path / "notes.txt").write_text("mine")  # the user's own file, beside the folder
     export_to_folder(out, _fake_export(["sm_view.png", "session.json"]))
-    assert sorted(p.name for p in out.iterdir()) == [
-        "notes.txt",
-        "old_report.png",
-        "session.json",
-        "sm_view.png",
-        MANIFEST,
-    ]
-    assert (out / "sm_view.png").read_text() == "new" and (out / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in out.iterdir()) == ["session.json", "sm_view.png", MANIFEST]
+    assert (out / "sm_view.png").read_text() == "new" and (tmp_path / "notes.txt").read_text() == "mine"
 
     def crash(folder):
         _fake_export(["sm_view.png"], "newer")(folder)
         raise UserError("cannot write summary.png: No space left on device")
 
-    before = snapshot(out)
+    before = snapshot(tmp_path)
     with pytest.raises(UserError):
         export_to_folder(out, crash)
-    assert snapshot(out) == before  # the earlier export whole, no staging folder left
+    assert snapshot(tmp_path) == before  # the earlier export whole, no staging folder left
+
+
+def _png_export(names, content="earlier"):
+    """_fake_export, with summary.png a valid PNG (written by the export, so in its manifest)."""
+    def render(folder: Path) -> list[Path]:
+        files = _fake_export(names, content)(folder)
+        image = QImage(64, 48, QImage.Format.Format_RGB32)
+        image.fill(0x336699)
+        assert image.save(str(folder / "summary.png"))
+        return files + [folder / "summary.png"]
+
+    return render
 
 
 def test_full_disk_during_a_real_export_and_screenshot(qapp, tmp_path):
@@ -167,12 +173,9 @@ def test_full_disk_during_a_real_export_and_screenshot(qapp, tmp_path):
     from gui.app import run_export, run_window
 
     out = tmp_path / "out"
-    export_to_folder(out, _fake_export(["sm_view.png", "sm_view.svg", "timeline.csv",
-                                        "session.json", "summary.html"], "earlier"))
+    export_to_folder(out, _png_export(["sm_view.png", "sm_view.svg", "timeline.csv",
+                                       "session.json", "summary.html"]))
     shot = out / "summary.png"
-    image = QImage(64, 48, QImage.Format.Format_RGB32)
-    image.fill(0x336699)
-    assert image.save(str(shot))
     before = snapshot(out)
     with disk_full_after(20_000):
         with pytest.raises(UserError, match="File too large"):
@@ -210,7 +213,7 @@ def test_kill_during_export_keeps_the_earlier_export(tmp_path):
     try:  # kill it in the middle of writing files: once its staging folder holds a few
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None:
-            staging = [p for p in out.iterdir() if p.name.startswith(TEMP_PREFIX)]
+            staging = [p for p in tmp_path.iterdir() if p.name.startswith(TEMP_PREFIX)]
             if staging and len(list(staging[0].iterdir())) >= 4:
                 break
             time.sleep(0.005)
@@ -218,9 +221,9 @@ def test_kill_during_export_keeps_the_earlier_export(tmp_path):
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-    assert {k: v for k, v in snapshot(out).items() if not k.startswith(TEMP_PREFIX)} == before
+    assert snapshot(out) == before
     export_to_folder(out, _fake_export(["x.csv"]))
-    assert _temporaries(out) == []  # the next export removed the killed run's staging folder
+    assert _temporaries(tmp_path) == []  # the next export removed the killed run's staging folder
     assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "x.csv"]
 
 

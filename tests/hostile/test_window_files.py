@@ -60,7 +60,7 @@ def test_crafted_traces_open_or_say_why(window, tmp_path_factory, case):
     path = tmp_path_factory.mktemp("t") / "t.json"
     path.write_text(text)
     with time_limit(20):
-        window.open_trace(str(path))  # True, or False with the reason in the status bar
+        window.open_trace(str(path), wait=True)  # True, or False with the reason in the status bar
     window.timeline.export_items()
 
 

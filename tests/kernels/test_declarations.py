@@ -59,7 +59,7 @@ def test_a_grid_rule_that_raises_is_one_line(tmp_path):
             spec.launch_shape(4096, None, 132)
         process.proc.kill()
         process.proc.wait()
-        with pytest.raises(UserError, match="has stopped: open the file again"):
+        with pytest.raises(UserError, match=r"its process ended earlier \(killed by SIGKILL\): open the file again"):
             spec.launch_shape(4096, None, 132)
     finally:
         process.close()

@@ -70,8 +70,17 @@ def test_the_shared_memory_the_occupancy_uses_is_the_drivers():
     row = _h200_row("softmax_kernel", {"BLOCK_SIZE": 4096, "num_warps": 4})
     res = CompiledResources.from_dict(row["compiled"])
     assert occupancy_smem(res) == row["driver"]["dynamic_smem_bytes"] == 16
-    numba = CompiledResources("k", "numba", (9, 0), 20, 4096, 0, 0, 0, None, "numba-cuda", "12.9")
-    assert occupancy_smem(numba) == 4096
+    # a Numba kernel with a 512-float32 shared array: the sm_90 cubin reads 3,072 B (2,048 and
+    # the 1 KiB reserve section), the H200's driver 2,048; the occupancy adds the reserve itself
+    numba = CompiledResources("k", "numba", (9, 0), 20, 3072, 0, 0, 0, None, "numba-cuda", "12.9")
+    assert occupancy_smem(numba) == numba.smem_per_block_bytes == 2048
+    sm80 = CompiledResources("k", "numba", (8, 0), 20, 2048, 0, 0, 0, None, "numba-cuda", "12.9")
+    assert occupancy_smem(sm80) == 2048  # no reserve section before sm_90
+    from sim.devices import preset
+    from sim.occupancy import occupancy
+
+    occ = occupancy(preset("H200"), 256, 20, occupancy_smem(numba))
+    assert occ.smem_allocated_per_block_bytes == 2048 + 1024  # the reserve counted once
 
 
 def test_the_builtins_arrays_claim_any_size_without_memory():

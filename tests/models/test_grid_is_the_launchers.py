@@ -59,4 +59,5 @@ def test_window_and_simulate_agree_for_a_kernel(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["blocks"] == run.timeline.grid_blocks == 977
     assert out["tail_fraction"] == round(run.timeline.tail_fraction, 4)
-    assert out["makespan_us"] == round(run.makespan_us, 4)
+    assert out["makespan_us"] == round(run.prediction.makespan_us, 4)
+    assert out["whole_launch_us"] == round(run.prediction.whole_launch_us, 4)

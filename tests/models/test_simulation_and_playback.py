@@ -45,7 +45,7 @@ def test_options_take_ids_and_old_spellings():
 
 def test_a_run_follows_the_launch_and_stale_runs_are_dropped():
     launch, options, sim, _ = _models(gpu="L40S", elements=1_000_000, threads_per_block=256)
-    options.set(schedule="ideal")  # the article's textbook numbers
+    options.set(cost="uniform", schedule="ideal")  # the article's textbook numbers
     wanted, changed = Recorder(sim.wanted), Recorder(sim.changed)
     job = sim.job()
     run = job()
@@ -62,6 +62,7 @@ def test_a_run_holds_both_schedules():
     """The calibrated schedule is the one shown; the ideal one rides along for the residency curve
     (and the other way round). An L40S has no measured profile: the label says it is assumed."""
     launch, options, sim, _ = _models(gpu="L40S", elements=1_000_000, threads_per_block=128)
+    options.set(cost="uniform")  # equal blocks: what the dispatch model places
     run = sim.run_now()
     assert run.schedule == "calibrated" and run.other_schedule == "ideal"
     assert run.schedule_label == "assumed from NVIDIA H200 (not measured on this GPU)"

@@ -17,18 +17,24 @@ def insight(gpu="H200", elements=2**26, threads=256, regs=0):
     return launch, InsightModel(launch)
 
 
-def test_the_h200_uses_its_measured_copy_ceiling_and_shows_its_sweep():
+def test_the_h200_uses_its_measured_copy_fraction_and_shows_its_sweep():
+    """The ceiling is the H200's achievable bandwidth from resources/physics (the one `explain`
+    and `simulate` use); the checked-in latency run's sweep is laid beside the model."""
     _, ins = insight("H200")
     gbps, where = ins.ceiling
-    assert gbps == pytest.approx(load_latency_run().copy_ceiling_gbps) and "measured" in where
+    assert gbps == pytest.approx(4813 * 0.8684) and "measured 2026-11-29" in where
     kinds = [c.kind for c in ins.curves()]
     assert kinds.count("measured") == 2 and "loaded" in kinds and "little" in kinds
     assert [f.key for f in ins.findings] == ["bytes-in-flight"]
 
 
-def test_other_gpus_fall_back_to_the_peak_and_show_no_measurements():
+def test_other_gpus_take_their_copy_fraction_and_show_no_measurements():
+    from sim.physics import physics_for
+
     _, ins = insight("T4", 2**24, 256, regs=72)
-    assert ins.ceiling == (320.0, "theoretical peak (no copy measured on this GPU)")
+    fraction = physics_for(ins.gpu).constant("copy_fraction")
+    assert ins.ceiling[0] == pytest.approx(320.0 * fraction.value)
+    assert fraction.short_label in ins.ceiling[1]
     assert "measured" not in [c.kind for c in ins.curves()]
     assert "registers" in [f.key for f in ins.findings]
 
@@ -46,20 +52,17 @@ def test_verdicts_follow_the_launch():
 
 
 def test_time_lines_name_the_whole_launch():
-    from sim.occupancy import occupancy
-    from sim.policies import schedule_launch
+    from gui.models.simulation import run_simulation
 
     launch, ins = insight("H200", 2**31)
-    p = ins.prediction
-    assert ins.time_lines()[0].startswith(f"Whole launch, predicted: {fmt_us(2**31 * 12 / p.bandwidth_gbps / 1e3)}")
-
-    class Run:  # what time_lines reads of a SimRun
-        cost = "uniform"
-        timeline = schedule_launch(launch.state.spec, occupancy(launch.state.spec, 256), 2**23,
-                                   cost="uniform", placement="sm-order", max_blocks=150_000).timeline
-    line = ins.time_lines(Run)[1]
-    tl = Run.timeline
-    assert f"takes {fmt_us(tl.whole_launch_us)} over {tl.waves + tl.skipped_waves:,} waves" in line
+    p = ins.launch_prediction
+    assert ins.time_lines()[0].startswith(f"Whole launch, predicted: {fmt_us(p.whole_launch_us)} at "
+                                          f"{p.bandwidth_gbps:,.0f} GB/s = launch overhead 4.4 µs")
+    assert p.bandwidth_gbps * p.whole_launch_us * 1e3 == pytest.approx(2**31 * 12)
+    run = run_simulation(launch.state, "memory", "sm-order", other=False)
+    line = ins.time_lines(run)[1]
+    tl = run.timeline
+    assert f"takes {fmt_us(p.whole_launch_us)} over {tl.waves + tl.skipped_waves:,} waves" in line
     assert f"the {tl.skipped_waves:,} identical ones before them are not" in line
 
 
@@ -69,7 +72,7 @@ def test_second_gpu_same_inputs_same_ceiling_rule():
     here, there = cmp.sides
     assert (here.gpu.name, there.gpu.name) == ("H200", "T4")
     assert here.prediction.ceiling_gbps == ins.ceiling[0]  # one rule for both panels
-    assert here.time_us == pytest.approx(2**26 * 12 / ins.prediction.bandwidth_gbps / 1e3)
+    assert here.time_us == pytest.approx(ins.launch_prediction.whole_launch_us)
     assert {d.key for d in cmp.differences} >= {"occupancy", "waves", "time"}
     assert cmp.set_other("B200") and cmp.sides[1].gpu.name == "B200"
     assert not cmp.set_other("no such GPU") and cmp.other == "B200"

@@ -30,12 +30,12 @@ def test_a_trace_of_the_textbook_compares_as_identical_in_ideal_mode():
     gpu = preset("H200")
     sim = simulate(gpu, 3 * 132 * 16, 16, UniformCost(200.0), TpcSpreadPlacement())
     trace = _recorded(gpu, sim.block_sm, sim.block_start_us, sim.block_end_us, wait="sleep")
-    comparison, _ = compare_trace(trace, gpu, mode="ideal")
+    comparison = compare_trace(trace, gpu, mode="ideal")
     assert comparison.same_sm_fraction == 1.0 and comparison.residency_error == 0.0
     assert comparison.simulated_makespan_us == pytest.approx(comparison.recorded_makespan_us)
     assert comparison.predicted_blocks_per_sm == 16 == comparison.simulated_median_peak_blocks_per_sm
     # The wrong placement policy is caught.
-    wrong, _ = compare_trace(trace, gpu, mode="ideal", placement=SmOrderPlacement())
+    wrong = compare_trace(trace, gpu, mode="ideal", placement=SmOrderPlacement())
     assert wrong.same_sm_fraction < 0.2
 
 
@@ -44,7 +44,7 @@ def test_a_trace_of_the_dispatch_model_compares_as_identical_in_calibrated_mode(
     order = TpcSpreadPlacement().slot_order(gpu, 16)
     sm, _, start, end = dispatch_schedule(gpu, 2 * 132 * 16, 16, 4, 50.0, params, "spin", order, 3)
     trace = _recorded(gpu, sm, start, end, wait="spin")
-    comparison, _ = compare_trace(trace, gpu, seed=3)
+    comparison = compare_trace(trace, gpu, seed=3)
     assert comparison.residency_error == pytest.approx(0.0, abs=1e-9)
     assert comparison.makespan_error == pytest.approx(0.0, abs=1e-9)
     assert comparison.same_sm_fraction == 1.0
@@ -59,9 +59,9 @@ def test_the_prediction_reads_the_launch_not_the_schedule():
     shift = rng.uniform(0, 300, trace.block.size)
     moved = replace(trace, sm=rng.permutation(trace.sm), start_us=trace.start_us + shift,
                     end_us=trace.end_us + shift)
-    a, sim_a = compare_trace(trace, gpu)
-    b, sim_b = compare_trace(moved, gpu)
-    assert np.array_equal(sim_a.block_start_us, sim_b.block_start_us)
+    a = compare_trace(trace, gpu)
+    b = compare_trace(moved, gpu)
+    assert np.array_equal(a.simulated.start_us, b.simulated.start_us)
     assert a.simulated_makespan_us == b.simulated_makespan_us
     assert a.recorded_makespan_us != b.recorded_makespan_us
 
@@ -73,8 +73,8 @@ def test_the_h200_trace_is_predicted_by_the_calibrated_schedule():
     trace = load_trace(DATA / "trace_h200.json")
     gpu = preset_for_device_name(trace.gpu, 132)
     assert launch_of_trace(trace, gpu).notes == (UNSAID_WAIT_NOTE,)
-    calibrated, _ = compare_trace(trace, gpu)
-    ideal, _ = compare_trace(trace, gpu, mode="ideal")
+    calibrated = compare_trace(trace, gpu)
+    ideal = compare_trace(trace, gpu, mode="ideal")
     assert calibrated.wait == "spin" and calibrated.predicted_blocks_per_sm == 8
     assert abs(calibrated.makespan_error) <= 0.10 and calibrated.residency_error <= 0.15
     assert abs(calibrated.simulated_median_peak_blocks_per_sm

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from sim.dispatch_profile import (BUILTIN_DIR, PROFILE_FORMAT, DispatchParams, DispatchProfile,
+from sim.dispatch_profile import (BUILTIN_DIR, LEGACY_FORMAT, PROFILE_FORMAT, DispatchParams, DispatchProfile,
                                   builtin_profile, gpu_key, load_profile, profile_for, save_profile,
                                   user_profile_path)
 from sim.errors import UserError
@@ -59,7 +59,7 @@ def test_round_trip_and_trickle_interpolation(tmp_path):
 
 
 def _doc(**params):
-    doc = builtin_profile().to_json()
+    doc = {"format": LEGACY_FORMAT, **builtin_profile().to_json()}  # old files are still read
     doc["params"].update(params)
     return doc
 

@@ -10,8 +10,10 @@ import main
 from sim.devices import preset
 from sim.errors import UserError
 from sim.occupancy import occupancy
-from sim.policies import (COST_MODELS, PLACEMENTS, CostParams, cost_model_id, make_placement,
-                          placement_id, plan_blocks, schedule_launch)
+from sim.geometry import launch_geometry
+from sim.launch_model import Launch, launch_of, predict_launch
+from sim.policies import (COST_MODELS, PLACEMENTS, cost_model_id, make_placement, placement_id,
+                          plan_blocks)
 from sim.scheduler import SmOrderPlacement, TpcSpreadPlacement
 
 
@@ -50,37 +52,35 @@ def test_plan_blocks_leaves_out_whole_waves_only():
     assert plan_blocks(150, 100, 10) == (150, 0)  # never leaves out the only full wave
 
 
-def test_schedule_launch_leaves_out_identical_waves():
+def test_the_launch_model_leaves_out_identical_waves():
     gpu = preset("T4")
     occ = occupancy(gpu, 256)  # 160 slots
-    whole = schedule_launch(gpu, occ, 5_000, cost="uniform", placement="sm")
-    part = schedule_launch(gpu, occ, 5_000, cost="uniform", placement="sm", max_blocks=1_000)
+    launch = Launch(5_000, 256, occ.blocks_per_sm, 12.0 * 5_000 * 256, 5_000 * 256)
+    whole = predict_launch(gpu, launch, "uniform", placement="sm", max_waves=None).simulation
+    part = predict_launch(gpu, launch, "uniform", placement="sm", max_waves=6).simulation
     assert part.n_blocks <= 1_000 and part.first_block == part.skipped_waves * 160
     assert part.waves == whole.waves and part.summary()["blocks"] == 5_000
-    tail = whole.timeline
-    assert part.timeline.tail_us == pytest.approx(tail.tail_us)
+    assert part.timeline.tail_us == pytest.approx(whole.timeline.tail_us)
 
 
-def test_schedule_launch_is_what_simulate_prints(capsys):
-    """The window and `simulate` both call schedule_launch: same launch, same numbers."""
+def test_the_launch_model_is_what_simulate_prints(capsys):
+    """The window and `simulate` both call the launch model: same launch, same numbers."""
     gpu = preset("H200")
-    occ = occupancy(gpu, 256)
-    sim = schedule_launch(gpu, occ, 3_907, elements=1_000_000, cost="memory", placement="tpc")
+    p = predict_launch(gpu, Launch(3_907, 256, 8, 12e6, 1_000_000), placement="tpc")
     assert main.main(["simulate", "--gpu", "H200", "--elements", "1e6", "--block", "256",
                       "--placement", "tpc", "--cost", "memory-bound", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["tail_fraction"] == round(sim.timeline.tail_fraction, 4) > 0
-    assert out["makespan_us"] == round(sim.makespan_us, 4)
+    assert out["tail_fraction"] == round(p.tail_fraction, 4) > 0
+    assert out["makespan_us"] == round(p.makespan_us, 4)
+    assert out["whole_launch_us"] == round(p.whole_launch_us, 4)
     assert (out["placement"], out["cost"]) == ("tpc-spread", "memory")
 
 
-def test_a_tile_per_block_moves_more_bytes_per_block():
+def test_a_kernels_tile_sets_the_blocks_it_simulates():
     """The fast Numba add: 977 blocks of 256 threads, 1,024 elements each (not 3,907 of 256)."""
     gpu = preset("H200")
-    occ = occupancy(gpu, 256)
-    tiled = schedule_launch(gpu, occ, 977, elements=1_000_000, elements_per_block=1_024,
-                            cost="memory", placement="sm")
-    naive = schedule_launch(gpu, occ, 3_907, elements=1_000_000, cost="memory", placement="sm")
+    tiled = predict_launch(gpu, Launch(977, 256, 8, 12e6, 1_000_000), placement="sm").simulation
+    naive = predict_launch(gpu, Launch(3_907, 256, 8, 12e6, 1_000_000), placement="sm").simulation
     assert tiled.n_blocks == 977 and naive.n_blocks == 3_907
     durations = tiled.block_end_us - tiled.block_start_us
     assert np.median(durations) > np.median(naive.block_end_us - naive.block_start_us)
@@ -88,7 +88,8 @@ def test_a_tile_per_block_moves_more_bytes_per_block():
 
 def test_bad_parameters_are_one_line():
     gpu = preset("T4")
-    with pytest.raises(UserError, match="cannot be negative"):
-        schedule_launch(gpu, occupancy(gpu, 256), 10, params=CostParams(latency_us=-1))
-    with pytest.raises(UserError, match="nothing to schedule"):
-        schedule_launch(gpu, occupancy(gpu, 256, 300), 10)
+    with pytest.raises(UserError, match="some bytes"):
+        predict_launch(gpu, Launch(10, 256, 6, 0.0, 2560))
+    with pytest.raises(UserError, match="no prediction"):
+        bad = occupancy(gpu, 256, 300)
+        launch_of(bad, launch_geometry(gpu, 2560, 256, bad))

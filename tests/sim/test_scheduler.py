@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from sim.devices import preset, presets
 from sim.errors import UserError
 from sim.occupancy import occupancy
-from sim.scheduler import (BlockScheduler, MemoryBoundCost, SmOrderPlacement, TpcSpreadPlacement,
+from sim.launch_model import Launch, TripCost
+from sim.scheduler import (BlockScheduler, SmOrderPlacement, TpcSpreadPlacement,
                            UniformCost, simulate)
 
 
@@ -78,18 +79,33 @@ def test_full_grid_has_no_tail_and_small_grid_is_all_tail():
     assert simulate(gpu, 100, occ).tail_fraction == 1.0
 
 
-def test_memory_bound_full_gpu_streams_at_peak():
+def test_memory_bound_full_gpu_streams_near_its_ceiling():
+    """The launch model's block cost: 2^26 four-per-thread adds (bandwidth-bound) move their
+    bytes at close to the ceiling; a fixed extra time per block costs that much per wave."""
     gpu = preset("H200")
     elements, threads = 2**26, 256
     occ = occupancy(gpu, threads)
-    cost = MemoryBoundCost.for_launch(gpu, elements, threads, bytes_per_element=12, overhead_us=0.0)
-    sim = simulate(gpu, elements // threads, occ, cost)
-    ideal_us = elements * 12 / (gpu.peak_dram_gbps * 1e3)
-    assert sim.makespan_us == pytest.approx(ideal_us, rel=0.02)
-    # With a per-block overhead every wave costs that much more.
-    slow = simulate(gpu, elements // threads, occ, MemoryBoundCost.for_launch(
-        gpu, elements, threads, 12, overhead_us=2.0))
-    assert slow.makespan_us == pytest.approx(sim.makespan_us + 2.0 * slow.waves, rel=0.01)
+    launch = Launch(elements // 1024, threads, occ.blocks_per_sm, 12.0 * elements, elements)
+    cost = TripCost.for_gpu(gpu, launch, 4000.0)
+    sim = simulate(gpu, launch.grid_blocks, occ, cost)
+    ideal_us = elements * 12 / (4000.0 * 1e3)
+    assert ideal_us < sim.makespan_us < 1.1 * ideal_us
+    slow = simulate(gpu, launch.grid_blocks, occ, TripCost.for_gpu(gpu, launch, 4000.0, extra_us=2.0))
+    assert slow.makespan_us == pytest.approx(sim.makespan_us + 2.0 * slow.waves, rel=0.02)
+
+
+def test_a_memory_bound_block_is_faster_when_fewer_share_the_dram():
+    """Issue 16 item 2's shape: a block's time follows the blocks resident GPU-wide as it starts,
+    so tail blocks (fewer sharing the DRAM) run shorter than blocks of a full GPU."""
+    gpu = preset("H200")
+    launch = Launch(3907, 256, 8, 12.0 * 1_000_000, 1_000_000)
+    cost = TripCost.for_gpu(gpu, launch)
+    full, thin = cost.durations(np.arange(1), 1056)[0], cost.durations(np.arange(1), 132)[0]
+    assert thin < 0.8 * full
+    sim = simulate(gpu, 3907, 8, cost)
+    took = sim.block_end_us - sim.block_start_us
+    first, last = took[:1056], took[-100:]
+    assert last.mean() < first.mean()  # the last wave's 739 blocks share the DRAM less
 
 
 def test_placement_orders():
@@ -138,7 +154,7 @@ def test_run_until_stops_the_clock_there():
 def test_policies_are_protocols():
     from sim.scheduler import CostModel, Placement
 
-    for cost in (UniformCost(), MemoryBoundCost(1.0, 1.0)):
+    for cost in (UniformCost(), TripCost(132, 1.0, 1, 1.0, 1.0, 1.0)):
         assert isinstance(cost, CostModel)
     for placement in (SmOrderPlacement(), TpcSpreadPlacement()):
         assert isinstance(placement, Placement)
@@ -175,8 +191,10 @@ def test_an_sm_starts_one_block_per_dispatch_interval():
 
 
 def test_latency_floor_of_the_memory_bound_cost():
-    cost = MemoryBoundCost(bytes_per_block=1_000.0, peak_gbps=1_000.0, overhead_us=0.0, latency_us=0.9)
-    # 1,000 B at 1,000 GB/s take 0.001 us, but no block beats one DRAM round trip.
+    """No block is shorter than `min_us` (simulate --latency-us), and none shorter than one
+    DRAM round trip anyway."""
+    cost = TripCost(132, bytes_per_trip=1_000.0, trips=1, ceiling_gbps=1_000.0, delay_ns=500.0,
+                    dispatch_ns=80.0, min_us=0.9)
     assert cost.durations(np.arange(4), resident_blocks=1).tolist() == [0.9] * 4
-    # Shared by 2,000 resident blocks the same bytes take 2 us: bandwidth-bound again.
-    assert cost.durations(np.arange(1), resident_blocks=2_000).tolist() == [pytest.approx(2.0)]
+    free = TripCost(132, 1_000.0, 1, 1_000.0, 500.0, 80.0)
+    assert free.durations(np.arange(1), resident_blocks=1)[0] > 0.5

@@ -14,10 +14,12 @@ import pytest
 from kernels.registry import get_kernel
 from sim.devices import preset, presets, spec_from_device
 from sim.errors import UserError
-from sim.matmul_trace import compare_matmul_trace
+from sim.compare import compare_trace
+from sim.matmul_trace import recorded_matmul
 from sim.matmul_work import MatmulProblem, matmul_work
 from sim.occupancy import occupancy
-from sim.policies import CostParams, cost_model_id, schedule_launch
+from sim.launch_model import Launch, predict_launch
+from sim.policies import cost_model_id
 from sim.throughput import (H200_COMPUTE_FIT, drops, launch_work, predict_matmul, tensor_tflops,
                             wave_multiples)
 from sim.trace import load_trace
@@ -39,86 +41,19 @@ def _recorded_items(name: str) -> set[tuple]:
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in TRACES.glob("*.json")))
-def test_each_programs_work_is_what_the_h200_recorded(name):
-    """The items of every program, tile and K range, exactly as the kernels stamped them."""
-    meta = json.loads((TRACES / f"{name}.json").read_text())["meta"]
-    cfg = meta["config"]
-    problem = MatmulProblem(meta["M"], meta["N"], meta["K"], cfg["block_m"], cfg["block_n"],
-                            cfg["block_k"], cfg["group_m"], meta["dtype"])
-    work = matmul_work(problem, meta["programs"], stream_k=meta["kernel"] == "stream_k")
-    mine = set(zip(work.block.tolist(), work.tile.tolist(), work.k_begin.tolist(), work.k_end.tolist()))
-    assert mine == _recorded_items(name)
-
-
-def test_stream_k_covers_every_k_iteration_once_in_near_equal_shares():
-    problem = MatmulProblem(1024, 3840, 8192)  # 120 tiles on 132 programs: all leftover
-    work = matmul_work(problem, 132, stream_k=True)
-    covered = np.zeros((problem.tiles, problem.k_tiles), dtype=int)
-    for t, k0, k1 in zip(work.tile, work.k_begin, work.k_end):
-        covered[t, k0:k1] += 1
-    assert (covered == 1).all()
-    per_program = np.bincount(work.block, weights=work.k_end - work.k_begin)
-    assert per_program.max() - per_program.min() <= 1
-    assert work.items_per_block.max() <= 2 and work.fixup.sum() == problem.tiles
-
-
-def test_133_tiles_make_a_nearly_empty_second_wave_that_stream_k_avoids():
-    dims = dict(M=896, N=4864, K=8192)  # 7 x 19 = 133 tiles of 128 x 256
-    tiled, persistent, stream_k = (predict_matmul(k, dims, H200) for k in (TILED, PERSISTENT, STREAM_K))
-    tl = tiled.simulation.timeline
-    assert tiled.tiles == 133 and tiled.concurrent_tiles == 132 and tl.waves == 2
-    assert int((tl.wave == 1).sum()) == 1  # one tile alone in the second wave
-    assert persistent.programs == 132 and persistent.work.items_per_block.max() == 2
-    assert persistent.time_us == pytest.approx(tiled.time_us, rel=0.02)
-    # the second wave costs a whole tile for 1/133 of the work; stream-K shares it out
-    assert tiled.time_us > 1.7 * predict_matmul(TILED, dict(M=1408, N=3072, K=8192), H200).time_us
-    assert stream_k.time_us < 0.7 * tiled.time_us
-
-
-def test_drops_land_where_the_h200_measured_them():
-    """Every drop of more than 10% in the measured sawtooth is predicted at the same size, and no
-    other is: just past 132, 264 and 396 tiles (the multiples of SMs x one tile per SM)."""
-    run = load_matmul_run(RUN)
-    for name in ("matmul_tiled", "matmul_persistent"):
-        meas = run.points[name]
-        pred = [predict_matmul(get_kernel(name), p.dims, H200, dtype=run.dtype,
-                               resources=run.resources.get(name)) for p in meas]
-        assert drops([p.tflops() for p in meas]) == drops([p.tflops for p in pred])
-        assert [pred[i].tiles for i in drops([p.tflops for p in pred])] == [136, 272, 400]
-    assert wave_multiples(132, 440) == [132, 264, 396]
-
-
-def test_held_out_sawtooth_points_are_within_ten_percent():
-    """Fitted on the tiled kernel at 32 and 128 tiles; every other point of the tiled and persistent
-    kernels is within 10%, except the first size (8 tiles, measured slower than 16: +18% and +13%,
-    benchmarks/RESULTS.md). Stream-K is not held to it (half its points miss, RESULTS.md says why)."""
-    run = load_matmul_run(RUN)
-    for name in ("matmul_tiled", "matmul_persistent"):
-        misses = []
-        for p in run.points[name]:
-            pred = predict_matmul(get_kernel(name), p.dims, H200, dtype=run.dtype,
-                                  resources=run.resources.get(name))
-            if abs(pred.tflops / p.tflops() - 1) > 0.10:
-                misses.append(pred.tiles)
-        assert misses == [8], (name, misses)
-
-
-def test_the_committed_constants_are_what_the_fit_gives():
-    spec = importlib.util.spec_from_file_location("waves_fit", ROOT / "benchmarks" / "waves_fit.py")
-    fit = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fit)
-    assert replace(fit.fit(str(RUN)), source=H200_COMPUTE_FIT.source) == H200_COMPUTE_FIT
-
-
-@pytest.mark.parametrize("name", sorted(p.stem for p in TRACES.glob("*.json")))
 def test_simulated_schedule_matches_the_recorded_one(name):
     trace = load_trace(TRACES / f"{name}.json")
-    kernel = get_kernel("matmul_" + trace.meta["kernel"])
-    cmp, recorded, simulated = compare_matmul_trace(trace, H200, kernel)
-    assert simulated.n_blocks == recorded.n_blocks  # tile by tile, unit by unit
+    c = compare_trace(trace, H200)
+    recorded, simulated = c.recorded, c.simulated
+    assert c.model == "compute" and simulated.n_blocks == recorded.n_blocks  # tile by tile
     assert simulated.waves == recorded.waves
     assert simulated.makespan_us == pytest.approx(recorded.makespan_us, rel=0.08)
-    assert cmp.prediction.time_us == pytest.approx(trace.meta["event_ms"] * 1e3, rel=0.08)
+    assert c.predicted_launch_us == pytest.approx(trace.meta["event_ms"] * 1e3, rel=0.08)
+    # the launch read off the trace is the registry's kernel at the recorded tile and grid
+    kernel, launch = get_kernel("matmul_" + trace.meta["kernel"]), recorded_matmul(trace)
+    pred = predict_matmul(kernel, launch.dims, H200, launch.block, dtype=trace.meta["dtype"],
+                          resources=(trace.meta["regs"], trace.meta["smem"]))
+    assert pred.programs == launch.programs and pred.time_us == c.predicted_launch_us
 
 
 @pytest.mark.parametrize("gpu", presets())
@@ -146,25 +81,24 @@ def test_the_compute_cost_is_a_registered_policy():
     assert cost_model_id("compute-bound") == "compute"
     occ = occupancy(H200, 256, 220, 147456)
     work = launch_work(TILED, 1, {}, H200, occ.blocks_per_sm, 133, dict(M=896, N=4864, K=8192))
-    sim = schedule_launch(H200, occ, 133, cost="compute", placement="sm-order",
-                          params=CostParams(work=work))
+    launch = Launch(133, 256, occ.blocks_per_sm, work=work.build())
+    sim = predict_launch(H200, launch, "compute", placement="sm-order").simulation
     assert sim.cost == "compute" and sim.waves == 2
     assert sim.makespan_us == pytest.approx(predict_matmul(TILED, dict(M=896, N=4864, K=8192), H200,
                                                            placement="sm-order").simulation.makespan_us)
     with pytest.raises(UserError, match="needs a kernel"):
-        schedule_launch(H200, occ, 133, cost="compute")
+        predict_launch(H200, Launch(133, 256, occ.blocks_per_sm), "compute")
     with pytest.raises(UserError, match="declares no FLOPs"):
-        schedule_launch(H200, occ, 10, cost="compute", params=CostParams(
-            work=launch_work(get_kernel("add_triton"), 10240, {}, H200, 1, 10)))
+        launch_work(get_kernel("add_triton"), 10240, {}, H200, 1, 10).build()
 
 
 def test_leaving_out_identical_waves_keeps_the_last_ones():
-    """A big grid simulated in part (max_blocks) ends exactly as the whole grid does."""
+    """A big grid simulated in part (max_waves) ends exactly as the whole grid does."""
     occ = occupancy(H200, 256, 220, 147456)
     work = launch_work(TILED, 1, {}, H200, 1, 8 * 133, dict(M=1024, N=133 * 256, K=1024))
-    whole = schedule_launch(H200, occ, 8 * 133, cost="compute", params=CostParams(work=work))
-    part = schedule_launch(H200, occ, 8 * 133, cost="compute", params=CostParams(work=work),
-                           max_blocks=300)
+    launch = Launch(8 * 133, 256, occ.blocks_per_sm, work=work.build())
+    whole = predict_launch(H200, launch, "compute", max_waves=None).simulation
+    part = predict_launch(H200, launch, "compute", max_waves=2).simulation
     assert part.skipped_waves > 0
     wave = whole.makespan_us - whole.timeline.wave_starts_us[-1]
     assert part.makespan_us - part.timeline.wave_starts_us[-1] == pytest.approx(wave)

@@ -143,20 +143,21 @@ def test_whole_launch_time_counts_the_waves_left_out():
     blocks takes to start."""
     from sim.devices import preset
     from sim.occupancy import occupancy
-    from sim.policies import schedule_launch
+    from sim.launch_model import Launch, predict_launch
 
     gpu = preset("H200")
     occ = occupancy(gpu, 256)
     for cost, schedule, rel in (("uniform", "ideal", 0.01), ("memory", "ideal", 0.01),
                                 ("memory", "calibrated", 0.01), ("uniform", "calibrated", 0.03)):
-        whole = schedule_launch(gpu, occ, 2**16, elements=2**24, cost=cost, placement="sm-order",
-                                schedule=schedule)
-        part = schedule_launch(gpu, occ, 2**16, elements=2**24, cost=cost, placement="sm-order",
-                               max_blocks=5000, schedule=schedule)
+        launch = Launch(2**16, 256, occ.blocks_per_sm, 12.0 * 2**24, 2**24)
+        whole = predict_launch(gpu, launch, cost, placement="sm-order", schedule=schedule,
+                               max_waves=None).simulation
+        part = predict_launch(gpu, launch, cost, placement="sm-order", schedule=schedule,
+                              max_waves=4).simulation
         assert whole.timeline.skipped_waves == 0 and part.timeline.skipped_waves > 50
-        assert whole.timeline.whole_launch_us == whole.timeline.makespan_us
+        assert whole.timeline.whole_grid_us == whole.timeline.makespan_us
         assert part.timeline.makespan_us < 0.2 * whole.timeline.makespan_us
-        assert part.timeline.whole_launch_us == pytest.approx(whole.timeline.makespan_us, rel=rel)
+        assert part.timeline.whole_grid_us == pytest.approx(whole.timeline.makespan_us, rel=rel)
 
 
 def test_waves_far_below_one_keep_their_digits():

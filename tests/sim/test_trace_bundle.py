@@ -82,7 +82,7 @@ def test_an_extracted_trace_is_a_trace_file_that_compare_runs_on(tmp_path):
     trace_bundle.extract(tmp_path, "a", out)
     trace = load_trace(out)
     assert trace.block.tolist() == [0, 1, 2, 3] and trace.meta["kernel"] == "spin-trace"
-    comparison, _ = compare_trace(trace, preset("H200"), trace.meta["predicted"]["blocks_per_sm"])
+    comparison = compare_trace(trace, preset("H200"), trace.meta["predicted"]["blocks_per_sm"])
     assert comparison.blocks == 4 and comparison.recorded_makespan_us == 20.0
     assert comparison.recorded_max_blocks_per_sm == 2
 

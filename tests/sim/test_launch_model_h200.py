@@ -1,4 +1,4 @@
-"""The scheduler's bandwidth prediction against what the H200 measured.
+"""The launch model's memory-bound prediction (sim.launch_model) against what the H200 measured.
 
 Truth: benchmarks/gpu_blocks_h200.json (block-size sweep) and benchmarks/gpu_bench_h200.json (size
 sweep), both measured on the lent H200 on 2026-11-29 with the commands in benchmarks/RESULTS.md.
@@ -15,9 +15,15 @@ import pytest
 
 from kernels.registry import get_kernel
 from sim.devices import preset
-from sim.predict import predict_bandwidth
+from sim.errors import UserError
+from sim.launch_model import MAX_WAVES, Launch, predict_launch
 
 BENCH = Path(__file__).parents[2] / "benchmarks"
+
+
+def predict_bandwidth(gpu, grid, per_sm, nbytes, ceiling=None, *, loop_trips=1, max_waves=MAX_WAVES):
+    return predict_launch(gpu, Launch(grid, 256, per_sm, nbytes, 0, loop_trips), "memory",
+                          ceiling_gbps=ceiling, max_waves=max_waves)
 
 
 def _rows(name):
@@ -97,13 +103,13 @@ def test_extrapolated_long_grid_matches_the_full_simulation():
     gpu = preset("H200")
     full = predict_bandwidth(gpu, 200_000, 8, 200_000 * 3072.0, 4180, max_waves=10_000)
     quick = predict_bandwidth(gpu, 200_000, 8, 200_000 * 3072.0, 4180)
-    assert quick.simulated_blocks < full.simulated_blocks == 200_000
-    assert quick.time_us == pytest.approx(full.time_us, rel=0.01)
+    assert quick.simulation.n_blocks < full.simulation.n_blocks == 200_000
+    assert quick.whole_launch_us == pytest.approx(full.whole_launch_us, rel=0.01)
 
 
 @pytest.mark.parametrize("args", [(0, 8, 1.0), (10, 0, 1.0), (10, 8, 0.0)])
 def test_nonsense_is_refused(args):
-    with pytest.raises(ValueError):
+    with pytest.raises(UserError):
         predict_bandwidth(preset("H200"), *args)
-    with pytest.raises(ValueError):
+    with pytest.raises(UserError):
         predict_bandwidth(preset("H200"), 10, 8, 1.0, loop_trips=0)

@@ -1,0 +1,68 @@
+"""One time per launch (issue 16): `explain --json`, `simulate --json` and the window's models give
+the same whole-launch time, its parts add up to it, and bandwidth x time = bytes moved, on every
+preset at several sizes and blocks."""
+
+import json
+
+import pytest
+
+import main
+from gui.models.insight import InsightModel
+from gui.models.launch import LaunchInputs, LaunchModel
+from gui.models.simulation import SimulationModel, SimulationOptions
+from sim.devices import presets
+
+LAUNCHES = [(2**12, 128), (1_000_000, 256), (2**24, 1024), (3 * 2**20 + 7, 96)]
+
+
+def _cli(capsys, *argv) -> dict:
+    assert main.main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("gpu", presets())
+def test_every_surface_gives_one_whole_launch_time(gpu, capsys):
+    for elements, block in LAUNCHES:
+        args = ("--gpu", gpu, "--elements", str(elements), "--block", str(block))
+        explained = _cli(capsys, "explain", *args)
+        simulated = _cli(capsys, "simulate", *args)
+        launch = LaunchModel(LaunchInputs(gpu=gpu, elements=elements, threads_per_block=block))
+        window = InsightModel(launch, measured=None).launch_prediction
+        run = SimulationModel(launch, SimulationOptions("memory", "tpc-spread")).run_now()
+        whole = explained["whole_launch_us"]
+        where = (gpu, elements, block)
+        assert whole == simulated["whole_launch_us"] == round(window.whole_launch_us, 4) \
+            == run.summary()["whole_launch_us"], where
+        assert explained["parts_us"] == simulated["parts_us"] == run.summary()["parts_us"], where
+        assert sum(explained["parts_us"].values()) == pytest.approx(whole, abs=1e-3), where
+        assert explained["parts_us"]["launch_overhead_us"] > 0, where
+        for out in (explained, simulated):  # bandwidth x time = bytes, in GB/s x us = kB
+            assert out["bandwidth_gbps"] * out["whole_launch_us"] * 1e3 == \
+                pytest.approx(out["bytes_moved"], rel=1e-3), where
+        assert out["bytes_moved"] == 12 * elements
+        assert window.bandwidth_gbps * window.whole_launch_us * 1e3 == pytest.approx(12 * elements)
+        assert explained["tail_fraction"] == simulated["tail_fraction"], where
+
+
+def test_a_tiled_matmul_is_one_compute_bound_time_everywhere(capsys):
+    """`explain`, `simulate` and predict_matmul (the Waves and Bandwidth panels) give a matmul
+    kernel one whole-launch time, compute-bound, with its launch overhead."""
+    from kernels.registry import get_kernel
+    from sim.devices import preset
+    from sim.occupancy import occupancy
+    from sim.throughput import estimated_registers, pipeline_smem_bytes, predict_matmul
+
+    spec = get_kernel("matmul_tiled")
+    params = spec.block_params(None)
+    regs, smem = estimated_registers(params), pipeline_smem_bytes(params)
+    args = ("--kernel", "matmul_tiled", "--gpu", "H200", "--elements", "4096", "--regs",
+            str(regs), "--smem", str(smem))
+    explained, simulated = _cli(capsys, "explain", *args), _cli(capsys, "simulate", *args)
+    waves = predict_matmul(spec, dict(M=4096, N=4096, K=4096), preset("H200"))
+    assert explained["mode"] == simulated["mode"] == "compute"
+    assert explained["whole_launch_us"] == simulated["whole_launch_us"] == \
+        round(waves.time_us, 4) == round(waves.launch.whole_launch_us, 4)
+    assert explained["tflops"] == round(waves.tflops, 2)
+    assert waves.launch.launch_overhead_us == explained["parts_us"]["launch_overhead_us"] > 0
+    assert occupancy(preset("H200"), 32 * params["num_warps"], regs, smem).blocks_per_sm == \
+        waves.blocks_per_sm
