@@ -223,3 +223,38 @@ def test_random_kill_9s_during_back_to_back_exports_never_leave_a_mix(tmp_path):
         assert _generation(out) is not None
     _export(out, 0)
     assert _generation(out) == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_the_window_asks_before_exporting_into_a_folder_with_others_files(qapp, tmp_path,
+                                                                           monkeypatch):
+    from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+    from gui.main_window import MainWindow
+    from gui.models.launch import LaunchInputs
+
+    monkeypatch.setenv("WARPSCOPE_SETTINGS_DIR", str(tmp_path / "settings"))
+    out = tmp_path / "slides"
+    out.mkdir()
+    (out / "summary.html").write_text("mine")
+    win = MainWindow(LaunchInputs(gpu="T4"), restore=False, load_kernels=False)
+    try:
+        monkeypatch.setattr(win, "export_all", _render(0))
+        monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(out))
+        asked = []
+
+        def answer(reply):
+            def question(parent, title, text, *a, **k):
+                asked.append(text)
+                return reply
+            return question
+
+        monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.No))
+        win._on_export()
+        assert "summary.html" in asked[0] and _state(out) == {"summary.html": b"mine"}
+        monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.Yes))
+        win._on_export()
+        assert _generation(out / SUBFOLDER) == 0 and (out / "summary.html").read_text() == "mine"
+        assert str(out / SUBFOLDER) in win.statusBar().currentMessage()
+    finally:
+        win.shutdown()
+        win.deleteLater()
