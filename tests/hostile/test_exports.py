@@ -66,8 +66,12 @@ def _snapshot(folder: Path) -> dict:
 def test_an_export_replaces_the_earlier_one_whole(tmp_path):
     out = tmp_path / "out"
     _export(out, 0)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert out.stat().st_mode & 0o777 == 0o777 & ~mask  # not mkdtemp's private 0700
+    out.chmod(0o750)
     _export(out, 1)
-    assert _generation(out) == 1
+    assert _generation(out) == 1 and out.stat().st_mode & 0o777 == 0o750  # the earlier mode
     manifest = json.loads((out / MANIFEST).read_text())
     assert manifest["files"]["timeline.csv"] == hashlib.sha256(b"generation 1").hexdigest()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(TEMP_PREFIX)]
