@@ -129,8 +129,8 @@ def run_in_host(job: Callable, on_progress: Callable[[int, int, str], None] | No
                 outcome: TaskOutcome = msg[1]
                 if outcome.ok:
                     return outcome.result
-                status = getattr(outcome, "exit_status", 1)
-                raise (UserCodeError if status == 1 else UserError)(outcome.error)
+                bad_input = getattr(outcome, "exit_status", 1) == 2  # else the file or the run failed
+                raise (UserError if bad_input else UserCodeError)(outcome.error)
             elif msg[0] == "exit":
                 doing = "running" if opened else "importing"
                 raise UserCodeError(f"the process {doing} {what} ended ({msg[1]})")
