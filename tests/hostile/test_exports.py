@@ -164,6 +164,10 @@ STEPS = [("rendered", 1), ("staged", 1), ("exchanged", 1), ("removing old", 1),
          ("removing old", 2), ("done", 1)]
 
 
+FORK_OK = pytest.mark.filterwarnings("ignore:This process .* is multi-threaded")  # the child only renames
+
+
+@FORK_OK
 @pytest.mark.parametrize("step, nth", STEPS)
 def test_a_kill_at_any_step_of_the_switch_leaves_old_or_new(step, nth, tmp_path):
     out = tmp_path / "out"
@@ -178,6 +182,7 @@ def test_a_kill_at_any_step_of_the_switch_leaves_old_or_new(step, nth, tmp_path)
     assert (tmp_path / "neighbour.txt").read_text() == "a user's file beside the folder"
 
 
+@FORK_OK
 @pytest.mark.parametrize("step", ["staged", "moved aside", "removing old"])
 def test_without_an_atomic_exchange_a_kill_never_mixes_either(step, tmp_path):
     """The fallback (no renameat2): between its two renames the folder is missing, the old export
