@@ -9,7 +9,10 @@ the line: not a file, too big, a syntax error, an exception while importing, no 
 declaration without its required keys, a kernel that is neither Triton's nor Numba's. The module
 gets a unique name, so two files both called ``kernel.py`` never meet, and a file that fails
 leaves nothing behind in ``sys.modules``. Turning a declaration into the registry's KernelSpec is
-``kernels/spec.py``'s job; here only what is needed for a clear message is checked.
+``kernels/spec.py``'s job; here only what is needed for a clear message is checked, and each
+function WarpScope calls is wrapped (kernels/user_code.guarded). Only processes that exist for
+the user's code open a file (kernels/declarations.py, kernels/in_host.py, the hosts), under
+kernels.declarations.Limits; never a command's or the window's own process.
 """
 
 from __future__ import annotations
