@@ -39,6 +39,7 @@ from PySide6.QtGui import QColor, QFont, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QWidget
 
 from gui import style
+from gui.export_layout import lay_out, slide_plot, widget_slide
 from sim.errors import UserError
 from sim.files import (
     TEMP_PREFIX,
@@ -271,53 +272,12 @@ def export_item(item: ExportItem, out_dir: Path, caption: str = "") -> list[Path
             png = export_png(item.target, base.with_suffix(".png"))
             svg = export_svg(item.target, base.with_suffix(".svg"))
     else:
+        lay_out(item.target)
         heading = " — ".join(t for t in (item.title or item.name.replace("_", " "), caption) if t)
-        png = save_png(base.with_suffix(".png"), titled_image(render_image(item.target), heading))
-        svg = export_svg(item.target, base.with_suffix(".svg"), heading)
+        with widget_slide(item.target):
+            png = save_png(base.with_suffix(".png"), titled_image(render_image(item.target), heading))
+            svg = export_svg(item.target, base.with_suffix(".svg"), heading)
     return [png, svg, write_csv(base.with_suffix(".csv"), item.header, item.rows)]
-
-
-SLIDE_MIN_HEIGHT = 260  # px: a plot exported flatter than this is drawn this tall
-
-
-@contextmanager
-def slide_plot(pi, item: ExportItem, caption: str):
-    """The plot titled with what it shows and the caption, both axes shown and labelled; put
-    back as it was afterwards."""
-    old_title = pi.titleLabel.text if pi.titleLabel.isVisible() else ""
-    plain = re.sub(r"<[^>]+>", "", old_title).strip() or item.title or item.name.replace("_", " ")
-    hidden = [k for k in ("bottom", "left") if not pi.getAxis(k).isVisible()]
-    relabelled = []
-    for key, label in zip(("bottom", "left"), item.axes or ("", "")):
-        axis = pi.getAxis(key)
-        if label and not axis.labelText:
-            relabelled.append(key)
-            pi.setLabel(key, label)
-    for key in hidden:
-        pi.showAxis(key)
-    view = pi.getViewWidget()
-    sizes = (view.minimumHeight(), view.maximumHeight()) if view is not None else None
-    if view is not None and view.height() < SLIDE_MIN_HEIGHT:  # a strip: too flat for a slide
-        view.setFixedHeight(SLIDE_MIN_HEIGHT)
-    pi.setTitle(f"<span style='color:{style.FG};font-size:9pt'>{html.escape(plain)}</span><br>"
-                f"<span style='color:{style.MUTED};font-size:8pt'>{html.escape(caption)}</span>")
-    QApplication.processEvents()
-    try:
-        yield
-    finally:
-        if old_title:
-            pi.setTitle(old_title)
-        else:
-            pi.setTitle(None)
-        for key in hidden:
-            pi.hideAxis(key)
-        for key in relabelled:
-            pi.setLabel(key, "")
-            pi.getAxis(key).showLabel(False)
-        if sizes is not None:
-            view.setMinimumHeight(sizes[0])
-            view.setMaximumHeight(sizes[1])
-        QApplication.processEvents()
 
 
 def titled_image(image: QImage, heading: str) -> QImage:

@@ -49,6 +49,7 @@ from sim.errors import UserError
 
 SETTINGS_VERSION = 1
 MIN_SIZE = (1024, 640)
+SM_VIEW_KEEPS = 0.55  # of the height the SM view and the timeline share, when a trace opens
 
 
 LOAD_TIMEOUT_S = 180  # torch/triton/numba and the device took 7.4 s on the H200; a stuck CUDA init is killed
@@ -112,6 +113,9 @@ class MainWindow(QMainWindow):
         self._kernels_job: int | None = None
         self._restored_state = False
         self._default_state = None
+        self._was_shown = False
+        self._launch_error = ""  # the launch's error the status bar shows, cleared once fixed
+        self._timeline_height: int | None = None  # before a trace made the timeline taller
         try:
             self._build(restore, load_kernels)
         except BaseException:
@@ -181,6 +185,7 @@ class MainWindow(QMainWindow):
         self.live_runner.host_changed.connect(self._on_host_changed)
         self.clock.tick.connect(self.playback.advance)
         self.timeline.trace_requested.connect(self.open_trace)
+        self.traces.changed.connect(self._on_trace_changed)
 
         if restore:
             self._restore_settings()
@@ -251,6 +256,9 @@ class MainWindow(QMainWindow):
         self.act_back = self._action(m, "Step &back", ",", lambda: pb.step(-1))
         self.act_start = self._action(m, "Go to &start", "Home", lambda: pb.pick(0.0))
         self.act_end = self._action(m, "Go to &end", "End", lambda: pb.pick(pb.end_us))
+        self.act_loop = self._action(m, "&Loop the animation", "L", self._on_loop_toggled)
+        self.act_loop.setCheckable(True)
+        self.act_loop.setChecked(pb.loop)
         m.addSeparator()
         self._action(m, "F&aster", "]", lambda: pb.faster(+1))
         self._action(m, "S&lower", "[", lambda: pb.faster(-1))
@@ -329,6 +337,7 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
+        self._on_playing_changed(self.playback.playing)
         if self._default_state is None:
             QTimer.singleShot(0, self._remember_default_state)
 
@@ -342,11 +351,17 @@ class MainWindow(QMainWindow):
     def _on_launch_changed(self, state) -> None:
         msg = state.message()
         if msg:
-            self.show_message(msg, error=True)
+            self._show_launch_error(msg)
+        elif self._launch_error and self.statusBar().currentMessage() == self._launch_error:
+            self.statusBar().clearMessage()  # fixed: not red for the rest of its 8 s
         self.settings_debounce.poke()
 
     def _on_launch_rejected(self, message: str) -> None:
-        self.show_message(f"Not applied: {message}", error=True)
+        self._show_launch_error(f"Not applied: {message}")
+
+    def _show_launch_error(self, text: str) -> None:
+        self._launch_error = text
+        self.show_message(text, error=True)
 
     def _on_options_changed(self, _cost: str, _placement: str) -> None:
         self.settings_debounce.poke()
@@ -354,11 +369,25 @@ class MainWindow(QMainWindow):
     def _on_speed_changed(self, _speed: float) -> None:
         self.settings_debounce.poke()
 
+    def _on_loop_toggled(self, on: bool) -> None:
+        self.playback.loop = bool(on)
+
     def _on_playing_changed(self, playing: bool) -> None:
-        if playing:
+        if playing and not self.isMinimized() and not (self.isHidden() and self._was_shown):
             self.clock.start()
         else:
             self.clock.stop()
+
+    def changeEvent(self, event) -> None:
+        # a minimized window draws nothing: its clock sleeps until it is shown again
+        if event.type() == QEvent.Type.WindowStateChange:
+            self._on_playing_changed(self.playback.playing)
+        super().changeEvent(event)
+
+    def hideEvent(self, event) -> None:
+        self._was_shown = True  # hidden after being shown: no frames to draw, the clock sleeps
+        self.clock.stop()
+        super().hideEvent(event)
 
     def _on_run_changed(self, run: SimRun | None, message: str) -> None:
         if run is None:
@@ -449,10 +478,22 @@ class MainWindow(QMainWindow):
         dock = self.docks["timeline"]
         dock.show()
         dock.raise_()
-        if dock.height() < 480:  # two Gantt charts, one above the other: room for both
-            self.resizeDocks([dock], [max(480, self.height() // 2)], Qt.Orientation.Vertical)
+        # two Gantt charts, one above the other: room for both, but the SM view keeps at least
+        # SM_VIEW_KEEPS of the window (it was squeezed to 150 px at 768 px tall)
+        room = self.centralWidget().height() + dock.height()
+        want = min(max(480, self.height() // 2), int(room * (1 - SM_VIEW_KEEPS)))
+        if dock.height() < want:
+            if self._timeline_height is None:
+                self._timeline_height = dock.height()
+            self.resizeDocks([dock], [want], Qt.Orientation.Vertical)
         self.show_message(f"Trace {Path(path).name}: {view.lines[1]}")
         return True
+
+    def _on_trace_changed(self, comparison) -> None:
+        """Back to the launch: the timeline goes back to the height it had before the trace."""
+        if comparison is None and self._timeline_height is not None:
+            self.resizeDocks([self.docks["timeline"]], [self._timeline_height], Qt.Orientation.Vertical)
+            self._timeline_height = None
 
     # -- messages and help ------------------------------------------------------------------------
     def show_message(self, text: str, error: bool = False, timeout_ms: int = 8000) -> None:

@@ -157,6 +157,20 @@ class _Gutter(QWidget):
         self._view.paint_gutter(event)
 
 
+def failure_text(path: str, message: str) -> str:
+    """The banner's rich text: the message as the user reads it (escaped once, shown as rich
+    text: an auto-detected plain label showed `&#x27;triton&#x27;`), and, when the file imports
+    a live-kernel package this Python lacks, the pip line that adds it."""
+    from kernels.backends import CPU_PINS, install_hint, missing_packages
+
+    text = f"Could not open {html.escape(path)}: {html.escape(message)}"
+    missing = re.search(r"No module named '([\w.]+)'", message)
+    if missing and missing.group(1).split(".")[0] in CPU_PINS and missing_packages():
+        # the live kernels need each other (Triton's interpreter runs on torch): add all missing
+        text += f"<br>Add the live kernels with: <code>{html.escape(install_hint())}</code>"
+    return text
+
+
 class QtKernelSource(QWidget):
     """The Kernel source panel. `open_requested` / `reopen_requested(path)`: the user asked to
     open a file (the window runs the job)."""
@@ -176,6 +190,7 @@ class QtKernelSource(QWidget):
         self.banner = QLabel("")
         self.banner.setProperty("role", "error")
         self.banner.setWordWrap(True)
+        self.banner.setTextFormat(Qt.TextFormat.RichText)
         self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.banner.hide()
         lay.addWidget(self.banner)
@@ -216,7 +231,7 @@ class QtKernelSource(QWidget):
         self._show(self.launch.kernel())
 
     def _on_failed(self, path: str, message: str) -> None:
-        self.banner.setText(f"Could not open {html.escape(path)}: {html.escape(message)}")
+        self.banner.setText(failure_text(path, message))
         self.banner.show()
 
     def _show(self, spec) -> None:

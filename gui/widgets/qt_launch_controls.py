@@ -235,6 +235,7 @@ class QtLaunchControls(QWidget):
         self.elements_slider.valueChanged.connect(self._on_elements_slider)
         self.threads_slider.valueChanged.connect(self._on_threads_slider)
         self.snap.toggled.connect(self._on_snap_toggled)
+        self._on_snap_toggled(self.snap.isChecked())  # arrows move a warp (a step of 1 snapped back)
         self.regs_slider.valueChanged.connect(self._on_regs_slider)
         self.smem_slider.valueChanged.connect(self._on_smem_slider)
         for box in (self.elements, self.threads, self.regs, self.smem, self.block_size):

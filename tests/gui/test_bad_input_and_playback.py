@@ -65,6 +65,7 @@ def test_values_past_the_controls_are_refused(win):
 
 def test_play_pause_and_clock(qtbot, win):
     w = win("T4", 1_000_000, 256)
+    w.show()  # a window hidden after it was shown keeps its clock stopped
     run = w.simulation.run
     w.playback.set_time(0)
     w.act_play.trigger()
