@@ -106,9 +106,12 @@ def render_image(target, scale: float = 2.0) -> QImage:
     p.setRenderHint(QPainter.RenderHint.Antialiasing)
     p.setRenderHint(QPainter.RenderHint.TextAntialiasing)
     try:
-        QWidget.render(
-            widget, p, QPoint(0, 0)
-        )  # the widget as drawn (GraphicsView overrides render)
+        import pyqtgraph as pg
+
+        if isinstance(widget, pg.GraphicsView):  # the scene: a view behind a tab has a stale viewport
+            widget.scene().render(p, QRectF(0, 0, size.width(), size.height()), widget.sceneRect())
+        else:
+            QWidget.render(widget, p, QPoint(0, 0))  # the widget as drawn
     finally:
         p.end()
     return img

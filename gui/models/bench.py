@@ -417,7 +417,7 @@ class BenchModel:
         """The CPU path times the interpreter/simulator, which refuses sizes past the ticked
         kernels' `cpu_max_elements` (minutes each): the default 2^16..2^28 keeps the sizes that
         run, and says so, instead of failing at once."""
-        caps = [k.cpu_max_elements for n in self._ticked if (k := self._kernel_spec(n)) is not None]
+        caps = [c for n in self._ticked if (c := getattr(self._kernel_spec(n), "cpu_max_elements", None))]
         cap = min(caps) if caps else None
         if cap is None or max(sizes) <= cap:
             return sizes

@@ -482,9 +482,9 @@ class LaunchModel:
             return self.update(kernel=CUSTOM_KERNEL, block_size=None)
         changes: dict[str, Any] = {"kernel": k.name, "block_size": None, "dims": "",
                                    "block_extra": ""}
-        before = self.kernel()
-        if (k.dims is not None) != (before is not None and before.dims is not None):
-            changes["elements"] = DEFAULT_SIDE if k.dims is not None else LaunchInputs().elements
+        sided, was_sided = (getattr(x, "dims", None) is not None for x in (k, self.kernel()))
+        if sided != was_sided:
+            changes["elements"] = DEFAULT_SIDE if sided else LaunchInputs().elements
         origin = None
         if k.name in self._measured:
             regs, smem = self._measured[k.name]
