@@ -23,25 +23,16 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QM
                                QVBoxLayout, QWidget)
 
 from gui import help as help_texts
-from gui import style, teach_panels
+from gui import panels, style, teach_panels
 from gui.adapter import Debouncer, HostRunner, PlaybackClock, TaskOutcome, TaskRunner
 from gui.export import ExportItem, export_to_folder, save_png_message
 from gui.jobs import BandwidthJobs, BenchJobs
-from gui.models.bench import BenchModel
-from gui.models.launch import LaunchInputs, LaunchModel, compute_state
-from gui.models.playback import PlaybackModel
+from gui.models.launch import LaunchInputs, compute_state
 from gui.models.session import session_dict
-from gui.models.simulation import SimRun, SimulationModel, SimulationOptions
-from gui.models.trace import TraceModel
+from gui.models.simulation import SimRun
 from gui.settings import open_settings, saved_inputs, settings_notice
 from gui.user_kernels import UserKernels
 from gui.widgets.qt_bandwidth import QtBandwidth
-from gui.widgets.qt_geometry import QtGeometry
-from gui.widgets.qt_launch_controls import QtLaunchControls
-from gui.widgets.qt_occupancy import QtOccupancy
-from gui.widgets.qt_playback import QtPlayback
-from gui.widgets.qt_sm_view import QtSmView
-from gui.widgets.qt_timeline import QtTimeline
 from gui.waves_panel import WavesPanel
 from kernels.host import describe
 from gui.window_export import export_window
@@ -93,14 +84,11 @@ class MainWindow(QMainWindow):
         self.prefer_detected = inputs is None and saved is None
         self._wanted_gpu = saved.gpu if (inputs is None and saved is not None) else None
 
-        # models
-        self.model = LaunchModel(inputs or saved or LaunchInputs())
-        self.options = SimulationOptions()
-        self.simulation = SimulationModel(self.model, self.options)
-        self.playback = PlaybackModel(self.simulation)
+        # models: the same ones a view opened alone makes (gui/panels.py)
+        self.models = m = panels.Models(inputs or saved or LaunchInputs())
+        self.model, self.options, self.simulation = m.model, m.options, m.simulation
+        self.playback, self.bench, self.traces = m.playback, m.bench, m.traces
         self.playback.play_when_ready = autoplay
-        self.bench = BenchModel()
-        self.traces = TraceModel()
         self.kernels_info: KernelsInfo | None = None
 
         # adapter: the threads and timers
@@ -124,8 +112,9 @@ class MainWindow(QMainWindow):
 
     def _build(self, restore: bool, load_kernels: bool) -> None:
         # views
-        self.sm_view = QtSmView(self.simulation, self.playback)
-        self.playback_view = QtPlayback(self.playback, self.simulation)
+        m = self.models
+        self.sm_view = panels.make("sm_view", m)
+        self.playback_view = panels.make("playback", m)
         central = QWidget()
         cl = QVBoxLayout(central)
         cl.setContentsMargins(0, 0, 0, 0)
@@ -133,10 +122,10 @@ class MainWindow(QMainWindow):
         cl.addWidget(self.sm_view, 1)
         cl.addWidget(self.playback_view)
         self.setCentralWidget(central)
-        self.controls = QtLaunchControls(self.model, self.options)
-        self.occupancy_view = QtOccupancy(self.model)
-        self.geometry_view = QtGeometry(self.model)
-        self.timeline = QtTimeline(self.simulation, self.playback, self.traces)
+        self.controls = panels.make("controls", m)
+        self.occupancy_view = panels.make("occupancy", m)
+        self.geometry_view = panels.make("geometry", m)
+        self.timeline = panels.make("timeline", m)
         self.bandwidth = QtBandwidth(self.bench, self.bench_jobs)
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
@@ -213,17 +202,7 @@ class MainWindow(QMainWindow):
 
     # -- construction helpers ---------------------------------------------------------------------
     def _add_dock(self, key: str, widget: QWidget, area) -> QDockWidget:
-        title, _text = help_texts.PANELS[key]
-        dock = QDockWidget(title, self)
-        dock.setObjectName(f"dock_{key}")
-        dock.setWidget(widget)
-        dock.setToolTip(f"{title}: Help ▸ What am I looking at? explains this panel.")
-        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                         | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-                         | QDockWidget.DockWidgetFeature.DockWidgetClosable)
-        self.addDockWidget(area, dock)
-        self.docks[key] = dock
-        return dock
+        return panels.dock(self, key, widget, area)
 
     def apply_default_dock_sizes(self) -> None:
         """Side panels about a fifth of the width each, the timeline a third of the height."""

@@ -401,3 +401,9 @@ class QtLatency(QWidget):
         return [ExportItem("latency_plots", self.plots, header, rows),
                 ExportItem("latency_warp_schedulers", self.lanes,
                            ["warp_slot", "state", "begin_ns", "end_ns"], lane_rows)]
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_latency [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("latency"))

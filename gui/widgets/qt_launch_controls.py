@@ -485,3 +485,9 @@ class QtLaunchControls(QWidget):
         if not self._syncing:
             self.options.set(self.cost.currentData(), self.placement.currentData(),
                              self.schedule.currentData(), self.wait.currentData())
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_launch_controls [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("controls"))

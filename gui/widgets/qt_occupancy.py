@@ -264,3 +264,9 @@ class QtOccupancy(QWidget):
                     )
                 )
         return items
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_occupancy [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("occupancy"))

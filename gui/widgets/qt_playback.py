@@ -245,3 +245,9 @@ class QtPlayback(QWidget):
                 axes=("time since launch (µs)", "resident warps"),
             )
         ]
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_playback [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("playback"))

@@ -342,3 +342,9 @@ class QtTimeline(QWidget):
                 for b, sm, slot, s, e in run.simulation.trace_records()]
         return items + [ExportItem("timeline", self.plot.getPlotItem(),
                                    ["block", "sm", "slot", "start_us", "end_us"], rows)]
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_timeline [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("timeline"))
