@@ -101,7 +101,6 @@ class MainWindow(QMainWindow):
         self._kernels_job: int | None = None
         self._restored_state = False
         self._default_state = None
-        self._was_shown = False
         self._launch_error = ""  # the launch's error the status bar shows, cleared once fixed
         self._timeline_height: int | None = None  # before a trace made the timeline taller
         try:
@@ -352,7 +351,7 @@ class MainWindow(QMainWindow):
         self.playback.loop = bool(on)
 
     def _on_playing_changed(self, playing: bool) -> None:
-        if playing and not self.isMinimized() and not (self.isHidden() and self._was_shown):
+        if playing and not self.isMinimized():
             self.clock.start()
         else:
             self.clock.stop()
@@ -364,8 +363,7 @@ class MainWindow(QMainWindow):
         super().changeEvent(event)
 
     def hideEvent(self, event) -> None:
-        self._was_shown = True  # hidden after being shown: no frames to draw, the clock sleeps
-        self.clock.stop()
+        self.clock.stop()  # hidden: no frames to draw; showEvent wakes it if still playing
         super().hideEvent(event)
 
     def _on_run_changed(self, run: SimRun | None, message: str) -> None:

@@ -54,7 +54,6 @@ def test_a_fixed_error_leaves_the_status_bar_at_once(win):
 
 def test_playback_stops_at_the_end_and_its_clock_with_it(win):
     w = win("T4", 100_000, 256)
-    w.show()
     assert not w.playback.loop and not w.act_loop.isChecked()
     w.playback.set_time(0)
     w.playback.set_playing(True)
@@ -67,6 +66,13 @@ def test_playback_stops_at_the_end_and_its_clock_with_it(win):
     assert w.playback.playing  # looping only when asked
     w.playback.set_playing(False)
     w.act_loop.trigger()
+    w.show()
+    w.playback.set_playing(True)
+    w.hide()  # a hidden window draws nothing: its clock sleeps until shown again
+    assert w.playback.playing and not w.clock.is_active()
+    w.show()
+    assert w.clock.is_active()
+    w.playback.set_playing(False)
 
 
 def test_compute_bound_cost_says_why_there_is_no_schedule(qtbot, win):
