@@ -233,3 +233,26 @@ def _plot_problems(pi, name: str) -> list[str]:
 
 def _r(rect) -> str:
     return f"({rect.x():.0f},{rect.y():.0f} {rect.width():.0f}x{rect.height():.0f})"
+
+
+def image_problems(pi, image: QImage, name: str = "") -> list[str]:
+    """What the rendered `image` of plot `pi` lost: the bottom axis line is drawn across the
+    whole data area, so a row of it that stops short means the image was cut (a view behind a
+    tab once rendered its stale 240 px viewport into a 720 px image)."""
+    axis = pi.getAxis("bottom")
+    if not axis.isVisible():
+        return []
+    view = pi.getViewWidget()
+    scale = image.width() / max(1, view.width())
+    data = pi.vb.sceneBoundingRect()
+    y = round(QRectF(axis.scenePos(), axis.geometry().size()).top() * scale)
+    x0, x1 = round(data.left() * scale) + 2, round(data.right() * scale) - 2
+    if not 0 <= y < image.height() or x1 <= x0:
+        return [f"{name}: the bottom axis is outside the image"]
+    bg = image.pixelColor(1, 1)
+    # the pen is a pixel or two wide at this scale: look at the rows around it
+    drawn = sum(any(image.pixelColor(x, yy) != bg for yy in range(max(0, y - 2), min(image.height(), y + 3)))
+                for x in range(x0, x1))
+    if drawn < 0.9 * (x1 - x0):
+        return [f"{name}: the axis line is drawn across {drawn / (x1 - x0):.0%} of the data area: the image is cut"]
+    return []

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pyqtgraph as pg
 import pytest
 
-from gui.export import ExportItem, export_item
-from gui.export_layout import lay_out, layout_problems, widget_slide, slide_plot, slide_size
+from gui.export import ExportItem, export_item, render_image
+from gui.export_layout import image_problems, lay_out, layout_problems, widget_slide, slide_plot, slide_size
 from gui.window_export import lay_out_hidden_dock, launch_caption
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
@@ -25,6 +25,8 @@ def _items_problems(w):
         if isinstance(item.target, pg.PlotItem):
             with slide_plot(item.target, item, caption):
                 found += layout_problems(item.target, item.name)
+                found += image_problems(item.target, render_image(item.target.getViewWidget()),
+                                        item.name)
         else:
             lay_out(item.target)
             with widget_slide(item.target):
@@ -69,6 +71,14 @@ def test_the_check_fails_on_a_cut_plot_and_a_legend_over_a_curve(qtbot, tmp_path
     with slide_plot(pi, item, "H200 · custom launch · " + "16,777,216 elements × 256 threads " * 3):
         assert plot.size().toTuple() == slide_size(plot)
         assert [p for p in layout_problems(pi, "bad") if "leaves" in p] == []
+        # a view whose viewport is narrower than the image it renders into: reported as cut
+        cut = render_image(plot)
+        from PySide6.QtGui import QPainter
+
+        p = QPainter(cut)
+        p.fillRect(cut.width() // 3, 0, cut.width(), cut.height(), cut.pixelColor(1, 1))
+        p.end()
+        assert image_problems(pi, cut, "bad") and image_problems(pi, render_image(plot), "ok") == []
     export_item(item, tmp_path, "caption")
     assert (tmp_path / "bad.png").stat().st_size > 0
 
