@@ -124,10 +124,12 @@ def mount(qtbot):
     made = []
 
     def make(gpu="L40S", elements=1_000_000, threads=256, regs=0, smem=0, views=VIEWS, show=False):
-        from gui.panels import Stage
+        from gui.panels import SIMULATED, Stage
 
         stage = Stage(views, _inputs(gpu, elements, threads, regs, smem))
         stage.options.set("uniform", "sm-order", "ideal", "spin")  # the textbook, as `win`
+        if set(views) & SIMULATED:
+            stage.simulate_now()
         qtbot.addWidget(stage)
         made.append(stage)  # alive until the test ends, even when only a view is kept
         stage.resize(1200, 800)
