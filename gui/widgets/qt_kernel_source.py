@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar
 
 from gui import style
 from gui.models.compiled import BENCH, COMPILER, COMPILING, FAILED, ResourceOrigin
-from gui.models.kernel_files import KernelFilesModel
+from gui.models.kernel_files import KernelFilesModel, missing_package_hint
 from gui.models.launch import LaunchModel, LaunchState
 
 PLACEHOLDER = ("No kernel selected. Pick one under Kernel, or open your own with File ▸ Open "
@@ -161,13 +161,10 @@ def failure_text(path: str, message: str) -> str:
     """The banner's rich text: the message as the user reads it (escaped once, shown as rich
     text: an auto-detected plain label showed `&#x27;triton&#x27;`), and, when the file imports
     a live-kernel package this Python lacks, the pip line that adds it."""
-    from kernels.backends import CPU_PINS, install_hint, missing_packages
-
     text = f"Could not open {html.escape(path)}: {html.escape(message)}"
-    missing = re.search(r"No module named '([\w.]+)'", message)
-    if missing and missing.group(1).split(".")[0] in CPU_PINS and missing_packages():
-        # the live kernels need each other (Triton's interpreter runs on torch): add all missing
-        text += f"<br>Add the live kernels with: <code>{html.escape(install_hint())}</code>"
+    hint = missing_package_hint(message)
+    if hint:
+        text += f"<br>Add the live kernels with: <code>{html.escape(hint)}</code>"
     return text
 
 
