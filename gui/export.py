@@ -425,7 +425,8 @@ def summary_page(
         for j, (name, img) in enumerate(row):
             x = margin + j * (col_w + gap)
             p.setPen(QColor(style.MUTED))
-            p.drawText(x, y + 16, name)
+            room = (full_w if len(row) == 1 and img.width() > col_w else col_w)
+            p.drawText(x, y + 16, p.fontMetrics().elidedText(name, Qt.TextElideMode.ElideRight, room))
             p.drawImage(x, y + 24, img)
         y += heights[r] + gap
     p.end()

@@ -27,11 +27,16 @@ STRIP = "export_strip"  # a view's property: exported as a strip (the timeline, 
 
 WIDE = "export_wide"  # a widget's property: two plots side by side, exported at SLIDE_WIDE
 SLIDE_WIDE = (1200, 480)
+TALL = "export_tall"  # a column of small plots (the occupancy view), exported at SLIDE_TALL
+SLIDE_TALL = (420, 780)
 
 
 def slide_size(view) -> tuple[int, int]:
     """The size a plot is exported at: fixed, so an export is the same at every window size."""
-    return SLIDE_STRIP if view.property(STRIP) else SLIDE_WIDE if view.property(WIDE) else SLIDE_SIZE
+    for prop, size in ((STRIP, SLIDE_STRIP), (WIDE, SLIDE_WIDE), (TALL, SLIDE_TALL)):
+        if view.property(prop):
+            return size
+    return SLIDE_SIZE
 
 
 @contextmanager
@@ -84,9 +89,9 @@ def _resize(widget, size) -> None:
 
 @contextmanager
 def widget_slide(widget: QWidget):
-    """A widget marked `export_wide` (the latency plots and their legend) at its slide size;
-    any other as it is on screen."""
-    if widget.property(WIDE):
+    """A widget marked `export_wide` or `export_tall` (the latency plots and their legend, the
+    occupancy column) at its slide size; any other as it is on screen."""
+    if widget.property(WIDE) or widget.property(TALL):
         with sized_view(widget, slide_size(widget)):
             yield
     else:
@@ -103,7 +108,8 @@ def lay_out(widget: QWidget) -> None:
 
 
 def plot_image(widget, scale: float = 2.0) -> QImage:
-    """A plot widget rendered at its slide size (the summary page's panels)."""
+    """A plot, or a widget marked for its slide size, rendered at that size (the summary
+    page's panels: grabbed at the window's size, a narrow window cut them)."""
     from gui.export import render_image
 
     with sized_view(widget, slide_size(widget)):

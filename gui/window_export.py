@@ -54,13 +54,13 @@ def _export(win, out: Path) -> list[Path]:
     title = f"WarpScope · {st.spec.name} · {st.launch_text()}"
     panels = [("SM view", win.sm_view.grab().toImage(), True),
               ("Resident warps over time (red: the tail)", plot_image(win.playback_view.curve_plot, 1.0), True),
-              ("Occupancy", win.occupancy_view.grab().toImage()),
+              ("Occupancy", plot_image(win.occupancy_view, 1.0)),
               ("Geometry", _inner(win.geometry_view).grab().toImage()),
               (win.timeline.caption.text() or "Timeline", plot_image(win.timeline.plot, 1.0), True)]
     teach = getattr(win, "teach", None)
     if teach is not None:
         panels += [("Latency hiding: one SM's warp schedulers", teach.latency_view.lanes.grab().toImage()),
-                   ("Little's law", teach.latency_view.plots.grab().toImage()),
+                   ("Little's law", plot_image(teach.latency_view.plots, 1.0), True),
                    ("Two GPUs", teach.compare_view.figure.grab().toImage(), True)]
     if win.bench.result is not None:
         sweep = win.bandwidth.sweep

@@ -30,6 +30,7 @@ class QtOccupancy(QWidget):
     def __init__(self, model: LaunchModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = model
+        self.setProperty("export_tall", True)  # the summary page draws it at a fixed size
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
         lay.setSpacing(4)
