@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup
 
-from gui import style
+from gui import panels, style
 from gui.models.compare_gpus import CompareGpusModel
 from gui.models.insight import InsightModel
 from gui.models.timing import TimingModel
@@ -69,12 +69,11 @@ class TeachPanels:
 
 def install(win) -> TeachPanels:
     """Make the teaching models, views, docks and menu entries of `win` (a MainWindow)."""
-    insight = InsightModel(win.model)
-    compare = CompareGpusModel(win.model, insight)
+    insight, compare = win.models.insight, win.models.compare
     timing = TimingModel()
-    latency_view = QtLatency(insight, files=win.file_jobs)
-    verdicts_view = QtVerdicts(insight, win.simulation)
-    compare_view = QtCompareGpus(compare, win.model)
+    latency_view = panels.make("latency", win.models)
+    verdicts_view = panels.make("verdicts", win.models)
+    compare_view = panels.make("compare", win.models)
     timing_view = QtTimingMethods(timing, win.live_runner, files=win.file_jobs)
     timing_view.load_file()
     win.bandwidth.tabs.insertTab(1, _scrolled(timing_view), "Timing methods")
@@ -108,13 +107,13 @@ def install(win) -> TeachPanels:
         lambda on: win.settings.setValue(EXPORT_THEME_KEY, "light" if on else "window"))
     theme_menu.addAction(export_light)
 
-    panels = TeachPanels(insight, compare, timing, latency_view, verdicts_view, compare_view,
-                         timing_view, actions, export_light)
+    made = TeachPanels(insight, compare, timing, latency_view, verdicts_view, compare_view,
+                       timing_view, actions, export_light)
     saved = str(win.settings.value(THEME_KEY, style.current_theme()))
     name = saved if saved in style.THEMES else "dark"
     apply_window_theme(win, name)
     actions[name].setChecked(True)
-    return panels
+    return made
 
 
 SPLIT_HEIGHT = 760  # a shorter window shows the verdicts as a tab beside the occupancy

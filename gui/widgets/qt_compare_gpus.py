@@ -193,3 +193,9 @@ class QtCompareGpus(QWidget):
         rows = [[d.key, d.text] for d in self.compare.differences]
         return [ExportItem("two_gpus", self.figure, ["difference", "text"], rows,
                            title="the same launch on two GPUs")]
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_compare_gpus [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("compare"))

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar
 
 from gui import style
 from gui.models.compiled import BENCH, COMPILER, COMPILING, FAILED, ResourceOrigin
-from gui.models.kernel_files import KernelFilesModel
+from gui.models.kernel_files import KernelFilesModel, missing_package_hint
 from gui.models.launch import LaunchModel, LaunchState
 
 PLACEHOLDER = ("No kernel selected. Pick one under Kernel, or open your own with File ▸ Open "
@@ -157,6 +157,17 @@ class _Gutter(QWidget):
         self._view.paint_gutter(event)
 
 
+def failure_text(path: str, message: str) -> str:
+    """The banner's rich text: the message as the user reads it (escaped once, shown as rich
+    text: an auto-detected plain label showed `&#x27;triton&#x27;`), and, when the file imports
+    a live-kernel package this Python lacks, the pip line that adds it."""
+    text = f"Could not open {html.escape(path)}: {html.escape(message)}"
+    hint = missing_package_hint(message)
+    if hint:
+        text += f"<br>Add the live kernels with: <code>{html.escape(hint)}</code>"
+    return text
+
+
 class QtKernelSource(QWidget):
     """The Kernel source panel. `open_requested` / `reopen_requested(path)`: the user asked to
     open a file (the window runs the job)."""
@@ -176,6 +187,7 @@ class QtKernelSource(QWidget):
         self.banner = QLabel("")
         self.banner.setProperty("role", "error")
         self.banner.setWordWrap(True)
+        self.banner.setTextFormat(Qt.TextFormat.RichText)
         self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.banner.hide()
         lay.addWidget(self.banner)
@@ -216,7 +228,7 @@ class QtKernelSource(QWidget):
         self._show(self.launch.kernel())
 
     def _on_failed(self, path: str, message: str) -> None:
-        self.banner.setText(f"Could not open {html.escape(path)}: {html.escape(message)}")
+        self.banner.setText(failure_text(path, message))
         self.banner.show()
 
     def _show(self, spec) -> None:

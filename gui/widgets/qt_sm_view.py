@@ -415,3 +415,9 @@ class QtSmView(QWidget):
             rows.append([t, sm, slot, int(b) + tl.first_block, round(float(tl.start_us[b]), 4),
                          round(float(tl.end_us[b]), 4)] if b >= 0 else [t, sm, slot, -1, "", ""])
         return header, rows
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_sm_view [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("sm_view"))
