@@ -42,7 +42,7 @@ class Models:
     def insight(self):
         from gui.models.insight import InsightModel
 
-        return InsightModel(self.model, self.bench)
+        return InsightModel(self.model)
 
     @cached_property
     def compare(self):
