@@ -22,48 +22,29 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sim.devices import preset  # noqa: E402
-from sim.launch_model import Launch, predict_launch  # noqa: E402
+from sim.occupancy_bandwidth import predict_point, sweep_points  # noqa: E402
 from sim.physics import physics_for  # noqa: E402
 
 WITHIN = 0.10
 DEFAULT_FILES = [ROOT / "benchmarks" / "run_f" / f"occupancy_{d}.json" for d in ("fp64", "fp32")]
 
 
-def sweep_points(path: Path):
-    """(GPU preset name, points) of one `bench --occupancy-sweep` file: a point is a dict with
-    kernel, dtype, threads, blocks_per_sm, forced ("unpadded", "1/SM", ...), grid, elements,
-    bytes, measured_gbps. A forced point is one launched with padding (dynamic_smem_bytes set)."""
-    data = json.loads(Path(path).read_text())
-    name = data["device"]["name"]
-    out = []
-    for m in data["measurements"]:
-        kernel, dtype = m["kernel"].removeprefix("occupancy_").rsplit("_", 1)
-        forced = m.get("dynamic_smem_bytes") is not None
-        out.append({"kernel": kernel, "dtype": dtype, "threads": int(m["threads_per_block"]),
-                    "blocks_per_sm": int(m["blocks_per_sm"]),
-                    "forced": f"{m['blocks_per_sm']}/SM" if forced else "unpadded",
-                    "grid": int(m["grid_blocks"]), "elements": int(m["elements"]),
-                    "bytes": float(m["bytes_moved"]), "measured_gbps": float(m["bandwidth_gbps"])})
-    return name, out
-
-
-def predict_point(gpu, p: dict):
-    return predict_launch(gpu, Launch(p["grid"], p["threads"], p["blocks_per_sm"], p["bytes"],
-                                      p["elements"]), "memory")
-
-
 def check(paths) -> dict:
+    """Every point of every file (sim.occupancy_bandwidth reads them) against its prediction."""
     rows = []
     for path in paths:
-        device, points = sweep_points(path)
-        gpu = preset(physics_for(device).gpu)
-        for p in points:
+        data = json.loads(Path(path).read_text())
+        gpu = preset(physics_for(data["device"]["name"]).gpu)
+        for p in sweep_points(data["measurements"]):
             pred = predict_point(gpu, p)
-            rows.append({**p, "gpu": gpu.name, "predicted_gbps": round(pred.bandwidth_gbps, 1),
+            rows.append({"kernel": p.kernel, "dtype": p.dtype, "threads": p.threads,
+                         "blocks_per_sm": p.blocks_per_sm, "forced": p.forced_text,
+                         "elements": p.elements, "measured_gbps": round(p.measured_gbps, 1),
+                         "gpu": gpu.name, "predicted_gbps": round(pred.bandwidth_gbps, 1),
                          "ceiling_gbps": round(pred.ceiling_gbps, 1), "bound": pred.bound,
-                         "error": pred.bandwidth_gbps / p["measured_gbps"] - 1})
-    return {"files": [str(Path(p).relative_to(ROOT)) if Path(p).is_relative_to(ROOT) else str(p)
-                      for p in paths], "within": WITHIN, "rows": rows}
+                         "error": pred.bandwidth_gbps / p.measured_gbps - 1})
+    return {"files": [str(Path(p).resolve().relative_to(ROOT)) if Path(p).resolve().is_relative_to(ROOT)
+                      else str(p) for p in paths], "within": WITHIN, "rows": rows}
 
 
 def _share(rows) -> str:
@@ -80,6 +61,10 @@ def summary(result: dict) -> list[str]:
             group = [r for r in rows if r[key] == value]
             med = sorted(r["error"] for r in group)[len(group) // 2]
             out.append(f"  {key} {value:15s} {_share(group)}, median {med:+.1%}")
+    for kernel in dict.fromkeys(r["kernel"] for r in rows):
+        cells = [f"{forced} {_share([r for r in rows if r['kernel'] == kernel and r['forced'] == forced])}"
+                 for forced in dict.fromkeys(r["forced"] for r in rows)]
+        out.append(f"  {kernel:5s} by forcing: " + "; ".join(cells))
     out.append("  misses (beyond 10%):")
     for r in rows:
         if abs(r["error"]) > WITHIN:

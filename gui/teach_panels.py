@@ -20,6 +20,7 @@ from gui.theme import apply_window_theme
 from gui.widgets.qt_bandwidth import _scrolled
 from gui.widgets.qt_compare_gpus import QtCompareGpus
 from gui.widgets.qt_latency import QtLatency
+from gui.widgets.qt_occupancy_bandwidth import QtOccupancyBandwidth
 from gui.widgets.qt_timing_methods import QtTimingMethods
 from gui.widgets.qt_verdicts import QtVerdicts
 
@@ -81,6 +82,8 @@ def install(win) -> TeachPanels:
     timing_view = QtTimingMethods(timing, win.live_runner, files=win.file_jobs)
     timing_view.load_file()
     win.bandwidth.tabs.insertTab(1, _scrolled(timing_view), "Timing methods")
+    win.occupancy_bandwidth = QtOccupancyBandwidth(win.model, win.bench)  # computes when shown
+    win.bandwidth.tabs.addTab(win.occupancy_bandwidth, "Bandwidth vs occupancy")
 
     right, bottom = Qt.DockWidgetArea.RightDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
     win._add_dock("verdicts", verdicts_view, right)
