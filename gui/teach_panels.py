@@ -83,7 +83,7 @@ def install(win) -> TeachPanels:
     timing_view.load_file()
     win.bandwidth.tabs.insertTab(1, _scrolled(timing_view), "Timing methods")
     win.occupancy_bandwidth = QtOccupancyBandwidth(win.model, win.bench)  # computes when shown
-    win.bandwidth.tabs.addTab(win.occupancy_bandwidth, "Bandwidth vs occupancy")
+    win.bandwidth.tabs.addTab(_scrolled(win.occupancy_bandwidth), "Bandwidth vs occupancy")
 
     right, bottom = Qt.DockWidgetArea.RightDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
     win._add_dock("verdicts", verdicts_view, right)

@@ -47,6 +47,7 @@ class QtOccupancyBandwidth(QWidget):
         lay.addLayout(row)
         self.plot = style.make_plot("Bandwidth against blocks per SM (launch model)",
                                     "blocks per SM (occupancy)", "GB/s")
+        self.plot.setMinimumHeight(240)  # the window scrolls the tab rather than squash the axes
         self.plot.addLegend(offset=(-8, -8))  # bottom right: the curve rises to the top
         lay.addWidget(self.plot, 1)
         self.note = QLabel()

@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+from PySide6.QtWidgets import QApplication
+
 from gui.models.bench import BenchModel
 from gui.models.launch import LaunchInputs, LaunchModel
 from gui.widgets.qt_occupancy_bandwidth import QtOccupancyBandwidth
@@ -46,3 +48,15 @@ def test_hidden_it_waits_until_shown(qtbot):
     assert view._dirty
     view.show()
     assert not view._dirty and len(view._curve) == 16
+
+
+def test_the_window_has_it_as_a_bandwidth_tab(win):
+    w = win("H200", 2**24, 512)
+    tabs = w.bandwidth.tabs
+    index = [tabs.tabText(i) for i in range(tabs.count())].index("Bandwidth vs occupancy")
+    assert tabs.widget(index).widget() is w.occupancy_bandwidth  # in a scroll area
+    w.show()
+    w.docks["bandwidth"].raise_()
+    tabs.setCurrentIndex(index)
+    QApplication.processEvents()
+    assert [c.blocks_per_sm for c in w.occupancy_bandwidth._curve] == [1, 2, 3, 4]
