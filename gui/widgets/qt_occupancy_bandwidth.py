@@ -1,10 +1,8 @@
 """QtOccupancyBandwidth: predicted bandwidth against blocks per SM for the launch being looked at,
 with a number of blocks per SM forced (the shared-memory "spoiler" published occupancy benchmarks
 use), and the points of an open `bench --occupancy-sweep` result beside their predictions
-(sim.occupancy_bandwidth, the launch model). Opens alone too:
-
-    python -m gui.widgets.qt_occupancy_bandwidth [--gpu H200] [--block 256] [--elements 2^28]
-        [--sweep benchmarks/run_f/occupancy_fp64.json] [--shot FILE.png]
+(sim.occupancy_bandwidth, the launch model). In the window it is the Bandwidth panel's
+"Bandwidth vs occupancy" tab; `python -m gui.occupancy_bandwidth` opens it alone.
 """
 
 from __future__ import annotations
@@ -48,7 +46,7 @@ class QtOccupancyBandwidth(QWidget):
         self.plot = style.make_plot("Bandwidth against blocks per SM (launch model)",
                                     "blocks per SM (occupancy)", "GB/s")
         self.plot.setMinimumHeight(240)  # the window scrolls the tab rather than squash the axes
-        self.plot.addLegend(offset=(-8, -8))  # bottom right: the curve rises to the top
+        self.plot.addLegend(offset=(8, 24))  # top left: the curve rises to the right
         lay.addWidget(self.plot, 1)
         self.note = QLabel()
         self.note.setWordWrap(True)
@@ -97,12 +95,15 @@ class QtOccupancyBandwidth(QWidget):
                                           label=f"ceiling {ceiling:,.0f} GB/s",
                                           labelOpts={"position": 0.5, "color": style.MUTED}))
         step = max(1, math.ceil(len(xs) / 8))
-        ticks = [(c.blocks_per_sm, f"{c.blocks_per_sm} ({c.occupancy:.0%})")
-                 for c in self._curve if (c.blocks_per_sm - 1) % step == 0 or c is self._curve[-1]]
+        shown = [c for c in self._curve if (c.blocks_per_sm - 1) % step == 0]
+        if shown[-1] is not self._curve[-1]:  # the launch's own count, in place of a crowded one
+            shown[-1 if xs[-1] - shown[-1].blocks_per_sm < step else len(shown):] = [self._curve[-1]]
+        ticks = [(c.blocks_per_sm, f"{c.blocks_per_sm} ({c.occupancy:.0%})") for c in shown]
         self.plot.getPlotItem().getAxis("bottom").setTicks([ticks])
         own = self._curve[-1]
         n = self.forced.value() or own.blocks_per_sm
         pick = self._curve[n - 1]
+        measured = self._measured(spec, geo.threads_per_block)  # drawn first: the marker on top
         self.plot.plot([pick.blocks_per_sm], [pick.gbps], pen=None, symbol="o", symbolSize=13,
                        symbolBrush=style.ACCENT, symbolPen=style.MARKER_EDGE,
                        name="forced" if self.forced.value() else "the launch's occupancy")
@@ -112,7 +113,7 @@ class QtOccupancyBandwidth(QWidget):
                  f"predicted, {p.bound}-bound; the launch's own {own.blocks_per_sm} blocks/SM: "
                  f"{own.gbps:,.0f} GB/s ({html.escape(bytes_of(geo, st.bytes_moved)[1])}).",
                  html.escape(prediction_confidence(spec, p).label)]
-        lines += self._measured(spec, geo.threads_per_block)
+        lines += measured
         self.note.setText("<br>".join(f"<span style='color:{style.MUTED if i else style.FG}'>{t}</span>"
                                       for i, t in enumerate(lines)))
 
@@ -147,48 +148,3 @@ class QtOccupancyBandwidth(QWidget):
                        f"prediction vs measured {errs}")
         return out
 
-
-def main(argv=None) -> int:
-    import argparse
-    import sys
-
-    from PySide6.QtWidgets import QApplication
-
-    from gui.models.bench import BenchModel
-    from gui.models.launch import LaunchInputs
-    from sim.errors import UserError
-    from sim.units import parse_count
-
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gpu", default="H200")
-    ap.add_argument("--block", type=int, default=256)
-    ap.add_argument("--elements", default="2^28")
-    ap.add_argument("--sweep", default=None, help="a `bench --occupancy-sweep` results file")
-    ap.add_argument("--shot", default=None, help="save a PNG of the view and exit")
-    args = ap.parse_args(argv)
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    style.apply_theme(app)
-    try:
-        launch = LaunchModel(LaunchInputs(gpu=args.gpu, elements=parse_count(args.elements, "elements"),
-                                          threads_per_block=args.block))
-        if launch.state.error:
-            raise UserError(launch.state.error)
-        bench = BenchModel()
-        if args.sweep:
-            from kernels.results import load_results
-            bench.set_result(load_results(args.sweep))
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    view = QtOccupancyBandwidth(launch, bench)
-    view.resize(760, 520)
-    view.show()
-    if args.shot:
-        app.processEvents()
-        view.grab().save(args.shot)
-        return 0
-    return app.exec()
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
