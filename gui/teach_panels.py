@@ -20,6 +20,7 @@ from gui.theme import apply_window_theme
 from gui.widgets.qt_bandwidth import _scrolled
 from gui.widgets.qt_compare_gpus import QtCompareGpus
 from gui.widgets.qt_latency import QtLatency
+from gui.widgets.qt_occupancy_bandwidth import QtOccupancyBandwidth
 from gui.widgets.qt_timing_methods import QtTimingMethods
 from gui.widgets.qt_verdicts import QtVerdicts
 
@@ -60,9 +61,12 @@ class TeachPanels:
                 "bound": p.bound, "cycle_ns": round(p.cycle_ns, 1),
                 "loaded_round_trip_ns": round(p.loaded_latency_ns, 1),
                 "ceiling_gbps": round(p.ceiling_gbps, 1), "ceiling": self.insight.ceiling[1],
-                "traffic": self.insight.basis},
+                "traffic": self.insight.basis,
+                "confidence": None if whole is None else self.insight.confidence.to_dict()},
             "second_gpu": None if sides is None else {
                 "gpu": sides[1].gpu.name,
+                "confidence": {s.gpu.name: None if s.confidence is None else s.confidence.to_dict()
+                               for s in sides},
                 "differences": [d.text for d in self.compare.differences]},
         }
 
@@ -77,6 +81,8 @@ def install(win) -> TeachPanels:
     timing_view = QtTimingMethods(timing, win.live_runner, files=win.file_jobs)
     timing_view.load_file()
     win.bandwidth.tabs.insertTab(1, _scrolled(timing_view), "Timing methods")
+    win.occupancy_bandwidth = QtOccupancyBandwidth(win.model, win.bench)  # computes when shown
+    win.bandwidth.tabs.addTab(_scrolled(win.occupancy_bandwidth), "Bandwidth vs occupancy")
 
     right, bottom = Qt.DockWidgetArea.RightDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
     win._add_dock("verdicts", verdicts_view, right)

@@ -108,7 +108,8 @@ class QtGpuSide(QWidget):
                  f"{geo.blocks_per_wave:,} blocks)")
         time = ("no DRAM latency figure" if p is None else
                 f"<b>{fmt_us(side.time_us)}</b> predicted ({p.bandwidth_gbps:,.0f} GB/s, "
-                f"{p.bound}-bound)")
+                f"{p.bound}-bound)<br>confidence: <span title='{html.escape(side.confidence.label)}'>"
+                f"{html.escape(side.confidence.short)}</span>")
         muted = style.MUTED
         self.facts.setText(
             f"<b>{o.occupancy:.0%}</b> theoretical occupancy · <b>{o.blocks_per_sm}</b> blocks/SM, "
