@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Callable
 
 from sim.errors import UserError
-from sim.files import TEMP_PREFIX, _umask, clean_stale_temporaries, load_json_bounded, \
-    make_folder, read_user_file, write_json_atomic
+from sim.files import (TEMP_PREFIX, _umask, clean_stale_temporaries, load_json_bounded,
+                       make_folder, read_user_bytes, read_user_file, write_json_atomic)
 
 MANIFEST = "warpscope-export.json"
 MANIFEST_FORMAT = "warpscope-export/2"  # /1 had no hashes: its files are not trusted
@@ -57,12 +57,8 @@ def sha256_of(path: Path) -> str | None:
         info = os.lstat(path)
         if not os.path.isfile(path) or os.path.islink(path) or info.st_size > MAX_FILE_BYTES:
             return None
-        digest = hashlib.sha256()
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(chunk)
-        return digest.hexdigest()
-    except OSError:
+        return hashlib.sha256(read_user_bytes(path, "exported file", MAX_FILE_BYTES)).hexdigest()
+    except (OSError, UserError):
         return None
 
 

@@ -435,6 +435,7 @@ class MainWindow(QMainWindow):
             self.bench.set_availability(None, info.error)
             return
         if info.device is not None:
+            self.user_kernels.source.set_gpu_present(True)  # "Trace on the GPU"
             label = self.model.add_detected_spec(info.device)
             if self.prefer_detected or self._wanted_gpu == label:
                 self.model.update(gpu=label)
