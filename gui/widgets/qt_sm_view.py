@@ -283,7 +283,7 @@ class QtSmView(QWidget):
             parts.append((f"all blocks {whole}: {tl.skipped_waves:,} identical full waves "
                           "before these are not drawn",
                           f"all blocks {whole} ({tl.skipped_waves:,} waves not drawn)",
-                          f"whole launch {whole}"))
+                          f"all blocks {whole}"))  # the blocks' span: no launch overhead
         p.setPen(QColor(style.MUTED))
         p.drawText(QRect(12, 22, self.width() - 24, 16),
                    Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
