@@ -34,6 +34,7 @@ from PySide6.QtGui import QColor, QFont, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QWidget
 
 from gui import style
+from gui.export_layout import lay_out, slide_plot, widget_slide
 from sim.errors import UserError
 from gui.export_folder import MANIFEST, MANIFEST_FORMAT, export_target, replace_folder  # noqa: F401
 from sim.files import atomic_file, write_bytes_atomic, write_text_atomic
@@ -87,9 +88,12 @@ def render_image(target, scale: float = 2.0) -> QImage:
     p.setRenderHint(QPainter.RenderHint.Antialiasing)
     p.setRenderHint(QPainter.RenderHint.TextAntialiasing)
     try:
-        QWidget.render(
-            widget, p, QPoint(0, 0)
-        )  # the widget as drawn (GraphicsView overrides render)
+        import pyqtgraph as pg
+
+        if isinstance(widget, pg.GraphicsView):  # the scene: a view behind a tab has a stale viewport
+            widget.scene().render(p, QRectF(0, 0, size.width(), size.height()), widget.sceneRect())
+        else:
+            QWidget.render(widget, p, QPoint(0, 0))  # the widget as drawn
     finally:
         p.end()
     return img
@@ -200,53 +204,12 @@ def export_item(item: ExportItem, out_dir: Path, caption: str = "") -> list[Path
             png = export_png(item.target, base.with_suffix(".png"))
             svg = export_svg(item.target, base.with_suffix(".svg"))
     else:
+        lay_out(item.target)
         heading = " — ".join(t for t in (item.title or item.name.replace("_", " "), caption) if t)
-        png = save_png(base.with_suffix(".png"), titled_image(render_image(item.target), heading))
-        svg = export_svg(item.target, base.with_suffix(".svg"), heading)
+        with widget_slide(item.target):
+            png = save_png(base.with_suffix(".png"), titled_image(render_image(item.target), heading))
+            svg = export_svg(item.target, base.with_suffix(".svg"), heading)
     return [png, svg, write_csv(base.with_suffix(".csv"), item.header, item.rows)]
-
-
-SLIDE_MIN_HEIGHT = 260  # px: a plot exported flatter than this is drawn this tall
-
-
-@contextmanager
-def slide_plot(pi, item: ExportItem, caption: str):
-    """The plot titled with what it shows and the caption, both axes shown and labelled; put
-    back as it was afterwards."""
-    old_title = pi.titleLabel.text if pi.titleLabel.isVisible() else ""
-    plain = re.sub(r"<[^>]+>", "", old_title).strip() or item.title or item.name.replace("_", " ")
-    hidden = [k for k in ("bottom", "left") if not pi.getAxis(k).isVisible()]
-    relabelled = []
-    for key, label in zip(("bottom", "left"), item.axes or ("", "")):
-        axis = pi.getAxis(key)
-        if label and not axis.labelText:
-            relabelled.append(key)
-            pi.setLabel(key, label)
-    for key in hidden:
-        pi.showAxis(key)
-    view = pi.getViewWidget()
-    sizes = (view.minimumHeight(), view.maximumHeight()) if view is not None else None
-    if view is not None and view.height() < SLIDE_MIN_HEIGHT:  # a strip: too flat for a slide
-        view.setFixedHeight(SLIDE_MIN_HEIGHT)
-    pi.setTitle(f"<span style='color:{style.FG};font-size:9pt'>{html.escape(plain)}</span><br>"
-                f"<span style='color:{style.MUTED};font-size:8pt'>{html.escape(caption)}</span>")
-    QApplication.processEvents()
-    try:
-        yield
-    finally:
-        if old_title:
-            pi.setTitle(old_title)
-        else:
-            pi.setTitle(None)
-        for key in hidden:
-            pi.hideAxis(key)
-        for key in relabelled:
-            pi.setLabel(key, "")
-            pi.getAxis(key).showLabel(False)
-        if sizes is not None:
-            view.setMinimumHeight(sizes[0])
-            view.setMaximumHeight(sizes[1])
-        QApplication.processEvents()
 
 
 def titled_image(image: QImage, heading: str) -> QImage:
@@ -391,7 +354,8 @@ def summary_page(
         for j, (name, img) in enumerate(row):
             x = margin + j * (col_w + gap)
             p.setPen(QColor(style.MUTED))
-            p.drawText(x, y + 16, name)
+            room = (full_w if len(row) == 1 and img.width() > col_w else col_w)
+            p.drawText(x, y + 16, p.fontMetrics().elidedText(name, Qt.TextElideMode.ElideRight, room))
             p.drawImage(x, y + 24, img)
         y += heights[r] + gap
     p.end()

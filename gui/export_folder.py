@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Callable
 
 from sim.errors import UserError
-from sim.files import TEMP_PREFIX, clean_stale_temporaries, load_json_bounded, make_folder, \
-    read_user_file, write_json_atomic
+from sim.files import (TEMP_PREFIX, _umask, clean_stale_temporaries, load_json_bounded,
+                       make_folder, read_user_bytes, read_user_file, write_json_atomic)
 
 MANIFEST = "warpscope-export.json"
 MANIFEST_FORMAT = "warpscope-export/2"  # /1 had no hashes: its files are not trusted
@@ -57,12 +57,8 @@ def sha256_of(path: Path) -> str | None:
         info = os.lstat(path)
         if not os.path.isfile(path) or os.path.islink(path) or info.st_size > MAX_FILE_BYTES:
             return None
-        digest = hashlib.sha256()
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(chunk)
-        return digest.hexdigest()
-    except OSError:
+        return hashlib.sha256(read_user_bytes(path, "exported file", MAX_FILE_BYTES)).hexdigest()
+    except (OSError, UserError):
         return None
 
 
@@ -197,6 +193,7 @@ def replace_folder(target: Path, render: Callable[[Path], list]) -> list[Path]:
         staging = Path(tempfile.mkdtemp(dir=parent, prefix=f"{TEMP_PREFIX}{os.getpid()}-export-"))
     except OSError as exc:
         raise UserError(f"cannot write into {parent}: {exc.strerror or exc}") from None
+    _same_mode(staging, target)
     swapped = False  # after the swap, `staging` holds the old export: not ours to rmtree
     try:
         names = [Path(f).name for f in render(staging)]
@@ -220,6 +217,15 @@ def replace_folder(target: Path, render: Callable[[Path], list]) -> list[Path]:
         if not swapped:
             shutil.rmtree(staging, ignore_errors=True)  # our own render, never moved in
     return [target / n for n in names]
+
+
+def _same_mode(staging: Path, target: Path) -> None:
+    """mkdtemp makes a private folder: give it the earlier export's mode, or a new folder's."""
+    try:
+        mode = os.stat(target).st_mode & 0o7777 if target.is_dir() else 0o777 & ~_umask()
+        os.chmod(staging, mode)
+    except OSError:
+        pass  # a private folder is still a correct export
 
 
 def _switch_by_renames(staging: Path, target: Path) -> bool:

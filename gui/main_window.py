@@ -23,34 +23,26 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QM
                                QVBoxLayout, QWidget)
 
 from gui import help as help_texts
-from gui import style, teach_panels
+from gui import panels, style, teach_panels
 from gui.adapter import Debouncer, HostRunner, PlaybackClock, TaskOutcome, TaskRunner
 from gui.file_jobs import FileJobs
 from gui.export import ExportItem, export_to_folder, save_png_message
 from gui.export_folder import SUBFOLDER, foreign_files
 from gui.jobs import BandwidthJobs, BenchJobs
-from gui.models.bench import BenchModel
-from gui.models.launch import LaunchInputs, LaunchModel, compute_state
-from gui.models.playback import PlaybackModel
+from gui.models.launch import LaunchInputs, compute_state
 from gui.models.session import session_dict
-from gui.models.simulation import SimRun, SimulationModel, SimulationOptions
-from gui.models.trace import TraceModel
+from gui.models.simulation import SimRun
 from gui.trace_opening import TraceOpening
 from gui.settings import open_settings, saved_inputs, settings_notice
 from gui.user_kernels import UserKernels
 from gui.widgets.qt_bandwidth import QtBandwidth
-from gui.widgets.qt_geometry import QtGeometry
-from gui.widgets.qt_launch_controls import QtLaunchControls
-from gui.widgets.qt_occupancy import QtOccupancy
-from gui.widgets.qt_playback import QtPlayback
-from gui.widgets.qt_sm_view import QtSmView
-from gui.widgets.qt_timeline import QtTimeline
 from gui.waves_panel import WavesPanel
 from kernels.host import describe
 from gui.window_export import export_window
 
 SETTINGS_VERSION = 1
 MIN_SIZE = (1024, 640)
+SM_VIEW_KEEPS = 0.55  # of the height the SM view and the timeline share, when a trace opens
 
 
 LOAD_TIMEOUT_S = 180  # torch/triton/numba and the device took 7.4 s on the H200; a stuck CUDA init is killed
@@ -94,20 +86,18 @@ class MainWindow(QMainWindow):
         self.prefer_detected = inputs is None and saved is None
         self._wanted_gpu = saved.gpu if (inputs is None and saved is not None) else None
 
-        # models
-        self.model = LaunchModel(inputs or saved or LaunchInputs())
-        self.options = SimulationOptions()
-        self.simulation = SimulationModel(self.model, self.options)
-        self.playback = PlaybackModel(self.simulation)
+        # models: the same ones a view opened alone makes (gui/panels.py)
+        self.models = m = panels.Models(inputs or saved or LaunchInputs())
+        self.model, self.options, self.simulation = m.model, m.options, m.simulation
+        self.playback, self.bench, self.traces = m.playback, m.bench, m.traces
         self.playback.play_when_ready = autoplay
-        self.bench = BenchModel()
-        self.traces = TraceModel()
         self.kernels_info: KernelsInfo | None = None
 
         # adapter: the threads and timers
         self.sim_runner = TaskRunner("simulation", self)
         self.live_runner = HostRunner("kernels", self)
         self.file_jobs = FileJobs(TaskRunner("data files", self, keep_all=True))  # panels' Open…
+        self.models.files = self.file_jobs
         self.sim_debounce = Debouncer(self.request_simulation, sim_delay_ms, self)
         self.clock = PlaybackClock(16, self)
         self.settings_debounce = Debouncer(self.save_settings, 1500, self)  # keep work safe
@@ -115,6 +105,8 @@ class MainWindow(QMainWindow):
         self._kernels_job: int | None = None
         self._restored_state = False
         self._default_state = None
+        self._launch_error = ""  # the launch's error the status bar shows, cleared once fixed
+        self._timeline_height: int | None = None  # before a trace made the timeline taller
         try:
             self._build(restore, load_kernels)
         except BaseException:
@@ -123,8 +115,9 @@ class MainWindow(QMainWindow):
 
     def _build(self, restore: bool, load_kernels: bool) -> None:
         # views
-        self.sm_view = QtSmView(self.simulation, self.playback)
-        self.playback_view = QtPlayback(self.playback, self.simulation)
+        m = self.models
+        self.sm_view = panels.make("sm_view", m)
+        self.playback_view = panels.make("playback", m)
         central = QWidget()
         cl = QVBoxLayout(central)
         cl.setContentsMargins(0, 0, 0, 0)
@@ -132,10 +125,10 @@ class MainWindow(QMainWindow):
         cl.addWidget(self.sm_view, 1)
         cl.addWidget(self.playback_view)
         self.setCentralWidget(central)
-        self.controls = QtLaunchControls(self.model, self.options)
-        self.occupancy_view = QtOccupancy(self.model)
-        self.geometry_view = QtGeometry(self.model)
-        self.timeline = QtTimeline(self.simulation, self.playback, self.traces)
+        self.controls = panels.make("controls", m)
+        self.occupancy_view = panels.make("occupancy", m)
+        self.geometry_view = panels.make("geometry", m)
+        self.timeline = panels.make("timeline", m)
         self.bandwidth = QtBandwidth(self.bench, self.bench_jobs)
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
@@ -185,6 +178,7 @@ class MainWindow(QMainWindow):
         self.clock.tick.connect(self.playback.advance)
         self.trace_opening = TraceOpening(self, self.traces, self.timeline)
         self.trace_runner = self.trace_opening.runner
+        self.traces.changed.connect(self._on_trace_changed)
 
         if restore:
             self._restore_settings()
@@ -212,17 +206,7 @@ class MainWindow(QMainWindow):
 
     # -- construction helpers ---------------------------------------------------------------------
     def _add_dock(self, key: str, widget: QWidget, area) -> QDockWidget:
-        title, _text = help_texts.PANELS[key]
-        dock = QDockWidget(title, self)
-        dock.setObjectName(f"dock_{key}")
-        dock.setWidget(widget)
-        dock.setToolTip(f"{title}: Help ▸ What am I looking at? explains this panel.")
-        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                         | QDockWidget.DockWidgetFeature.DockWidgetFloatable
-                         | QDockWidget.DockWidgetFeature.DockWidgetClosable)
-        self.addDockWidget(area, dock)
-        self.docks[key] = dock
-        return dock
+        return panels.dock(self, key, widget, area)
 
     def apply_default_dock_sizes(self) -> None:
         """Side panels about a fifth of the width each, the timeline a third of the height."""
@@ -257,6 +241,9 @@ class MainWindow(QMainWindow):
         self.act_back = self._action(m, "Step &back", ",", lambda: pb.step(-1))
         self.act_start = self._action(m, "Go to &start", "Home", lambda: pb.pick(0.0))
         self.act_end = self._action(m, "Go to &end", "End", lambda: pb.pick(pb.end_us))
+        self.act_loop = self._action(m, "&Loop the animation", "L", self._on_loop_toggled)
+        self.act_loop.setCheckable(True)
+        self.act_loop.setChecked(pb.loop)
         m.addSeparator()
         self._action(m, "F&aster", "]", lambda: pb.faster(+1))
         self._action(m, "S&lower", "[", lambda: pb.faster(-1))
@@ -335,6 +322,7 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
+        self._on_playing_changed(self.playback.playing)
         if self._default_state is None:
             QTimer.singleShot(0, self._remember_default_state)
 
@@ -348,11 +336,17 @@ class MainWindow(QMainWindow):
     def _on_launch_changed(self, state) -> None:
         msg = state.message()
         if msg:
-            self.show_message(msg, error=True)
+            self._show_launch_error(msg)
+        elif self._launch_error and self.statusBar().currentMessage() == self._launch_error:
+            self.statusBar().clearMessage()  # fixed: not red for the rest of its 8 s
         self.settings_debounce.poke()
 
     def _on_launch_rejected(self, message: str) -> None:
-        self.show_message(f"Not applied: {message}", error=True)
+        self._show_launch_error(f"Not applied: {message}")
+
+    def _show_launch_error(self, text: str) -> None:
+        self._launch_error = text
+        self.show_message(text, error=True)
 
     def _on_options_changed(self, _cost: str, _placement: str) -> None:
         self.settings_debounce.poke()
@@ -360,11 +354,24 @@ class MainWindow(QMainWindow):
     def _on_speed_changed(self, _speed: float) -> None:
         self.settings_debounce.poke()
 
+    def _on_loop_toggled(self, on: bool) -> None:
+        self.playback.loop = bool(on)
+
     def _on_playing_changed(self, playing: bool) -> None:
-        if playing:
+        if playing and not self.isMinimized():
             self.clock.start()
         else:
             self.clock.stop()
+
+    def changeEvent(self, event) -> None:
+        # a minimized window draws nothing: its clock sleeps until it is shown again
+        if event.type() == QEvent.Type.WindowStateChange:
+            self._on_playing_changed(self.playback.playing)
+        super().changeEvent(event)
+
+    def hideEvent(self, event) -> None:
+        self.clock.stop()  # hidden: no frames to draw; showEvent wakes it if still playing
+        super().hideEvent(event)
 
     def _on_run_changed(self, run: SimRun | None, message: str) -> None:
         if run is None:
@@ -428,6 +435,7 @@ class MainWindow(QMainWindow):
             self.bench.set_availability(None, info.error)
             return
         if info.device is not None:
+            self.user_kernels.source.set_gpu_present(True)  # "Trace on the GPU"
             label = self.model.add_detected_spec(info.device)
             if self.prefer_detected or self._wanted_gpu == label:
                 self.model.update(gpu=label)
@@ -448,6 +456,25 @@ class MainWindow(QMainWindow):
     def open_trace(self, path: str, wait: bool = False) -> bool:
         """Lay a recorded trace beside its prediction (gui/trace_opening.py)."""
         return self.trace_opening.open(path, wait)
+
+    def make_room_for_trace(self) -> None:
+        """Two Gantt charts, one above the other: room for both, but the SM view keeps at least
+        SM_VIEW_KEEPS of the height they share (it was squeezed to 150 px at 768 px tall)."""
+        dock = self.docks["timeline"]
+        dock.show()
+        dock.raise_()
+        room = self.centralWidget().height() + dock.height()
+        want = min(max(480, self.height() // 2), int(room * (1 - SM_VIEW_KEEPS)))
+        if dock.height() < want:
+            if self._timeline_height is None:
+                self._timeline_height = dock.height()
+            self.resizeDocks([dock], [want], Qt.Orientation.Vertical)
+
+    def _on_trace_changed(self, comparison) -> None:
+        """Back to the launch: the timeline goes back to the height it had before the trace."""
+        if comparison is None and self._timeline_height is not None:
+            self.resizeDocks([self.docks["timeline"]], [self._timeline_height], Qt.Orientation.Vertical)
+            self._timeline_height = None
 
     # -- messages and help ------------------------------------------------------------------------
     def show_message(self, text: str, error: bool = False, timeout_ms: int = 8000) -> None:

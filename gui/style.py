@@ -7,6 +7,8 @@ names (BG, FG, PLOT_BG, ...) are the current theme's: `set_theme` rebinds them, 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QFont, QPalette
@@ -231,9 +233,10 @@ def monospace_font(size: float = 9.0) -> QFont:
     return f
 
 
-def make_plot(title: str, xlabel: str, ylabel: str) -> pg.PlotWidget:
-    """A plot in the app's look: small title, labelled axes, faint grid, no pyqtgraph menus."""
-    w = pg.PlotWidget()
+def make_plot(title: str, xlabel: str, ylabel: str, log_axes: tuple[str, ...] = ()) -> pg.PlotWidget:
+    """A plot in the app's look: small title, labelled axes, faint grid, no pyqtgraph menus;
+    `log_axes` ("bottom", "left") are log scales whose labels never collide (LogAxis)."""
+    w = pg.PlotWidget(axisItems={k: LogAxis(k) for k in log_axes})
     pi = w.getPlotItem()
     pi.setTitle(f"<span style='color:{FG};font-size:10pt'>{title}</span>")
     pi.setLabel("bottom", xlabel)
@@ -241,7 +244,52 @@ def make_plot(title: str, xlabel: str, ylabel: str) -> pg.PlotWidget:
     pi.showGrid(x=True, y=True, alpha=0.18)
     pi.setMenuEnabled(False)
     pi.hideButtons()
+    if log_axes:
+        pi.setLogMode(x="bottom" in log_axes, y="left" in log_axes)
     return w
+
+
+def compact_number(x: float) -> str:
+    """200, 5000, 10k, 2.5M: a tick label as short as it can be."""
+    for div, unit in ((1e9, "G"), (1e6, "M"), (1e4, "k")):
+        if abs(x) >= div:
+            return f"{x / (1e3 if unit == 'k' else div):g}{unit}"
+    return f"{x:g}"
+
+
+class LogAxis(pg.AxisItem):
+    """A log axis labelled 1, 10, 100 (and 2 and 5 between them where they fit), never closer
+    than a label's size: pyqtgraph's own labels every minor tick (2..9) and they collide."""
+
+    STEPS = ((1,), (1, 2, 5), (1, 2, 3, 4, 5, 6, 7, 8, 9))
+
+    def label_px(self) -> float:
+        """The room one label needs along the axis."""
+        from PySide6.QtGui import QFontMetrics
+
+        fm = QFontMetrics(self.style.get("tickFont") or self.font())
+        if self.orientation in ("left", "right"):
+            return fm.height() + 6
+        return fm.horizontalAdvance("100k") + 12
+
+    def logTickValues(self, minVal, maxVal, size, stdTicks):
+        per_decade = size / max(maxVal - minVal, 1e-9)
+        need = self.label_px()
+        lo, hi = math.floor(minVal), math.ceil(maxVal)
+        best = None  # the finest set of mantissas whose closest pair is still a label apart
+        for steps in self.STEPS:
+            gap = min(math.log10(b / a) for a, b in zip(steps, (*steps[1:], 10)))
+            if gap * per_decade >= need:
+                best = steps
+        if best is None:  # not even one label a decade fits: every k-th decade
+            every = max(1, math.ceil(need / max(per_decade, 1e-9)))
+            return [(float(every), [float(d) for d in range(lo, hi + 1)
+                                    if d % every == 0 and minVal <= d <= maxVal]), (None, [])]
+        values = [d + math.log10(m) for d in range(lo, hi + 1) for m in best]
+        return [(None, [v for v in values if minVal - 1e-9 <= v <= maxVal + 1e-9]), (None, [])]
+
+    def logTickStrings(self, values, scale, spacing):
+        return [compact_number(round(10 ** v, 6)) for v in values]
 
 
 STYLESHEET = stylesheet()

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup
 
-from gui import style
+from gui import panels, style
 from gui.models.compare_gpus import CompareGpusModel
 from gui.models.insight import InsightModel
 from gui.models.timing import TimingModel
@@ -20,6 +20,7 @@ from gui.theme import apply_window_theme
 from gui.widgets.qt_bandwidth import _scrolled
 from gui.widgets.qt_compare_gpus import QtCompareGpus
 from gui.widgets.qt_latency import QtLatency
+from gui.widgets.qt_occupancy_bandwidth import QtOccupancyBandwidth
 from gui.widgets.qt_timing_methods import QtTimingMethods
 from gui.widgets.qt_verdicts import QtVerdicts
 
@@ -60,24 +61,28 @@ class TeachPanels:
                 "bound": p.bound, "cycle_ns": round(p.cycle_ns, 1),
                 "loaded_round_trip_ns": round(p.loaded_latency_ns, 1),
                 "ceiling_gbps": round(p.ceiling_gbps, 1), "ceiling": self.insight.ceiling[1],
-                "traffic": self.insight.basis},
+                "traffic": self.insight.basis,
+                "confidence": None if whole is None else self.insight.confidence.to_dict()},
             "second_gpu": None if sides is None else {
                 "gpu": sides[1].gpu.name,
+                "confidence": {s.gpu.name: None if s.confidence is None else s.confidence.to_dict()
+                               for s in sides},
                 "differences": [d.text for d in self.compare.differences]},
         }
 
 
 def install(win) -> TeachPanels:
     """Make the teaching models, views, docks and menu entries of `win` (a MainWindow)."""
-    insight = InsightModel(win.model)
-    compare = CompareGpusModel(win.model, insight)
+    insight, compare = win.models.insight, win.models.compare
     timing = TimingModel()
-    latency_view = QtLatency(insight, files=win.file_jobs)
-    verdicts_view = QtVerdicts(insight, win.simulation)
-    compare_view = QtCompareGpus(compare, win.model)
+    latency_view = panels.make("latency", win.models)
+    verdicts_view = panels.make("verdicts", win.models)
+    compare_view = panels.make("compare", win.models)
     timing_view = QtTimingMethods(timing, win.live_runner, files=win.file_jobs)
     timing_view.load_file()
     win.bandwidth.tabs.insertTab(1, _scrolled(timing_view), "Timing methods")
+    win.occupancy_bandwidth = QtOccupancyBandwidth(win.model, win.bench)  # computes when shown
+    win.bandwidth.tabs.addTab(_scrolled(win.occupancy_bandwidth), "Bandwidth vs occupancy")
 
     right, bottom = Qt.DockWidgetArea.RightDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
     win._add_dock("verdicts", verdicts_view, right)
@@ -108,13 +113,13 @@ def install(win) -> TeachPanels:
         lambda on: win.settings.setValue(EXPORT_THEME_KEY, "light" if on else "window"))
     theme_menu.addAction(export_light)
 
-    panels = TeachPanels(insight, compare, timing, latency_view, verdicts_view, compare_view,
-                         timing_view, actions, export_light)
+    made = TeachPanels(insight, compare, timing, latency_view, verdicts_view, compare_view,
+                       timing_view, actions, export_light)
     saved = str(win.settings.value(THEME_KEY, style.current_theme()))
     name = saved if saved in style.THEMES else "dark"
     apply_window_theme(win, name)
     actions[name].setChecked(True)
-    return panels
+    return made
 
 
 SPLIT_HEIGHT = 760  # a shorter window shows the verdicts as a tab beside the occupancy

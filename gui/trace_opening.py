@@ -52,11 +52,7 @@ class TraceOpening:
                 w.show_message("Trace comparison cancelled.")
             return
         view = self.traces.comparison
-        dock = w.docks["timeline"]
-        dock.show()
-        dock.raise_()
-        if dock.height() < 480:  # two Gantt charts, one above the other: room for both
-            w.resizeDocks([dock], [max(480, w.height() // 2)], Qt.Orientation.Vertical)
+        w.make_room_for_trace()
         w.show_message(f"Trace {Path(view.path).name}: {view.lines[1]} "
                        f"(compared in {outcome.elapsed_s:.1f} s)")
 

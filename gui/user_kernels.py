@@ -56,6 +56,9 @@ class UserKernels:
         self.files.remembered_changed.connect(self._on_remembered_changed)
         self.source.open_requested.connect(self.open_dialog)
         self.source.reopen_requested.connect(self.open)
+        self.tracer = TaskRunner("trace on the GPU", w)  # the user's file runs in a kernel host
+        self.tracer.finished.connect(self._on_traced)
+        self.source.trace_requested.connect(self.trace_on_gpu)
         w.controls.resources.cancel_requested.connect(self.compile_jobs.cancel)
         w.controls.resources.compile_requested.connect(w.model.request_compile)
         w.bench.kernels_changed.connect(self._sync_bench)
@@ -178,10 +181,56 @@ class UserKernels:
     def runners(self) -> tuple:
         return (self.compiler, *self.file_jobs.runners())
 
+    # -- tracing the kernel shown ----------------------------------------------------------------
+    def trace_on_gpu(self, path: str) -> int | None:
+        """Record the shown kernel at the window's launch (`trace --kernel-file` in the
+        background), then open the trace beside its prediction."""
+        spec, inputs = self.window.model.kernel(), self.window.model.inputs
+        if not path or spec is None:
+            return None
+        if self.tracer.busy():
+            self.window.show_message("A trace is being recorded already…")
+            return None
+        block = inputs.block_size if spec.sweep else None
+        warps = max(1, inputs.threads_per_block // 32) if spec.backend == "triton" else None
+        out = trace_path(path, spec.name, inputs.elements)
+        self.window.show_message(f"Tracing {spec.name} at {inputs.elements:,} elements on the GPU…")
+        return self.tracer.submit(partial(_trace_job, f"{path}:{spec.name}", inputs.elements, block,
+                                          warps, out), f"trace {spec.name}")
+
+    def _on_traced(self, outcome) -> None:
+        if outcome.cancelled:
+            return
+        if not outcome.ok:
+            self.window.show_message(f"Trace on the GPU failed: {outcome.error}", error=True)
+            return
+        self.window.open_trace(outcome.result)
+
     def shutdown(self) -> None:
+        self.tracer.shutdown()
         self.file_jobs.shutdown()
         self.compiler.shutdown()
         self.files.close()
+
+
+def trace_path(path: str, name: str, elements: int) -> str:
+    """Where a trace recorded from the window goes: the user's cache, never beside their file."""
+    from sim.places import cache_dir
+
+    folder = cache_dir() / "traces"
+    folder.mkdir(parents=True, exist_ok=True)
+    return str(folder / f"{Path(path).stem}-{name}-{elements}.json")
+
+
+def _trace_job(target: str, elements: int, block, warps, out: str, ctx) -> str:
+    from kernels.trace import save
+    from kernels.trace_file import trace_kernel_file
+
+    ctx.progress(0, 0, "recording (compile, time plain and stamped, stamp)")
+    trace = trace_kernel_file(target, elements, block, warps,
+                              f"warpscope trace --kernel-file {target} --elements {elements}")
+    save(trace, out)
+    return out
 
 
 def _saved_paths(settings) -> list[str]:

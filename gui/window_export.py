@@ -10,6 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
+from gui.export_layout import plot_image
 from gui.export import export_item, save_png, summary_html, summary_page, write_json
 from gui.models.session import summary_facts
 from gui.theme import theme
@@ -30,12 +31,13 @@ def export_window(win, out_dir: str | Path, theme_name: str | None = "light") ->
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"cannot create {out}: {exc.strerror or exc}") from None
-    if win.bench.result is not None or win.bench.experiments:
-        lay_out_hidden_dock(win, "bandwidth")  # plots behind a tab have no size yet
-    for key in ("latency", "compare"):
-        if key in win.docks:
-            lay_out_hidden_dock(win, key)
     with theme(win, theme_name):
+        # after the theme: its new text (a legend a line longer) must be laid out too
+        if win.bench.result is not None or win.bench.experiments:
+            lay_out_hidden_dock(win, "bandwidth")  # plots behind a tab have no size yet
+        for key in ("latency", "compare"):
+            if key in win.docks:
+                lay_out_hidden_dock(win, key)
         return _export(win, out)
 
 
@@ -51,20 +53,20 @@ def _export(win, out: Path) -> list[Path]:
     st = win.model.state
     title = f"WarpScope · {st.spec.name} · {st.launch_text()}"
     panels = [("SM view", win.sm_view.grab().toImage(), True),
-              ("Resident warps over time (red: the tail)",
-               win.playback_view.curve_plot.grab().toImage(), True),
-              ("Occupancy", win.occupancy_view.grab().toImage()),
+              ("Resident warps over time (red: the tail)", plot_image(win.playback_view.curve_plot, 1.0), True),
+              ("Occupancy", plot_image(win.occupancy_view, 1.0)),
               ("Geometry", _inner(win.geometry_view).grab().toImage()),
-              (win.timeline.caption.text() or "Timeline", win.timeline.plot.grab().toImage(), True)]
+              (win.timeline.caption.text() or "Timeline", plot_image(win.timeline.plot, 1.0), True)]
     teach = getattr(win, "teach", None)
     if teach is not None:
         panels += [("Latency hiding: one SM's warp schedulers", teach.latency_view.lanes.grab().toImage()),
-                   ("Little's law", teach.latency_view.plots.grab().toImage()),
+                   ("Little's law", plot_image(teach.latency_view.plots, 1.0), True),
                    ("Two GPUs", teach.compare_view.figure.grab().toImage(), True)]
     if win.bench.result is not None:
         sweep = win.bandwidth.sweep
-        panels += [("Bandwidth vs size", sweep.size_plot.grab().toImage()),
-                   ("Bandwidth vs block size", sweep.block_plot.grab().toImage())]
+        # at the slide size: behind a tab (a narrow window) a plot keeps a stale size
+        panels += [("Bandwidth vs size", plot_image(sweep.size_plot, 1.0)),
+                   ("Bandwidth vs block size", plot_image(sweep.block_plot, 1.0))]
     facts = summary_facts(win.model, win.simulation)
     notes = _notes(win)
     page = summary_page(title, facts, panels, notes=notes)

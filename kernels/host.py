@@ -1,5 +1,6 @@
 """The kernel host: one child process that imports torch, Triton and Numba and runs the window's
-kernel jobs, so that the window's own process never imports them.
+kernel jobs, so that the window's own process never imports them; `check` and `bench
+--kernel-file` run in one too (kernels/in_host.py), so a user's file never runs in the command's.
 
 Why a process: importing torch and initialising CUDA hold the GIL for seconds. In a worker thread
 of the window that still froze the GUI thread (2.4 s in one piece on the H200), and torch.compile

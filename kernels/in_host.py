@@ -60,14 +60,13 @@ def open_files(paths, limits: Limits) -> list:
     from .backends import available
     from .kernel_file import open_kernel_file
     from .registry import add_kernels
-    from .user_code import guarded
 
     available()  # torch, triton, numba and the CPU fallbacks, before the limit
     found = []
     for path in paths:
         try:
             with memory_limit(limits.memory_bytes):
-                specs = [guarded(s) for s in open_kernel_file(path)]
+                specs = open_kernel_file(path)
         except MemoryError:
             raise UserCodeError(f"{path}: importing it raised MemoryError") from None
         except UserError as exc:
@@ -130,8 +129,8 @@ def run_in_host(job: Callable, on_progress: Callable[[int, int, str], None] | No
                 outcome: TaskOutcome = msg[1]
                 if outcome.ok:
                     return outcome.result
-                status = getattr(outcome, "exit_status", 1)
-                raise (UserCodeError if status == 1 else UserError)(outcome.error)
+                bad_input = getattr(outcome, "exit_status", 1) == 2  # else the file or the run failed
+                raise (UserError if bad_input else UserCodeError)(outcome.error)
             elif msg[0] == "exit":
                 doing = "running" if opened else "importing"
                 raise UserCodeError(f"the process {doing} {what} ended ({msg[1]})")

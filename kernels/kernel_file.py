@@ -9,7 +9,10 @@ the line: not a file, too big, a syntax error, an exception while importing, no 
 declaration without its required keys, a kernel that is neither Triton's nor Numba's. The module
 gets a unique name, so two files both called ``kernel.py`` never meet, and a file that fails
 leaves nothing behind in ``sys.modules``. Turning a declaration into the registry's KernelSpec is
-``kernels/spec.py``'s job; here only what is needed for a clear message is checked.
+``kernels/spec.py``'s job; here only what is needed for a clear message is checked, and each
+function WarpScope calls is wrapped (kernels/user_code.guarded). Only processes that exist for
+the user's code open a file (kernels/declarations.py, kernels/in_host.py, the hosts), under
+kernels.declarations.Limits; never a command's or the window's own process.
 """
 
 from __future__ import annotations
@@ -170,12 +173,16 @@ def _select(module, name: str | None) -> list[dict]:
 def open_kernel_file(path, name: str | None = None, *, cpu_fallback: bool = True) -> list:
     """The KernelSpecs of a kernel file ("FILE.py" or "FILE.py:NAME"), each followed by its torch
     peer where it declares one: ready for registry.add_kernels. The file is run (see
-    load_kernel_file); every mistake is one UserError line."""
+    load_kernel_file) in this process: call it only in a process that exists for the user's code
+    (kernels/declarations.py, the kernel and compiler hosts); every mistake is one UserError
+    line."""
     from .spec import declare
+    from .user_code import guarded
 
     origin = os.path.abspath(split_path(path)[0])
     decls = load_kernel_file(path, name, cpu_fallback=cpu_fallback)
-    specs = [declare(d, origin=origin) for d in decls]
+    # every function WarpScope calls answers a bad value or an exception with one line naming it
+    specs = [guarded(declare(d, origin=origin)) for d in decls]
     out = []
     for spec in specs:
         peer = spec.peer_spec()
@@ -206,8 +213,18 @@ def open_once(path, digest: str | None = None, *, cpu_fallback: bool = True) -> 
         raise UserError(f"{path} changed since you opened it: open it again (File ▸ Open "
                         "kernel…) to use the new version")
     known = _OPENED_HERE.get(path)
-    specs = known[1] if known is not None and known[0] == now else open_kernel_file(
-        path, cpu_fallback=cpu_fallback)
+    if known is not None and known[0] == now:
+        specs = known[1]
+    else:
+        from .declarations import Limits
+        from .in_host import memory_limit
+
+        if cpu_fallback:
+            from .backends import available
+
+            available()  # torch and the GPU libraries, before the limit
+        with memory_limit(Limits.from_env().memory_bytes):  # the file's import, not the kernels
+            specs = open_kernel_file(path, cpu_fallback=cpu_fallback)
     _OPENED_HERE[path] = (now, specs)
     add_kernels(specs)  # again, if the registry was reset: it keeps the newest of each name
     return specs

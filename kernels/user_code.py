@@ -109,7 +109,7 @@ def _guard(fn, where: str, key: str):
 
 def guarded(spec):
     """`spec` with each function WarpScope evaluates wrapped by `_guard`."""
-    where = spec.name  # the process that asked names the file
+    where = f"{spec.origin}: {spec.name}"  # the file, wherever the message ends up
     changes = {key: _guard(getattr(spec, key), where, key) for key in CHECKS
                if callable(getattr(spec, key, None))}
     return replace(spec, **changes) if changes else spec

@@ -10,6 +10,7 @@ import numpy as np
 from sim.advice import launch_findings
 from sim.devices import GpuSpec, preset, presets
 from sim.errors import UserError
+from sim.confidence import prediction_confidence
 from sim.files import check_writable
 from sim.geometry import launch_facts, launch_geometry, problem_text
 from sim.inputs import arg_bytes, arg_count, arg_path, arg_real
@@ -237,6 +238,7 @@ def explain_payload(gpu, occ, geo, kernel=None) -> dict:
     prediction = launch_prediction(gpu, occ, geo, kernel)
     if prediction is not None:
         payload.update(prediction.summary())
+        payload["confidence"] = prediction_confidence(gpu, prediction).to_dict()
     if kernel is not None:
         payload["kernel"] = asdict(replace(kernel, declaration=None))
         del payload["kernel"]["declaration"]
@@ -263,7 +265,7 @@ def cmd_explain(args) -> int:
     prediction = launch_prediction(gpu, occ, geo, kernel)
     if prediction is not None:
         _print_table(f"Predicted (sim/launch_model.py, {COST_MODELS[prediction.mode].title}; "
-                     "constants from resources/physics)", prediction_rows(prediction))
+                     "constants from resources/physics)", prediction_rows(prediction, gpu))
     print_findings(_findings(gpu, occ, geo, kernel))
     return 0
 
@@ -288,14 +290,16 @@ def launch_prediction(gpu, occ, geo, kernel=None):
                             work=kernel_work(gpu, occ, geo, kernel))
 
 
-def prediction_rows(p) -> list[tuple[str, str, str]]:
+def prediction_rows(p, gpu) -> list[tuple[str, str, str]]:
     parts = " + ".join(f"{v:,.2f}" for v in p.parts().values())
     rows = [("Whole launch", f"{p.whole_launch_us:,.2f} us",
              f"= {parts}: launch overhead + fill + full waves + tail"),
             ("Bandwidth", f"{p.bandwidth_gbps:,.0f} GB/s",
              f"{p.bytes_moved:,.0f} B / whole launch; {p.bandwidth_gbps / p.ceiling_gbps:.0%} of "
              f"the {p.ceiling_gbps:,.0f} GB/s a full GPU reaches"),
-            ("Bound by", p.bound, f"tail {p.tail_fraction:.0%} of the schedule")]
+            ("Bound by", p.bound, f"tail {p.tail_fraction:.0%} of the schedule"),
+            ("Confidence", prediction_confidence(gpu, p).short,
+             "the weakest of the per-GPU constants it used:")]
     return rows + [(f"  {k}", "", v) for k, v in p.sources.items()]
 
 
@@ -356,7 +360,8 @@ def cmd_simulate(args) -> int:
     if not shortest >= MIN_BLOCK_US:  # zero-length blocks would all 'run' at once: nonsense waves
         raise UserError(f"blocks would take {shortest:.3g} us; a block must take at least {MIN_BLOCK_US} us "
                         "(raise --duration-us, or --bytes-per-element/--latency-us/--overhead-us)")
-    summary = {**result.summary(), **prediction.summary()}
+    summary = {**result.summary(), **prediction.summary(),
+               "confidence": prediction_confidence(gpu, prediction).to_dict()}
     summary["makespan_us"] = round(prediction.makespan_us, 4)
     summary["schedule"] = args.schedule
     summary["dispatch_profile"] = profile.label if args.schedule == "calibrated" else None
@@ -386,7 +391,7 @@ def cmd_simulate(args) -> int:
         ("Tail", f"{timeline.tail_fraction:.1%}",
          f"from {timeline.tail_start_us:,.2f} us: below the steady residency, the grid used up"),
     ])
-    _print_table("Predicted (sim/launch_model.py)", prediction_rows(prediction))
+    _print_table("Predicted (sim/launch_model.py)", prediction_rows(prediction, gpu))
     if args.trace:
         print(f"  trace written to {args.trace}")
     return 0

@@ -207,9 +207,9 @@ class Predicted:
 
 
 def predict(req: Request) -> Predicted:
-    """The launch model's schedule for `req`. Today's models (sim.policies.schedule_launch, the
-    dispatch model, sim.throughput.predict_matmul) are asked here and nowhere else in compare, so
-    moving to one launch model changes this function only."""
+    """The launch model's schedule for `req`: sim.launch_model's memory mode for a real kernel,
+    the compute mode (sim.throughput.predict_matmul) for a matmul, equal blocks through the
+    GPU's dispatch model for the rest. Asked here and nowhere else in compare."""
     launch = req.launch
     if req.model == "compute":
         from sim.throughput import predict_matmul

@@ -189,12 +189,13 @@ def save_profile(path, profile: DispatchProfile) -> None:
     """A per-GPU file holding the profile as its "dispatch" section; a per-GPU file already
     there keeps its constants (benchmarks/dispatch_fit.py rewrites resources/physics/H200.json)."""
     doc = {"format": PROFILE_FORMAT, "gpu": profile.gpu, "constants": {}}
-    try:
-        old = json.loads(Path(path).read_text(encoding="utf-8"))
+    if os.path.lexists(path):
+        try:
+            old = read_json_file(path, "GPU physics file", 1 << 20)
+        except UserError:  # unreadable or damaged: written anew, its constants lost
+            old = None
         if isinstance(old, dict) and old.get("format") == PROFILE_FORMAT:
             doc = {k: v for k, v in old.items() if k != "dispatch"}
-    except (OSError, ValueError):
-        pass
     doc["dispatch"] = profile.to_json()
     write_json_atomic(path, doc, indent=1)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.advice import MIN_IMPACT
+from sim.confidence import prediction_confidence
 from sim.devices import GpuSpec
 from sim.errors import UserError
 from sim.geometry import LaunchGeometry, launch_geometry
@@ -33,6 +34,11 @@ class LaunchSide:
     @property
     def label(self) -> str:
         return self.gpu.name
+
+    @property
+    def confidence(self):
+        """sim.confidence.Confidence of the prediction (None without one)."""
+        return None if self.prediction is None else prediction_confidence(self.gpu, self.prediction)
 
     @property
     def time_us(self) -> float | None:
@@ -164,7 +170,7 @@ def _time(a: LaunchSide, b: LaunchSide) -> Difference | None:
     def one(s: LaunchSide) -> str:
         p = s.prediction
         return (f"{_us(s.time_us)} on the {s.label} ({p.bandwidth_gbps:,.0f} GB/s, "
-                f"{p.bound}-bound)")
+                f"{p.bound}-bound; {s.confidence.short})")
     if ratio < TIME_RATIO_WORTH_NAMING:
         if a.gpu == b.gpu:
             return None

@@ -405,13 +405,31 @@ class BenchModel:
         """The sweep form, checked; UserError (one line) with what to fix."""
         if not self._ticked:
             raise UserError("tick at least one kernel")
-        request = SweepRequest(self._ticked, tuple(parse_sizes(sizes)),
-                               None if (b := parse_blocks(blocks)) is None else tuple(b),
-                               int(reps), bool(flush_l2), bool(allow_cpu))
+        wanted = tuple(parse_sizes(sizes))
         if not self.gpu_ok and not allow_cpu:
             raise UserError("no GPU here (tick 'CPU path' to time the interpreter/simulator, "
                             "labelled as such)")
-        return request
+        if not self.gpu_ok:
+            wanted = self._cpu_sizes(wanted)
+        return SweepRequest(self._ticked, wanted,
+                            None if (b := parse_blocks(blocks)) is None else tuple(b),
+                            int(reps), bool(flush_l2), bool(allow_cpu))
+
+    def _cpu_sizes(self, sizes: tuple[int, ...]) -> tuple[int, ...]:
+        """The CPU path times the interpreter/simulator, which refuses sizes past the ticked
+        kernels' `cpu_max_elements` (minutes each): the default 2^16..2^28 keeps the sizes that
+        run, and says so, instead of failing at once."""
+        caps = [c for n in self._ticked if (c := getattr(self._kernel_spec(n), "cpu_max_elements", None))]
+        cap = min(caps) if caps else None
+        if cap is None or max(sizes) <= cap:
+            return sizes
+        kept = tuple(n for n in sizes if n <= cap)
+        if not kept:
+            raise UserError(f"on the CPU path these kernels run at most {cap:,} elements; "
+                            f"give sizes up to {cap:,}")
+        self.message.emit(f"CPU path: sizes above {cap:,} elements left out (the "
+                          "interpreter/simulator would take minutes each)")
+        return kept
 
     def begin(self, kind: str) -> None:
         self.busy, self.progress = kind, (0, 0, f"{kind}: starting…")

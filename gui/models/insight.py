@@ -20,6 +20,7 @@ from psygnal import Signal
 from gui.models.launch import LaunchModel, LaunchState
 from sim.advice import Finding, launch_findings
 from sim.devices import GpuSpec
+from sim.confidence import Confidence, prediction_confidence
 from sim.errors import UserError
 from sim.latency import BlockTrip, LoadedPrediction, predict, predict_loaded
 from sim.launch_model import (Launch, LaunchPrediction, achievable_gbps, block_trip_of,
@@ -86,6 +87,11 @@ class InsightModel:
     def launch_prediction(self) -> LaunchPrediction | None:
         """The launch model's answer for the whole launch, memory-bound: what every surface shows."""
         return self._launch
+
+    @property
+    def confidence(self) -> Confidence | None:
+        """How far to trust the whole-launch prediction (sim.confidence), None without one."""
+        return None if self._launch is None else prediction_confidence(self.gpu, self._launch)
 
     @property
     def trip(self) -> BlockTrip | None:
@@ -208,6 +214,7 @@ class InsightModel:
             lines.append(f"Whole launch, predicted: {fmt_us(p.whole_launch_us)} at "
                          f"{p.bandwidth_gbps:,.0f} GB/s = {_parts_text(p)} ({p.bound}-bound; "
                          f"ceiling {p.ceiling_gbps:,.0f} GB/s: {self._ceiling[1]})")
+            lines.append(self.confidence.label)
         if run is not None:
             tl = run.timeline
             waves = tl.waves + tl.skipped_waves

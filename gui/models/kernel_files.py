@@ -146,3 +146,15 @@ def _clean(paths) -> list[str]:
         if isinstance(p, str) and p and os.path.isabs(p) and p not in out:
             out.append(p)
     return out[:MAX_REMEMBERED]
+
+
+def missing_package_hint(message: str) -> str:
+    """The pip line for a kernel file that failed on `No module named 'triton'` (or torch,
+    numba) where this Python lacks it; "" otherwise. The live kernels need each other (Triton's
+    interpreter runs on torch), so the line adds every one that is missing."""
+    from kernels.backends import CPU_PINS, install_hint, missing_packages
+
+    found = re.search(r"No module named '([\w.]+)'", message)
+    if found and found.group(1).split(".")[0] in CPU_PINS and missing_packages():
+        return install_hint()
+    return ""

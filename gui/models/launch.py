@@ -34,6 +34,11 @@ MAX_REGS = 512  # the registers box goes past every GPU's 255, to show why such 
 MAX_SMEM = 1 << 20  # likewise shared memory per block (no GPU offers more than 228 KiB)
 CUSTOM_KERNEL = "custom"
 KNOWN_MAX = 512  # compiled configurations remembered (a slider's worth, both ways)
+# A kernel with `dims` (a matmul) reads the size as its side n (M = N = K = n): picked from the
+# menu it starts at a side a GPU does in a few ms, never at the 1,000,000 of a vector add (that is
+# a 30-million-block grid that froze the window), and a stream kernel picked after it starts back
+# at the default count.
+DEFAULT_SIDE = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -477,6 +482,9 @@ class LaunchModel:
             return self.update(kernel=CUSTOM_KERNEL, block_size=None)
         changes: dict[str, Any] = {"kernel": k.name, "block_size": None, "dims": "",
                                    "block_extra": ""}
+        sided, was_sided = (getattr(x, "dims", None) is not None for x in (k, self.kernel()))
+        if sided != was_sided:
+            changes["elements"] = DEFAULT_SIDE if sided else LaunchInputs().elements
         origin = None
         if k.name in self._measured:
             regs, smem = self._measured[k.name]

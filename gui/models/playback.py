@@ -29,7 +29,7 @@ class PlaybackModel:
 
     def __init__(self, simulation: SimulationModel | None = None, base_seconds: float = 8.0) -> None:
         self.base_seconds = base_seconds
-        self.loop = True
+        self.loop = False  # at the end it stops (the clock with it); Simulation ▸ Loop repeats
         self.play_when_ready = False  # start playing when the first run arrives
         self._time = 0.0
         self._end = 0.0

@@ -108,7 +108,8 @@ class QtGpuSide(QWidget):
                  f"{geo.blocks_per_wave:,} blocks)")
         time = ("no DRAM latency figure" if p is None else
                 f"<b>{fmt_us(side.time_us)}</b> predicted ({p.bandwidth_gbps:,.0f} GB/s, "
-                f"{p.bound}-bound)")
+                f"{p.bound}-bound)<br>confidence: <span title='{html.escape(side.confidence.label)}'>"
+                f"{html.escape(side.confidence.short)}</span>")
         muted = style.MUTED
         self.facts.setText(
             f"<b>{o.occupancy:.0%}</b> theoretical occupancy · <b>{o.blocks_per_sm}</b> blocks/SM, "
@@ -193,3 +194,9 @@ class QtCompareGpus(QWidget):
         rows = [[d.key, d.text] for d in self.compare.differences]
         return [ExportItem("two_gpus", self.figure, ["difference", "text"], rows,
                            title="the same launch on two GPUs")]
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_compare_gpus [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("compare"))

@@ -203,3 +203,9 @@ class QtGeometry(QWidget):
                 [[i, n] for i, n in enumerate(self.lanes.lanes())],
             ),
         ]
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_geometry [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("geometry"))

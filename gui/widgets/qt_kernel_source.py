@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar
 
 from gui import style
 from gui.models.compiled import BENCH, COMPILER, COMPILING, FAILED, ResourceOrigin
-from gui.models.kernel_files import KernelFilesModel
+from gui.models.kernel_files import KernelFilesModel, missing_package_hint
 from gui.models.launch import LaunchModel, LaunchState
 
 PLACEHOLDER = ("No kernel selected. Pick one under Kernel, or open your own with File ▸ Open "
@@ -157,12 +157,24 @@ class _Gutter(QWidget):
         self._view.paint_gutter(event)
 
 
+def failure_text(path: str, message: str) -> str:
+    """The banner's rich text: the message as the user reads it (escaped once, shown as rich
+    text: an auto-detected plain label showed `&#x27;triton&#x27;`), and, when the file imports
+    a live-kernel package this Python lacks, the pip line that adds it."""
+    text = f"Could not open {html.escape(path)}: {html.escape(message)}"
+    hint = missing_package_hint(message)
+    if hint:
+        text += f"<br>Add the live kernels with: <code>{html.escape(hint)}</code>"
+    return text
+
+
 class QtKernelSource(QWidget):
     """The Kernel source panel. `open_requested` / `reopen_requested(path)`: the user asked to
     open a file (the window runs the job)."""
 
     open_requested = Signal()
     reopen_requested = Signal(str)
+    trace_requested = Signal(str)  # the file of the kernel shown
 
     def __init__(self, launch: LaunchModel, files: KernelFilesModel,
                  parent: QWidget | None = None) -> None:
@@ -176,6 +188,7 @@ class QtKernelSource(QWidget):
         self.banner = QLabel("")
         self.banner.setProperty("role", "error")
         self.banner.setWordWrap(True)
+        self.banner.setTextFormat(Qt.TextFormat.RichText)
         self.banner.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.banner.hide()
         lay.addWidget(self.banner)
@@ -188,10 +201,17 @@ class QtKernelSource(QWidget):
         self.open_button = QPushButton("Open kernel…")
         self.open_button.setToolTip("Open a kernel file (.py with a WARPSCOPE declaration). "
                                     "Opening it runs the file's Python code.")
+        self.trace_button = QPushButton("Trace on the GPU")
+        self.trace_button.setToolTip("Record which SM ran each program of this kernel, and when, "
+                                     "at the launch shown (the file's source recompiled with stamps; "
+                                     "its cost is measured), then lay it beside the prediction.")
+        self.trace_button.hide()  # shown once the kernel host has found a GPU
+        self._gpu = False
         self.reopen_button = QPushButton("Open again")
         self.reopen_button.setToolTip("Run the file again as it is on disk now (after you edited "
                                       "it) and show the new version.")
         head.addWidget(self.title, 1)
+        head.addWidget(self.trace_button)
         head.addWidget(self.reopen_button)
         head.addWidget(self.open_button)
         lay.addLayout(head)
@@ -202,10 +222,17 @@ class QtKernelSource(QWidget):
 
         self.open_button.clicked.connect(self.open_requested)
         self.reopen_button.clicked.connect(lambda: self.reopen_requested.emit(self._path))
+        self.trace_button.clicked.connect(lambda: self.trace_requested.emit(self._path))
         launch.changed.connect(self._on_launch_changed)
         files.opened.connect(self._on_opened)
         files.failed.connect(self._on_failed)
         self._show(launch.kernel())
+
+    def set_gpu_present(self, present: bool) -> None:
+        """The kernel host found a GPU: a Triton kernel from a file can be traced."""
+        self._gpu = bool(present)
+        self._shown = ()
+        self._show(self.launch.kernel())
 
     def _on_launch_changed(self, _state: LaunchState) -> None:
         self._show(self.launch.kernel())
@@ -216,7 +243,7 @@ class QtKernelSource(QWidget):
         self._show(self.launch.kernel())
 
     def _on_failed(self, path: str, message: str) -> None:
-        self.banner.setText(f"Could not open {html.escape(path)}: {html.escape(message)}")
+        self.banner.setText(failure_text(path, message))
         self.banner.show()
 
     def _show(self, spec) -> None:
@@ -233,9 +260,11 @@ class QtKernelSource(QWidget):
             self.note.setText("")
             self.code.show_text("")
             self.reopen_button.hide()
+            self.trace_button.hide()
             return
         self._path = view.path if view.path in self.files.files else ""
         self.reopen_button.setVisible(bool(self._path))
+        self.trace_button.setVisible(bool(self._path) and self._gpu and spec.backend == "triton")
         self.title.setText(view.title)
         self.title.setToolTip(view.path)
         self.note.setText(view.note)

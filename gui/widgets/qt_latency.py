@@ -190,6 +190,28 @@ class QtWarpLanes(QWidget):
             t += step
 
 
+class WrappedLabel(QLabel):
+    """A word-wrapped label that asks for the height its lines need: a grid gives a wrapped
+    label one line, and at 1366 x 768 the latency legend's three lines covered the plots."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.setWordWrap(True)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self._fit()
+
+    def _fit(self) -> None:
+        need = self.heightForWidth(max(1, self.width()))
+        if need > 0 and need != self.minimumHeight():
+            self.setMinimumHeight(need)
+
+
 class QtLatency(QWidget):
     def __init__(self, insight: InsightModel, parent: QWidget | None = None,
                  files: FileJobs | None = None) -> None:
@@ -223,6 +245,7 @@ class QtLatency(QWidget):
         self.blocks_plot = style.make_plot("GB/s vs blocks per SM", "resident blocks per SM", "GB/s")
         self.bytes_plot = style.make_plot("Little's law", "KiB of loads in flight per SM", "GB/s")
         self.plots = QWidget()  # both plots and their one legend: exported as one figure
+        self.plots.setProperty("export_wide", True)
         pl = QGridLayout(self.plots)
         pl.setContentsMargins(0, 0, 0, 0)
         pl.setSpacing(2)
@@ -230,8 +253,7 @@ class QtLatency(QWidget):
             plot.setMinimumSize(150, 170)
             plot.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Ignored)
             pl.addWidget(plot, 0, i)
-        self.legend = QLabel("")
-        self.legend.setWordWrap(True)
+        self.legend = WrappedLabel("")
         self.legend.setTextFormat(Qt.TextFormat.RichText)
         pl.addWidget(self.legend, 1, 0, 1, 2)
         pl.setRowStretch(0, 1)
@@ -402,3 +424,9 @@ def _whole(p) -> str:
     if p is None:
         return ""
     return f"whole launch {fmt_us(p.whole_launch_us)} at {p.bandwidth_gbps:,.0f} GB/s"
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_latency [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("latency"))

@@ -235,6 +235,7 @@ class QtLaunchControls(QWidget):
         self.elements_slider.valueChanged.connect(self._on_elements_slider)
         self.threads_slider.valueChanged.connect(self._on_threads_slider)
         self.snap.toggled.connect(self._on_snap_toggled)
+        self._on_snap_toggled(self.snap.isChecked())  # arrows move a warp (a step of 1 snapped back)
         self.regs_slider.valueChanged.connect(self._on_regs_slider)
         self.smem_slider.valueChanged.connect(self._on_smem_slider)
         for box in (self.elements, self.threads, self.regs, self.smem, self.block_size):
@@ -484,3 +485,9 @@ class QtLaunchControls(QWidget):
         if not self._syncing:
             self.options.set(self.cost.currentData(), self.placement.currentData(),
                              self.schedule.currentData(), self.wait.currentData())
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_launch_controls [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("controls"))

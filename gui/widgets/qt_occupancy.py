@@ -30,6 +30,7 @@ class QtOccupancy(QWidget):
     def __init__(self, model: LaunchModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = model
+        self.setProperty("export_tall", True)  # the summary page draws it at a fixed size
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
         lay.setSpacing(4)
@@ -264,3 +265,9 @@ class QtOccupancy(QWidget):
                     )
                 )
         return items
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_occupancy [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("occupancy"))

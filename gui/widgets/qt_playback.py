@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QSlider,
     QStyle,
+    QStyleOptionSlider,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -24,6 +25,25 @@ from gui.models.playback import SPEEDS, PlaybackModel
 from gui.models.simulation import SimRun, SimulationModel
 
 SCRUB_STEPS = 10000
+SCRUB_PAGE = SCRUB_STEPS // 20  # Page Up/Down: 5% of the launch
+
+
+class ScrubSlider(QSlider):
+    """A click on the groove jumps to that moment (Qt's default pages 10 of 10,000 steps:
+    0.1% a click); dragging works as before."""
+
+    def mousePressEvent(self, event) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            opt = QStyleOptionSlider()
+            self.initStyleOption(opt)
+            handle = self.style().subControlRect(QStyle.ComplexControl.CC_Slider, opt,
+                                                 QStyle.SubControl.SC_SliderHandle, self)
+            if not handle.contains(event.position().toPoint()):
+                span = self.width() - handle.width()
+                x = event.position().x() - handle.width() / 2
+                self.setValue(QStyle.sliderValueFromPosition(self.minimum(), self.maximum(),
+                                                             round(x), max(1, span)))
+        super().mousePressEvent(event)
 
 
 class QtPlayback(QWidget):
@@ -37,6 +57,7 @@ class QtPlayback(QWidget):
         # residency curve: resident warps over time, tail shaded, cursor
         self.curve_plot = pg.PlotWidget()
         self.curve_plot.setFixedHeight(78)
+        self.curve_plot.setProperty("export_strip", True)
         pi = self.curve_plot.getPlotItem()
         pi.setMenuEnabled(False)
         pi.hideButtons()
@@ -99,9 +120,12 @@ class QtPlayback(QWidget):
             "Playback speed: at 1× the whole launch plays in about "
             f"{playback.base_seconds:g} seconds."
         )
-        self.scrub = QSlider(Qt.Orientation.Horizontal)
+        self.scrub = ScrubSlider(Qt.Orientation.Horizontal)
         self.scrub.setRange(0, SCRUB_STEPS)
-        self.scrub.setToolTip("Drag to any moment of the simulated launch.")
+        self.scrub.setPageStep(SCRUB_PAGE)
+        self.scrub.setSingleStep(SCRUB_STEPS // 200)
+        self.scrub.setToolTip("Click or drag to any moment of the simulated launch "
+                              "(arrows: 0.5%, Page Up/Down: 5%).")
         self.time_label = QLabel("0 µs")
         self.time_label.setMinimumWidth(110)
         self.scrub.setMinimumWidth(60)
@@ -221,3 +245,9 @@ class QtPlayback(QWidget):
                 axes=("time since launch (µs)", "resident warps"),
             )
         ]
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_playback [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("playback"))

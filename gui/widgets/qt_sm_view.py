@@ -283,7 +283,7 @@ class QtSmView(QWidget):
             parts.append((f"all blocks {whole}: {tl.skipped_waves:,} identical full waves "
                           "before these are not drawn",
                           f"all blocks {whole} ({tl.skipped_waves:,} waves not drawn)",
-                          f"whole launch {whole}"))
+                          f"all blocks {whole}"))  # the blocks' span: no launch overhead
         p.setPen(QColor(style.MUTED))
         p.drawText(QRect(12, 22, self.width() - 24, 16),
                    Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
@@ -415,3 +415,9 @@ class QtSmView(QWidget):
             rows.append([t, sm, slot, int(b) + tl.first_block, round(float(tl.start_us[b]), 4),
                          round(float(tl.end_us[b]), 4)] if b >= 0 else [t, sm, slot, -1, "", ""])
         return header, rows
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_sm_view [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("sm_view"))

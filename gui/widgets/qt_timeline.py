@@ -71,6 +71,7 @@ class _Gantt(pg.PlotWidget):
 
     def __init__(self) -> None:
         super().__init__()
+        self.setProperty("export_strip", True)  # exported wide and flat, as it is drawn
         pi = self.getPlotItem()
         pi.setLabel("left", "SM")
         pi.setMenuEnabled(False)
@@ -231,7 +232,7 @@ class QtTimeline(QWidget):
         return self.traces.comparison
 
     # -- the launch ------------------------------------------------------------------------------
-    def _on_run_changed(self, run: SimRun | None, _message: str = "") -> None:
+    def _on_run_changed(self, run: SimRun | None, message: str = "") -> None:
         if self.traces.comparison is not None:
             return  # the comparison stays until the user leaves it
         pi = self.plot.getPlotItem()
@@ -244,7 +245,10 @@ class QtTimeline(QWidget):
         pi.showAxis("bottom")
         self.plot.show_timeline(None if run is None else run.timeline)
         if run is None:
-            self.caption.setText("No schedule: this launch cannot run (see Occupancy).")
+            # the simulation's own reason: a launch that fits can still have no schedule (the
+            # compute-bound cost without a matmul), and "cannot run" beside 100% misled
+            self.caption.setText(f"No schedule: {message}" if message and message != "Simulating…"
+                                 else "No schedule: this launch cannot run (see Occupancy).")
             return
         tl = run.timeline
         pi.setLabel("bottom", "time in the simulated part (µs)" if tl.skipped_waves else "time since launch (µs)")
@@ -325,7 +329,7 @@ class QtTimeline(QWidget):
                 gantt.setXLink(None)
             self.close_trace_button.hide()
             self.open_trace_button.show()
-            self._on_run_changed(self.run)
+            self._on_run_changed(self.run, self.simulation.message)
             return
         for ln in self._wave_lines:
             self.plot.getPlotItem().removeItem(ln)
@@ -377,3 +381,9 @@ class QtTimeline(QWidget):
                 for b, sm, slot, s, e in run.simulation.trace_records()]
         return items + [ExportItem("timeline", self.plot.getPlotItem(),
                                    ["block", "sm", "slot", "start_us", "end_us"], rows)]
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_timeline [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("timeline"))

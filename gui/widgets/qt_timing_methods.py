@@ -69,8 +69,8 @@ class QtTimingMethods(QWidget):
         row.addWidget(self.open_button)
         lay.addLayout(row)
         lay.addLayout(toggles)
-        self.plot = series_plot("GB/s by timing method", "elements (log)", "GB/s (log)", logx=True)
-        self.plot.getPlotItem().setLogMode(x=True, y=True)
+        self.plot = series_plot("GB/s by timing method", "elements (log)", "GB/s (log)", logx=True,
+                                logy=True)
         self.plot.setMinimumSize(260, 200)
         # Ignored: in the scrolling tab the plot takes what is left, the notes stay in view
         self.plot.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Ignored)

@@ -84,3 +84,9 @@ class QtVerdicts(QWidget):
                 for i, f in enumerate(self.insight.findings, 1)]
         return [ExportItem("verdicts", self.figure(), ["rank", "key", "impact", "title", "detail", "action"],
                            rows)]
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_verdicts [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("verdicts"))

@@ -14,12 +14,12 @@ from gui.models.bench import Series
 PREDICTION_LABEL = "simulated (dashed)"
 
 
-def series_plot(title: str, xlabel: str, ylabel: str, logx: bool = False) -> pg.PlotWidget:
+def series_plot(title: str, xlabel: str, ylabel: str, logx: bool = False,
+                logy: bool = False) -> pg.PlotWidget:
     """A plot for measured series, with its legend in a column right of the data."""
-    w = style.make_plot(title, xlabel, ylabel)
+    w = style.make_plot(title, xlabel, ylabel,
+                        tuple(k for k, on in (("bottom", logx), ("left", logy)) if on))
     pi = w.getPlotItem()
-    if logx:
-        pi.setLogMode(x=True, y=False)
     legend = pg.LegendItem(labelTextSize="8pt", labelTextColor=style.FG, brush=pg.mkBrush(None),
                            pen=pg.mkPen(None), verSpacing=-8)
     pi.layout.addItem(legend, 2, 3)

@@ -1,9 +1,10 @@
 """pytest-qt set-up for the GUI tests: offscreen Qt, settings in a temp dir, strict Qt logging,
 a check after every test that no worker thread is left running, and one shared window.
 
-Building a window costs about half a second, so tests that only drive the launch, the
-simulation and the views share one (`win`), reset to a known launch before each test. Tests that
-load kernels, results files or settings make their own (`make_window`)."""
+A test that is about one view or a few mounts just them (`mount`: gui.panels.Stage, the same
+models and views the window makes, simulated on this thread). Tests about the window itself
+share one (`win`, reset to a known launch before each test); tests that load kernels, results
+files or settings make their own (`make_window`)."""
 
 from __future__ import annotations
 
@@ -111,6 +112,35 @@ def win(qapp):
 
     yield reset
     w.hide()
+
+
+VIEWS = ("controls", "occupancy", "geometry", "sm_view")
+
+
+@pytest.fixture
+def mount(qtbot):
+    """Factory: views of one launch without the window, `mount("T4", 100_000, 256)` (the
+    launch form, occupancy, geometry and SM view) or `mount(..., views=("latency",))`."""
+
+    made = []
+
+    def make(gpu="L40S", elements=1_000_000, threads=256, regs=0, smem=0, views=VIEWS, show=False):
+        from gui.panels import SIMULATED, Stage
+
+        stage = Stage(views, _inputs(gpu, elements, threads, regs, smem))
+        stage.options.set("uniform", "sm-order", "ideal", "spin")  # the textbook, as `win`
+        if set(views) & SIMULATED:
+            stage.simulate_now()
+        qtbot.addWidget(stage)
+        made.append(stage)  # alive until the test ends, even when only a view is kept
+        stage.resize(1200, 800)
+        if show:
+            stage.show()
+            qtbot.waitExposed(stage)
+        return stage
+
+    yield make
+    made.clear()
 
 
 def wait_sim(qtbot, win, timeout=15000):

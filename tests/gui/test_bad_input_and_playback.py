@@ -29,14 +29,14 @@ def test_launch_that_cannot_run_says_why_at_the_top(qtbot, win):
     assert not w.controls.error.isVisibleTo(w.controls)
 
 
-def test_too_much_shared_memory(win):
-    w = win("T4", 1_000_000, 256)
+def test_too_much_shared_memory(mount):
+    w = mount("T4", 1_000_000, 256, views=("controls",))
     w.controls.smem.setValue(200_000)
     assert not w.model.state.occ.can_launch and "shared memory" in w.controls.error.text()
 
 
-def test_block_over_device_limit_says_why(win):
-    w = win("T4", 1_000_000, 256)
+def test_block_over_device_limit_says_why(mount):
+    w = mount("T4", 1_000_000, 256, views=("controls",))
     w.controls.threads.setValue(1024)
     assert w.model.state.occ.blocks_per_sm == 1
     w.controls.threads.setValue(2000)  # was silently cut to 200 by the box
@@ -102,8 +102,8 @@ def test_step_buttons_go_event_by_event(win):
     assert w.playback.time_us == pytest.approx(w.simulation.run.makespan_us)
 
 
-def test_scrubber_and_timeline_cursor_follow_time(win):
-    w = win("L40S", 1_000_000, 256)
+def test_scrubber_and_timeline_cursor_follow_time(mount):
+    w = mount("L40S", 1_000_000, 256, views=("sm_view", "playback", "timeline"))
     end = w.simulation.run.makespan_us
     w.playback_view.scrub.setValue(5000)
     assert w.playback.time_us == pytest.approx(end / 2, rel=1e-3)
@@ -218,10 +218,10 @@ def test_broken_trace_file_gets_a_message(win, tmp_path):
     assert w.timeline.trace_view is None
 
 
-def test_hovering_the_timeline_names_the_block(win):
+def test_hovering_the_timeline_names_the_block(mount):
     from gui.widgets.qt_timeline import describe_block_at
 
-    w = win("L40S", 1_000_000, 256)  # 6 block slots per SM, 4.59 waves
+    w = mount("L40S", 1_000_000, 256, views=("timeline",))  # 6 block slots per SM, 4.59 waves
     run = w.simulation.run
     tl = run.timeline
     b = int(np.flatnonzero((tl.block_sm == 3) & (tl.block_lane == 2) & (tl.wave == 1))[0])
@@ -248,10 +248,10 @@ def _painted_texts(w, monkeypatch, view=None):
     return texts
 
 
-def test_header_of_tiny_and_huge_grids(win, monkeypatch):
-    w = win("H200", 1, 1)  # 1 block of 4,224 per wave
+def test_header_of_tiny_and_huge_grids(mount, monkeypatch):
+    w = mount("H200", 1, 1, views=("sm_view",))  # 1 block of 4,224 per wave
     assert any("wave 1 of 0.0002" in t for t in _painted_texts(w, monkeypatch))
-    w = win("T4", 2**31, 2)  # 1.7 million waves
+    w = mount("T4", 2**31, 2, views=("sm_view",))  # 1.7 million waves
     w.playback.set_time(w.simulation.run.makespan_us * 0.4)
     texts = _painted_texts(w, monkeypatch)
     badge = [t for t in texts if t.startswith("WAVE ")]
@@ -259,18 +259,15 @@ def test_header_of_tiny_and_huge_grids(win, monkeypatch):
     assert any(f"wave {badge[0][5:]} of 1,677,721.60" in t for t in texts)
 
 
-def test_header_fits_a_narrow_window(qtbot, win, monkeypatch):
+def test_header_fits_a_narrow_window(qtbot, mount, monkeypatch):
     from PySide6.QtGui import QFontMetrics
 
-    from gui.widgets.qt_sm_view import QtSmView
-
-    w = win("H200", 1_000_000, 256)
-    view = QtSmView(w.simulation, w.playback)
+    w = mount("H200", 1_000_000, 256, views=("sm_view",))
+    view = w.sm_view
+    view.setParent(None)  # on its own at 360 px (in the stage its splitter sizes it)
     qtbot.addWidget(view)
     view.resize(360, 300)
     texts = _painted_texts(w, monkeypatch, view)
-    w.simulation.changed.disconnect(view._on_run_changed)  # the shared window lives on
-    w.playback.time_changed.disconnect(view._on_time_changed)
     line = next(t for t in texts if t.startswith("t = "))
     font = w.sm_view.font()
     font.setPointSizeF(9.0)

@@ -1,4 +1,5 @@
-"""Sliders and boxes drive the model; occupancy, geometry, sweeps and the SM view follow."""
+"""Sliders and boxes drive the model; occupancy, geometry, sweeps and the SM view follow (the
+views mounted alone: gui.panels.Stage; the last test is about the window's dock sizes)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from sim.occupancy import occupancy
 from .conftest import wait_sim
 
 
-def test_geometry_panel_shows_article_table(win):
-    geo = win("L40S", 1_000_000, 256).geometry_view
+def test_geometry_panel_shows_article_table(mount):
+    geo = mount("L40S", 1_000_000, 256).geometry_view
     assert geo.value("blocks") == "3,907"
     assert geo.value("warps") == "31,256"
     assert geo.value("idle_last") == "192"
@@ -23,8 +24,8 @@ def test_geometry_panel_shows_article_table(win):
     assert geo.value("last_wave") == "499 of 852"
 
 
-def test_threads_slider_moves_everything(qtbot, win):
-    w = win("H200", 1_000_000, 256)
+def test_threads_slider_moves_everything(qtbot, mount):
+    w = mount("H200", 1_000_000, 256)
     w.controls.threads_slider.setValue(512)
     assert w.model.inputs.threads_per_block == 512
     occ = occupancy(preset("H200"), 512)
@@ -40,8 +41,8 @@ def test_threads_slider_moves_everything(qtbot, win):
     assert (res >= 0).all() and len(np.unique(res)) == res.size
 
 
-def test_snapping_slider_and_odd_typed_sizes(win):
-    w = win("L40S", 1000, 256)
+def test_snapping_slider_and_odd_typed_sizes(mount):
+    w = mount("L40S", 1000, 256)
     c = w.controls
     c.threads_slider.setValue(250)  # snap on: the slider rounds to whole warps
     assert w.model.inputs.threads_per_block % 32 == 0
@@ -52,8 +53,8 @@ def test_snapping_slider_and_odd_typed_sizes(win):
     assert w.geometry_view.value("idle_last") == str(4 * 250 - 1000)
 
 
-def test_registers_change_the_limiter(win):
-    w = win("H200", 1_000_000, 256)
+def test_registers_change_the_limiter(mount):
+    w = mount("H200", 1_000_000, 256)
     assert w.occupancy_view.limiter_values()["registers"] is None
     w.controls.regs.setValue(128)
     occ = w.model.state.occ
@@ -64,8 +65,8 @@ def test_registers_change_the_limiter(win):
     assert "registers" in w.occupancy_view.summary.text()
 
 
-def test_shared_memory_sweep_follows(win):
-    w = win("H200", 1_000_000, 128)
+def test_shared_memory_sweep_follows(mount):
+    w = mount("H200", 1_000_000, 128)
     w.controls.smem.setValue(48 * 1024)
     occ = w.model.state.occ
     assert "shared memory" in occ.limited_by
@@ -76,8 +77,8 @@ def test_shared_memory_sweep_follows(win):
     assert ys[i] == occupancy(preset("H200"), 128, 0, int(xs[i])).active_warps_per_sm
 
 
-def test_elements_slider_is_log_scale(win):
-    w = win("H200", 1_000_000, 256)
+def test_elements_slider_is_log_scale(mount):
+    w = mount("H200", 1_000_000, 256)
     w.controls.elements_slider.setValue(200)  # 2^20
     assert w.model.inputs.elements == 2**20
     w.controls.elements_slider.setValue(310)  # 2^31, the maximum
@@ -85,18 +86,18 @@ def test_elements_slider_is_log_scale(win):
     assert w.geometry_view.value("blocks") == f"{2**31 // 256:,}"
 
 
-def test_gpu_selector_lists_presets_and_switches(qtbot, win):
-    w = win("L40S")
+def test_gpu_selector_lists_presets_and_switches(qtbot, mount):
+    w = mount("L40S")
     assert [w.controls.gpu.itemText(i) for i in range(w.controls.gpu.count())] == presets()
     w.controls.gpu.setCurrentText("T4")
     assert w.model.state.spec.sm_count == 40
     assert wait_sim(qtbot, w).spec.sm_count == 40
 
 
-def test_sm_view_capacity_over_time(win):
+def test_sm_view_capacity_over_time(mount):
     """At every moment no SM holds more blocks than the occupancy allows, and the
     retired/running/queued counts add up to the grid."""
-    w = win("T4", 100_000, 256, regs=64)
+    w = mount("T4", 100_000, 256, regs=64)
     run, occ = w.simulation.run, w.model.state.occ
     for f in np.linspace(0, 1, 23):
         w.playback.set_time(f * run.makespan_us)
@@ -105,8 +106,8 @@ def test_sm_view_capacity_over_time(win):
         assert frame.retired + frame.running + frame.queued == run.timeline.grid_blocks
 
 
-def test_sm_view_hover_describes_slot(qtbot, win):
-    w = win("T4", 100_000, 256)
+def test_sm_view_hover_describes_slot(qtbot, mount):
+    w = mount("T4", 100_000, 256)
     w.show()
     qtbot.waitExposed(w)
     w.playback.set_time(w.simulation.run.makespan_us * 0.3)
@@ -119,9 +120,9 @@ def test_sm_view_hover_describes_slot(qtbot, win):
 
 
 @pytest.mark.parametrize("gpu", presets())
-def test_every_preset_renders(win, gpu):
+def test_every_preset_renders(mount, gpu):
     """Scenario smoke table: every preset simulates, lays out and draws a frame."""
-    w = win(gpu, 3_000_000, 256)
+    w = mount(gpu, 3_000_000, 256)
     run = w.simulation.run
     assert run.spec.sm_count == preset(gpu).sm_count
     w.playback.set_time(run.makespan_us / 2)
@@ -130,10 +131,10 @@ def test_every_preset_renders(win, gpu):
 
 
 @pytest.mark.parametrize("gpu", ["H200", "L40S", "T4", "RTX 5090"])
-def test_carveout_entries_select_their_step(win, gpu):
+def test_carveout_entries_select_their_step(mount, gpu):
     """Each carveout entry must make the driver pick exactly that shared-memory size, and the
     note must say when the driver takes more than asked."""
-    w = win(gpu, 1_000_000, 128, smem=20_000)
+    w = mount(gpu, 1_000_000, 128, smem=20_000)
     combo, spec = w.controls.carveout, preset(gpu)
     for i in range(1, combo.count()):
         kib = spec.smem_carveout_steps_kib[i - 1]
@@ -147,10 +148,10 @@ def test_carveout_entries_select_their_step(win, gpu):
             assert f"more than the {kib} KiB asked for" in w.controls.carveout_note.text()
 
 
-def test_carveout_kept_across_gpus_is_shown_as_used(win):
+def test_carveout_kept_across_gpus_is_shown_as_used(mount):
     """A percentage picked on one GPU that is none of the next GPU's steps must not read
     'driver default' while the model still uses it; picking the default must then work."""
-    w = win("H200", 1_000_000, 256, smem=20_000)
+    w = mount("H200", 1_000_000, 256, smem=20_000)
     combo = w.controls.carveout
     combo.setCurrentIndex(combo.findData(3))  # H200's 8 KiB step: the driver raises it
     assert "uses 32 KiB" in w.controls.carveout_note.text()

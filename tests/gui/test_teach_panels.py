@@ -23,52 +23,47 @@ def _raise(w, key):
         QApplication.processEvents()
 
 
-def test_verdicts_for_a_grid_below_one_wave_and_a_register_limit(win):
-    w = win("B200", 40 * 256, 256)
-    text = w.teach.verdicts_view.list.toPlainText()
+def test_verdicts_for_a_grid_below_one_wave_and_a_register_limit(mount):
+    text = mount("B200", 40 * 256, 256, views=("verdicts",)).verdicts_view.list.toPlainText()
     assert "Grid below one wave: 40 blocks fill 3% of the GPU" in text
     assert "theoretical" in text and "Whole launch, predicted" in text
-    w = win("T4", 2**24, 256, regs=72)
-    text = w.teach.verdicts_view.list.toPlainText()
+    text = mount("T4", 2**24, 256, regs=72, views=("verdicts",)).verdicts_view.list.toPlainText()
     assert "Occupancy limited by registers: 3 blocks/SM (75% theoretical)" in text
     assert "Grid below one wave" not in text
 
 
-def test_the_whole_launch_time_is_shown_when_waves_are_skipped(win):
-    w = win("H200", 2**31, 256)
+def test_the_whole_launch_time_is_shown_when_waves_are_skipped(mount):
+    w = mount("H200", 2**31, 256, views=("timeline", "verdicts"))
     run = w.simulation.run
     tl = run.timeline
     assert tl.skipped_waves > 7000
     whole = fmt_us(run.prediction.whole_launch_us)  # the launch model's, overhead included
     assert f"whole launch {whole}" in w.timeline.caption.text()
     assert f"takes {whole} over {tl.waves + tl.skipped_waves:,} waves" in \
-        w.teach.verdicts_view.list.toPlainText()
+        w.verdicts_view.list.toPlainText()
     assert run.prediction.whole_launch_us == pytest.approx(
         tl.whole_grid_us + run.prediction.launch_overhead_us, rel=0.01)
     assert tl.whole_grid_us > 50 * tl.makespan_us
 
 
-def test_latency_view_draws_the_h200_sweep_and_an_empty_sm(win, qtbot):
-    w = win("H200", 2**26, 256)
-    w.show()
-    qtbot.waitExposed(w)
-    _raise(w, "latency")
-    view = w.teach.latency_view
+def test_latency_view_draws_the_h200_sweep_and_an_empty_sm(mount, qtbot):
+    w = mount("H200", 2**26, 256, views=("latency",), show=True)
+    view = w.latency_view
     assert view.isVisible()  # drawn when seen, in steps
     qtbot.waitUntil(lambda: not view.redraws.pending())
     assert "measured (H200, 2^26)" in view.legend.text()
     assert not view.lanes.grab().isNull()
-    w = win("B200", 40 * 256, 256)
+    w.model.update(gpu="B200", elements=40 * 256)
     view.sm.setValue(100)  # past the grid's 40 blocks
-    assert w.teach.insight.activity() is None and not view.lanes.grab().isNull()
+    assert w.models.insight.activity() is None and not view.lanes.grab().isNull()
     view.sm.setValue(0)
 
 
-def test_second_gpu_names_what_differs(win):
-    w = win("H200", 2**24, 256, regs=32)
-    view = w.teach.compare_view
+def test_second_gpu_names_what_differs(mount):
+    w = mount("H200", 2**24, 256, regs=32, views=("compare",))
+    view = w.compare_view
     view.other.setCurrentText("T4")
-    assert w.teach.compare.other == "T4"
+    assert w.models.compare.other == "T4"
     assert "The T4 is warp-limited at 4 blocks/SM" in view.diff.text()
     assert view.sides[1].title.text().startswith("<b>T4</b>")
 

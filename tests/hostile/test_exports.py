@@ -66,8 +66,12 @@ def _snapshot(folder: Path) -> dict:
 def test_an_export_replaces_the_earlier_one_whole(tmp_path):
     out = tmp_path / "out"
     _export(out, 0)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert out.stat().st_mode & 0o777 == 0o777 & ~mask  # not mkdtemp's private 0700
+    out.chmod(0o750)
     _export(out, 1)
-    assert _generation(out) == 1
+    assert _generation(out) == 1 and out.stat().st_mode & 0o777 == 0o750  # the earlier mode
     manifest = json.loads((out / MANIFEST).read_text())
     assert manifest["files"]["timeline.csv"] == hashlib.sha256(b"generation 1").hexdigest()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(TEMP_PREFIX)]
@@ -160,6 +164,10 @@ STEPS = [("rendered", 1), ("staged", 1), ("exchanged", 1), ("removing old", 1),
          ("removing old", 2), ("done", 1)]
 
 
+FORK_OK = pytest.mark.filterwarnings("ignore:This process .* is multi-threaded")  # the child only renames
+
+
+@FORK_OK
 @pytest.mark.parametrize("step, nth", STEPS)
 def test_a_kill_at_any_step_of_the_switch_leaves_old_or_new(step, nth, tmp_path):
     out = tmp_path / "out"
@@ -174,6 +182,7 @@ def test_a_kill_at_any_step_of_the_switch_leaves_old_or_new(step, nth, tmp_path)
     assert (tmp_path / "neighbour.txt").read_text() == "a user's file beside the folder"
 
 
+@FORK_OK
 @pytest.mark.parametrize("step", ["staged", "moved aside", "removing old"])
 def test_without_an_atomic_exchange_a_kill_never_mixes_either(step, tmp_path):
     """The fallback (no renameat2): between its two renames the folder is missing, the old export
@@ -223,3 +232,38 @@ def test_random_kill_9s_during_back_to_back_exports_never_leave_a_mix(tmp_path):
         assert _generation(out) is not None
     _export(out, 0)
     assert _generation(out) == 0 and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_the_window_asks_before_exporting_into_a_folder_with_others_files(qapp, tmp_path,
+                                                                           monkeypatch):
+    from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+    from gui.main_window import MainWindow
+    from gui.models.launch import LaunchInputs
+
+    monkeypatch.setenv("WARPSCOPE_SETTINGS_DIR", str(tmp_path / "settings"))
+    out = tmp_path / "slides"
+    out.mkdir()
+    (out / "summary.html").write_text("mine")
+    win = MainWindow(LaunchInputs(gpu="T4"), restore=False, load_kernels=False)
+    try:
+        monkeypatch.setattr(win, "export_all", _render(0))
+        monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(out))
+        asked = []
+
+        def answer(reply):
+            def question(parent, title, text, *a, **k):
+                asked.append(text)
+                return reply
+            return question
+
+        monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.No))
+        win._on_export()
+        assert "summary.html" in asked[0] and _state(out) == {"summary.html": b"mine"}
+        monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.Yes))
+        win._on_export()
+        assert _generation(out / SUBFOLDER) == 0 and (out / "summary.html").read_text() == "mine"
+        assert str(out / SUBFOLDER) in win.statusBar().currentMessage()
+    finally:
+        win.shutdown()
+        win.deleteLater()

@@ -24,6 +24,8 @@ ALLOWED = {  # (file, function): why this is no read of a user's file
                                               "own temporary folder",
     ("kernels/toolchain.py", "main"): "the parent's request on stdin (a pipe, not a file)",
     ("kernels/compile.py", "_finish_child"): "the toolchain child's answer on its stdout",
+    ("kernels/in_host.py", "_address_space"): "this process's own /proc/self/statm",
+    ("kernels/user_code.py", "_cache_key"): "WarpScope's own source files, hashed for a cache key",
 }
 
 

@@ -75,3 +75,25 @@ def test_an_open_that_times_out_says_so_in_one_line(opener, tmp_path, qtbot):
                              "waiting on something? WARPSCOPE_USER_CODE_TIMEOUT_S); its process "
                              "was stopped")
     assert not opened and not jobs.opening
+
+
+def test_a_grid_rule_that_loops_later_stalls_one_call_for_call_s_at_most(opener, tmp_path, qtbot):
+    """A rule that loops only at some sizes passes the open; the window's first call there ends
+    after Limits.call_s with one line, and every later call answers at once."""
+    from kernels.user_code import UserCodeError
+
+    jobs, failed, opened = opener(open_s=60, call_s=0.3, launch_s=60)
+    path = tmp_path / "later.py"
+    path.write_text(KERNEL + "WARPSCOPE = dict(GOOD, grid=lambda n: n // 256 if n < 2**21 "
+                    "else [i for i in iter(int, 1)])\n", encoding="utf-8")
+    jobs.open(str(path))
+    qtbot.waitUntil(lambda: bool(opened) or bool(failed), timeout=60_000)
+    [spec] = opened[0].kernels
+    assert spec.launch_shape(2**20, None, 132).grid_blocks == 4096
+    t0 = time.perf_counter()
+    with pytest.raises(UserCodeError, match=r"no answer in k's 'grid' within 0.3 s"):
+        spec.launch_shape(2**22, None, 132)
+    t1 = time.perf_counter()
+    with pytest.raises(UserCodeError, match="its process ended earlier .*open the file again"):
+        spec.launch_shape(2**20, None, 132)
+    assert t1 - t0 < 3 and time.perf_counter() - t1 < 1

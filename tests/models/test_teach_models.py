@@ -60,7 +60,8 @@ def test_time_lines_name_the_whole_launch():
                                           f"{p.bandwidth_gbps:,.0f} GB/s = launch overhead 4.4 µs")
     assert p.bandwidth_gbps * p.whole_launch_us * 1e3 == pytest.approx(2**31 * 12)
     run = run_simulation(launch.state, "memory", "sm-order", other=False)
-    line = ins.time_lines(run)[1]
+    assert ins.time_lines(run)[1] == ins.confidence.label  # what the prediction rests on
+    line = ins.time_lines(run)[2]
     tl = run.timeline
     assert f"takes {fmt_us(p.whole_launch_us)} over {tl.waves + tl.skipped_waves:,} waves" in line
     assert f"the {tl.skipped_waves:,} identical ones before them are not" in line

@@ -53,9 +53,8 @@ def physics_files():
     return {p.stem: json.loads(p.read_text()) for p in sorted(PHYSICS.glob("*.json"))}
 
 
-def test_every_preset_but_the_h200_has_a_physics_file():
-    # The H200's file is the model's (measured on the lent GPU); every other preset's is here.
-    missing = [n for n in presets() if n != "H200" and not (PHYSICS / f"{n.replace(' ', '_')}.json").is_file()]
+def test_every_preset_has_a_physics_file():
+    missing = [n for n in presets() if not (PHYSICS / f"{n.replace(' ', '_')}.json").is_file()]
     assert not missing, f"no resources/physics file for {missing}"
 
 

@@ -1,0 +1,201 @@
+"""The window's views and the models they subscribe to, made one way: in the window's docks, in
+a window of their own, and in the tests.
+
+`Models(inputs)` makes the launch, simulation, playback, bench, trace and teaching models (the
+window holds one; a view opened alone makes its own). `PANELS[key](models)` makes a view of
+them. `dock(window, key, widget, area)` is how the window mounts any panel; `Stage(keys,
+inputs)` mounts views without the window (tests, and `python -m gui.widgets.qt_<view>`, as
+pyqtgraph's examples open: `open_alone(key)`), simulating on this thread so what is drawn is
+the launch the models hold.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import cached_property
+from typing import Callable
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QSplitter, QWidget
+
+from gui import help as help_texts
+from gui.models.bench import BenchModel
+from gui.models.launch import LaunchInputs, LaunchModel
+from gui.models.playback import PlaybackModel
+from gui.models.simulation import SimulationModel, SimulationOptions
+from gui.models.trace import TraceModel
+
+
+class Models:
+    """Every model a view may subscribe to, for one launch (no Qt here: models are plain)."""
+
+    def __init__(self, inputs: LaunchInputs | None = None) -> None:
+        self.model = LaunchModel(inputs or LaunchInputs())
+        self.options = SimulationOptions()
+        self.simulation = SimulationModel(self.model, self.options)
+        self.playback = PlaybackModel(self.simulation)
+        self.bench = BenchModel()
+        self.traces = TraceModel()
+        self.files = None  # the window's gui.file_jobs.FileJobs: panels' Open… off the GUI thread
+
+    @cached_property
+    def insight(self):
+        from gui.models.insight import InsightModel
+
+        return InsightModel(self.model)
+
+    @cached_property
+    def compare(self):
+        from gui.models.compare_gpus import CompareGpusModel
+
+        return CompareGpusModel(self.model, self.insight)
+
+
+def _controls(m: Models):
+    from gui.widgets.qt_launch_controls import QtLaunchControls
+
+    return QtLaunchControls(m.model, m.options)
+
+
+def _occupancy(m: Models):
+    from gui.widgets.qt_occupancy import QtOccupancy
+
+    return QtOccupancy(m.model)
+
+
+def _geometry(m: Models):
+    from gui.widgets.qt_geometry import QtGeometry
+
+    return QtGeometry(m.model)
+
+
+def _sm_view(m: Models):
+    from gui.widgets.qt_sm_view import QtSmView
+
+    return QtSmView(m.simulation, m.playback)
+
+
+def _playback(m: Models):
+    from gui.widgets.qt_playback import QtPlayback
+
+    return QtPlayback(m.playback, m.simulation)
+
+
+def _timeline(m: Models):
+    from gui.widgets.qt_timeline import QtTimeline
+
+    return QtTimeline(m.simulation, m.playback, m.traces)
+
+
+def _verdicts(m: Models):
+    from gui.widgets.qt_verdicts import QtVerdicts
+
+    return QtVerdicts(m.insight, m.simulation)
+
+
+def _latency(m: Models):
+    from gui.widgets.qt_latency import QtLatency
+
+    return QtLatency(m.insight, files=m.files)
+
+
+def _compare(m: Models):
+    from gui.widgets.qt_compare_gpus import QtCompareGpus
+
+    return QtCompareGpus(m.compare, m.model)
+
+
+# key -> (make the view of the models, the window's attribute for it)
+PANELS: dict[str, tuple[Callable[[Models], QWidget], str]] = {
+    "controls": (_controls, "controls"), "occupancy": (_occupancy, "occupancy_view"),
+    "geometry": (_geometry, "geometry_view"), "sm_view": (_sm_view, "sm_view"),
+    "playback": (_playback, "playback_view"), "timeline": (_timeline, "timeline"),
+    "verdicts": (_verdicts, "verdicts_view"), "latency": (_latency, "latency_view"),
+    "compare": (_compare, "compare_view"),
+}
+
+
+SIMULATED = {"sm_view", "playback", "timeline", "verdicts"}  # the views that draw a simulated run
+
+
+def make(key: str, models: Models) -> QWidget:
+    return PANELS[key][0](models)
+
+
+def dock(window: QMainWindow, key: str, widget: QWidget, area) -> QDockWidget:
+    """THE way a panel is mounted in the window: a named, movable dock (`window.docks[key]`)."""
+    title, _text = help_texts.PANELS[key]
+    d = QDockWidget(title, window)
+    d.setObjectName(f"dock_{key}")
+    d.setWidget(widget)
+    d.setToolTip(f"{title}: Help ▸ What am I looking at? explains this panel.")
+    d.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                  | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+                  | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+    window.addDockWidget(area, d)
+    window.docks[key] = d
+    return d
+
+
+class Stage(QMainWindow):
+    """Views `keys` of one `Models`, side by side, without the rest of the window. Each view is
+    also an attribute by the window's name for it (`stage.occupancy_view`), and the models by
+    theirs (`stage.model`, `stage.simulation`, …), so a test reads as it would on the window.
+    The launch is simulated on this thread, once per burst of changes (no worker thread)."""
+
+    def __init__(self, keys, inputs: LaunchInputs | None = None) -> None:
+        super().__init__()
+        self.models = m = Models(inputs)
+        for name in ("model", "options", "simulation", "playback", "bench", "traces"):
+            setattr(self, name, getattr(m, name))
+        self.views: dict[str, QWidget] = {}
+        split = QSplitter(Qt.Orientation.Vertical)
+        for key in keys:
+            view = make(key, m)
+            self.views[key] = view
+            setattr(self, PANELS[key][1], view)
+            split.addWidget(view)
+        self.setCentralWidget(split)
+        title = ", ".join(help_texts.PANELS[k][0] if k in help_texts.PANELS else k for k in keys)
+        self.setWindowTitle(f"WarpScope — {title}")
+        # a burst of changes (a slider dragged) is simulated once, when the event loop next
+        # runs, as the window's debounce does, and only for views that draw the simulation
+        self._sim_timer = QTimer(self)
+        self._sim_timer.setSingleShot(True)
+        self._sim_timer.setInterval(0)
+        self._sim_timer.timeout.connect(self.simulate_now)
+        if set(keys) & SIMULATED:
+            m.simulation.wanted.connect(self._want_run)
+            self.simulate_now()
+
+    def _want_run(self) -> None:
+        self._sim_timer.start()
+
+    def simulate_now(self):
+        """The current launch's run (None if it cannot run), made here."""
+        self._sim_timer.stop()
+        try:
+            return self.simulation.run_now()
+        except Exception as exc:  # noqa: BLE001 - shown as the window shows a failed run
+            self.simulation.fail(f"Simulation failed: {str(exc).splitlines()[0]}")
+            return None
+
+
+def open_alone(key: str, argv: list[str] | None = None) -> int:
+    """`python -m gui.widgets.qt_<view> [GPU [ELEMENTS [THREADS]]]`: that view alone, for a
+    default launch (the H200, 2^24 elements, 256 threads per block), in the app's theme."""
+    from gui.app import make_app
+    from gui.style import apply_dark_theme
+
+    args = sys.argv[1:] if argv is None else argv
+    from sim.units import parse_count
+
+    inputs = LaunchInputs(gpu=args[0] if args else "H200",
+                          elements=parse_count(args[1], "elements") if len(args) > 1 else 2**24,
+                          threads_per_block=parse_count(args[2], "threads") if len(args) > 2 else 256)
+    app = make_app()
+    apply_dark_theme(app)
+    stage = Stage([key], inputs)
+    stage.resize(900, 620)
+    stage.show()
+    return app.exec()

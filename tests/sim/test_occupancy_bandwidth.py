@@ -1,0 +1,44 @@
+"""Bandwidth against occupancy (sim.occupancy_bandwidth): the launch model with blocks per SM
+forced, and the H200 sweep's points read from the results file bench wrote."""
+
+import json
+from pathlib import Path
+
+from sim.devices import preset
+from sim.geometry import launch_geometry
+from sim.launch_model import Launch, predict_launch
+from sim.occupancy import occupancy
+from sim.occupancy_bandwidth import occupancy_curve, predict_point, sweep_points
+
+SWEEP = Path(__file__).resolve().parents[2] / "benchmarks" / "run_f" / "occupancy_fp64.json"
+
+
+def test_the_curve_rises_with_blocks_per_sm_up_to_the_launch_s_occupancy():
+    gpu = preset("H200")
+    occ = occupancy(gpu, 256)
+    geo = launch_geometry(gpu, 2**26, 256, occ)
+    curve = occupancy_curve(gpu, occ, geo)
+    assert [c.blocks_per_sm for c in curve] == list(range(1, occ.blocks_per_sm + 1))
+    assert curve[-1].occupancy == 1.0 and curve[0].occupancy == 1 / occ.blocks_per_sm
+    gbps = [c.gbps for c in curve]
+    assert all(a < b for a, b in zip(gbps, gbps[1:]))  # more bytes in flight, more bandwidth
+    assert curve[0].bound == "latency"
+
+
+def test_the_sweep_file_s_points_and_their_predictions():
+    data = json.loads(SWEEP.read_text())
+    points = sweep_points(data["measurements"])
+    assert len(points) == 54 and {p.kernel for p in points} == {"add", "copy", "scale"}
+    forced = [p for p in points if p.forced]
+    assert len(forced) == 36 and {p.blocks_per_sm for p in forced} == {1, 2}
+    p = next(q for q in points if q.kernel == "copy" and q.threads == 256 and q.forced_text == "1/SM")
+    assert p.bytes_moved == 16 * p.elements and p.grid == -(-p.elements // 256)
+    gpu = preset("H200")
+    direct = predict_launch(gpu, Launch(p.grid, 256, 1, p.bytes_moved, p.elements), "memory")
+    assert predict_point(gpu, p).bandwidth_gbps == direct.bandwidth_gbps
+
+
+def test_rows_that_are_no_sweep_points_are_left_out():
+    rows = [{"kernel": "add_triton", "blocks_per_sm": 8, "is_gpu_timing": True},
+            {"kernel": "occupancy_add_fp64", "blocks_per_sm": 8, "is_gpu_timing": False}]
+    assert sweep_points(rows) == []
