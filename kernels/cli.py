@@ -215,8 +215,18 @@ def kernel_launch(args, gpu):
                         bytes_moved=facts["bytes_moved"],
                         regs_per_thread=compiled.regs_per_thread if compiled else None,
                         smem_per_block=compiled.smem_per_block if compiled else None,
-                        note=note, compiled=compiled, sizes=dims, declaration=spec,
-                        block_params=dict(shape.params))
+                        note=note, compiled=compiled, sizes=dims, declaration=_builtin(args),
+                        block_params=dict(facts["params"]))
+
+
+def _builtin(args):
+    """A built-in kernel's declaration (what its blocks compute, for the compute-bound model); a
+    user's file stays in its own process, so its launch is predicted from the facts alone."""
+    if args.kernel_file:
+        return None
+    from .registry import get_kernel
+
+    return get_kernel(args.kernel)
 
 
 def _param(value) -> str:
