@@ -19,6 +19,7 @@ from gui.models.trace import compare_job
 from sim.devices import preset
 from sim.trace import write_trace
 from sim.trace_bundle import load_bundle
+from sim.compare import REAL_KERNEL_TRACES
 
 DATA = Path(__file__).parents[1] / "data"
 CAP = 400
@@ -50,9 +51,10 @@ TRACES = _every_trace()
 
 def test_every_trace_in_tests_data_is_listed():
     """Nothing in tests/data escapes: 1 H200 trace, 9 matmul traces, a Proton timeline and the
-    bundles' 242 + 24 + 62 traces, 28 real-kernel and 64 limit traces of run F; each kernel kind of each bundle runs at least once."""
+    bundles' 242 + 24 + 62 traces, 28 real-kernel and 64 limit traces of run F, run G's 13 kernel-file
+    traces and two recorded Proton timelines beside the synthetic one; each kernel kind of each bundle runs at least once."""
     names = [t[0] for t in TRACES]
-    assert len(names) == len(set(names)) == 1 + 9 + 1 + 242 + 24 + 62 + 28 + 64
+    assert len(names) == len(set(names)) == 1 + 9 + 3 + 242 + 24 + 62 + 28 + 64 + 13
     ran = [t for t in TRACES if t[3]]
     assert {"trace_h200.json", "proton/vector_add.chrome_trace"} <= {t[0] for t in ran}
     assert any("E-add" in t[0] for t in ran) and any("cuda" in t[0] for t in ran)
@@ -91,6 +93,9 @@ def test_the_command_line_and_the_window_give_the_same_comparison(name, where, b
     else:
         assert printed["model"] == "compute"
     kind = printed["kernel"]
-    expect = {"add-trace": "memory", "tiled": "compute", "persistent": "compute",
-              "stream_k": "compute"}.get(kind, "uniform")
+    meta = (bundles(where[0])[where[1]] if isinstance(where, tuple) else None)
+    from_file = meta is not None and isinstance(meta.meta.get("kernel_file"), str)
+    real = kind in REAL_KERNEL_TRACES or from_file  # `trace --kernel-file` names its file
+    expect = "memory" if real else {"tiled": "compute", "persistent": "compute",
+                                    "stream_k": "compute"}.get(kind, "uniform")
     assert printed["model"] == expect, (kind, printed["model"])
