@@ -331,6 +331,31 @@ def bind_matmul_persistent(a, b, c, config: MatmulConfig = DEFAULT_CONFIG, *, pr
     return run
 
 
+def bind_matmul_auto(a, b, c, gpu, dtype: str | None = None, choice=None):
+    """A zero-argument launch of what matmul_auto chose for this product on `gpu` (a GpuSpec):
+    the variant and tile the launch model predicts fastest (kernels.registry.matmul_choice), no
+    autotuning run. The choice is made here, once (or passed in, made for these sizes);
+    `run.choice` says what and why."""
+    from .registry import matmul_choice
+
+    _check(a, b, c)
+    dtype = dtype or str(a.dtype).removeprefix("torch.")
+    dims = dict(M=a.shape[0], N=b.shape[1], K=a.shape[1])
+    if choice is None or choice.dims != dims:
+        choice = matmul_choice(dims, gpu, dtype)
+    best = choice.chosen
+    p = best.params
+    config = MatmulConfig(p["BLOCK_M"], p["BLOCK_N"], p["BLOCK_K"], p["GROUP_M"], p["num_warps"],
+                          p["num_stages"])
+    if best.variant == "tiled":
+        run = bind_matmul(a, b, c, config)
+    else:
+        run = bind_matmul_persistent(a, b, c, config, programs=best.programs,
+                                     stream_k=best.variant == "stream_k")
+    run.choice = choice
+    return run
+
+
 def matmul(a, b, config: MatmulConfig = DEFAULT_CONFIG):
     """C = A @ B with the tiled kernel."""
     import torch

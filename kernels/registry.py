@@ -150,3 +150,16 @@ def parse_kernel_list(text: str) -> list[KernelSpec]:
     if not out:
         raise UserError("no kernel named; give --kernel NAME[,NAME]")
     return out
+
+
+def matmul_variants() -> dict[str, KernelSpec]:
+    """matmul_auto's candidates' declarations, by variant (sim.matmul_choice.VARIANTS)."""
+    return {"tiled": _BY_NAME["matmul_tiled"], "persistent": _BY_NAME["matmul_persistent"],
+            "stream_k": _BY_NAME["matmul_stream_k"]}
+
+
+def matmul_choice(dims: dict, gpu, dtype: str = "bfloat16"):
+    """matmul_auto's choice for an M x N x K product on `gpu` (sim.matmul_choice.choose)."""
+    from sim.matmul_choice import choose
+
+    return choose(matmul_variants(), dims, gpu, dtype)

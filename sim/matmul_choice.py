@@ -1,0 +1,127 @@
+"""matmul_auto's choice: which variant (tiled, persistent, stream-K) and which tile, by the model.
+
+No autotuning run: every candidate (a variant and a tile configuration from a small set) is
+predicted by the compute-bound launch model (`predict_candidate`, the one place a prediction is
+asked for) and the fastest is taken. The choice carries every candidate's tiles, waves and
+predicted time, so `explain` and the window can say why.
+
+The variants' declarations come from the caller (kernels/ owns them; sim/ imports no kernels).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim.devices import GpuSpec
+from sim.errors import UserError
+
+VARIANTS = ("tiled", "persistent", "stream_k")
+VARIANT_TITLES = {"tiled": "tiled", "persistent": "persistent", "stream_k": "stream-K"}
+
+# (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages): tutorial 03's Hopper winner, a
+# half-size tile that fills a wave where the big one fills half (N=2048 at M=1024: 64 vs 128
+# tiles), and a quarter-size tile two of which fit on an SM.
+CANDIDATE_TILES = ((128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 8, 4), (64, 128, 64, 8, 4, 4))
+
+
+def tile_params(tile: tuple) -> dict:
+    bm, bn, bk, gm, warps, stages = tile
+    return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, num_warps=warps, num_stages=stages)
+
+
+def tile_label(params: dict) -> str:
+    return (f"{params['BLOCK_M']}x{params['BLOCK_N']}x{params['BLOCK_K']} "
+            f"w{params['num_warps']} s{params['num_stages']}")
+
+
+def predict_candidate(spec, dims: dict, gpu: GpuSpec, params: dict, dtype: str):
+    """THE prediction of one candidate (switch here when the launch model moves)."""
+    from sim.throughput import predict_matmul
+
+    return predict_matmul(spec, dims, gpu, params, dtype=dtype)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    variant: str
+    params: dict
+    tiles: int
+    programs: int
+    blocks_per_sm: int
+    concurrent_tiles: int  # SMs x blocks per SM
+    waves: float  # tiles over the tiles that run at once
+    time_us: float
+    tflops: float
+
+    @property
+    def label(self) -> str:
+        return f"{VARIANT_TITLES[self.variant]} {tile_label(self.params)}"
+
+
+@dataclass(frozen=True, slots=True)
+class MatmulChoice:
+    gpu: str
+    dims: dict
+    dtype: str
+    candidates: tuple[Candidate, ...]  # fastest first
+    skipped: tuple[str, ...] = ()  # candidates that cannot run on this GPU, with why
+
+    @property
+    def chosen(self) -> Candidate:
+        return self.candidates[0]
+
+    def why(self) -> str:
+        c = self.chosen
+        runner = next((o for o in self.candidates[1:] if o.variant != c.variant), None)
+        text = (f"{c.label}: {c.tiles:,} tiles, {c.waves:.2f} waves of "
+                f"{c.concurrent_tiles:,} ({c.blocks_per_sm}/SM), "
+                f"predicted {c.time_us:,.1f} us ({c.tflops:,.0f} TFLOP/s)")
+        if runner is not None:
+            text += (f"; the best other variant, {runner.label}, is predicted "
+                     f"{runner.time_us / c.time_us - 1:+.0%}")
+        return text
+
+    def rows(self) -> list[tuple[str, str, str, str, str]]:
+        """(candidate, tiles, waves, predicted us, TFLOP/s) per candidate, fastest first."""
+        return [(("-> " if i == 0 else "   ") + c.label, f"{c.tiles:,}", f"{c.waves:.2f}",
+                 f"{c.time_us:,.1f}", f"{c.tflops:,.0f}") for i, c in enumerate(self.candidates)]
+
+    def to_dict(self) -> dict:
+        return {"gpu": self.gpu, "dims": dict(self.dims), "dtype": self.dtype,
+                "chosen": {"variant": self.chosen.variant, **self.chosen.params},
+                "candidates": [{"variant": c.variant, "params": dict(c.params), "tiles": c.tiles,
+                                "programs": c.programs, "blocks_per_sm": c.blocks_per_sm,
+                                "concurrent_tiles": c.concurrent_tiles,
+                                "waves": c.waves, "time_us": c.time_us, "tflops": c.tflops}
+                               for c in self.candidates],
+                "skipped": list(self.skipped)}
+
+
+def choose(specs: dict, dims: dict, gpu: GpuSpec, dtype: str = "bfloat16",
+           tiles=CANDIDATE_TILES) -> MatmulChoice:
+    """The fastest predicted candidate for an M x N x K product. `specs`: variant -> its
+    declaration (kernels.registry's matmul_tiled, matmul_persistent, matmul_stream_k)."""
+    try:
+        sizes = {k: int(dims[k]) for k in ("M", "N", "K")}
+    except (KeyError, TypeError, ValueError):
+        raise UserError(f"a matrix product needs M, N and K, got {dims!r}") from None
+    if min(sizes.values()) < 1:
+        raise UserError(f"M, N and K must be at least 1, got {sizes}")
+    found, skipped = [], []
+    for variant in VARIANTS:
+        for tile in tiles:
+            params = tile_params(tile)
+            try:
+                p = predict_candidate(specs[variant], sizes, gpu, params, dtype)
+            except UserError as exc:
+                skipped.append(f"{VARIANT_TITLES[variant]} {tile_label(params)}: {exc}")
+                continue
+            if p.note:  # the model substituted a smaller tile: not this candidate
+                skipped.append(f"{VARIANT_TITLES[variant]} {tile_label(params)}: {p.note}")
+                continue
+            found.append(Candidate(variant, params, p.tiles, p.programs, p.blocks_per_sm,
+                                   p.concurrent_tiles, p.waves, p.time_us, p.tflops))
+    if not found:
+        raise UserError(f"no matmul candidate runs on {gpu.name}: {'; '.join(skipped)}")
+    found.sort(key=lambda c: c.time_us)
+    return MatmulChoice(gpu.name, sizes, dtype, tuple(found), tuple(skipped))
