@@ -148,7 +148,19 @@ def add_kernel_options(parser) -> None:
                              "several)")
     parser.add_argument("--warps", type=int, default=None, metavar="W",
                         help="with a Triton --kernel: num_warps (default: the kernel's own)")
+    parser.add_argument("--dims", type=_one_product, default=None, metavar="M=..,N=..,K=..",
+                        help="with a matmul --kernel: the product's sizes (default: "
+                             "M=N=K=--elements)")
     parser.set_defaults(kernel_launch=kernel_launch)
+
+
+def _one_product(text: str) -> dict:
+    from sim.waves import parse_sweep
+
+    found = parse_sweep(text)
+    if len(found) != 1:
+        raise argparse.ArgumentTypeError(f"--dims takes one size each of M, N and K, got {text!r}")
+    return found[0]
 
 
 def _file_kernels(paths, cpu_fallback: bool = True) -> list:
@@ -200,13 +212,24 @@ def kernel_launch(args, gpu):
     spec = _chosen_kernel(args)
     if not spec.launchable:
         raise UserError(f"{spec.name}: torch chooses its own grid; pick a Triton or Numba kernel")
+    given = getattr(args, "dims", None)
+    if given is not None and not {"M", "N", "K"} <= set(spec.size_dims(1)):
+        raise UserError(f"--dims is for a matrix product; {spec.name} takes --elements")
     block = block_setting(spec, args.block, args.warps)
-    shape = spec.launch_shape(args.elements, block, gpu.sm_count)
+    choice = None
+    if spec.name == "matmul_auto":  # what it launches is the candidate it chose
+        from .registry import matmul_choice, matmul_variants
+
+        choice = matmul_choice(given or spec.size_dims(args.elements), gpu, "bfloat16")
+        spec = matmul_variants()[choice.chosen.variant]
+        block = dict(choice.chosen.params)
+    shape = spec.launch_shape(args.elements, block, gpu.sm_count, dims=given)
     params = ", ".join(f"{k}={v}" for k, v in shape.params.items())
-    dims = spec.size_dims(args.elements)
+    dims = spec.size_dims(args.elements, given)
     if set(dims) != {"n"}:
         params = ", ".join(f"{k}={v:,}" for k, v in dims.items()) + "; " + params
-    note = f"grid from {spec.name}'s declaration: {params}"
+    note = (f"matmul_auto chose {spec.name}; " if choice else "") + \
+        f"grid from {spec.name}'s declaration: {params}"
     compiled = None
     if getattr(args, "regs", None) is None or getattr(args, "smem", None) is None:
         compiled = _compiled_facts(spec, args.elements, block, gpu, CompiledFacts)
@@ -216,10 +239,10 @@ def kernel_launch(args, gpu):
     return KernelLaunch(name=spec.name, blocks=shape.grid_blocks,
                         threads_per_block=shape.threads_per_block,
                         elements_per_block=shape.elements_per_block,
-                        bytes_moved=spec.bytes_moved(args.elements) if spec.bytes else None,
+                        bytes_moved=spec.bytes_moved(args.elements, dims=given) if spec.bytes else None,
                         regs_per_thread=compiled.regs_per_thread if compiled else None,
                         smem_per_block=compiled.smem_per_block if compiled else None,
-                        note=note, compiled=compiled, sizes=dims)
+                        note=note, compiled=compiled, sizes=dims, choice=choice)
 
 
 def _compiled_facts(spec, n: int, block, gpu, facts):

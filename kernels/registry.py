@@ -163,3 +163,21 @@ def matmul_choice(dims: dict, gpu, dtype: str = "bfloat16"):
     from sim.matmul_choice import choose
 
     return choose(matmul_variants(), dims, gpu, dtype)
+
+
+def auto_gpu(sm_count: int | None):
+    """The GPU matmul_auto predicts for when only an SM count is known (a grid rule, a launch on a
+    device): the preset with that many SMs and a tensor rate, else the H200's figures on that
+    many SMs (the simulator's 4)."""
+    from dataclasses import replace
+
+    from sim.devices import preset, presets
+
+    h200 = preset("H200")
+    if not sm_count or sm_count == h200.sm_count:
+        return h200
+    for name in presets():
+        gpu = preset(name)
+        if gpu.sm_count == sm_count and gpu.tensor_tflops_fp16:
+            return gpu
+    return replace(h200, sm_count=int(sm_count))

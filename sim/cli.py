@@ -155,6 +155,7 @@ class KernelLaunch:
     note: str  # where the numbers come from, for the printout
     compiled: CompiledFacts | None = None
     sizes: dict | None = None  # the kernel's named sizes (a matmul's M, N, K)
+    choice: object | None = None  # matmul_auto: sim.matmul_choice.MatmulChoice, what and why
 
 
 def resolve_launch(args):
@@ -246,11 +247,26 @@ def cmd_explain(args) -> int:
     if kernel is not None and kernel.compiled is not None:
         _print_table(f"Compiled for {gpu.name} ({kernel.compiled.target}), without the GPU",
                      compiled_rows(kernel.compiled, occ), align="<")
+    if kernel is not None and kernel.choice is not None:
+        print_choice(kernel.choice)
     _print_table(launch, geometry_rows(gpu, geo))
     _print_table("Occupancy (blocks per SM each limiter allows)", occupancy_rows(occ))
     print(f"  => {occ.explain()} (theoretical: what the limits allow)")
     print_findings(_findings(gpu, occ, geo, kernel))
     return 0
+
+
+def print_choice(choice) -> None:
+    """matmul_auto: every candidate's tiles, waves and predicted time, and what was chosen."""
+    print(f"matmul_auto on {choice.gpu}, M={choice.dims['M']:,} N={choice.dims['N']:,} "
+          f"K={choice.dims['K']:,} ({choice.dtype}): its candidates by predicted time")
+    rows = [("candidate", "tiles", "waves", "us", "TFLOP/s"), *choice.rows()]
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    for r in rows:
+        print("  " + f"{r[0]:<{widths[0]}}" + "".join(f"  {v:>{w}}" for v, w in zip(r[1:], widths[1:])))
+    print(f"  => chose {choice.why()}")
+    for line in choice.skipped:
+        print(f"  (not a candidate here: {line})")
 
 
 def _findings(gpu, occ, geo, kernel):
