@@ -1,8 +1,9 @@
 """What one launch is predicted to take: the one function the next step and the run diff ask.
 
 A launch here is the handful of numbers a user can move (threads per block, registers, shared
-memory, grid, bytes); `predict` gives its occupancy, waves and time. Memory-bound launches go
-through the scheduler's bandwidth model (sim.predict). When the one launch model (sim/
+memory, elements per thread or the grid, the bytes); `predict` gives its occupancy, waves and
+time. Memory-bound launches go through the scheduler's bandwidth model (sim.predict.
+predict_bandwidth) with the occupancy rules (sim.occupancy). When the one launch model (sim/
 launch_model.py) lands, `predict` is the one place to switch.
 """
 
@@ -14,17 +15,38 @@ from dataclasses import dataclass, replace
 from sim.devices import GpuSpec
 from sim.occupancy import Occupancy, occupancy
 
+ADD_BYTES_PER_ELEMENT = 12  # the article's vector add: read x, read y, write out (float32)
+
 
 @dataclass(frozen=True, slots=True)
 class WhatIf:
-    """One launch, in the numbers the next step moves."""
+    """One launch, in the numbers the next step moves. With `elements_per_thread` the grid is
+    the elements over (threads x elements per thread), each block one round trip (a fixed tile);
+    with `grid_blocks` instead the grid is fixed and blocks loop (a grid-stride kernel)."""
 
     threads_per_block: int
     regs_per_thread: int
     smem_per_block: int
-    grid_blocks: int
-    bytes_moved: float  # DRAM bytes of the whole launch
-    loop_trips: int = 1  # DRAM round trips one block makes in a row (grid-stride loops)
+    elements: int
+    bytes_per_element: float = ADD_BYTES_PER_ELEMENT
+    elements_per_thread: int | None = 1
+    grid_blocks: int | None = None
+
+    @property
+    def grid(self) -> int:
+        if self.grid_blocks is not None:
+            return int(self.grid_blocks)
+        return -(-self.elements // (self.threads_per_block * (self.elements_per_thread or 1)))
+
+    @property
+    def loop_trips(self) -> int:
+        if self.grid_blocks is None:
+            return 1
+        return max(1, math.ceil(self.elements / (self.grid * self.threads_per_block)))
+
+    @property
+    def bytes_moved(self) -> float:
+        return self.elements * self.bytes_per_element
 
     def but(self, **changes) -> "WhatIf":
         return replace(self, **changes)
@@ -42,8 +64,9 @@ class Outcome:
         return self.occupancy.blocks_per_sm
 
     @property
-    def full_waves(self) -> int:
-        return math.ceil(self.waves) if self.waves else 0
+    def wave_count(self) -> int:
+        """Waves the scheduler runs, the last one partial: ceil(waves)."""
+        return math.ceil(self.waves - 1e-9) if self.waves else 0
 
 
 def predict(gpu: GpuSpec, launch: WhatIf) -> Outcome:
@@ -51,9 +74,20 @@ def predict(gpu: GpuSpec, launch: WhatIf) -> Outcome:
     from sim.predict import predict_bandwidth
 
     occ = occupancy(gpu, launch.threads_per_block, launch.regs_per_thread, launch.smem_per_block)
-    if not occ.can_launch or launch.grid_blocks < 1:
+    if not occ.can_launch or launch.grid < 1 or launch.elements < 1:
         return Outcome(launch, occ, 0.0, None)
     per_wave = occ.blocks_per_sm * gpu.sm_count
-    p = predict_bandwidth(gpu, launch.grid_blocks, occ.blocks_per_sm, launch.bytes_moved,
-                          loop_trips=max(1, launch.loop_trips))
-    return Outcome(launch, occ, launch.grid_blocks / per_wave, p.time_us)
+    p = predict_bandwidth(gpu, launch.grid, occ.blocks_per_sm, launch.bytes_moved,
+                          loop_trips=launch.loop_trips)
+    return Outcome(launch, occ, launch.grid / per_wave, p.time_us)
+
+
+def from_geometry(occ: Occupancy, geo, bytes_moved: float | None = None) -> WhatIf:
+    """The launch `explain` and the window describe (sim.geometry.LaunchGeometry), as a WhatIf;
+    without the kernel's declared bytes, the article's vector add (12 B per element)."""
+    per_element = bytes_moved / geo.elements if bytes_moved else ADD_BYTES_PER_ELEMENT
+    fixed_tile = bool(geo.elements_per_block)
+    return WhatIf(occ.threads_per_block, occ.regs_per_thread, occ.smem_per_block_bytes,
+                  geo.elements, per_element,
+                  elements_per_thread=geo.elements_per_thread if fixed_tile else None,
+                  grid_blocks=None if fixed_tile else geo.blocks)
