@@ -127,7 +127,8 @@ def next_step_pairs(dry: bool) -> list[dict]:
 
 
 def _bound(spec, setting: dict, n: int, gpu, on_gpu: bool):
-    """(zero-argument launch, threads, grid, registers, shared memory) of one setting."""
+    """(zero-argument launch, threads, grid, registers, shared memory, elements per thread or
+    None for a grid of its own) of one setting."""
     from kernels.harness import bind, make_arrays
 
     setting = dict(setting)
@@ -159,7 +160,8 @@ def _bound(spec, setting: dict, n: int, gpu, on_gpu: bool):
     shared = smem
     if on_gpu and spec.backend == "triton":
         shared = int(launch.resources().smem_per_block or 0)
-    return run, launch.threads_per_block, launch.grid_blocks, regs, shared
+    ept = launch.block_size // launch.threads_per_block if launch.block_size else None
+    return run, launch.threads_per_block, launch.grid_blocks, regs, shared, ept
 
 
 def next_step_rows(gpu, clock, on_gpu: bool, dry: bool) -> list[dict]:
@@ -173,8 +175,13 @@ def next_step_rows(gpu, clock, on_gpu: bool, dry: bool) -> list[dict]:
                "before": pair["before"], "after": pair["after"]}
         try:
             for side in ("before", "after"):
-                run, threads, grid, regs, smem = _bound(spec, pair[side], pair["n"], gpu, on_gpu)
-                out = predict(gpu, WhatIf(threads, regs, smem, grid, spec.bytes_moved(pair["n"])))
+                run, threads, grid, regs, smem, ept = _bound(spec, pair[side], pair["n"], gpu, on_gpu)
+                n = pair["n"]
+                what = WhatIf(threads, regs, smem, n, spec.bytes_moved(n) / n,
+                              elements_per_thread=ept, grid_blocks=None if ept else grid)
+                if what.grid != grid:
+                    raise RuntimeError(f"the model's grid {what.grid} is not the launch's {grid}")
+                out = predict(gpu, what)
                 row[side + "_measured_ms"] = clock.ms(run)
                 row[side + "_predicted_ms"] = (out.time_us or float("nan")) / 1e3
                 row[side + "_launch"] = dict(threads=threads, grid=grid, regs=regs, smem=smem,
