@@ -227,7 +227,11 @@ def occupancy_rows(occ) -> list[tuple[str, str, str]]:
 
 def explain_payload(gpu, occ, geo, kernel=None) -> dict:
     payload = {"device": gpu.to_dict(), "geometry": asdict(geo), "occupancy": asdict(occ),
-               "findings": [asdict(f) for f in _findings(gpu, occ, geo, kernel)]}
+               "findings": [asdict(f) for f in _findings(gpu, occ, geo, kernel)],
+               "next_steps": [{"lever": st.lever, "setting": st.setting, "change": st.change,
+                               "gains": st.gains, "time_us": st.before.time_us,
+                               "after_time_us": st.after.time_us}
+                              for st in _next_steps(gpu, occ, geo, kernel)]}
     if kernel is not None:
         payload["kernel"] = asdict(kernel)
     return payload
@@ -253,6 +257,7 @@ def cmd_explain(args) -> int:
     _print_table("Occupancy (blocks per SM each limiter allows)", occupancy_rows(occ))
     print(f"  => {occ.explain()} (theoretical: what the limits allow)")
     print_findings(_findings(gpu, occ, geo, kernel))
+    print_next_steps(_next_steps(gpu, occ, geo, kernel))
     return 0
 
 
@@ -271,6 +276,25 @@ def print_choice(choice) -> None:
 
 def _findings(gpu, occ, geo, kernel):
     return launch_findings(gpu, occ, geo, bytes_moved=kernel.bytes_moved if kernel else None)
+
+
+def _next_steps(gpu, occ, geo, kernel):
+    """The next step of a memory-bound launch (sim.next_step); a matrix product has matmul_auto."""
+    from sim.next_step import next_steps
+    from sim.what_if import from_geometry
+
+    if not occ.can_launch or geo.sizes:
+        return []
+    return next_steps(gpu, from_geometry(occ, geo, kernel.bytes_moved if kernel else None))
+
+
+def print_next_steps(steps) -> None:
+    if not steps:
+        return
+    print("\nNext step: the smallest change per lever that gains a block per SM or a wave "
+          "(time: the memory-bound model)")
+    for st in steps:
+        print(f"  - {st.line()}")
 
 
 def print_findings(found) -> None:

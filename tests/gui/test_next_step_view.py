@@ -1,0 +1,24 @@
+"""The Verdicts' next step: the register step of the issue's example, and "try it" moving the
+launch (and with it the sliders) to the step's value."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QUrl
+
+from gui.models.next_step import steps_for
+
+
+def test_try_it_sets_the_register_step_on_the_launch(win):
+    w = win("H200", 2**24, 1024, regs=40)
+    view = w.teach.verdicts_view
+    text = view.list.toPlainText()
+    assert "Next step" in text
+    assert "40 -> 32 registers per thread gives 2 blocks per SM instead of 1" in text
+    # the view's lines are the model's steps: one source
+    first = steps_for(w.model.state)
+    assert [s.change for s, _ in view._steps] == [s.change for s in first]
+    i = next(i for i, (s, _) in enumerate(view._steps) if s.lever == "registers")
+    view.list.anchorClicked.emit(QUrl(f"try:{i}"))
+    assert w.model.state.inputs.regs_per_thread == 32
+    assert w.model.state.occ.blocks_per_sm == 2
+    assert w.controls.regs_slider.value() == 32  # the slider moved with the launch
