@@ -164,11 +164,29 @@ def _bound(spec, setting: dict, n: int, gpu, on_gpu: bool):
     return run, launch.threads_per_block, launch.grid_blocks, regs, shared, ept
 
 
+def copy_ceiling_gbps(clock, on_gpu: bool) -> float | None:
+    """The bandwidth ceiling the memory model takes: a device-to-device copy of 1 GiB, measured
+    here (None in the dry run: the GPU's peak)."""
+    if not on_gpu:
+        return None
+    import torch
+
+    x = torch.empty(2**28, device="cuda", dtype=torch.float32)
+    y = torch.empty_like(x)
+    ms = clock.ms(lambda: y.copy_(x))
+    COPY["gbps"] = 2 * x.numel() * 4 / ms / 1e6
+    return COPY["gbps"]
+
+
+COPY: dict = {}  # the measured copy ceiling, for the results file
+
+
 def next_step_rows(gpu, clock, on_gpu: bool, dry: bool) -> list[dict]:
     from kernels.registry import get_kernel
     from sim.what_if import WhatIf, predict
 
     rows = []
+    ceiling = copy_ceiling_gbps(clock, on_gpu)
     for pair in next_step_pairs(dry):
         spec = get_kernel(pair["kernel"])
         row = {"kernel": spec.name, "n": pair["n"], "lever": pair["lever"],
@@ -181,7 +199,7 @@ def next_step_rows(gpu, clock, on_gpu: bool, dry: bool) -> list[dict]:
                               elements_per_thread=ept, grid_blocks=None if ept else grid)
                 if what.grid != grid:
                     raise RuntimeError(f"the model's grid {what.grid} is not the launch's {grid}")
-                out = predict(gpu, what)
+                out = predict(gpu, what, ceiling)
                 row[side + "_measured_ms"] = clock.ms(run)
                 row[side + "_predicted_ms"] = (out.time_us or float("nan")) / 1e3
                 row[side + "_launch"] = dict(threads=threads, grid=grid, regs=regs, smem=smem,
@@ -255,6 +273,7 @@ def main(argv=None) -> int:
     result["squares"] = [matmul_point(n, n, n, gpu, dtype, clock, torch, device) for n in squares]
     save()
     result["next_step"] = next_step_rows(gpu, clock, on_gpu, args.dry_run)
+    result["copy_ceiling_gbps"] = COPY.get("gbps")
     result["scale"] = throughput_scale(result["squares"][-1])
     save()
     print_summary(result)

@@ -44,10 +44,8 @@ class Step:
         return -self.saved_us / self.before.time_us
 
     def effect(self) -> str:
-        if self.after.time_us is None:
-            return "cannot launch"
-        if self.before.time_us is None:
-            return f"runs: predicted {self.after.time_us:,.1f} us"
+        if self.before.time_us is None or self.after.time_us is None:
+            return "no time predicted (no DRAM latency on record for this GPU)"
         return (f"predicted {self.after.time_us:,.1f} us instead of {self.before.time_us:,.1f} us "
                 f"({self.time_change:+.1%})")
 
@@ -74,12 +72,13 @@ def _gains(before: tuple[int, int], after: tuple[int, int]) -> str | None:
     return " and ".join(parts) or None
 
 
-def next_steps(gpu: GpuSpec, launch: WhatIf) -> list[Step]:
-    """The smallest gaining change of each lever that has one, biggest predicted saving first."""
-    before = predict(gpu, launch)
-    if before.time_us is None:
+def next_steps(gpu: GpuSpec, launch: WhatIf, ceiling_gbps: float | None = None) -> list[Step]:
+    """The smallest gaining change of each lever that has one, biggest predicted saving first
+    (`ceiling_gbps`: the bandwidth ceiling the surface's own prediction uses)."""
+    before = predict(gpu, launch, ceiling_gbps)
+    if not before.occupancy.can_launch:
         return []
-    found = [Step(lever, before, predict(gpu, tried), setting, change, gains)
+    found = [Step(lever, before, predict(gpu, tried, ceiling_gbps), setting, change, gains)
              for lever, setting, change, gains, tried in smallest_changes(gpu, launch)]
     return sorted(found, key=lambda s: -(s.saved_us or 0.0))
 

@@ -2,8 +2,8 @@
 
 A launch here is the handful of numbers a user can move (threads per block, registers, shared
 memory, elements per thread or the grid, the bytes); `predict` gives its occupancy, waves and
-time. Memory-bound launches go through the scheduler's bandwidth model (sim.predict.
-predict_bandwidth) with the occupancy rules (sim.occupancy). When the one launch model (sim/
+time. Memory-bound launches go through the loaded latency model (sim.latency.predict_launch, the
+one the Verdicts and explain's findings show) with the occupancy rules (sim.occupancy). When the one launch model (sim/
 launch_model.py) lands, `predict` is the one place to switch.
 """
 
@@ -69,17 +69,26 @@ class Outcome:
         return math.ceil(self.waves - 1e-9) if self.waves else 0
 
 
-def predict(gpu: GpuSpec, launch: WhatIf) -> Outcome:
-    """Occupancy, waves and predicted whole-launch time (device-event us) of `launch`."""
-    from sim.predict import predict_bandwidth
+def predict(gpu: GpuSpec, launch: WhatIf, ceiling_gbps: float | None = None) -> Outcome:
+    """Occupancy, waves and predicted whole-launch time (us) of `launch`: the loaded model's
+    (sim.latency.predict_launch, what the Verdicts' "Whole launch, predicted" and explain's
+    findings use) at `ceiling_gbps` (default the GPU's peak). No time where the GPU has no DRAM
+    latency on record or the launch cannot run."""
+    from sim.geometry import launch_geometry
+    from sim.latency import predict_launch
 
     occ = occupancy(gpu, launch.threads_per_block, launch.regs_per_thread, launch.smem_per_block)
     if not occ.can_launch or launch.grid < 1 or launch.elements < 1:
         return Outcome(launch, occ, 0.0, None)
-    per_wave = occ.blocks_per_sm * gpu.sm_count
-    p = predict_bandwidth(gpu, launch.grid, occ.blocks_per_sm, launch.bytes_moved,
-                          loop_trips=launch.loop_trips)
-    return Outcome(launch, occ, launch.grid / per_wave, p.time_us)
+    waves = launch.grid / (occ.blocks_per_sm * gpu.sm_count)
+    if gpu.dram_latency_ns is None:
+        return Outcome(launch, occ, waves, None)
+    tile = (launch.elements_per_thread * launch.threads_per_block
+            if launch.elements_per_thread is not None else None)
+    geo = launch_geometry(gpu, launch.elements, launch.threads_per_block, occ,
+                          blocks=launch.grid, elements_per_block=tile)
+    p = predict_launch(gpu, occ, geo, bytes_moved=launch.bytes_moved, ceiling_gbps=ceiling_gbps)
+    return Outcome(launch, occ, waves, launch.bytes_moved / p.bandwidth_gbps / 1e3)
 
 
 def from_geometry(occ: Occupancy, geo, bytes_moved: float | None = None) -> WhatIf:

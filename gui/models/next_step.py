@@ -8,12 +8,13 @@ from sim.next_step import Step, next_steps
 from sim.what_if import from_geometry
 
 
-def steps_for(state: LaunchState) -> list[Step]:
-    """The next steps of a memory-bound launch; none for a matrix product (matmul_auto chooses
-    its tile) or a launch that cannot run."""
+def steps_for(state: LaunchState, ceiling_gbps: float | None = None) -> list[Step]:
+    """The next steps of a memory-bound launch, at the ceiling the window's own prediction uses;
+    none for a matrix product (matmul_auto chooses its tile) or a launch that cannot run."""
     if not state.ok or state.geometry is None or state.geometry.sizes:
         return []
-    return next_steps(state.spec, from_geometry(state.occ, state.geometry, state.bytes_moved))
+    return next_steps(state.spec, from_geometry(state.occ, state.geometry, state.bytes_moved),
+                      ceiling_gbps)
 
 
 def try_changes(step: Step, state: LaunchState) -> dict | None:

@@ -77,7 +77,8 @@ class QtVerdicts(QWidget):
         launch = f"{st.spec.name} · {st.launch_text()}"
         self._header = f"<b>{html.escape(launch)}</b><br>" + "<br>".join(
             f"<span style='color:{style.MUTED}'>{html.escape(line)}</span>" for line in lines)
-        self._steps = [(s, try_changes(s, st)) for s in steps_for(st)]
+        ceiling = self.insight.ceiling_for(st.spec)[0]
+        self._steps = [(s, try_changes(s, st)) for s in steps_for(st, ceiling)]
         self.list.setHtml(f"<p>{self._header}</p>" + verdicts_html(self.insight.findings)
                           + next_steps_html([s for s, _ in self._steps],
                                             [c is not None for _, c in self._steps]))

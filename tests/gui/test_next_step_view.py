@@ -22,3 +22,14 @@ def test_try_it_sets_the_register_step_on_the_launch(win):
     assert w.model.state.inputs.regs_per_thread == 32
     assert w.model.state.occ.blocks_per_sm == 2
     assert w.controls.regs_slider.value() == 32  # the slider moved with the launch
+
+
+def test_the_next_steps_time_is_the_verdicts_whole_launch_time(win):
+    from sim.units import fmt_us
+
+    w = win("H200", 2**24, 1024, regs=40)
+    view = w.teach.verdicts_view
+    step = view._steps[0][0]
+    text = view.list.toPlainText()
+    assert f"Whole launch, predicted: {fmt_us(step.before.time_us)}" in text
+    assert f"instead of {step.before.time_us:,.1f} us" in text
