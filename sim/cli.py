@@ -45,6 +45,9 @@ def add_launch_arguments(parser, *, gpu_default: str | None = "H200") -> None:
 
 
 def register(subparsers) -> None:
+    from sim import run_diff
+
+    run_diff.register(subparsers)  # `diff A B`: two runs as one story
     p = subparsers.add_parser("explain", help="device, grid geometry and occupancy of one launch",
                               description="Print the device table, the launch geometry (blocks, warps, "
                                           "idle threads, warp slots, waves) and the occupancy with its limiter.")
