@@ -266,3 +266,14 @@ def cmd_diff(args) -> int:
         print(f"  {name:<{w0}}  {va:>{w1}}  {vb}{'   <- changed' if changed else ''}")
     print(f"\n{d.story()}")
     return 0
+
+
+def launch_spec(gpu_name: str, w: WhatIf) -> str:
+    """The launch spec `read_run` reads back as `w` (the window's "this launch")."""
+    parts = [f"gpu={gpu_name}", f"elements={w.elements}", f"block={w.threads_per_block}",
+             f"regs={w.regs_per_thread}", f"smem={w.smem_per_block}"]
+    parts.append(f"grid={w.grid_blocks}" if w.grid_blocks is not None
+                 else f"ept={w.elements_per_thread}")
+    if w.bytes_per_element != ADD_BYTES_PER_ELEMENT:
+        parts.append(f"bytes={round(w.bytes_moved)}")
+    return ",".join(parts)
