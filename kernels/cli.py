@@ -220,7 +220,7 @@ def kernel_launch(args, gpu):
     if spec.name == "matmul_auto":  # what it launches is the candidate it chose
         from .registry import matmul_choice, matmul_variants
 
-        choice = matmul_choice(given or spec.size_dims(args.elements), gpu, "bfloat16")
+        choice = matmul_choice(given or spec.size_dims(args.elements), gpu)
         spec = matmul_variants()[choice.chosen.variant]
         block = dict(choice.chosen.params)
     shape = spec.launch_shape(args.elements, block, gpu.sm_count, dims=given)

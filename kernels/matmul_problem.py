@@ -123,4 +123,4 @@ def _auto_programs(M, N, K, sm_count):
     """matmul_auto's grid: the programs of the candidate it chose (kernels.registry)."""
     from .registry import auto_gpu, matmul_choice
 
-    return matmul_choice(dict(M=M, N=N, K=K), auto_gpu(sm_count), "float16").chosen.programs
+    return matmul_choice(dict(M=M, N=N, K=K), auto_gpu(sm_count)).chosen.programs

@@ -158,11 +158,21 @@ def matmul_variants() -> dict[str, KernelSpec]:
             "stream_k": _BY_NAME["matmul_stream_k"]}
 
 
-def matmul_choice(dims: dict, gpu, dtype: str = "bfloat16"):
-    """matmul_auto's choice for an M x N x K product on `gpu` (sim.matmul_choice.choose)."""
+_CHOICES: dict = {}  # (sizes, GPU, dtype) -> choice: the grid rule asks at every slider move
+
+
+def matmul_choice(dims: dict, gpu, dtype: str | None = None):
+    """matmul_auto's choice for an M x N x K product on `gpu` (sim.matmul_choice.choose);
+    `dtype` default: bf16 where the GPU has a bf16 tensor rate, else fp16."""
     from sim.matmul_choice import choose
 
-    return choose(matmul_variants(), dims, gpu, dtype)
+    dtype = dtype or ("bfloat16" if gpu.tensor_tflops_bf16 or gpu.detected else "float16")
+    key = (tuple(int(dims[k]) for k in ("M", "N", "K")), gpu, dtype)
+    if key not in _CHOICES:
+        if len(_CHOICES) > 256:
+            _CHOICES.clear()
+        _CHOICES[key] = choose(matmul_variants(), dims, gpu, dtype)
+    return _CHOICES[key]
 
 
 def auto_gpu(sm_count: int | None):

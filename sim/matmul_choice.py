@@ -16,6 +16,9 @@ from sim.devices import GpuSpec
 from sim.errors import UserError
 
 VARIANTS = ("tiled", "persistent", "stream_k")
+# Nine candidates are simulated per choice (the window asks at every slider move): bigger
+# products than 2^16 tiles (16384 x 32768 in 128 x 256 tiles; 0.2 s a candidate) are refused.
+MAX_CHOICE_TILES = 2**16
 VARIANT_TITLES = {"tiled": "tiled", "persistent": "persistent", "stream_k": "stream-K"}
 
 # (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages): tutorial 03's Hopper winner, a
@@ -144,6 +147,11 @@ def choose(specs: dict, dims: dict, gpu: GpuSpec, dtype: str = "bfloat16",
     for variant in VARIANTS:
         for tile in tiles:
             params = tile_params(tile)
+            n_tiles = -(-sizes["M"] // params["BLOCK_M"]) * -(-sizes["N"] // params["BLOCK_N"])
+            if n_tiles > MAX_CHOICE_TILES:
+                skipped.append(f"{VARIANT_TITLES[variant]} {tile_label(params)}: {n_tiles:,} tiles, "
+                               f"more than matmul_auto weighs ({MAX_CHOICE_TILES:,})")
+                continue
             try:
                 p, time_us = predict_candidate(specs[variant], sizes, gpu, params, dtype)
             except UserError as exc:
@@ -156,6 +164,7 @@ def choose(specs: dict, dims: dict, gpu: GpuSpec, dtype: str = "bfloat16",
                                    p.concurrent_tiles, p.waves, time_us,
                                    2 * sizes["M"] * sizes["N"] * sizes["K"] / time_us / 1e6))
     if not found:
-        raise UserError(f"no matmul candidate runs on {gpu.name}: {'; '.join(skipped)}")
+        raise UserError(f"no matmul candidate for M={sizes['M']:,} N={sizes['N']:,} "
+                        f"K={sizes['K']:,} on {gpu.name}: {skipped[0] if skipped else ''}")
     found.sort(key=lambda c: c.time_us)
     return MatmulChoice(gpu.name, sizes, dtype, tuple(found), tuple(skipped))

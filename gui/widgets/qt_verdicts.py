@@ -52,6 +52,26 @@ def next_steps_html(steps, tryable) -> str:
             f"<ul>{''.join(rows)}</ul>")
 
 
+def choice_html(state) -> str:
+    """matmul_auto's choice for the window's sizes: every candidate's tiles, waves and predicted
+    time (kernels.registry.matmul_choice, the one its grid rule asked: cached, not redone)."""
+    if state.inputs.kernel != "matmul_auto" or state.geometry is None or not state.geometry.sizes:
+        return ""
+    from kernels.registry import matmul_choice
+
+    try:
+        choice = matmul_choice(dict(state.geometry.sizes), state.spec)
+    except ValueError as exc:  # UserError: no candidate runs on this GPU
+        return f"<p><b>matmul_auto:</b> {html.escape(str(exc))}</p>"
+    cells = "".join(
+        f"<tr><td>{'<b>' if i == 0 else ''}{html.escape(r[0].strip())}</td>"
+        + "".join(f"<td align='right'>{v}</td>" for v in r[1:]) + "</tr>"
+        for i, r in enumerate(choice.rows()))
+    return (f"<p><b>matmul_auto chose</b> {html.escape(choice.why())}</p>"
+            "<table cellspacing='0' cellpadding='2'><tr><th align='left'>candidate</th><th>tiles"
+            f"</th><th>waves</th><th>us</th><th>TFLOP/s</th></tr>{cells}</table>")
+
+
 class QtVerdicts(QWidget):
     def __init__(self, insight: InsightModel, simulation: SimulationModel,
                  parent: QWidget | None = None) -> None:
@@ -79,7 +99,7 @@ class QtVerdicts(QWidget):
             f"<span style='color:{style.MUTED}'>{html.escape(line)}</span>" for line in lines)
         ceiling = self.insight.ceiling_for(st.spec)[0]
         self._steps = [(s, try_changes(s, st)) for s in steps_for(st, ceiling)]
-        self.list.setHtml(f"<p>{self._header}</p>" + verdicts_html(self.insight.findings)
+        self.list.setHtml(f"<p>{self._header}</p>" + choice_html(st) + verdicts_html(self.insight.findings)
                           + next_steps_html([s for s, _ in self._steps],
                                             [c is not None for _, c in self._steps]))
 

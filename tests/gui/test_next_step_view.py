@@ -33,3 +33,20 @@ def test_the_next_steps_time_is_the_verdicts_whole_launch_time(win):
     text = view.list.toPlainText()
     assert f"Whole launch, predicted: {fmt_us(step.before.time_us)}" in text
     assert f"instead of {step.before.time_us:,.1f} us" in text
+
+
+def test_matmul_auto_in_the_verdicts_shows_its_candidates(win):
+    from kernels.registry import matmul_choice
+
+    from kernels.registry import KERNELS
+
+    w = win("H200")
+    w.model.set_kernels([k for k in KERNELS if k.group == "matmul"])
+    assert not w.model.select_kernel("matmul_auto")  # M=N=K=1,000,000: too big, one line
+    assert w.model.update(kernel="matmul_auto", dims="M=1024,N=4352,K=8192")
+    text = w.teach.verdicts_view.list.toPlainText()
+    choice = matmul_choice(dict(M=1024, N=4352, K=8192), w.model.state.spec)
+    assert "matmul_auto chose" in text and choice.why() in text
+    assert text.count("stream-K") >= 3  # every candidate is listed, not only the winner
+    assert w.model.state.blocks == choice.chosen.programs  # the grid is the chosen candidate's
+    w.model.update(kernel="custom", dims="")
