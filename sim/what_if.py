@@ -75,7 +75,6 @@ def predict(gpu: GpuSpec, launch: WhatIf, ceiling_gbps: float | None = None) -> 
     findings use) at `ceiling_gbps` (default the GPU's peak). No time where the GPU has no DRAM
     latency on record or the launch cannot run."""
     from sim.geometry import launch_geometry
-    from sim.latency import predict_launch
 
     occ = occupancy(gpu, launch.threads_per_block, launch.regs_per_thread, launch.smem_per_block)
     if not occ.can_launch or launch.grid < 1 or launch.elements < 1:
@@ -87,8 +86,22 @@ def predict(gpu: GpuSpec, launch: WhatIf, ceiling_gbps: float | None = None) -> 
             if launch.elements_per_thread is not None else None)
     geo = launch_geometry(gpu, launch.elements, launch.threads_per_block, occ,
                           blocks=launch.grid, elements_per_block=tile)
-    p = predict_launch(gpu, occ, geo, bytes_moved=launch.bytes_moved, ceiling_gbps=ceiling_gbps)
-    return Outcome(launch, occ, waves, launch.bytes_moved / p.bandwidth_gbps / 1e3)
+    return Outcome(launch, occ, waves, _whole_launch_us(gpu, occ, geo, launch.bytes_moved,
+                                                        ceiling_gbps))
+
+
+def _whole_launch_us(gpu, occ, geo, bytes_moved: float, ceiling_gbps) -> float:
+    """The one launch model's whole-launch time where it exists (sim/launch_model.py, branch
+    `model`), else the loaded model's that the surfaces show today."""
+    try:
+        from sim.launch_model import predict_geometry
+    except ImportError:
+        from sim.latency import predict_launch
+
+        p = predict_launch(gpu, occ, geo, bytes_moved=bytes_moved, ceiling_gbps=ceiling_gbps)
+        return bytes_moved / p.bandwidth_gbps / 1e3
+    return predict_geometry(gpu, occ, geo, bytes_moved=bytes_moved, mode="memory",
+                            ceiling_gbps=ceiling_gbps).whole_launch_us
 
 
 def from_geometry(occ: Occupancy, geo, bytes_moved: float | None = None) -> WhatIf:
