@@ -1,5 +1,6 @@
 """The next step of the window's launch (sim.next_step) and what "try it" sets on the launch
-model: the inputs a step changes, when the launch's own inputs hold that lever. No Qt."""
+model: the inputs a step changes, when the launch's own inputs hold that lever; and, for
+matmul_auto, the choice it made. No Qt."""
 
 from __future__ import annotations
 
@@ -30,3 +31,16 @@ def try_changes(step: Step, state: LaunchState) -> dict | None:
     if kind == "elements_per_thread" and state.inputs.block_size is not None:
         return {"block_size": value * state.inputs.threads_per_block}
     return None
+
+
+def auto_choice(state: LaunchState):
+    """matmul_auto's choice for the launch's sizes (kernels.registry.matmul_choice, the one its
+    grid rule asked: cached, not redone); None for another kernel; a one-line str if it failed."""
+    if state.inputs.kernel != "matmul_auto" or state.geometry is None or not state.geometry.sizes:
+        return None
+    from kernels.registry import matmul_choice
+
+    try:
+        return matmul_choice(dict(state.geometry.sizes), state.spec)
+    except ValueError as exc:  # UserError: no candidate for these sizes on this GPU
+        return str(exc)

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from gui import style
 from gui.models.insight import InsightModel
-from gui.models.next_step import steps_for, try_changes
+from gui.models.next_step import auto_choice, steps_for, try_changes
 from gui.models.simulation import SimulationModel
 from sim.advice import Finding
 
@@ -54,15 +54,12 @@ def next_steps_html(steps, tryable) -> str:
 
 def choice_html(state) -> str:
     """matmul_auto's choice for the window's sizes: every candidate's tiles, waves and predicted
-    time (kernels.registry.matmul_choice, the one its grid rule asked: cached, not redone)."""
-    if state.inputs.kernel != "matmul_auto" or state.geometry is None or not state.geometry.sizes:
+    time (gui.models.next_step.auto_choice)."""
+    choice = auto_choice(state)
+    if choice is None:
         return ""
-    from kernels.registry import matmul_choice
-
-    try:
-        choice = matmul_choice(dict(state.geometry.sizes), state.spec)
-    except ValueError as exc:  # UserError: no candidate runs on this GPU
-        return f"<p><b>matmul_auto:</b> {html.escape(str(exc))}</p>"
+    if isinstance(choice, str):
+        return f"<p><b>matmul_auto:</b> {html.escape(choice)}</p>"
     cells = "".join(
         f"<tr><td>{'<b>' if i == 0 else ''}{html.escape(r[0].strip())}</td>"
         + "".join(f"<td align='right'>{v}</td>" for v in r[1:]) + "</tr>"
