@@ -296,6 +296,9 @@ def print_summary(result: dict) -> None:
     vs_variants = [r["best_variant_default_tile_ms"] / r["auto_ms"] for r in rows
                    if r["best_variant_default_tile_ms"]]
     vs_cublas = [r["cublas_ms"] / r["auto_ms"] for r in rows]
+    tf = [r["cublas_tflops"] for r in rows]
+    # cuBLAS's own dips: at least 5% below the mean of its two neighbours
+    dips = [i for i in range(1, len(tf) - 1) if tf[i] <= 0.95 * (tf[i - 1] + tf[i + 1]) / 2]
     pts = [c for r in rows + result["squares"] for c in r["candidates"]]
     raw = sum(abs(c["predicted_ms"] / c["measured_ms"] - 1) <= 0.10 for c in pts)
     scaled = sum(abs(c["predicted_ms"] / scale / c["measured_ms"] - 1) <= 0.10 for c in pts)
@@ -312,6 +315,9 @@ def print_summary(result: dict) -> None:
          f"{min(vs_variants):.2f}; >= 0.97 at {sum(v >= 0.97 for v in vs_variants)}/{len(vs_variants)}"),
         ("auto / cuBLAS in the sawtooth, median",
          f"{sorted(vs_cublas)[len(vs_cublas) // 2]:.2f}; >= 1 at {sum(v >= 1 for v in vs_cublas)}"),
+        ("where cuBLAS dips >= 5% below its neighbours: auto >= cuBLAS",
+         f"{sum(vs_cublas[i] >= 1 for i in dips)}/{len(dips)} (N = "
+         f"{', '.join(str(rows[i]['N']) for i in dips) or 'none'})"),
         *[(f"auto / cuBLAS at {s['M']}^3", f"{s['cublas_ms'] / s['auto_ms']:.2f} ({s['chosen']})")
           for s in result["squares"]],
         ("candidate predictions within 10%", f"raw {raw}/{len(pts)}, with scale {scale:.3f}: "
