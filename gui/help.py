@@ -140,6 +140,15 @@ the bandwidth), solved exactly. Where it was measured on this GPU (the H200's fo
 sweep is built in), the measured points are drawn with the model for the same kernel: within 7%
 on held-out data, where plain Little's law is up to 2.5x too high.</p>""",
     ),
+    "diff": (
+        "Run diff",
+        """
+<p>Two runs side by side: two launches (the one the sliders set, or typed as
+<code>gpu=H200,elements=2^24,block=256,regs=40</code>; their time predicted), two block traces, or
+two measurements of bench results files (<code>FILE#N</code>). Below the table, what changed as
+one story: the inputs, then the blocks per SM, the waves, the last wave and the time.
+<code>main.py diff A B</code> prints the same.</p>""",
+    ),
     "compare": (
         "Two GPUs",
         """

@@ -87,13 +87,17 @@ def install(win) -> TeachPanels:
     right, bottom = Qt.DockWidgetArea.RightDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
     win._add_dock("verdicts", verdicts_view, right)
     win.splitDockWidget(win.docks["occupancy"], win.docks["verdicts"], Qt.Orientation.Vertical)
-    for key, view in (("latency", _scrolled(latency_view)), ("compare", _scrolled(compare_view))):
+    from gui.widgets.qt_run_diff import QtRunDiff
+
+    diff_view = QtRunDiff(win.model)
+    for key, view in (("latency", _scrolled(latency_view)), ("compare", _scrolled(compare_view)),
+                      ("diff", diff_view)):
         win._add_dock(key, view, bottom)
         win.tabifyDockWidget(win.docks["bandwidth"], win.docks[key])
     win.docks["timeline"].raise_()
 
     view_menu = win.view_menu
-    for key in ("verdicts", "latency", "compare"):
+    for key in ("verdicts", "latency", "compare", "diff"):
         view_menu.insertAction(view_menu.actions()[-2], win.docks[key].toggleViewAction())
     theme_menu = view_menu.addMenu("&Theme")
     group = QActionGroup(win)

@@ -166,25 +166,53 @@ def add_kernel_options(parser) -> None:
                              "several)")
     parser.add_argument("--warps", type=arg_count("--warps", 1, 64), default=None, metavar="W",
                         help="with a Triton --kernel: num_warps (default: the kernel's own)")
+    parser.add_argument("--dims", type=_one_product, default=None, metavar="M=..,N=..,K=..",
+                        help="with a matmul --kernel: the product's sizes (default: "
+                             "M=N=K=--elements)")
     parser.set_defaults(kernel_launch=kernel_launch)
 
 
-def _launch_facts(args, gpu, cc) -> dict:
-    """kernels.user_code.launch_facts of the kernel --kernel / --kernel-file names. A file's
-    code runs in its own process under kernels.declarations.Limits, never in this one: its
-    prints stay out of our output, and a loop, a 10 GB allocation, a crash or a bad grid rule
-    is one line (exit status 1)."""
-    from .user_code import file_launch_facts, launch_facts
+def _one_product(text: str) -> dict:
+    from sim.waves import parse_sweep
 
-    if not args.kernel_file:
-        from .registry import get_kernel
+    found = parse_sweep(text)
+    if len(found) != 1:
+        raise argparse.ArgumentTypeError(f"--dims takes one size each of M, N and K, got {text!r}")
+    return found[0]
 
-        spec = get_kernel(args.kernel)
-        if not spec.launchable:
-            raise UserError(f"{spec.name}: torch chooses its own grid; pick a Triton or Numba kernel")
-        return launch_facts(spec, args.elements, args.block, args.warps, gpu.sm_count, cc)
+
+def _file_facts(args, gpu, cc) -> dict:
+    """kernels.user_code's launch facts of the kernel --kernel-file names. A file's code runs in
+    its own process under kernels.declarations.Limits, never in this one: its prints stay out of
+    our output, and a loop, a 10 GB allocation, a crash or a bad grid rule is one line (exit
+    status 1)."""
+    from .user_code import file_launch_facts
+
+    if getattr(args, "dims", None) is not None:
+        raise UserError("--dims is for a built-in matmul --kernel; a file's kernel takes --elements")
     return file_launch_facts(args.kernel_file, args.kernel, args.elements, args.block, args.warps,
                              gpu.sm_count, cc)
+
+
+def _builtin_launch(args, gpu):
+    """(the declaration launched, its block setting, matmul_auto's choice or None) of --kernel."""
+    from .harness import block_setting
+    from .registry import get_kernel
+
+    spec = get_kernel(args.kernel)
+    if not spec.launchable:
+        raise UserError(f"{spec.name}: torch chooses its own grid; pick a Triton or Numba kernel")
+    given = getattr(args, "dims", None)
+    if given is not None and not {"M", "N", "K"} <= set(spec.size_dims(1)):
+        raise UserError(f"--dims is for a matrix product; {spec.name} takes --elements")
+    block, choice = block_setting(spec, args.block, args.warps), None
+    if spec.name == "matmul_auto":  # what it launches is the candidate it chose
+        from .registry import matmul_choice, matmul_variants
+
+        choice = matmul_choice(given or spec.size_dims(args.elements), gpu)
+        spec = matmul_variants()[choice.chosen.variant]
+        block = dict(choice.chosen.params)
+    return spec, block, choice
 
 
 def kernel_launch(args, gpu):
@@ -196,13 +224,23 @@ def kernel_launch(args, gpu):
         return None
     from sim.cli import CompiledFacts, KernelLaunch
 
+    from .user_code import launch_facts
+
     need_compile = getattr(args, "regs", None) is None or getattr(args, "smem", None) is None
-    facts = _launch_facts(args, gpu, gpu.compute_capability if need_compile else None)
+    cc = gpu.compute_capability if need_compile else None
+    spec, choice = None, None
+    if args.kernel_file:
+        facts = _file_facts(args, gpu, cc)
+    else:
+        spec, block, choice = _builtin_launch(args, gpu)
+        facts = launch_facts(spec, args.elements, None, None, gpu.sm_count, cc, setting=block,
+                             dims=getattr(args, "dims", None))
     params = ", ".join(f"{k}={_param(v)}" for k, v in facts["params"].items())
     dims = facts["dims"]
     if set(dims) != {"n"}:
         params = ", ".join(f"{k}={v:,}" for k, v in dims.items()) + "; " + params
-    note = f"grid from {facts['name']}'s declaration: {params}"
+    note = (f"matmul_auto chose {facts['name']}; " if choice else "") + \
+        f"grid from {facts['name']}'s declaration: {params}"
     compiled = None
     if facts["compiled"] is not None:
         compiled = CompiledFacts(**facts["compiled"])
@@ -215,18 +253,8 @@ def kernel_launch(args, gpu):
                         bytes_moved=facts["bytes_moved"],
                         regs_per_thread=compiled.regs_per_thread if compiled else None,
                         smem_per_block=compiled.smem_per_block if compiled else None,
-                        note=note, compiled=compiled, sizes=dims, declaration=_builtin(args),
-                        block_params=dict(facts["params"]))
-
-
-def _builtin(args):
-    """A built-in kernel's declaration (what its blocks compute, for the compute-bound model); a
-    user's file stays in its own process, so its launch is predicted from the facts alone."""
-    if args.kernel_file:
-        return None
-    from .registry import get_kernel
-
-    return get_kernel(args.kernel)
+                        note=note, compiled=compiled, sizes=dims, declaration=spec,
+                        block_params=dict(facts["params"]), choice=choice)
 
 
 def _param(value) -> str:

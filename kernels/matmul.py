@@ -331,6 +331,64 @@ def bind_matmul_persistent(a, b, c, config: MatmulConfig = DEFAULT_CONFIG, *, pr
     return run
 
 
+def bind_matmul_auto(a, b, c, gpu, dtype: str | None = None, choice=None):
+    """A zero-argument launch of what matmul_auto chose for this product on `gpu` (a GpuSpec):
+    the variant and tile the launch model predicts fastest (kernels.registry.matmul_choice), no
+    autotuning run. The choice is made here, once (or passed in, made for these sizes);
+    `run.choice` says what and why."""
+    from .registry import matmul_choice
+
+    _check(a, b, c)
+    dtype = dtype or str(a.dtype).removeprefix("torch.")
+    dims = dict(M=a.shape[0], N=b.shape[1], K=a.shape[1])
+    if choice is None or choice.dims != dims:
+        choice = matmul_choice(dims, gpu, dtype)
+    best = choice.chosen
+    p = best.params
+    config = MatmulConfig(p["BLOCK_M"], p["BLOCK_N"], p["BLOCK_K"], p["GROUP_M"], p["num_warps"],
+                          p["num_stages"])
+    if best.variant == "tiled":
+        run = bind_matmul(a, b, c, config)
+    else:
+        run = bind_matmul_persistent(a, b, c, config, programs=best.programs,
+                                     stream_k=best.variant == "stream_k")
+    run.choice = choice
+    return run
+
+
+class _AutoKernel:
+    """matmul_auto as the registry launches a Triton kernel (`kernel[grid](*args, **meta)`): the
+    choice is made for the arrays' sizes and the device's SM count, bound once per set of arrays
+    (the stream-K workspace is allocated then), and run."""
+
+    def __init__(self) -> None:
+        self._bound: dict = {}
+
+    def __getitem__(self, grid):
+        return self._launch
+
+    def run(self, *args, grid=None, **meta):  # JITFunction's spelling of a launch
+        return self._launch(*args, **meta)
+
+    def _launch(self, a, b, c, _ws, _counts, M, N, K, *_rest, **_meta):
+        import torch
+
+        from .registry import auto_gpu
+
+        key = (a.data_ptr(), b.data_ptr(), c.data_ptr(), M, N, K, a.dtype)
+        run = self._bound.get(key)
+        if run is None:
+            sms = (torch.cuda.get_device_properties(a.device).multi_processor_count
+                   if a.is_cuda else 4)  # 4: the simulator's SMs (kernels.harness)
+            if len(self._bound) >= 8:
+                self._bound.clear()
+            run = self._bound[key] = bind_matmul_auto(a, b, c, auto_gpu(sms))
+        run()
+
+
+matmul_auto_kernel = _AutoKernel()
+
+
 def matmul(a, b, config: MatmulConfig = DEFAULT_CONFIG):
     """C = A @ B with the tiled kernel."""
     import torch

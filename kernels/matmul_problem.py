@@ -106,4 +106,21 @@ MATMUL = [
                                                       *_strides(M, N, K), None),
          grid=lambda sm_count: sm_count,
          block=dict(_BLOCK), constants=dict(STREAM_K=True, STAMP=False), **_COMMON),
+    dict(kernel=f"{KERNELS}:matmul_auto_kernel", backend="triton", name="matmul_auto",
+         title="Matmul, auto (variant and tile chosen by the model)",
+         description="Tiled, persistent or stream-K, and one of three tiles: whichever the launch "
+                     "model predicts fastest for these sizes on this GPU, with no autotuning run "
+                     "(sim/matmul_choice.py; `explain --kernel matmul_auto` says why).",
+         inputs=_ws_inputs,
+         args=lambda a, b, ws, counts, out, M, N, K: (a, b, out, ws, counts, M, N, K,
+                                                      *_strides(M, N, K), None),
+         grid=lambda M, N, K, sm_count: _auto_programs(M, N, K, sm_count),
+         block=dict(num_warps=8), **_COMMON),
 ]
+
+
+def _auto_programs(M, N, K, sm_count):
+    """matmul_auto's grid: the programs of the candidate it chose (kernels.registry)."""
+    from .registry import auto_gpu, matmul_choice
+
+    return matmul_choice(dict(M=M, N=N, K=K), auto_gpu(sm_count)).chosen.programs

@@ -150,3 +150,44 @@ def parse_kernel_list(text: str) -> list[KernelSpec]:
     if not out:
         raise UserError("no kernel named; give --kernel NAME[,NAME]")
     return out
+
+
+def matmul_variants() -> dict[str, KernelSpec]:
+    """matmul_auto's candidates' declarations, by variant (sim.matmul_choice.VARIANTS)."""
+    return {"tiled": _BY_NAME["matmul_tiled"], "persistent": _BY_NAME["matmul_persistent"],
+            "stream_k": _BY_NAME["matmul_stream_k"]}
+
+
+_CHOICES: dict = {}  # (sizes, GPU, dtype) -> choice: the grid rule asks at every slider move
+
+
+def matmul_choice(dims: dict, gpu, dtype: str | None = None):
+    """matmul_auto's choice for an M x N x K product on `gpu` (sim.matmul_choice.choose);
+    `dtype` default: bf16 where the GPU has a bf16 tensor rate, else fp16."""
+    from sim.matmul_choice import choose
+
+    dtype = dtype or ("bfloat16" if gpu.tensor_tflops_bf16 or gpu.detected else "float16")
+    key = (tuple(int(dims[k]) for k in ("M", "N", "K")), gpu, dtype)
+    if key not in _CHOICES:
+        if len(_CHOICES) > 256:
+            _CHOICES.clear()
+        _CHOICES[key] = choose(matmul_variants(), dims, gpu, dtype)
+    return _CHOICES[key]
+
+
+def auto_gpu(sm_count: int | None):
+    """The GPU matmul_auto predicts for when only an SM count is known (a grid rule, a launch on a
+    device): the preset with that many SMs and a tensor rate, else the H200's figures on that
+    many SMs (the simulator's 4)."""
+    from dataclasses import replace
+
+    from sim.devices import preset, presets
+
+    h200 = preset("H200")
+    if not sm_count or sm_count == h200.sm_count:
+        return h200
+    for name in presets():
+        gpu = preset(name)
+        if gpu.sm_count == sm_count and gpu.tensor_tflops_fp16:
+            return gpu
+    return replace(h200, sm_count=int(sm_count))

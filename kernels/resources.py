@@ -124,6 +124,9 @@ def launch_request(spec: KernelSpec, n: int, block=None, cc=(9, 0)) -> tuple[Com
     if not spec.launchable:
         raise UserError(f"{spec.name}: torch compiles its own kernels; WarpScope cannot say "
                         "their registers")
+    if spec.name == "matmul_auto":  # no kernel of its own: what it launches depends on the sizes
+        raise UserError("matmul_auto launches the candidate it chose (the Verdicts list them); "
+                        "`explain --kernel matmul_auto --dims ...` compiles that one")
     spec.check_block(block)
     shown = compile_elements(spec, n)
     arrays = launch_arrays(spec, shown)

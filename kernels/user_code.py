@@ -122,19 +122,23 @@ COMPILED_FIELDS = ("compiler", "ptxas", "target", "regs_per_thread", "smem_per_b
                    "stack_bytes", "elements")
 
 
-def launch_facts(spec, elements: int, block, warps, sm_count: int, cc) -> dict:
+def launch_facts(spec, elements: int, block, warps, sm_count: int, cc, *, setting=None,
+                 dims=None) -> dict:
     """The launch of `spec` at `elements` as plain data: its grid rule's blocks, threads, tile,
-    parameters, named sizes and bytes, and (with `cc`) what its compiler gives it there."""
+    parameters, named sizes and bytes, and (with `cc`) what its compiler gives it there.
+    `setting`: a block setting already made (else from `block` and `warps`); `dims`: a matmul's
+    M, N and K."""
     from .harness import block_setting
 
-    setting = block_setting(spec, block, warps)
-    shape = spec.launch_shape(elements, setting, sm_count)
+    setting = setting if setting is not None else block_setting(spec, block, warps)
+    shape = spec.launch_shape(elements, setting, sm_count, dims=dims)
     facts = {"name": spec.name, "blocks": shape.grid_blocks,
              "threads_per_block": shape.threads_per_block,
              "elements_per_block": shape.elements_per_block,
              "params": {k: list(v) if isinstance(v, tuple) else v for k, v in shape.params.items()},
-             "dims": spec.size_dims(elements),
-             "bytes_moved": spec.bytes_moved(elements) if spec.bytes else None, "compiled": None}
+             "dims": spec.size_dims(elements, dims),
+             "bytes_moved": spec.bytes_moved(elements, dims=dims) if spec.bytes else None,
+             "compiled": None}
     if cc is not None:
         from .compile import CompileError
         from .resources import launch_resources

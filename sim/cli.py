@@ -47,6 +47,9 @@ def add_launch_arguments(parser, *, gpu_default: str | None = "H200") -> None:
 
 
 def register(subparsers) -> None:
+    from sim import run_diff
+
+    run_diff.register(subparsers)  # `diff A B`: two runs as one story
     p = subparsers.add_parser("explain", help="device, grid geometry and occupancy of one launch",
                               description="Print the device table, the launch geometry (blocks, warps, "
                                           "idle threads, warp slots, waves) and the occupancy with its limiter.")
@@ -163,6 +166,7 @@ class KernelLaunch:
     sizes: dict | None = None  # the kernel's named sizes (a matmul's M, N, K)
     declaration: object = None  # the kernel's declaration (kernels.spec.KernelSpec), for its work
     block_params: dict | None = None  # the block parameters launched (BLOCK_SIZE, num_warps, ...)
+    choice: object | None = None  # matmul_auto: sim.matmul_choice.MatmulChoice, what and why
 
 
 def resolve_launch(args):
@@ -234,7 +238,11 @@ def occupancy_rows(occ) -> list[tuple[str, str, str]]:
 
 def explain_payload(gpu, occ, geo, kernel=None) -> dict:
     payload = {"device": gpu.to_dict(), "geometry": asdict(geo), "occupancy": asdict(occ),
-               "findings": [asdict(f) for f in _findings(gpu, occ, geo, kernel)]}
+               "findings": [asdict(f) for f in _findings(gpu, occ, geo, kernel)],
+               "next_steps": [{"lever": st.lever, "setting": st.setting, "change": st.change,
+                               "gains": st.gains, "time_us": st.before.time_us,
+                               "after_time_us": st.after.time_us}
+                              for st in _next_steps(gpu, occ, geo, kernel)]}
     prediction = launch_prediction(gpu, occ, geo, kernel)
     if prediction is not None:
         payload.update(prediction.summary())
@@ -259,6 +267,8 @@ def cmd_explain(args) -> int:
     if kernel is not None and kernel.compiled is not None:
         _print_table(f"Compiled for {gpu.name} ({kernel.compiled.target}), without the GPU",
                      compiled_rows(kernel.compiled, occ), align="<")
+    if kernel is not None and kernel.choice is not None:
+        print_choice(kernel.choice)
     _print_table(launch, geometry_rows(gpu, geo))
     _print_table("Occupancy (blocks per SM each limiter allows)", occupancy_rows(occ))
     print(f"  => {occ.explain()} (theoretical: what the limits allow)\n")
@@ -267,6 +277,7 @@ def cmd_explain(args) -> int:
         _print_table(f"Predicted (sim/launch_model.py, {COST_MODELS[prediction.mode].title}; "
                      "constants from resources/physics)", prediction_rows(prediction, gpu))
     print_findings(_findings(gpu, occ, geo, kernel))
+    print_next_steps(_next_steps(gpu, occ, geo, kernel))
     return 0
 
 
@@ -303,8 +314,40 @@ def prediction_rows(p, gpu) -> list[tuple[str, str, str]]:
     return rows + [(f"  {k}", "", v) for k, v in p.sources.items()]
 
 
+def print_choice(choice) -> None:
+    """matmul_auto: every candidate's tiles, waves and predicted time, and what was chosen."""
+    print(f"matmul_auto on {choice.gpu}, M={choice.dims['M']:,} N={choice.dims['N']:,} "
+          f"K={choice.dims['K']:,} ({choice.dtype}): its candidates by predicted time")
+    rows = [("candidate", "tiles", "waves", "us", "TFLOP/s"), *choice.rows()]
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    for r in rows:
+        print("  " + f"{r[0]:<{widths[0]}}" + "".join(f"  {v:>{w}}" for v, w in zip(r[1:], widths[1:])))
+    print(f"  => chose {choice.why()}")
+    for line in choice.skipped:
+        print(f"  (not a candidate here: {line})")
+
+
 def _findings(gpu, occ, geo, kernel):
     return launch_findings(gpu, occ, geo, bytes_moved=kernel.bytes_moved if kernel else None)
+
+
+def _next_steps(gpu, occ, geo, kernel):
+    """The next step of a memory-bound launch (sim.next_step); a matrix product has matmul_auto."""
+    from sim.next_step import next_steps
+    from sim.what_if import from_geometry
+
+    if not occ.can_launch or geo.sizes:
+        return []
+    return next_steps(gpu, from_geometry(occ, geo, kernel.bytes_moved if kernel else None))
+
+
+def print_next_steps(steps) -> None:
+    if not steps:
+        return
+    print("\nNext step: the smallest change per lever that gains a block per SM or a wave "
+          "(time: the memory-bound model)")
+    for st in steps:
+        print(f"  - {st.line()}")
 
 
 def print_findings(found) -> None:

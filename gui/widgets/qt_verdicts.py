@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from gui import style
 from gui.models.insight import InsightModel
+from gui.models.next_step import auto_choice, steps_for, try_changes
 from gui.models.simulation import SimulationModel
 from sim.advice import Finding
 
@@ -37,6 +38,37 @@ def verdicts_html(found: list[Finding]) -> str:
     return f"<table cellspacing='0' cellpadding='3'>{''.join(rows)}</table>"
 
 
+def next_steps_html(steps, tryable) -> str:
+    """The next step, lever by lever, each with a "try it" link where the window can make it."""
+    if not steps:
+        return ""
+    rows = []
+    for i, (st, ok) in enumerate(zip(steps, tryable)):
+        link = f" <a href='try:{i}'>try it</a>" if ok else ""
+        rows.append(f"<li><b>{html.escape(st.lever)}</b>: {html.escape(st.change)} gives "
+                    f"{html.escape(st.gains)}; {html.escape(st.effect())}{link}</li>")
+    return ("<p><b>Next step</b> <span style='color:" + style.MUTED + "'>(the smallest change per "
+            "lever that gains a block per SM or a wave; time: the memory-bound model)</span></p>"
+            f"<ul>{''.join(rows)}</ul>")
+
+
+def choice_html(state) -> str:
+    """matmul_auto's choice for the window's sizes: every candidate's tiles, waves and predicted
+    time (gui.models.next_step.auto_choice)."""
+    choice = auto_choice(state)
+    if choice is None:
+        return ""
+    if isinstance(choice, str):
+        return f"<p><b>matmul_auto:</b> {html.escape(choice)}</p>"
+    cells = "".join(
+        f"<tr><td>{'<b>' if i == 0 else ''}{html.escape(r[0].strip())}</td>"
+        + "".join(f"<td align='right'>{v}</td>" for v in r[1:]) + "</tr>"
+        for i, r in enumerate(choice.rows()))
+    return (f"<p><b>matmul_auto chose</b> {html.escape(choice.why())}</p>"
+            "<table cellspacing='0' cellpadding='2'><tr><th align='left'>candidate</th><th>tiles"
+            f"</th><th>waves</th><th>us</th><th>TFLOP/s</th></tr>{cells}</table>")
+
+
 class QtVerdicts(QWidget):
     def __init__(self, insight: InsightModel, simulation: SimulationModel,
                  parent: QWidget | None = None) -> None:
@@ -50,6 +82,8 @@ class QtVerdicts(QWidget):
         self.list.setMinimumHeight(70)
         lay.addWidget(self.list, 1)
         self._header = ""
+        self._steps: list = []
+        self.list.anchorClicked.connect(self._on_try)
         insight.changed.connect(self._on_changed)
         simulation.changed.connect(self._on_changed)
         self._on_changed()
@@ -60,7 +94,20 @@ class QtVerdicts(QWidget):
         launch = f"{st.spec.name} · {st.launch_text()}"
         self._header = f"<b>{html.escape(launch)}</b><br>" + "<br>".join(
             f"<span style='color:{style.MUTED}'>{html.escape(line)}</span>" for line in lines)
-        self.list.setHtml(f"<p>{self._header}</p>" + verdicts_html(self.insight.findings))
+        ceiling = self.insight.ceiling_for(st.spec)[0]
+        self._steps = [(s, try_changes(s, st)) for s in steps_for(st, ceiling)]
+        self.list.setHtml(f"<p>{self._header}</p>" + choice_html(st) + verdicts_html(self.insight.findings)
+                          + next_steps_html([s for s, _ in self._steps],
+                                            [c is not None for _, c in self._steps]))
+
+    def _on_try(self, url) -> None:
+        """ "try it": the step's inputs go to the launch model, which moves the sliders."""
+        name = url.toString()
+        if not name.startswith("try:"):
+            return
+        i = int(name.split(":", 1)[1])
+        if i < len(self._steps) and self._steps[i][1] is not None:
+            self.insight.launch.update(**self._steps[i][1])
 
     def restyle(self) -> None:
         self._on_changed()

@@ -1,0 +1,336 @@
+"""GPU run H (issue 21): matmul_auto against its three variants and cuBLAS, and the next step measured.
+
+1. The sawtooth: M=1024, K=8192, N = 2048..16384 step 256 (57 sizes), bf16. Per size: matmul_auto
+   (its choice made by the model, no autotuning), every candidate the choice weighed (three
+   variants x three tiles, which include the variants at the default 128x256x64 tile) and
+   cuBLAS (torch.matmul), all in this process, triton.testing.do_bench median (L2 flushed
+   before each rep). Then 4096^3 and 8192^3 likewise.
+2. Each candidate's predicted time beside its measured time, raw and with one throughput scale
+   for the run: cuBLAS at 8192^3 here over cuBLAS at 8192^3 in benchmarks/matmul_h200.json (the
+   run the compute model was fitted on).
+3. The next step measured: launches of Triton and Numba kernels before and after one change
+   (num_warps, BLOCK_SIZE, threads per block, a register cap, shared memory, grid), with the
+   memory-bound model's predicted change (sim.what_if, the registers the compiler reported)
+   beside the measured one.
+
+Usage: python3 benchmarks/chooser_run.py --out DIR [--budget-s 300]; --dry-run: tiny sizes on the
+CPU (TRITON_INTERPRET=1, NUMBA_ENABLE_CUDASIM=1), to catch argument errors before a device run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+FIT_RUN = ROOT / "benchmarks" / "matmul_h200.json"
+VARIANTS = ("tiled", "persistent", "stream_k")
+SPEC_OF = {"tiled": "matmul_tiled", "persistent": "matmul_persistent", "stream_k": "matmul_stream_k"}
+
+
+class Clock:
+    """do_bench's median on a GPU; one plain call in the dry run (nothing there is a timing)."""
+
+    def __init__(self, dry: bool) -> None:
+        self.dry = dry
+
+    def ms(self, fn) -> float:
+        if self.dry:
+            t = time.perf_counter()
+            fn()
+            return (time.perf_counter() - t) * 1e3
+        import triton.testing
+
+        return float(triton.testing.do_bench(fn, warmup=5, rep=25, return_mode="median"))
+
+
+def _variant_launch(a, b, c, variant: str, params: dict, programs: int):
+    from kernels.matmul import MatmulConfig, bind_matmul, bind_matmul_persistent
+
+    cfg = MatmulConfig(params["BLOCK_M"], params["BLOCK_N"], params["BLOCK_K"], params["GROUP_M"],
+                       params["num_warps"], params["num_stages"])
+    if variant == "tiled":
+        return bind_matmul(a, b, c, cfg)
+    return bind_matmul_persistent(a, b, c, cfg, programs=programs, stream_k=variant == "stream_k")
+
+
+def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False) -> dict:
+    from kernels.matmul import bind_matmul_auto
+    from kernels.registry import matmul_choice
+
+    choice = matmul_choice(dict(M=M, N=N, K=K), gpu, dtype)
+    tdtype = getattr(torch, dtype)
+    a = torch.randn(M, K, device=device, dtype=tdtype)
+    b = torch.randn(K, N, device=device, dtype=tdtype)
+    c = torch.empty(M, N, device=device, dtype=tdtype)
+    flops = 2 * M * N * K
+    row = {"M": M, "N": N, "K": K, "chosen": choice.chosen.label, "candidates": []}
+    auto = bind_matmul_auto(a, b, c, gpu, dtype, choice=choice)
+    row["auto_ms"] = clock.ms(auto)
+    if check:
+        ref = (a.float() @ b.float())
+        row["auto_rel_error"] = float((c.float() - ref).norm() / ref.norm())
+    for cand in choice.candidates:
+        run = _variant_launch(a, b, c, cand.variant, cand.params, cand.programs)
+        ms = clock.ms(run)
+        row["candidates"].append({"label": cand.label, "variant": cand.variant,
+                                  "tile": f"{cand.params['BLOCK_M']}x{cand.params['BLOCK_N']}"
+                                          f"x{cand.params['BLOCK_K']}",
+                                  "measured_ms": ms, "predicted_ms": cand.time_us / 1e3,
+                                  "tiles": cand.tiles, "waves": cand.waves})
+    row["cublas_ms"] = clock.ms(lambda: torch.matmul(a, b, out=c))
+    for key in ("auto_ms", "cublas_ms"):
+        row[key.replace("_ms", "_tflops")] = flops / row[key] / 1e9
+    best = min(row["candidates"], key=lambda r: r["measured_ms"])
+    row["best_measured"] = best["label"]
+    default = [r for r in row["candidates"] if r["tile"] == "128x256x64"]
+    row["best_variant_default_tile_ms"] = min(r["measured_ms"] for r in default) if default else None
+    row["best_candidate_ms"] = best["measured_ms"]
+    return row
+
+
+# --- the next step, measured ---------------------------------------------------------------
+def next_step_pairs(dry: bool) -> list[dict]:
+    """(kernel, before, after) launches: each a one-lever change the next step could advise."""
+    n = 4099 if dry else 2**26
+    tri, nb, nb4 = "add_triton", "add_numba_naive", "add_numba"
+    return [
+        dict(kernel=tri, n=n, lever="num_warps", before=dict(BLOCK_SIZE=1024, num_warps=4),
+             after=dict(BLOCK_SIZE=1024, num_warps=8)),
+        dict(kernel=tri, n=n, lever="num_warps", before=dict(BLOCK_SIZE=4096, num_warps=16),
+             after=dict(BLOCK_SIZE=4096, num_warps=4)),
+        dict(kernel=tri, n=n, lever="BLOCK_SIZE", before=dict(BLOCK_SIZE=1024, num_warps=4),
+             after=dict(BLOCK_SIZE=4096, num_warps=4)),
+        dict(kernel=tri, n=n, lever="BLOCK_SIZE", before=dict(BLOCK_SIZE=256, num_warps=4),
+             after=dict(BLOCK_SIZE=1024, num_warps=4)),
+        dict(kernel=tri, n=n, lever="BLOCK_SIZE", before=dict(BLOCK_SIZE=128, num_warps=1),
+             after=dict(BLOCK_SIZE=512, num_warps=1)),
+        dict(kernel=nb, n=n, lever="threads", before=dict(threads=32), after=dict(threads=128)),
+        dict(kernel=nb, n=n, lever="threads", before=dict(threads=64), after=dict(threads=256)),
+        dict(kernel=nb, n=n, lever="threads", before=dict(threads=1024), after=dict(threads=256)),
+        dict(kernel=nb4, n=n, lever="threads", before=dict(threads=64), after=dict(threads=512)),
+        dict(kernel=nb4, n=n, lever="registers", before=dict(threads=1024),
+             after=dict(threads=1024, max_registers=32)),
+        dict(kernel=nb4, n=n, lever="registers", before=dict(threads=1024, max_registers=64),
+             after=dict(threads=1024, max_registers=24)),
+        # dynamic shared memory at most 48 KiB: more needs an opt-in Numba does not make
+        dict(kernel=nb, n=n, lever="shared memory", before=dict(threads=256, smem=46 * 1024),
+             after=dict(threads=256, smem=22 * 1024)),
+        dict(kernel=nb, n=n, lever="shared memory", before=dict(threads=128, smem=46 * 1024),
+             after=dict(threads=128, smem=16 * 1024)),
+    ]
+
+
+def _bound(spec, setting: dict, n: int, gpu, on_gpu: bool):
+    """(zero-argument launch, threads, grid, registers, shared memory, elements per thread or
+    None for a grid of its own) of one setting."""
+    from kernels.harness import bind, make_arrays
+
+    setting = dict(setting)
+    cap, smem = setting.pop("max_registers", None), setting.pop("smem", 0)
+    inputs, out = make_arrays(spec, n, on_gpu)
+    launch = bind(spec, inputs, out, n, setting, gpu, dynamic_smem_bytes=smem)
+    run = launch.run
+    if cap is not None:  # the same kernel re-jitted under a register cap
+        from numba import cuda
+
+        from kernels.launcher import resolve
+        from kernels.numba_kernels import device_arrays
+
+        # the simulator's jit takes no max_registers (nor honours one): the dry run drops it
+        capped = {} if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else {"max_registers": int(cap)}
+        fn = cuda.jit(**capped)(resolve(spec.kernel).py_func)
+        args = device_arrays([*inputs, out])
+        configured = fn[launch.grid_blocks, launch.threads_per_block]
+        run = lambda: configured(*args)  # noqa: E731
+    run()
+    regs = 0
+    if on_gpu:
+        if cap is not None:
+            from numba import typeof
+
+            regs = int(fn.overloads[tuple(typeof(a) for a in args)].regs_per_thread)
+        else:
+            regs = int(launch.resources().regs_per_thread or 0)
+    shared = smem
+    if on_gpu and spec.backend == "triton":
+        shared = int(launch.resources().smem_per_block or 0)
+    ept = launch.block_size // launch.threads_per_block if launch.block_size else None
+    return run, launch.threads_per_block, launch.grid_blocks, regs, shared, ept
+
+
+def copy_ceiling_gbps(clock, on_gpu: bool) -> float | None:
+    """The bandwidth ceiling the memory model takes: a device-to-device copy of 1 GiB, measured
+    here (None in the dry run: the GPU's peak)."""
+    if not on_gpu:
+        return None
+    import torch
+
+    x = torch.empty(2**28, device="cuda", dtype=torch.float32)
+    y = torch.empty_like(x)
+    ms = clock.ms(lambda: y.copy_(x))
+    COPY["gbps"] = 2 * x.numel() * 4 / ms / 1e6
+    return COPY["gbps"]
+
+
+COPY: dict = {}  # the measured copy ceiling, for the results file
+
+
+def next_step_rows(gpu, clock, on_gpu: bool, dry: bool) -> list[dict]:
+    from kernels.registry import get_kernel
+    from sim.what_if import WhatIf, predict
+
+    rows = []
+    ceiling = copy_ceiling_gbps(clock, on_gpu)
+    for pair in next_step_pairs(dry):
+        spec = get_kernel(pair["kernel"])
+        row = {"kernel": spec.name, "n": pair["n"], "lever": pair["lever"],
+               "before": pair["before"], "after": pair["after"]}
+        try:
+            for side in ("before", "after"):
+                run, threads, grid, regs, smem, ept = _bound(spec, pair[side], pair["n"], gpu, on_gpu)
+                n = pair["n"]
+                what = WhatIf(threads, regs, smem, n, spec.bytes_moved(n) / n,
+                              elements_per_thread=ept, grid_blocks=None if ept else grid)
+                if what.grid != grid:
+                    raise RuntimeError(f"the model's grid {what.grid} is not the launch's {grid}")
+                out = predict(gpu, what, ceiling)
+                row[side + "_measured_ms"] = clock.ms(run)
+                row[side + "_predicted_ms"] = (out.time_us or float("nan")) / 1e3
+                row[side + "_launch"] = dict(threads=threads, grid=grid, regs=regs, smem=smem,
+                                             blocks_per_sm=out.blocks_per_sm, waves=out.waves)
+            row["measured_change"] = row["after_measured_ms"] / row["before_measured_ms"] - 1
+            row["predicted_change"] = row["after_predicted_ms"] / row["before_predicted_ms"] - 1
+        except Exception as exc:  # noqa: BLE001 - one launch's failure is a row, not the run's end
+            row["error"] = f"{type(exc).__name__}: {exc}"[:300]
+        rows.append(row)
+        print(f"  advice {spec.name} {pair['lever']}: "
+              f"{row.get('predicted_change', float('nan')):+.1%} predicted, "
+              f"{row.get('measured_change', float('nan')):+.1%} measured {row.get('error', '')}",
+              flush=True)
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--budget-s", type=float, default=320.0)
+    ap.add_argument("--dry-run", action="store_true")
+    args = ap.parse_args(argv)
+    if args.dry_run:
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+        os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+    import torch
+
+    from sim.devices import preset
+
+    t0 = time.time()
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    on_gpu = torch.cuda.is_available() and not args.dry_run
+    if not on_gpu and not args.dry_run:
+        print("no CUDA device: run on a GPU, or give --dry-run for the tiny CPU check")
+        return 2
+    device = "cuda" if on_gpu else "cpu"
+    gpu = preset("H200")
+    clock = Clock(not on_gpu)
+    dtype = "float16" if args.dry_run else "bfloat16"  # numpy (the interpreter) has no bf16
+    M, K = (64, 128) if args.dry_run else (1024, 8192)
+    sizes = [256, 512] if args.dry_run else list(range(2048, 16384 + 1, 256))
+    result = {"format": "warpscope-chooser/1", "created": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                      time.gmtime()),
+              "command": " ".join(sys.argv), "dry_run": args.dry_run, "dtype": dtype,
+              "device": torch.cuda.get_device_name() if on_gpu else "cpu (dry run)",
+              "method": "triton.testing.do_bench median (warmup 5 ms, rep 25 ms, L2 flushed per rep)",
+              "versions": {"torch": torch.__version__}}
+    try:
+        import triton
+
+        result["versions"]["triton"] = triton.__version__
+    except ImportError:
+        pass
+
+    def save():
+        result["wall_s"] = time.time() - t0
+        (out_dir / "chooser_h200.json").write_text(json.dumps(result, indent=1))
+
+    sweep = result["sawtooth"] = []
+    for i, N in enumerate(sizes):
+        if time.time() - t0 > 0.6 * args.budget_s:
+            result["sawtooth_cut"] = f"stopped at N={N} by the budget"
+            break
+        sweep.append(matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=i == 0))
+        r = sweep[-1]
+        print(f"  N={N}: auto {r['auto_tflops']:.0f} TFLOP/s ({r['chosen']}), cuBLAS "
+              f"{r['cublas_tflops']:.0f}, best {r['best_measured']}", flush=True)
+        save()
+    squares = [128] if args.dry_run else [4096, 8192]
+    result["squares"] = [matmul_point(n, n, n, gpu, dtype, clock, torch, device) for n in squares]
+    save()
+    result["next_step"] = next_step_rows(gpu, clock, on_gpu, args.dry_run)
+    result["copy_ceiling_gbps"] = COPY.get("gbps")
+    result["scale"] = throughput_scale(result["squares"][-1])
+    save()
+    print_summary(result)
+    return 0
+
+
+def throughput_scale(square8192: dict) -> dict:
+    """This machine's cuBLAS at 8192^3 over the fitted run's: the one scale allowed per run."""
+    fit = json.loads(FIT_RUN.read_text())["steps"]["ceilings"]["measured_torch_bf16_8192_tflops"]
+    here = square8192["cublas_tflops"]
+    return {"value": here / fit, "how": f"cuBLAS bf16 8192^3 here {here:.0f} TFLOP/s over "
+                                        f"{fit:.0f} in {FIT_RUN.name}"}
+
+
+def print_summary(result: dict) -> None:
+    rows = result["sawtooth"]
+    scale = result["scale"]["value"]
+    vs_best = [r["best_candidate_ms"] / r["auto_ms"] for r in rows]
+    vs_variants = [r["best_variant_default_tile_ms"] / r["auto_ms"] for r in rows
+                   if r["best_variant_default_tile_ms"]]
+    vs_cublas = [r["cublas_ms"] / r["auto_ms"] for r in rows]
+    tf = [r["cublas_tflops"] for r in rows]
+    # cuBLAS's own dips: at least 5% below the mean of its two neighbours
+    dips = [i for i in range(1, len(tf) - 1) if tf[i] <= 0.95 * (tf[i - 1] + tf[i + 1]) / 2]
+    pts = [c for r in rows + result["squares"] for c in r["candidates"]]
+    raw = sum(abs(c["predicted_ms"] / c["measured_ms"] - 1) <= 0.10 for c in pts)
+    scaled = sum(abs(c["predicted_ms"] / scale / c["measured_ms"] - 1) <= 0.10 for c in pts)
+    ns = [r for r in result["next_step"] if "error" not in r]
+    direction = sum((r["predicted_change"] > 0.02) == (r["measured_change"] > 0.02)
+                    and (r["predicted_change"] < -0.02) == (r["measured_change"] < -0.02) for r in ns)
+    within = sum(abs((1 + r["predicted_change"]) / (1 + r["measured_change"]) - 1) <= 0.10 for r in ns)
+    lines = [
+        ("sizes in the sawtooth", f"{len(rows)}"),
+        ("auto / best of the 9 candidates, min and median",
+         f"{min(vs_best):.2f}, {sorted(vs_best)[len(vs_best) // 2]:.2f}; >= 0.97 at "
+         f"{sum(v >= 0.97 for v in vs_best)}/{len(vs_best)}"),
+        ("auto / best of 3 variants at 128x256x64, min",
+         f"{min(vs_variants):.2f}; >= 0.97 at {sum(v >= 0.97 for v in vs_variants)}/{len(vs_variants)}"),
+        ("auto / cuBLAS in the sawtooth, median",
+         f"{sorted(vs_cublas)[len(vs_cublas) // 2]:.2f}; >= 1 at {sum(v >= 1 for v in vs_cublas)}"),
+        ("where cuBLAS dips >= 5% below its neighbours: auto >= cuBLAS",
+         f"{sum(vs_cublas[i] >= 1 for i in dips)}/{len(dips)} (N = "
+         f"{', '.join(str(rows[i]['N']) for i in dips) or 'none'})"),
+        *[(f"auto / cuBLAS at {s['M']}^3", f"{s['cublas_ms'] / s['auto_ms']:.2f} ({s['chosen']})")
+          for s in result["squares"]],
+        ("candidate predictions within 10%", f"raw {raw}/{len(pts)}, with scale {scale:.3f}: "
+                                             f"{scaled}/{len(pts)}"),
+        ("next step: direction right / magnitude within 10%",
+         f"{direction}/{len(ns)}, {within}/{len(ns)} ({len(result['next_step']) - len(ns)} failed)"),
+        ("wall", f"{result['wall_s']:.0f} s"),
+    ]
+    width = max(len(k) for k, _ in lines)
+    print("\nSummary (benchmarks/chooser_run.py)")
+    for k, v in lines:
+        print(f"  {k:<{width}}  {v}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
