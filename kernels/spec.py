@@ -226,7 +226,14 @@ class KernelSpec:
         grid = tuple(int(g) for g in _as_tuple(grid))
         if not grid or any(g < 1 for g in grid):
             raise UserError(f"{self.name}: a size of {n:,} gives no blocks (grid {grid})")
+        if tile is None and self._one_program_per_share(n, dims):
+            tile = cdiv(named["n"], math.prod(grid))
         return LaunchShape(grid, self.threads_per_block(params), params, tile)
+
+    def _one_program_per_share(self, n: int, dims) -> bool:
+        """A Triton program loads its whole block at once (no grid-stride loop): with a declared
+        grid and no tile (a row softmax: one program per row), each covers its share of n."""
+        return self.backend == "triton" and set(self.size_dims(n, dims)) == {"n"}
 
     def loop_trips(self, n: int, grid_blocks: int, threads_per_block: int) -> int:
         """DRAM round trips one block makes in a row: 1 for a fixed tile (every load issued up
