@@ -160,7 +160,7 @@ def _bound(spec, setting: dict, n: int, gpu, on_gpu: bool):
             regs = int(launch.resources().regs_per_thread or 0)
     shared = smem
     if on_gpu and spec.backend == "triton":
-        shared = int(launch.resources().smem_per_block or 0)
+        shared = int(launch.resources().smem_per_block_bytes or 0)
     ept = launch.block_size // launch.threads_per_block if launch.block_size else None
     return run, launch.threads_per_block, launch.grid_blocks, regs, shared, ept
 
