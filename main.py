@@ -16,7 +16,7 @@ import os
 import sys
 
 from sim import __version__
-from sim.errors import UserError
+from sim.inputs.errors import UserError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     import gui.cli
     import kernels.cli
     import sim.cli
-    from sim.inputs import arg_bytes, arg_count, arg_path
+    from sim.inputs.args import arg_bytes, arg_count, arg_path
 
     parser = _Parser(prog="warpscope", description=__doc__.split("\n\n")[0],
                      formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:  # usage errors exit 2, runtime failures (RunFailure) 1
         return _fail(str(exc), exc.exit_status)
     except ModuleNotFoundError as exc:  # a live-kernel package this command needs is missing
-        from kernels.backends import missing_module_error
+        from kernels.launching.backends import missing_module_error
 
         failure = missing_module_error(exc)
         if failure is None:

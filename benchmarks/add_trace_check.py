@@ -1,5 +1,5 @@
 """Real-kernel traces against the launch model (issue 16 item 2): every recorded `add` trace of a
-trace bundle, predicted from its launch alone by sim.launch_model's memory mode (each block's
+trace bundle, predicted from its launch alone by sim.model.launch_model's memory mode (each block's
 time from the blocks resident GPU-wide as it starts) and, for comparison, by `compare`'s uniform
 blocks of the recorded median time under the calibrated dispatch model. Nothing here is fitted
 on these traces: every one is held out. No GPU needed:
@@ -8,10 +8,10 @@ on these traces: every one is held out. No GPU needed:
 
 Default bundle: tests/data/dispatch_h200 (family E: four Triton add traces of 2026-12-01). The
 issue's bar per trace: makespan within 10%, median per-SM peak within 1 block, residency error at
-most 0.15 (sim.schedule_metrics). To record more (the lead, on the H200):
+most 0.15 (sim.traces.schedule_metrics). To record more (the lead, on the H200):
 
     python3 main.py trace --kernel add --elements 2^20 --block 1024 --out add_2p20_b1024.json
-    (2^24 x 512, 2^25 x 1024, 2^27 x 1024, ...; then bundle them with sim/trace_bundle.py)
+    (2^24 x 512, 2^25 x 1024, 2^27 x 1024, ...; then bundle them with sim/traces/trace_bundle.py)
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sim.compare import compare_trace, launch_of_trace  # noqa: E402
-from sim.devices import preset_for_device_name  # noqa: E402
-from sim.geometry import BYTES_PER_ELEMENT_ADD  # noqa: E402
-from sim.launch_model import Launch, predict_launch  # noqa: E402
-from sim.schedule_metrics import score  # noqa: E402
-from sim.trace_bundle import load_bundle  # noqa: E402
+from sim.traces.compare import compare_trace, launch_of_trace  # noqa: E402
+from sim.rules.devices import preset_for_device_name  # noqa: E402
+from sim.rules.geometry import BYTES_PER_ELEMENT_ADD  # noqa: E402
+from sim.model.launch_model import Launch, predict_launch  # noqa: E402
+from sim.traces.schedule_metrics import score  # noqa: E402
+from sim.traces.trace_bundle import load_bundle  # noqa: E402
 
 
 def rows(bundles) -> list[dict]:

@@ -10,7 +10,7 @@
    run the compute model was fitted on).
 3. The next step measured: launches of Triton and Numba kernels before and after one change
    (num_warps, BLOCK_SIZE, threads per block, a register cap, shared memory, grid), with the
-   memory-bound model's predicted change (sim.what_if, the registers the compiler reported)
+   memory-bound model's predicted change (sim.model.what_if, the registers the compiler reported)
    beside the measured one.
 
 Usage: python3 benchmarks/chooser_run.py --out DIR [--budget-s 300]; --dry-run: tiny sizes on the
@@ -51,7 +51,7 @@ class Clock:
 
 
 def _variant_launch(a, b, c, variant: str, params: dict, programs: int):
-    from kernels.matmul import MatmulConfig, bind_matmul, bind_matmul_persistent
+    from kernels.bodies.matmul import MatmulConfig, bind_matmul, bind_matmul_persistent
 
     cfg = MatmulConfig(params["BLOCK_M"], params["BLOCK_N"], params["BLOCK_K"], params["GROUP_M"],
                        params["num_warps"], params["num_stages"])
@@ -61,8 +61,8 @@ def _variant_launch(a, b, c, variant: str, params: dict, programs: int):
 
 
 def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False) -> dict:
-    from kernels.matmul import bind_matmul_auto
-    from kernels.registry import matmul_choice
+    from kernels.bodies.matmul import bind_matmul_auto
+    from kernels.declare.registry import matmul_choice
 
     choice = matmul_choice(dict(M=M, N=N, K=K), gpu, dtype)
     tdtype = getattr(torch, dtype)
@@ -130,7 +130,7 @@ def next_step_pairs(dry: bool) -> list[dict]:
 def _bound(spec, setting: dict, n: int, gpu, on_gpu: bool):
     """(zero-argument launch, threads, grid, registers, shared memory, elements per thread or
     None for a grid of its own) of one setting."""
-    from kernels.harness import bind, make_arrays
+    from kernels.measure.harness import bind, make_arrays
 
     setting = dict(setting)
     cap, smem = setting.pop("max_registers", None), setting.pop("smem", 0)
@@ -140,8 +140,8 @@ def _bound(spec, setting: dict, n: int, gpu, on_gpu: bool):
     if cap is not None:  # the same kernel re-jitted under a register cap
         from numba import cuda
 
-        from kernels.launcher import resolve
-        from kernels.numba_kernels import device_arrays
+        from kernels.launching.launcher import resolve
+        from kernels.bodies.numba_kernels import device_arrays
 
         # the simulator's jit takes no max_registers (nor honours one): the dry run drops it
         capped = {} if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else {"max_registers": int(cap)}
@@ -183,8 +183,8 @@ COPY: dict = {}  # the measured copy ceiling, for the results file
 
 
 def next_step_rows(gpu, clock, on_gpu: bool, dry: bool) -> list[dict]:
-    from kernels.registry import get_kernel
-    from sim.what_if import WhatIf, predict
+    from kernels.declare.registry import get_kernel
+    from sim.model.what_if import WhatIf, predict
 
     rows = []
     ceiling = copy_ceiling_gbps(clock, on_gpu)
@@ -228,7 +228,7 @@ def main(argv=None) -> int:
         os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
     import torch
 
-    from sim.devices import preset
+    from sim.rules.devices import preset
 
     t0 = time.time()
     out_dir = Path(args.out)

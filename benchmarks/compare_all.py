@@ -4,7 +4,7 @@ most 0.15), by kind of trace.
 
     python3 benchmarks/compare_all.py [--json FILE]
 
-Bundle traces (tests/data/dispatch_h200*) are extracted as `python3 -m sim.trace_bundle` does;
+Bundle traces (tests/data/dispatch_h200*) are extracted as `python3 -m sim.traces.trace_bundle` does;
 a Proton file names no GPU, so it is compared on the H200 (`--gpu H200`).
 """
 
@@ -23,9 +23,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import main  # noqa: E402
-from sim.schedule_metrics import ScheduleScore  # noqa: E402
-from sim.trace import write_trace  # noqa: E402
-from sim.trace_bundle import load_bundle  # noqa: E402
+from sim.traces.schedule_metrics import ScheduleScore  # noqa: E402
+from sim.traces.trace import write_trace  # noqa: E402
+from sim.traces.trace_bundle import load_bundle  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 

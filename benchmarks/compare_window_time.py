@@ -4,7 +4,7 @@ thread stalls meanwhile (the comparison itself runs on the window's trace runner
     QT_QPA_PLATFORM=offscreen python3 benchmarks/compare_window_time.py [--runs 3]
 
 The trace is dispatch_h200/E-add-2^24-b256-w2 (65,536 blocks, the memory-bound add), extracted
-as `python3 -m sim.trace_bundle` does. A 5 ms QTimer on the GUI thread records the longest gap
+as `python3 -m sim.traces.trace_bundle` does. A 5 ms QTimer on the GUI thread records the longest gap
 between its ticks, from File ▸ Open trace… until 1.5 s after the comparison is shown (the
 charts rasterise after it arrives).
 """
@@ -31,8 +31,8 @@ def main(argv=None) -> int:
     app = QApplication.instance() or QApplication([])
     from gui.main_window import MainWindow
     from gui.models.launch import LaunchInputs
-    from sim.trace import write_trace
-    from sim.trace_bundle import load_bundle
+    from sim.traces.trace import write_trace
+    from sim.traces.trace_bundle import load_bundle
 
     path = Path(tempfile.mkdtemp()) / "largest.json"
     trace = load_bundle(ROOT / "tests" / "data" / "dispatch_h200")["E-add-2^24-b256-w2"]

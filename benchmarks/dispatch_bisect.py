@@ -30,7 +30,7 @@ each variant's attributes are recorded beside its trace.
 
 Writes $OUT/dispatch_bisect.json: per variant its build (target, .reqntid, registers), a summary
 (blocks started within 0.5 us, median SM's peak, makespan; the textbook makespan is 40 us) and the
-whole trace (sim.trace format). A variant that fails is recorded with its error; the run goes on.
+whole trace (sim.traces.trace format). A variant that fails is recorded with its error; the run goes on.
 
     PYTHONUNBUFFERED=1 python3 benchmarks/dispatch_bisect.py --out $OUT      # on the GPU, ~30 s
     python3 benchmarks/dispatch_bisect.py --check                           # here: builds only
@@ -158,7 +158,7 @@ def nvcc(args: list[str], tmp: Path, out_name: str) -> bytes:
 
 def triton_kernel(cc: int = 90):
     """Triton's spin kernel compiled for the target (no GPU needed): (ptx, cubin, entry name)."""
-    from kernels.trace_kernels import compile_for
+    from kernels.bodies.trace_kernels import compile_for
 
     compiled = compile_for("spin", wait="spin", num_warps=WARPS, cc=cc)
     return compiled.asm["ptx"], compiled.asm["cubin"], compiled.metadata.name
@@ -261,7 +261,7 @@ def launch(variant: dict, tmp: Path):
 
 
 def summarize(trace) -> dict:
-    from sim.schedule_metrics import peak_per_sm
+    from sim.traces.schedule_metrics import peak_per_sm
 
     start = trace.start_us - trace.start_us.min()
     peaks = peak_per_sm(trace.sm, trace.start_us, trace.end_us)
@@ -290,8 +290,8 @@ def main(argv=None) -> int:
                   f"{v.get('build', {}).get('res_usage', v.get('error', ''))[:120]}", flush=True)
         if args.check:
             return 0 if all("image" in v for v in variants if v["args"] == "triton") else 1
-        from kernels.trace import require_gpu, trace_from_stamps
-        from sim.trace import trace_document
+        from kernels.tracing.trace import require_gpu, trace_from_stamps
+        from sim.traces.trace import trace_document
 
         gpu = require_gpu()
         results = []

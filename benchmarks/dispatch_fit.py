@@ -2,7 +2,7 @@
 
 Data: tests/data/dispatch_h200 (242 traces recorded on the H200 on 2026-12-01 by
 benchmarks/dispatch_run.py; families in benchmarks/NOTES-dispatch.md). Three fits, run side by
-side (one process each), all with sim/calibrate.py's search from the same start:
+side (one process each), all with sim/traces/calibrate.py's search from the same start:
 
 - fold "a": fit on the busy-spin family A at 2, 10, 50, 200 us; check on A at 5, 20, 100 us and on
   every other family (B sleep, C memory, D held registers, F CUDA C vs Triton binary, G repeats);
@@ -29,10 +29,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sim.calibrate import cases_of, fit, held_out, summary  # noqa: E402
-from sim.devices import preset  # noqa: E402
-from sim.dispatch_profile import DispatchParams, DispatchProfile, save_profile  # noqa: E402
-from sim.trace_bundle import load_bundle  # noqa: E402
+from sim.traces.calibrate import cases_of, fit, held_out, summary  # noqa: E402
+from sim.rules.devices import preset  # noqa: E402
+from sim.schedule.dispatch_profile import DispatchParams, DispatchProfile, save_profile  # noqa: E402
+from sim.traces.trace_bundle import load_bundle  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "dispatch_h200"
 COMMAND = "python3 benchmarks/dispatch_fit.py"
@@ -84,7 +84,7 @@ FAMILIES = {"A": "A busy spin", "B": "B sleep", "C": "C memory", "D": "D held re
 
 def tables(report: dict, profile_path: str) -> str:
     """The markdown tables docs/DISPATCH.md and benchmarks/RESULTS.md quote."""
-    from sim.dispatch_profile import load_profile
+    from sim.schedule.dispatch_profile import load_profile
 
     p = load_profile(profile_path).params
     lines = ["| number | H200 | | number | H200 |", "|---|---:|---|---|---:|"]
@@ -137,13 +137,13 @@ def main() -> int:
     Path(args.report).write_text(json.dumps(report, indent=1))
     final = report["folds"].get("all")
     if final is not None:
-        from sim.dispatch_profile import params_from_json
+        from sim.schedule.dispatch_profile import params_from_json
 
-        source = (f"{COMMAND} (sim/calibrate.py's search) on {len(final['train'])} traces of "
+        source = (f"{COMMAND} (sim/traces/calibrate.py's search) on {len(final['train'])} traces of "
                   f"{report['data']} recorded on the H200 on 2026-12-01 with "
                   "benchmarks/dispatch_run.py: family A (Triton busy spin, 1..32 warps, 2..200 us, "
                   "0.5..8.5 waves) and B (sleep); sm_interval_us from the memory-bound "
-                  "block-size sweep of 2026-11-29 (sim/launch_model.py); held-out accuracy in "
+                  "block-size sweep of 2026-11-29 (sim/model/launch_model.py); held-out accuracy in "
                   "benchmarks/dispatch_fit_h200.json and docs/DISPATCH.md")
         profile = DispatchProfile("NVIDIA H200", True, "2026-12-01", source,
                                   params_from_json(final["params"], "fit"))

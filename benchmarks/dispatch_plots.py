@@ -5,7 +5,7 @@ screenshot of one trace beside its calibrated and ideal predictions.
     xvfb-run -s "-screen 0 1600x1000x24" python3 benchmarks/dispatch_plots.py shot \\
         docs/screenshots/trace-ideal-calibrated-recorded.png
 
-Data: tests/data/dispatch_h200 (sim.trace_bundle), benchmarks/dispatch_fit_h200.json (the held-out
+Data: tests/data/dispatch_h200 (sim.traces.trace_bundle), benchmarks/dispatch_fit_h200.json (the held-out
 scores benchmarks/dispatch_fit.py wrote) and the checked-in profile (resources/physics/H200.json (its dispatch section)).
 pyqtgraph draws, its ImageExporter writes the PNGs; nothing else is needed.
 """
@@ -22,10 +22,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sim.compare import compare_trace  # noqa: E402
-from sim.devices import preset  # noqa: E402
-from sim.timeline import residency_steps  # noqa: E402
-from sim.trace_bundle import load_bundle  # noqa: E402
+from sim.traces.compare import compare_trace  # noqa: E402
+from sim.rules.devices import preset  # noqa: E402
+from sim.schedule.timeline import residency_steps  # noqa: E402
+from sim.traces.trace_bundle import load_bundle  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "dispatch_h200"
 OUT = ROOT / "docs" / "dispatch"
@@ -264,7 +264,7 @@ def shot(path: str, name: str = "A-spin-w4-20us-2.2w") -> None:
     from shot_window import open_window, pump, save_shot  # benchmarks/: the window for shots
 
     from gui.models.launch import LaunchInputs
-    from sim.trace_bundle import extract
+    from sim.traces.trace_bundle import extract
 
     trace_file = Path(tempfile.mkdtemp()) / f"{name}.json"
     extract(DATA, name, trace_file)

@@ -4,7 +4,7 @@ The kernels are in dispatch_probe.cu (all threads spin / thread 0 spins while th
 __syncthreads() / all threads sleep between timer reads). A fourth variant launches the Triton
 spin kernel's own cubin through cupy: if it fills like the CUDA C kernels, the difference is
 Triton's launch path; if it fills like Triton, it is in the binary. Every trace comes back as a
-sim.trace.Trace with the same meta as kernels/trace.py's (kernel "cuda-probe", or "spin-trace"
+sim.traces.trace.Trace with the same meta as kernels/tracing/trace.py's (kernel "cuda-probe", or "spin-trace"
 with launched_by "cupy RawModule" for the Triton binary).
 
 Needs a GPU with cupy (the H200 image has cupy-cuda13x); imported by dispatch_run.py, or run alone:
@@ -28,10 +28,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from kernels.launch import Resources  # noqa: E402
-from kernels.trace import (check_grid, check_spin_args, compile_spin, grid_for_waves,  # noqa: E402
+from kernels.launching.launch import Resources  # noqa: E402
+from kernels.tracing.trace import (check_grid, check_spin_args, compile_spin, grid_for_waves,  # noqa: E402
                            require_gpu, trace_from_stamps, trace_meta)
-from sim.errors import UserError  # noqa: E402
+from sim.inputs.errors import UserError  # noqa: E402
 
 SOURCE = Path(__file__).with_name("dispatch_probe.cu")
 PROBES = {"spin-all": "probe_spin_all", "spin-one": "probe_spin_one", "sleep": "probe_sleep"}
@@ -77,9 +77,9 @@ def _triton_binary(num_warps: int, spin_us: float):
 
 def record_probe(wait: str, num_warps: int = 4, spin_us: float = 20.0, grid: int | None = None,
                  waves: float | None = None, command: str = "", smem_blocks_per_sm: int | None = None):
-    """Launch one probe variant (see WAITS) and return its sim.trace.Trace. smem_blocks_per_sm:
+    """Launch one probe variant (see WAITS) and return its sim.traces.trace.Trace. smem_blocks_per_sm:
     pad every block with unused dynamic shared memory so that only that many fit on an SM
-    (kernels/occupancy_probe.py sizes it; the trace's smem_per_block_bytes includes it)."""
+    (kernels/measure/occupancy_probe.py sizes it; the trace's smem_per_block_bytes includes it)."""
     if wait not in WAITS:
         raise UserError(f"--wait must be one of {', '.join(WAITS)}, got {wait!r}")
     check_spin_args("spin", num_warps, spin_us)
@@ -95,7 +95,7 @@ def record_probe(wait: str, num_warps: int = 4, spin_us: float = 20.0, grid: int
     threads = 32 * num_warps
     pad = 0
     if smem_blocks_per_sm:
-        from kernels.occupancy_probe import dynamic_smem_for
+        from kernels.measure.occupancy_probe import dynamic_smem_for
 
         pad = dynamic_smem_for(gpu, threads, smem_blocks_per_sm, res.regs_per_thread,
                                res.smem_per_block_bytes)
@@ -115,7 +115,7 @@ def record_probe(wait: str, num_warps: int = 4, spin_us: float = 20.0, grid: int
                       wait=trace_wait, spin_us=spin_us, hold_regs=0,
                       launched_by="cupy RawModule", cupy_version=cp.__version__,
                       dynamic_smem_bytes=pad, smem_blocks_per_sm=smem_blocks_per_sm,
-                      source=("Triton's cubin of kernels/trace_kernels.py:placement_kernel"
+                      source=("Triton's cubin of kernels/bodies/trace_kernels.py:placement_kernel"
                               if wait == TRITON_BINARY
                               else f"benchmarks/{SOURCE.name}:{PROBES[wait]}"))
     return trace_from_stamps(out.get(), gpu.name, meta)
@@ -128,7 +128,7 @@ def probe_command(wait: str, num_warps: int, spin_us: float, grid: int) -> str:
 
 
 def main(argv=None) -> int:
-    from kernels.trace import save, summarize_trace
+    from kernels.tracing.trace import save, summarize_trace
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--wait", default="spin-all", help=f"one of {', '.join(WAITS)}")

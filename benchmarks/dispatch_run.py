@@ -17,7 +17,7 @@ Waves are counted at the occupancy sim/ predicts for the compiled kernel.
 
 Writes DIR/dispatch_index.json (meta, command and summary per trace, the failures, the run) and
 DIR/dispatch_traces.npz (every trace's block/sm/start/end), the pair rewritten after each family;
-read them with sim.trace_bundle. Prints a line per trace and a table at the end. Survives a
+read them with sim.traces.trace_bundle. Prints a line per trace and a table at the end. Survives a
 failing variant; stops before a trace that would overrun the budget. `--dry-run` goes through
 the whole plan without a GPU, with simulated traces (to check the plan, the budget and the
 output size).
@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from sim.trace_bundle import ARRAYS_NAME, INDEX_NAME, write_bundle  # noqa: E402
+from sim.traces.trace_bundle import ARRAYS_NAME, INDEX_NAME, write_bundle  # noqa: E402
 
 A_WARPS = (1, 2, 4, 8, 16, 32)
 A_US = (2, 5, 10, 20, 50, 100, 200)
@@ -56,7 +56,7 @@ RESERVE_S = 8.0  # writing the files at the end
 class Experiment:
     name: str
     family: str
-    kind: str  # "spin" (kernels/trace.py), "add", or "probe" (dispatch_probe_cuda.py)
+    kind: str  # "spin" (kernels/tracing/trace.py), "add", or "probe" (dispatch_probe_cuda.py)
     params: dict = field(default_factory=dict)
 
     def command(self) -> str:
@@ -126,12 +126,12 @@ def record(exp: Experiment, recorded_by: str):
     """Run one experiment on the GPU; returns its Trace (meta says how it was made)."""
     p, command = exp.params, exp.command()
     if exp.kind == "spin":
-        from kernels.trace import record_trace
+        from kernels.tracing.trace import record_trace
 
         trace = record_trace(p["grid"], p["num_warps"], p["spin_us"], command, wait=p["wait"],
                              hold_regs=p["hold_regs"], waves=None if p["grid"] else p["waves"])
     elif exp.kind == "add":
-        from kernels.trace import record_tile_trace
+        from kernels.tracing.trace import record_tile_trace
 
         trace = record_tile_trace("add", p["elements"], p["block_size"], p["num_warps"], command)
     else:
@@ -144,10 +144,10 @@ def record(exp: Experiment, recorded_by: str):
 
 def simulated(exp: Experiment, recorded_by: str):
     """--dry-run: a stand-in trace from sim/'s scheduler, with start jitter like a real one."""
-    from kernels.launch import Resources
-    from kernels.trace import grid_for_waves, trace_from_stamps, trace_meta
-    from sim.devices import preset
-    from sim.scheduler import UniformCost, simulate
+    from kernels.launching.launch import Resources
+    from kernels.tracing.trace import grid_for_waves, trace_from_stamps, trace_meta
+    from sim.rules.devices import preset
+    from sim.schedule.scheduler import UniformCost, simulate
 
     gpu, p = preset("H200"), exp.params
     rng = np.random.default_rng(zlib.crc32(exp.name.encode()))
@@ -217,7 +217,7 @@ def main(argv=None) -> int:
         import torch
         import triton
 
-        from kernels.trace import require_gpu
+        from kernels.tracing.trace import require_gpu
 
         gpu = require_gpu()
         info.update(gpu=gpu.name, triton_version=triton.__version__,
@@ -257,7 +257,7 @@ def main(argv=None) -> int:
             continue
         cuda_errors = 0
         compiled.add(exp.compile_key())
-        from kernels.trace import check_trace, summarize_trace
+        from kernels.tracing.trace import check_trace, summarize_trace
 
         summary = summarize_trace(trace) | {"problems": check_trace(trace)}
         done.append((exp.name, exp.family, trace, summary))

@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 import triton  # noqa: E402
 
-from kernels.trace_kernels import compile_for  # noqa: E402
+from kernels.bodies.trace_kernels import compile_for  # noqa: E402
 
 BIN = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
 VARIANTS = [  # (label, compile_for arguments): every kernel dispatch_run.py launches, at 4 warps
@@ -92,7 +92,7 @@ def main(argv=None) -> int:
         else:
             print("skip  CUDA probe: no nvcc on PATH")
     if not args.check and sections:
-        head = ("# SASS of the trace kernels (kernels/trace_kernels.py) and the CUDA C probe\n"
+        head = ("# SASS of the trace kernels (kernels/bodies/trace_kernels.py) and the CUDA C probe\n"
                 "# (benchmarks/dispatch_probe.cu), compiled for sm_90 without a GPU by\n"
                 "# benchmarks/dispatch_sass.py; encodings and trailing NOPs dropped.\n\n")
         Path(args.out).write_text(head + "\n".join(sections), encoding="utf-8")

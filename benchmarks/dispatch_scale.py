@@ -1,4 +1,4 @@
-"""How long the dispatch model (sim/dispatch.py) takes for the window's biggest grid: 150,000
+"""How long the dispatch model (sim/schedule/dispatch.py) takes for the window's biggest grid: 150,000
 blocks per slider change (gui/models/simulation.py MAX_SIM_BLOCKS; target: under ~1 s).
 
     python3 benchmarks/dispatch_scale.py
@@ -14,10 +14,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sim.devices import preset  # noqa: E402
-from sim.dispatch import dispatch_schedule  # noqa: E402
-from sim.dispatch_profile import builtin_profile  # noqa: E402
-from sim.scheduler import TpcSpreadPlacement  # noqa: E402
+from sim.rules.devices import preset  # noqa: E402
+from sim.schedule.dispatch import dispatch_schedule  # noqa: E402
+from sim.schedule.dispatch_profile import builtin_profile  # noqa: E402
+from sim.schedule.scheduler import TpcSpreadPlacement  # noqa: E402
 
 CASES = [(1, 32, 5.0), (2, 32, 10.0), (4, 16, 5.0), (4, 16, 100.0), (8, 8, 1.0), (16, 4, 20.0)]
 

@@ -6,7 +6,7 @@ trace, for the calibrated dispatch model and the ideal textbook schedule.
     # then, anywhere:
     python3 benchmarks/dispatch_score.py $OUT [--json FILE]
 
-Each trace is predicted from its launch alone (sim.compare.compare_trace); the bar is makespan
+Each trace is predicted from its launch alone (sim.traces.compare.compare_trace); the bar is makespan
 within 10%, the median SM's peak within 1 block and residency error at most 0.15.
 """
 
@@ -20,15 +20,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sim.errors import UserError  # noqa: E402
+from sim.inputs.errors import UserError  # noqa: E402
 
 MODES = ("calibrated", "ideal")
 
 
 def score(folder: str) -> list[dict]:
-    from sim.compare import compare_trace
-    from sim.devices import preset_for_device_name
-    from sim.trace_bundle import load_bundle
+    from sim.traces.compare import compare_trace
+    from sim.rules.devices import preset_for_device_name
+    from sim.traces.trace_bundle import load_bundle
 
     rows = []
     for name, trace in load_bundle(folder).items():

@@ -4,7 +4,7 @@ Durations, grids and (for sleep) combinations deliberately off the fitting grid 
 benchmarks/dispatch_run.py (2/5/10/20/50/100/200 us, 0.5/1/2.2/4.5 waves), spanning what the
 issue asks the model to predict: 1..16 warps per block, 5..100 us blocks, under one to six waves.
 Each trace is what `main.py trace --wait W --warps N --spin-us T --waves X` records; all of them go
-into one bundle (sim/trace_bundle.py) in --out.
+into one bundle (sim/traces/trace_bundle.py) in --out.
 
     PYTHONUNBUFFERED=1 python3 benchmarks/dispatch_validate.py --out DIR [--budget-s 90]
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sim.trace_bundle import write_bundle  # noqa: E402
+from sim.traces.trace_bundle import write_bundle  # noqa: E402
 
 # (wait, warps, block duration us, waves): none of these durations or grids was used for fitting
 CONFIGS = [
@@ -37,7 +37,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=90.0)
     args = ap.parse_args(argv)
-    from kernels.trace import record_trace
+    from kernels.tracing.trace import record_trace
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -44,7 +44,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import kernels  # noqa: E402  (cheap; sets the CPU fallback when there is no GPU)
-from kernels.compat import apply_numpy_shims  # noqa: E402
+from kernels.launching.compat import apply_numpy_shims  # noqa: E402
 
 R: dict = {}  # section -> results
 SUMMARY: list[tuple[str, str, str]] = []  # (claim, figure, verdict)
@@ -120,9 +120,9 @@ def main() -> int:
             R["env"]["nvidia_smi"] = f"unavailable: {exc}"
         print(json.dumps(R["env"], indent=1, default=str))
 
-    from kernels.device import detect_device
-    from kernels.harness import measure
-    from kernels.registry import KERNELS, get_kernel
+    from kernels.launching.device import detect_device
+    from kernels.measure.harness import measure
+    from kernels.declare.registry import KERNELS, get_kernel
 
     gpu, why = detect_device()
     on_gpu = gpu is not None
@@ -140,7 +140,7 @@ def main() -> int:
     with section("checks"):
         if args.skip_checks:
             raise RuntimeError("skipped (--skip-checks): see `main.py check` output")
-        from kernels.check import format_table, run_checks
+        from kernels.measure.check import format_table, run_checks
 
         results = run_checks()
         print(format_table(results))
@@ -217,8 +217,8 @@ def main() -> int:
         R["variants"] = run_variants(big, on_gpu, gpu)
 
     with section("sweep"):
-        from kernels.bench import sweep
-        from kernels.results import save_results
+        from kernels.measure.bench import sweep
+        from kernels.measure.results import save_results
 
         names = [k.name for k in KERNELS if k.benchable]
         res = sweep(names, sizes, reps=reps, allow_cpu=not on_gpu,
@@ -229,8 +229,8 @@ def main() -> int:
                       "file": "bench_h200.json"}
 
     with section("do_bench"):
-        from kernels.harness import bind, first_run, make_arrays
-        from kernels.timing import flush_bytes_for, summarize, time_gpu
+        from kernels.measure.harness import bind, first_run, make_arrays
+        from kernels.measure.timing import flush_bytes_for, summarize, time_gpu
 
         rows = []
         for n in [s for s in sizes if s >= (1 << 20)] or sizes[-1:]:
@@ -329,7 +329,7 @@ def main() -> int:
               None)
 
     with section("count"):
-        from kernels.experiments import count_kernels
+        from kernels.measure.experiments import count_kernels
 
         counts = count_kernels(elements=1_000_000)
         R["count"] = [dataclasses.asdict(c) for c in counts]
@@ -344,7 +344,7 @@ def main() -> int:
                                "add_relu_numba")] == [2, 1, 1, 1])
 
     with section("launch"):
-        from kernels.experiments import launch_vs_finish
+        from kernels.measure.experiments import launch_vs_finish
 
         rows = [dataclasses.asdict(launch_vs_finish(k, 50_000_000))
                 for k in ("add_torch", "add_triton", "add_numba_naive", "add_numba")]
@@ -356,7 +356,7 @@ def main() -> int:
               f"{rows[0]['launch_returned_us']:.0f} / {rows[0]['work_finished_us']:.0f} us", None)
 
     with section("square"):
-        from kernels.experiments import square_host_steps
+        from kernels.measure.experiments import square_host_steps
 
         R["square"] = {}
         for n in (8, 1 << 24):
@@ -374,7 +374,7 @@ def main() -> int:
     with section("traces"):
         if not on_gpu:
             raise RuntimeError("needs a GPU (inline PTX)")
-        from kernels.trace import check_trace, record_trace, summarize_trace
+        from kernels.tracing.trace import check_trace, record_trace, summarize_trace
 
         R["traces"] = {}
         for warps, spin in ((4, 20.0), (4, 200.0), (8, 200.0)):
@@ -403,9 +403,9 @@ def run_variants(n: int, on_gpu: bool, gpu) -> dict:
     import gpu_variants as gv
     import torch
 
-    from kernels.harness import compare
-    from kernels.reference import add
-    from kernels.timing import bandwidth_gbps, flush_bytes_for, summarize, time_gpu
+    from kernels.measure.harness import compare
+    from kernels.bodies.reference import add
+    from kernels.measure.timing import bandwidth_gbps, flush_bytes_for, summarize, time_gpu
 
     dev = "cuda" if on_gpu else "cpu"
     x, y = torch.randn(n, device=dev), torch.randn(n, device=dev)
@@ -456,14 +456,14 @@ def numba_analysis(out_dir: str, gpu, headline: dict) -> dict:
     import numba
     import torch
 
-    from kernels.harness import bind, first_run, make_arrays, predict
-    from kernels.launch import Launch, Resources
-    from kernels.registry import get_kernel
+    from kernels.measure.harness import bind, first_run, make_arrays, predict
+    from kernels.launching.launch import Launch, Resources
+    from kernels.declare.registry import get_kernel
 
     on_gpu = gpu is not None
     if not on_gpu:
         raise RuntimeError("needs a GPU (compiled resources and PTX)")
-    import kernels.numba_kernels as nk
+    import kernels.bodies.numba_kernels as nk
 
     out = {}
     ptx_dump = []
@@ -507,7 +507,7 @@ def numba_analysis(out_dir: str, gpu, headline: dict) -> dict:
         ptx_dump.append(f"//// {name}: {spec.description}\n{ptx}")
         del inputs, dst, launch
     # the Triton adds' PTX, for contrast: how wide their loads are and how many per thread
-    from kernels import triton_kernels as tk
+    from kernels.bodies import triton_kernels as tk
 
     n = 1 << 20
     x, y, o = (torch.randn(n, device="cuda") for _ in range(3))

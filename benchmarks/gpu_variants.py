@@ -10,7 +10,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kernels.compat import numba_cuda
+from kernels.launching.compat import numba_cuda
 
 cuda = numba_cuda()
 
@@ -61,7 +61,7 @@ def add_loop4_kernel(x, y, out):
 
 
 def numba_loop4(x, y, out, threads: int = 256):
-    from kernels.numba_kernels import device_arrays
+    from kernels.bodies.numba_kernels import device_arrays
 
     arrays = device_arrays((x, y, out))
     blocks = triton.cdiv(out.numel(), 4 * threads)

@@ -8,7 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from shot_window import ROOT, open_window, pump, save_shot  # noqa: E402
 
-import kernels.backends as backends  # noqa: E402
+import kernels.launching.backends as backends  # noqa: E402
 from gui.models.launch import LaunchInputs  # noqa: E402
 
 out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots")

@@ -1,4 +1,4 @@
-"""Fit the loaded latency model (sim.latency.predict_loaded) on part of the H200's forced-occupancy
+"""Fit the loaded latency model (sim.model.latency.predict_loaded) on part of the H200's forced-occupancy
 sweep and report its error on the rest.
 
     .venv/bin/python benchmarks/latency_fit.py [--json benchmarks/latency_h200.json]
@@ -11,7 +11,7 @@ drain (`launch_us`). Everything else is measured in the same run: the DRAM laten
 - "2^24 -> 2^26" (the one resources/physics/H200.json's trip_overhead_ns comes from): fit on every 2^24 row, report the 2^26 rows;
 - "fast add -> naive add": fit on the four-per-thread add only, report the naive add.
 
-Plain Little's law with the unloaded latency (sim.latency.predict) is shown beside it.
+Plain Little's law with the unloaded latency (sim.model.latency.predict) is shown beside it.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sim.devices import GpuSpec, preset  # noqa: E402
-from sim.latency import BlockTrip, TripCosts, predict, predict_loaded  # noqa: E402
-from sim.latency_data import (CHECKED_IN, ELEMENTS_PER_THREAD, LatencyRun,  # noqa: E402
+from sim.rules.devices import GpuSpec, preset  # noqa: E402
+from sim.model.latency import BlockTrip, TripCosts, predict, predict_loaded  # noqa: E402
+from sim.traces.latency_data import (CHECKED_IN, ELEMENTS_PER_THREAD, LatencyRun,  # noqa: E402
                               OccupancyRow, load_latency_run)
 
 OVERHEADS_NS = np.arange(0.0, 400.0, 5.0)
@@ -47,7 +47,7 @@ def run_gpu(run: LatencyRun) -> tuple[GpuSpec, float]:
 @dataclasses.dataclass(frozen=True)
 class FitCosts:
     """What this fit searches: the steady MVA's trip costs, and a launch time added to the
-    steady stream (the fit of 2026-12-01; the launch model, sim.launch_model, schedules the
+    steady stream (the fit of 2026-12-01; the launch model, sim.model.launch_model, schedules the
     ramp and tail itself and takes its launch overhead from resources/physics)."""
     trip: TripCosts
     launch_us: float

@@ -7,7 +7,7 @@
 Sections, most important first; a failing one is recorded and the rest still run, and the run
 stops cleanly (recording what it skipped) when the budget is spent:
   calibration  the DRAM round trip by pointer chase (64 MiB and 2 GiB regions) and the turnover of
-               blocks that do nothing, at forced occupancy: sim/latency.py's figures, measured
+               blocks that do nothing, at forced occupancy: sim/model/latency.py's figures, measured
                apart from the bandwidths they predict
   occupancy    the naive and the four-per-thread Numba adds at 2^26 and 2^24, 256 threads,
                padded with dynamic shared memory to 1, 2, 3, 4, 6, 8 blocks per SM (plus unpadded),
@@ -99,7 +99,7 @@ class Run:
         self.save()
 
     def save(self) -> None:
-        from sim.files import write_json_atomic
+        from sim.inputs.files import write_json_atomic
 
         self.data["elapsed_s"] = round(time.time() - self.t0, 1)
         write_json_atomic(self.path, self.data, indent=1)
@@ -128,7 +128,7 @@ def env_info() -> dict:
 
 
 def stats_row(times_ms, nbytes: int) -> dict:
-    from kernels.timing import bandwidth_gbps, summarize
+    from kernels.measure.timing import bandwidth_gbps, summarize
 
     med, p20, p80 = summarize(times_ms)
     return {"median_ms": med, "p20_ms": p20, "p80_ms": p80, "reps": len(times_ms),
@@ -140,8 +140,8 @@ def stats_row(times_ms, nbytes: int) -> dict:
 # Calibration: the DRAM round trip and a block's turnover, each apart from any bandwidth
 # --------------------------------------------------------------------------------------------
 def calibration(run: Run, gpu, on_gpu: bool, reps: int) -> None:
-    from kernels import latency_kernels as lk
-    from kernels.timing import flush_bytes_for, summarize, time_gpu
+    from kernels.bodies import latency_kernels as lk
+    from kernels.measure.timing import flush_bytes_for, summarize, time_gpu
 
     cal = run.data.setdefault("calibration", {"dram_latency": [], "idle_blocks": []})
     if not on_gpu:  # the simulator runs the chase, for the plumbing; nothing here is a timing
@@ -173,8 +173,8 @@ def calibration(run: Run, gpu, on_gpu: bool, reps: int) -> None:
 
     import torch
 
-    from kernels.numba_kernels import device_arrays
-    from kernels.occupancy_probe import padded_launch, padding_plan
+    from kernels.bodies.numba_kernels import device_arrays
+    from kernels.measure.occupancy_probe import padded_launch, padding_plan
 
     threads, n = 256, SIZES_OCC[0]  # the naive add's grid at 2^26
     grid = n // threads
@@ -213,8 +213,8 @@ def model_inputs(run: Run, on_gpu: bool) -> dict:
     in numba-cuda 0.30.4's sm_90 PTX: 2 and 8)."""
     import numba
 
-    import kernels.numba_kernels as nk
-    from kernels.occupancy_probe import loads_before_first_store
+    import kernels.bodies.numba_kernels as nk
+    from kernels.measure.occupancy_probe import loads_before_first_store
 
     inputs = {}
     for name, fn, fallback in (("add_numba_naive", nk.add_naive_kernel, 2),
@@ -237,8 +237,8 @@ class OccupancySweep:
     """Numba adds padded to each number of blocks per SM, with their peers at the same size."""
 
     def __init__(self, run: Run, gpu, on_gpu: bool, reps: int, round_no: int = 1):
-        import kernels.numba_kernels as nk
-        from kernels.timing import flush_bytes_for
+        import kernels.bodies.numba_kernels as nk
+        from kernels.measure.timing import flush_bytes_for
 
         self.run, self.gpu, self.on_gpu, self.reps, self.round_no = run, gpu, on_gpu, reps, round_no
         self.occ = run.data.setdefault("occupancy", {"rows": [], "peers": []})
@@ -259,7 +259,7 @@ class OccupancySweep:
     def size(self, n: int, kernel_names, threads_list) -> None:
         import torch
 
-        import kernels.numba_kernels as nk
+        import kernels.bodies.numba_kernels as nk
 
         x, y = (torch.randn(n, device="cuda" if self.on_gpu else "cpu") for _ in range(2))
         dst = torch.empty_like(x)
@@ -281,8 +281,8 @@ class OccupancySweep:
         return out
 
     def peer(self, peer: str, n: int, when: str, out: dict) -> None:
-        from kernels.harness import measure
-        from kernels.registry import get_kernel
+        from kernels.measure.harness import measure
+        from kernels.declare.registry import get_kernel
 
         m = measure(get_kernel(peer), n, gpu=self.gpu, device_name=self.gpu.name,
                     reps=self.reps, check=False)
@@ -294,8 +294,8 @@ class OccupancySweep:
         print(f"  {peer:10s} n={n:>10,} {when:6s} {m.bandwidth_gbps:8.0f} GB/s", flush=True)
 
     def kernel_sweep(self, ctx: dict, kernel: str, threads: int) -> None:
-        from kernels.occupancy_probe import padded_launch, padding_plan
-        from kernels.registry import get_kernel
+        from kernels.measure.occupancy_probe import padded_launch, padding_plan
+        from kernels.declare.registry import get_kernel
 
         n = ctx["n"]
         # the registry owns the grid rule; the probe launches the same grid, padded
@@ -311,8 +311,8 @@ class OccupancySweep:
     def point(self, ctx: dict, kernel: str, grid: int, threads: int, target, base) -> None:
         import torch
 
-        from kernels.occupancy_probe import padded_launch
-        from kernels.timing import time_gpu
+        from kernels.measure.occupancy_probe import padded_launch
+        from kernels.measure.timing import time_gpu
 
         n, dst, peers = ctx["n"], ctx["dst"], ctx["peers"]
         launch = (base if target is None else
@@ -346,10 +346,10 @@ class OccupancySweep:
               f"ok={correct} {row.get('gbps', float('nan')):8.0f} GB/s", flush=True)
 
     def model(self, kernel: str, occ, ceiling_gbps, turn_ns) -> dict:
-        """sim/latency.py's a-priori predictions for the row, nothing fitted: with the preset's
+        """sim/model/latency.py's a-priori predictions for the row, nothing fitted: with the preset's
         DRAM latency; with this run's pointer chase; and with the chase plus the idle blocks'
         turn of a slot at the same target as the overhead per trip."""
-        from sim.latency import predicted_gbps
+        from sim.model.latency import predicted_gbps
 
         m = self.inputs[kernel]
         args = (self.gpu, occ.blocks_per_sm, occ.warps_per_block,
@@ -372,7 +372,7 @@ class OccupancySweep:
 # Timing methods
 # --------------------------------------------------------------------------------------------
 def _extend_methods(got: list, kernel: str, n: int, gpu, reps: int) -> None:
-    from kernels.timing_methods import time_kernel_methods
+    from kernels.measure.timing_methods import time_kernel_methods
 
     got.extend(time_kernel_methods(kernel, n, gpu=gpu, reps=reps))
 
@@ -414,7 +414,7 @@ def summary(run: Run) -> None:
     print("model: gpus.json latency; model*: this run's pointer chase (64 MiB); model+: the chase "
           "plus the idle blocks' slot turn as overhead per trip")
     print("\n=== timing methods: median us (GB/s from it) ===")
-    from kernels.timing_methods import METHOD_IDS
+    from kernels.measure.timing_methods import METHOD_IDS
 
     short = ("flushed", "no flush", "launch ret", "host+sync", "lone", "back2back")
     print(f"{'kernel':16s} {'n':>10s} " + " ".join(f"{h:>17s}" for h in short))
@@ -445,11 +445,11 @@ def main() -> int:
     os.makedirs(args.out, exist_ok=True)
     run = Run(args.out, args.budget_s)
 
-    from kernels.compat import apply_numpy_shims
+    from kernels.launching.compat import apply_numpy_shims
 
     apply_numpy_shims()
-    from kernels.device import detect_device
-    from sim.devices import preset
+    from kernels.launching.device import detect_device
+    from sim.rules.devices import preset
 
     detected, why = detect_device()
     on_gpu = detected is not None

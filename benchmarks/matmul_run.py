@@ -15,7 +15,7 @@ starts only if the budget leaves room for it and the ones after it):
   traces        per-tile (sm, start, end) of the stamping variants at 1, 1+1/C and 2.5 waves
   ceilings      torch.matmul bf16 at 8192 (measured) beside the datasheet's dense peak
 Timing: CUDA events, median with p20/p80 after warm-up; before every rep a buffer of 2 x L2 is
-zeroed and a short spin kernel queued (kernels/timing.py). Inputs are random, never zeros.
+zeroed and a short spin kernel queued (kernels/measure/timing.py). Inputs are random, never zeros.
 Writes DIR/matmul_h200.json (traces embedded in warpscope-trace/1 form); prints a table last.
 """
 
@@ -74,7 +74,7 @@ def save() -> None:
 
 # --------------------------------------------------------------------------------------------
 def split_traces(results: str, folder: str) -> int:
-    from sim.files import write_json_atomic
+    from sim.inputs.files import write_json_atomic
 
     with open(results, encoding="utf-8") as fh:
         data = json.load(fh)
@@ -122,9 +122,9 @@ def main() -> int:
         return 2
     import torch
 
-    from kernels import matmul as mm
-    from kernels.timing import flush_bytes_for
-    from sim.devices import preset, preset_for_device_name
+    from kernels.bodies import matmul as mm
+    from kernels.measure.timing import flush_bytes_for
+    from sim.rules.devices import preset, preset_for_device_name
 
     os.makedirs(args.out, exist_ok=True)
     gpu = triton_status.is_gpu
@@ -144,7 +144,7 @@ def main() -> int:
     R.update(format="warpscope-matmul/1", command=command, created=time.strftime(
         "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), budget_s=args.budget_s, gpu_spec=spec.name,
         sm_count=S["sm_count"], is_gpu_timing=gpu,
-        method=("CUDA events (kernels/timing.time_gpu): warm-up, then median/p20/p80 of >= 20 "
+        method=("CUDA events (kernels/measure/timing.time_gpu): warm-up, then median/p20/p80 of >= 20 "
                 f"reps (10 in the sawtooth), {S['flush_bytes'] / 2**20:.0f} MiB zeroed and a spin "
                 "kernel before each rep" if gpu else "host clock, interpreter: NOT GPU timings"),
         flops="2*M*N*K", bytes="2*(M*K + K*N + M*N) (A, B read once, C written once)",

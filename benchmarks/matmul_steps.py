@@ -11,7 +11,7 @@ import subprocess
 import time
 
 import kernels
-from kernels.timing import SPIN_CYCLES
+from kernels.measure.timing import SPIN_CYCLES
 
 KINDS = ("tiled", "persistent", "stream_k", "torch")
 SUMMARY: list[tuple[str, str, str]] = []  # (claim, figure, verdict)
@@ -31,7 +31,7 @@ def claim(what: str, figure: str, ok: bool | None) -> None:
 # Kernels: bind, compile, resources, occupancy, timing
 # --------------------------------------------------------------------------------------------
 def make(kind, a, b, c, config=None, programs=None, stamps=None):
-    from kernels import matmul as mm
+    from kernels.bodies import matmul as mm
 
     if kind == "tiled":
         return mm.bind_matmul(a, b, c, config, stamps=stamps)
@@ -43,9 +43,9 @@ def make(kind, a, b, c, config=None, programs=None, stamps=None):
 
 
 def compiled_info(kind, ck, config) -> dict:
-    """Registers and shared memory of the compiled kernel; blocks per SM by sim.occupancy (and by
+    """Registers and shared memory of the compiled kernel; blocks per SM by sim.rules.occupancy (and by
     the driver, where cuda-bindings can ask it); concurrent tiles = SMs x blocks per SM."""
-    from sim.occupancy import occupancy
+    from sim.rules.occupancy import occupancy
 
     info = {"kind": kind, "config": config.label, "num_warps": config.num_warps}
     if kind == "torch" or ck is None or not hasattr(ck, "n_regs"):  # interpreter: nothing compiled
@@ -71,7 +71,7 @@ def compiled_info(kind, ck, config) -> dict:
 def prepare(kind, a, b, c, config):
     """Bind, launch once (compiles), read the resources; a persistent kernel is rebound to one
     program per concurrent tile slot (SMs x blocks per SM). Returns (run, info)."""
-    from kernels import matmul as mm
+    from kernels.bodies import matmul as mm
 
     run = make(kind, a, b, c, config, programs=S["sm_count"])
     ck = run()
@@ -94,8 +94,8 @@ def sync() -> None:
 
 
 def measure(fn, M, N, K, fast=False) -> dict:
-    from kernels import matmul as mm
-    from kernels.timing import summarize, time_gpu, time_host
+    from kernels.bodies import matmul as mm
+    from kernels.measure.timing import summarize, time_gpu, time_host
 
     if S["gpu"]:
         times = time_gpu(fn, reps=10 if fast else 20, flush_bytes=S["flush_bytes"],
@@ -125,7 +125,7 @@ def tiles_shape(target: int, config) -> tuple[int, int, int, int]:
 # specialization, filling Triton's on-disk cache while the main process checks correctness.
 # --------------------------------------------------------------------------------------------
 def _prewarm(task):
-    from kernels import matmul as mm
+    from kernels.bodies import matmul as mm
 
     kind, cfg, dtype, shape, stamp = task
     config = mm.MatmulConfig(**cfg)
@@ -141,7 +141,7 @@ def _prewarm(task):
 def _launch_once(kind, config, dtype, shape, stamp) -> None:
     import torch
 
-    from kernels import matmul as mm
+    from kernels.bodies import matmul as mm
 
     gpu = torch.cuda.is_available()  # (no GPU: only to test this code path, interpreted)
     S.update(gpu=gpu, device="cuda" if gpu else "cpu",
@@ -196,7 +196,7 @@ def finish_prewarm():
 def check_correctness(out: dict) -> None:
     import torch
 
-    from kernels import matmul as mm
+    from kernels.bodies import matmul as mm
 
     big = S["configs"][0]
     over = tiles_shape(S["sm_count"] + 1, big)  # one tile past a 1-block-per-SM wave
@@ -374,8 +374,8 @@ def record_traces(out: dict, command: str) -> None:
     import numpy as np
     import torch
 
-    from kernels import matmul as mm
-    from sim.trace import trace_document
+    from kernels.bodies import matmul as mm
+    from sim.traces.trace import trace_document
 
     config = S.get("best", {}).get("tiled", S["configs"][0])
     K = 8192 if S["gpu"] else 64
@@ -439,7 +439,7 @@ def check_stamps(rows, M, N, K, config) -> list[str]:
     """Every tile's K range covered exactly once, SMs in range, end after start."""
     import numpy as np
 
-    from kernels import matmul as mm
+    from kernels.bodies import matmul as mm
 
     problems = []
     k_tiles = -(-K // config.block_k)

@@ -21,16 +21,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sim.devices import preset  # noqa: E402
-from sim.occupancy_bandwidth import predict_point, sweep_points  # noqa: E402
-from sim.physics import physics_for  # noqa: E402
+from sim.rules.devices import preset  # noqa: E402
+from sim.model.occupancy_bandwidth import predict_point, sweep_points  # noqa: E402
+from sim.rules.physics import physics_for  # noqa: E402
 
 WITHIN = 0.10
 DEFAULT_FILES = [ROOT / "benchmarks" / "run_f" / f"occupancy_{d}.json" for d in ("fp64", "fp32")]
 
 
 def check(paths) -> dict:
-    """Every point of every file (sim.occupancy_bandwidth reads them) against its prediction."""
+    """Every point of every file (sim.model.occupancy_bandwidth reads them) against its prediction."""
     rows = []
     for path in paths:
         data = json.loads(Path(path).read_text())

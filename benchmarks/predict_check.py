@@ -1,11 +1,11 @@
-"""How well the launch model's memory-bound prediction (sim.launch_model) agrees with the H200, on the points it was not
+"""How well the launch model's memory-bound prediction (sim.model.launch_model) agrees with the H200, on the points it was not
 fitted to.
 
 The launch overhead was fitted to `add_numba_naive` at 2^26 elements over 32..1024 threads per
 block (benchmarks/RESULTS.md), the trip overhead on the 2^24 rows of benchmarks/latency_h200.json;
 every other GPU-timed row of benchmarks/gpu_blocks_h200.json (block-size sweep) and
 benchmarks/gpu_bench_h200.json (size sweep) that has an occupancy is a check. A grid-stride
-kernel's loop trips come from its declaration (kernels/registry.py). Prints the misses (more than
+kernel's loop trips come from its declaration (kernels/declare/registry.py). Prints the misses (more than
 10% off), the share within 10% and the rms error on the fitted rows. No GPU needed:
 
     python3 benchmarks/predict_check.py [--json]
@@ -21,9 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kernels.registry import get_kernel  # noqa: E402
-from sim.devices import preset  # noqa: E402
-from sim.launch_model import Launch, predict_launch  # noqa: E402
+from kernels.declare.registry import get_kernel  # noqa: E402
+from sim.rules.devices import preset  # noqa: E402
+from sim.model.launch_model import Launch, predict_launch  # noqa: E402
 
 FILES = ("gpu_blocks_h200.json", "gpu_bench_h200.json")
 

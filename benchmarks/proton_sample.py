@@ -1,5 +1,5 @@
 """Write tests/data/proton/vector_add.chrome_trace: a small Triton Proton per-program timeline in
-the format Proton's instrumentation backend writes (sim/proton_trace.py says where it comes from).
+the format Proton's instrumentation backend writes (sim/traces/proton_trace.py says where it comes from).
 
 It is SYNTHETIC, not a recording: the launch of Proton's own intra-kernel tutorial
 (third_party/proton/tutorials/intra_kernel/example_dsl.py: add_kernel on 98,432 floats,
@@ -23,9 +23,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sim.devices import preset  # noqa: E402
-from sim.policies import run_schedule  # noqa: E402
-from sim.scheduler import TpcSpreadPlacement, UniformCost  # noqa: E402
+from sim.rules.devices import preset  # noqa: E402
+from sim.schedule.policies import run_schedule  # noqa: E402
+from sim.schedule.scheduler import TpcSpreadPlacement, UniformCost  # noqa: E402
 
 OUT = ROOT / "tests" / "data" / "proton" / "vector_add.chrome_trace"
 KERNEL, CTAS, WARPS = "add_kernel", -(-98432 // 1024), 8

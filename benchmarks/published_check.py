@@ -3,9 +3,9 @@ occupancy and size sweeps) and the seed article's L40S naive-add table. No GPU n
 
     python3 benchmarks/published_check.py [--json]
 
-Every point is `sim.launch_model.predict_launch(gpu, Launch(...), "memory")` on the row's preset:
+Every point is `sim.model.launch_model.predict_launch(gpu, Launch(...), "memory")` on the row's preset:
 its grid (one element per thread), block size, blocks per SM (forced or not) and bytes, with the
-constants of resources/physics/<KEY>.json as the app reads them (sim/physics.py).
+constants of resources/physics/<KEY>.json as the app reads them (sim/rules/physics.py).
 
 Nothing here is fitted: the check data and the article's table are only compared with, never
 used to choose a constant (benchmarks/published/README.md).
@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sim.devices import GpuSpec, preset  # noqa: E402
-from sim.launch_model import Launch, predict_launch  # noqa: E402
+from sim.rules.devices import GpuSpec, preset  # noqa: E402
+from sim.model.launch_model import Launch, predict_launch  # noqa: E402
 
 PUBLISHED = ROOT / "benchmarks" / "published"
 WITHIN = 0.15
@@ -64,7 +64,7 @@ def check() -> dict:
     for n, ms in ARTICLE_L40S_MS.items():
         t = predict_us(gpu, n, 256, 6, 12 * n)  # 6 = 1536 threads per SM / 256
         article[n] = {"measured_us": ms * 1e3, "predicted_us": round(t, 2), "error": t / (ms * 1e3) - 1}
-    return {"model": "sim.launch_model.predict_launch (memory)", "groups": groups,
+    return {"model": "sim.model.launch_model.predict_launch (memory)", "groups": groups,
             "article": article}
 
 

@@ -49,7 +49,7 @@ def real_configs(quick: bool):
     if quick:
         return [("add_n20_b1024", "add", 1 << 20, 1024, 4),
                 ("softmax_n22_c4096", "softmax", 1 << 22, 4096, 8)]
-    from sim.trace import MAX_TRACE_BLOCKS
+    from sim.traces.trace import MAX_TRACE_BLOCKS
 
     out = [(f"add_n{p}_b{b}", "add", 1 << p, b, 4) for p in SIZES for b in BLOCKS
            if (1 << p) // b <= MAX_TRACE_BLOCKS]
@@ -73,7 +73,7 @@ def _write_index(out: str, part: str, t0: float, index: list) -> None:
 
 def _run(part: str, out: str, budget_s: float, items) -> int:
     """items: (name, command, thunk returning a Trace); write each trace and the part's index."""
-    from kernels.trace import save, summarize_trace
+    from kernels.tracing.trace import save, summarize_trace
 
     folder = os.path.join(out, f"traces_{part}")
     os.makedirs(folder, exist_ok=True)
@@ -106,7 +106,7 @@ def _run(part: str, out: str, budget_s: float, items) -> int:
 
 
 def part_real(out: str, budget_s: float, quick: bool) -> int:
-    from kernels.trace import record_tile_trace
+    from kernels.tracing.trace import record_tile_trace
 
     items = []
     for name, kernel, n, block, warps in real_configs(quick):
@@ -117,7 +117,7 @@ def part_real(out: str, budget_s: float, quick: bool) -> int:
 
 
 def part_regs(out: str, budget_s: float, quick: bool) -> int:
-    from kernels.trace import record_trace
+    from kernels.tracing.trace import record_trace
 
     items = []
     for warps, hold in (HOLDS[:1] if quick else HOLDS):

@@ -56,7 +56,7 @@ def _write(out: str, part: str, rows: list) -> int:
 
 
 def _save(out: str, name: str, trace) -> dict:
-    from kernels.trace import save, summarize_trace
+    from kernels.tracing.trace import save, summarize_trace
 
     os.makedirs(os.path.join(out, "traces_g"), exist_ok=True)
     save(trace, os.path.join(out, "traces_g", f"{name}.json"))
@@ -67,8 +67,8 @@ def _save(out: str, name: str, trace) -> dict:
 
 
 def part_builtins(out: str) -> int:
-    from kernels.registry import get_kernel
-    from kernels.trace_file import record_file_trace
+    from kernels.declare.registry import get_kernel
+    from kernels.tracing.trace_file import record_file_trace
 
     rows = []
     for name in BUILTINS:
@@ -87,10 +87,10 @@ def _proton_run(out: str, spec, n: int, tag: str, data: str = "trace") -> dict:
     import triton.profiler as proton
     import triton.profiler.language as pl
 
-    from kernels.harness import make_arrays
-    from kernels.instrument import instrument
-    from kernels.launcher import bind_triton, kernel_args
-    from kernels.spec import resolve
+    from kernels.measure.harness import make_arrays
+    from kernels.tracing.instrument import instrument
+    from kernels.launching.launcher import bind_triton, kernel_args
+    from kernels.declare.spec import resolve
 
     pl.enable_semantic("triton")
     shape = spec.launch_shape(n, None, 132)
@@ -120,8 +120,8 @@ def _proton_run(out: str, spec, n: int, tag: str, data: str = "trace") -> dict:
 def part_proton(out: str) -> int:
     import triton
 
-    from kernels.kernel_file import open_kernel_file
-    from kernels.registry import get_kernel
+    from kernels.declare.kernel_file import open_kernel_file
+    from kernels.declare.registry import get_kernel
 
     rows = [{"name": "versions", "triton": triton.__version__}]
     softmax = [s for s in open_kernel_file(os.path.join(EXAMPLES, "softmax_triton.py"))
@@ -129,7 +129,7 @@ def part_proton(out: str) -> int:
     for tag, spec, n in (("softmax_n22", softmax, 1 << 22),
                          ("add_tutorial_n20", get_kernel("add_triton_tutorial"), 1 << 20)):
         command = (f"python3 benchmarks/record_g.py proton: {spec.name} at {n}, one Proton "
-                   "scope around the program (kernels/instrument.py probe 'proton'), "
+                   "scope around the program (kernels/tracing/instrument.py probe 'proton'), "
                    "proton.start(data='trace', backend='instrumentation')")
         _attempt(rows, f"proton_{tag}", command,
                  lambda s=spec, n=n, t=tag: _proton_run(out, s, n, t), out, "proton")
@@ -144,7 +144,7 @@ def _numba_ptx_link(out: str) -> str:
     """numba_stamps.cu compiled to PTX by NVRTC (through cupy): the link file if .cu fails."""
     import cupy
 
-    from kernels.instrument import NUMBA_STAMPS_CU
+    from kernels.tracing.instrument import NUMBA_STAMPS_CU
 
     src = NUMBA_STAMPS_CU.read_text(encoding="utf-8")
     ptx = cupy.cuda.compiler.compile_using_nvrtc(src, options=("-arch=compute_90", "-rdc=true"))
@@ -158,15 +158,15 @@ def _numba_trace(out: str, n: int, link) -> dict:
     import numpy as np
     import torch
 
-    from kernels.compat import numba_cuda
-    from kernels.harness import compare, make_arrays, reference_of
-    from kernels.instrument import instrument_numba
-    from kernels.kernel_file import open_kernel_file
-    from kernels.launcher import kernel_args
-    from kernels.numba_kernels import device_arrays
-    from kernels.timing import flush_bytes_for, summarize, time_gpu
-    from kernels.trace import require_gpu, trace_from_stamps, trace_meta
-    from kernels.launch import Resources
+    from kernels.launching.compat import numba_cuda
+    from kernels.measure.harness import compare, make_arrays, reference_of
+    from kernels.tracing.instrument import instrument_numba
+    from kernels.declare.kernel_file import open_kernel_file
+    from kernels.launching.launcher import kernel_args
+    from kernels.bodies.numba_kernels import device_arrays
+    from kernels.measure.timing import flush_bytes_for, summarize, time_gpu
+    from kernels.tracing.trace import require_gpu, trace_from_stamps, trace_meta
+    from kernels.launching.launch import Resources
 
     cuda = numba_cuda()
     gpu = require_gpu()
@@ -210,14 +210,14 @@ def _numba_trace(out: str, n: int, link) -> dict:
                       command=f"python3 benchmarks/record_g.py numba (n={n})", wait=None,
                       spin_us=None, elements=n, grid_shape=list(shape.grid),
                       threads_per_block=shape.threads_per_block, launched_by="numba-cuda",
-                      instrument=f"kernels/instrument.py instrument_numba, linked {link}",
+                      instrument=f"kernels/tracing/instrument.py instrument_numba, linked {link}",
                       kernel_file=spec.origin, **results)
     return {"link": str(link), **_save(out, f"stencil_numba_n{n.bit_length() - 1}",
                                        trace_from_stamps(rows, gpu.name, meta))}
 
 
 def part_numba(out: str) -> int:
-    from kernels.instrument import NUMBA_STAMPS_CU
+    from kernels.tracing.instrument import NUMBA_STAMPS_CU
 
     rows = []
     links = [("cu", lambda: str(NUMBA_STAMPS_CU)), ("ptx", lambda: _numba_ptx_link(out))]
@@ -267,9 +267,9 @@ def part_summary(out: str) -> int:
 
 def part_files_index(out: str) -> int:
     """The kernel-file traces device_run_g.sh recorded with the CLI, as an index like the rest."""
-    from sim.trace import load_trace
+    from sim.traces.trace import load_trace
 
-    from kernels.trace import summarize_trace
+    from kernels.tracing.trace import summarize_trace
 
     rows = []
     with open(os.path.join(out, "files_commands.txt"), encoding="utf-8") as fh:

@@ -6,13 +6,13 @@ peers. One call records everything into one JSON file.
 
 The rows are the registry's Triton and Numba kernels (vector adds, add+ReLU, copy, square,
 the matmuls, warp lanes, the placement trace) and the example files in resources/examples.
-First every row is compiled WITHOUT loading it (kernels/compile.py, in parallel child
+First every row is compiled WITHOUT loading it (kernels/build/compile.py, in parallel child
 processes, with the same Triton as the launcher); then, on a GPU, each is launched as
 WarpScope launches it and the driver's numbers are read (Triton: CompiledKernel.n_regs,
 4 x n_spills, metadata.shared, the function's static shared memory and
 cuOccupancyMaxActiveBlocksPerMultiprocessor; Numba: the overload's registers and shared
 memory), beside the blocks per SM sim/ predicts from the compiled-here numbers. Last, the
-examples are timed beside their torch peers (kernels.harness.measure: CUDA events, L2 flushed,
+examples are timed beside their torch peers (kernels.measure.harness.measure: CUDA events, L2 flushed,
 median). Writes DIR/registers_<gpu>.json. Without a GPU only the compiled-here columns are
 filled, for --cc (default 9.0): DIR/registers_sm90_triton<version>.json.
 Survives a failing row (its error is recorded), prints progress, stops at the time budget.
@@ -38,10 +38,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kernels.compile import (CompiledResources, CompileRequest, ResourceCache,  # noqa: E402
+from kernels.build.compile import (CompiledResources, CompileRequest, ResourceCache,  # noqa: E402
                              numba_argtypes_from_args, numba_request, resources_many,
                              signature_from_args, spec_request, triton_request)
-from sim.files import write_json_atomic  # noqa: E402
+from sim.inputs.files import write_json_atomic  # noqa: E402
 
 FORMAT = "warpscope-registers/1"
 EXAMPLES = ROOT / "resources" / "examples"
@@ -91,7 +91,7 @@ def blocks_for(spec) -> list[dict]:
 
 
 def spec_rows(spec, cc, on_gpu: bool) -> list[Row]:
-    from kernels.harness import make_arrays
+    from kernels.measure.harness import make_arrays
 
     n = N_ELEMENTWISE if spec.arity else max(spec.check_sizes)
     arrays = make_arrays(spec, n, on_gpu=False, seed=0)  # the ints, and so the code, follow n
@@ -107,16 +107,16 @@ def spec_rows(spec, cc, on_gpu: bool) -> list[Row]:
 
 
 def trace_rows(cc) -> list[Row]:
-    """The placement-trace kernel as kernels/trace.py compiles it (spin wait), at a few warps and
+    """The placement-trace kernel as kernels/tracing/trace.py compiles it (spin wait), at a few warps and
     held registers: HELD is exactly the knob that moves its register count."""
-    from kernels.trace_kernels import held_values, placement_kernel
+    from kernels.bodies.trace_kernels import held_values, placement_kernel
 
     out, chase = np.zeros((1, 3), np.int64), np.zeros(2, np.int32)
     args = (out, 20_000, chase, chase.size)
     rows = []
     for warps, hold in TRACE_SETTINGS:
         consts = dict(WAIT=0, HELD=held_values(hold, warps))
-        rows.append(Row("placement_kernel", "kernels/trace_kernels.py", "triton",
+        rows.append(Row("placement_kernel", "kernels/bodies/trace_kernels.py", "triton",
                         dict(num_warps=warps, hold_regs=hold),
                         triton_request(placement_kernel, signature_from_args(args), consts,
                                        warps, 3, cc),
@@ -127,18 +127,18 @@ def trace_rows(cc) -> list[Row]:
 
 
 def lanes_rows(cc) -> list[Row]:
-    from kernels import numba_kernels as nk
+    from kernels.bodies import numba_kernels as nk
 
     lanes = np.full(1024, -1, np.int32)
-    return [Row("lanes_kernel", "kernels/numba_kernels.py", "numba", dict(threads=t),
+    return [Row("lanes_kernel", "kernels/bodies/numba_kernels.py", "numba", dict(threads=t),
                 numba_request(nk.lanes_kernel, numba_argtypes_from_args((lanes,)), cc),
                 lambda gpu, t=t: drive_lanes(t), t) for t in (32, 250, 1024)]
 
 
 def all_rows(cc, on_gpu: bool) -> list[Row]:
-    from kernels.kernel_file import load_kernel_file
-    from kernels.registry import all_kernels
-    from kernels.spec import declare
+    from kernels.declare.kernel_file import load_kernel_file
+    from kernels.declare.registry import all_kernels
+    from kernels.declare.spec import declare
 
     specs = [s for s in all_kernels() if s.backend in ("triton", "numba") and s.launchable]
     for file in EXAMPLE_FILES:
@@ -155,11 +155,11 @@ def all_rows(cc, on_gpu: bool) -> list[Row]:
 # On the GPU: what the driver reports
 # --------------------------------------------------------------------------------------------
 def drive_spec(spec, n: int, block: dict, gpu) -> dict:
-    """Launch as WarpScope launches (kernels.launcher); Triton once more, straight from the JIT's
+    """Launch as WarpScope launches (kernels.launching.launcher); Triton once more, straight from the JIT's
     cache, for the CompiledKernel and its function handle."""
-    from kernels import harness
-    from kernels.launcher import TRITON_OPTIONS, kernel_args
-    from kernels.spec import resolve
+    from kernels.measure import harness
+    from kernels.launching.launcher import TRITON_OPTIONS, kernel_args
+    from kernels.declare.spec import resolve
 
     inputs, out = harness.make_arrays(spec, n, on_gpu=True, seed=0)
     launch = harness.bind(spec, inputs, out, n, block, gpu)
@@ -206,7 +206,7 @@ def drive_triton(fn, grid, args, constexprs: dict, options: dict) -> dict:
 
 
 def drive_lanes(threads: int) -> dict:
-    from kernels.numba_kernels import warp_lanes
+    from kernels.bodies.numba_kernels import warp_lanes
 
     _, res = warp_lanes(threads)
     return {"regs_per_thread": res.regs_per_thread, "static_smem_bytes": res.smem_per_block_bytes}
@@ -215,7 +215,7 @@ def drive_lanes(threads: int) -> dict:
 def predicted(gpu, compiled: dict, threads: int) -> dict:
     """sim/'s blocks per SM from the compiled-here numbers, counting the cubin's static shared
     memory and not (sm_90+ Triton cubins carry a 1 KiB section the driver may also reserve)."""
-    from sim.occupancy import occupancy
+    from sim.rules.occupancy import occupancy
 
     if "error" in compiled or gpu is None:
         return {}
@@ -239,9 +239,9 @@ def agree(compiled: dict, driver: dict | None) -> bool | None:
 # The examples beside their torch peers
 # --------------------------------------------------------------------------------------------
 def time_examples(gpu, budget_left) -> list[dict]:
-    from kernels import harness
-    from kernels.kernel_file import load_kernel_file
-    from kernels.spec import declare
+    from kernels.measure import harness
+    from kernels.declare.kernel_file import load_kernel_file
+    from kernels.declare.spec import declare
 
     rows = []
     for file in EXAMPLE_FILES:
@@ -278,16 +278,16 @@ def _versions() -> dict:
 
 def _device(cc_text: str):
     """(gpu spec or None, has_gpu, compute capability, file tag)."""
-    from kernels.backends import gpu_status
+    from kernels.launching.backends import gpu_status
 
     has_gpu, _ = gpu_status()
     if has_gpu:
-        from kernels.device import detect_device
+        from kernels.launching.device import detect_device
 
         gpu, _ = detect_device()
         tag = "h200" if "H200" in gpu.name else "".join(c for c in gpu.name.lower() if c.isalnum())
         return gpu, True, gpu.compute_capability, tag
-    from sim.devices import preset, presets
+    from sim.rules.devices import preset, presets
 
     cc = tuple(int(p) for p in cc_text.split("."))
     gpu = next((preset(n) for n in presets() if preset(n).compute_capability == cc), None)
@@ -311,7 +311,7 @@ def main() -> int:
               "compute_capability": f"{cc[0]}.{cc[1]}", "gpu": has_gpu, "versions": _versions(),
               "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
               "rows": [], "timings": [], "stopped_at_budget": False,
-              "notes": ["compiled: kernels/compile.py without loading (cuobjdump -res-usage of "
+              "notes": ["compiled: kernels/build/compile.py without loading (cuobjdump -res-usage of "
                         "the cubin); driver: the loaded kernel after one launch",
                         "spills: Triton's n_spills is LOCAL_SIZE_BYTES / 4; spills_bytes = 4 x "
                         "n_spills compares with the cubin's STACK (stack_bytes)"]}

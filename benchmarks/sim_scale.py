@@ -13,11 +13,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sim.devices import preset  # noqa: E402
-from sim.occupancy import occupancy  # noqa: E402
-from sim.geometry import BYTES_PER_ELEMENT_ADD  # noqa: E402
-from sim.launch_model import Launch, TripCost  # noqa: E402
-from sim.scheduler import TpcSpreadPlacement, UniformCost, simulate  # noqa: E402
+from sim.rules.devices import preset  # noqa: E402
+from sim.rules.occupancy import occupancy  # noqa: E402
+from sim.rules.geometry import BYTES_PER_ELEMENT_ADD  # noqa: E402
+from sim.model.launch_model import Launch, TripCost  # noqa: E402
+from sim.schedule.scheduler import TpcSpreadPlacement, UniformCost, simulate  # noqa: E402
 
 
 def time_it(fn, repeats=5) -> float:

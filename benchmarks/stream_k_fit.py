@@ -1,4 +1,4 @@
-"""Fit stream-K's leftover-wave slowdown (sim.matmul_choice.STREAM_K_SLOWDOWN) on the H200 sawtooth.
+"""Fit stream-K's leftover-wave slowdown (sim.model.matmul_choice.STREAM_K_SLOWDOWN) on the H200 sawtooth.
 
 The compute-bound model times stream-K's leftover units by their FLOPs, bytes and atomics, and
 is 30-55% fast where the leftover tiles fill 70-97% of a wave (benchmarks/matmul_h200.json,
@@ -12,7 +12,7 @@ fitted as a piecewise-linear function of the fill:
 * tested on the rest: N = 4352..14080 (the second and third waves' leftovers), 39 sizes.
 
 Usage: python3 benchmarks/stream_k_fit.py [--write]  (prints the knots and the check; --write
-prints the constant to paste into sim/matmul_choice.py)
+prints the constant to paste into sim/model/matmul_choice.py)
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ KNOTS = (0.0, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97, 1.0)
 
 def rows():
     """(N, fill, excess in tile times, measured us, model us) per stream-K sawtooth point."""
-    from kernels.registry import get_kernel
-    from sim.devices import preset
-    from sim.matmul_choice import leftover_fill, tile_time_us
-    from sim.throughput import predict_matmul
+    from kernels.declare.registry import get_kernel
+    from sim.rules.devices import preset
+    from sim.model.matmul_choice import leftover_fill, tile_time_us
+    from sim.model.throughput import predict_matmul
 
     saw = json.loads(RUN.read_text())["steps"]["sawtooth"]
     spec, gpu = get_kernel("matmul_stream_k"), preset("H200")
@@ -62,7 +62,7 @@ def fit(points) -> tuple[float, ...]:
 
 
 def main() -> int:
-    from sim.matmul_choice import stream_k_slowdown
+    from sim.model.matmul_choice import stream_k_slowdown
 
     all_rows = rows()
     train = [r for r in all_rows if r[0] <= 4096]

@@ -13,7 +13,7 @@ Fitted (benchmarks/matmul_h200.json, recorded 2026-12-01):
   launch overhead (measured, not fitted)       median of event time minus the blocks' span, 9 traces
 Held out: the other 53 sawtooth points of the tiled kernel, all 55 of the persistent and stream-K
 kernels, the 132/133-tile quantization rows, the square sizes, the traces' makespans.
-The constants printed must match sim/throughput.py's H200_COMPUTE_FIT (checked by a test).
+The constants printed must match sim/model/throughput.py's H200_COMPUTE_FIT (checked by a test).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from kernels.registry import get_kernel  # noqa: E402  (the declarations; no GPU library)
-from sim.devices import preset  # noqa: E402
-from sim.throughput import H200_COMPUTE_FIT, ComputeModel, drops, predict_matmul  # noqa: E402
-from sim.waves import CUBLAS, KINDS, load_matmul_run  # noqa: E402
+from kernels.declare.registry import get_kernel  # noqa: E402  (the declarations; no GPU library)
+from sim.rules.devices import preset  # noqa: E402
+from sim.model.throughput import H200_COMPUTE_FIT, ComputeModel, drops, predict_matmul  # noqa: E402
+from sim.traces.waves import CUBLAS, KINDS, load_matmul_run  # noqa: E402
 
 RESULTS = os.path.join(ROOT, "benchmarks", "matmul_h200.json")
 FIT_TILES = (32, 128)
@@ -158,7 +158,7 @@ def drop_table(rows) -> list[tuple[str, list[int], list[int]]]:
 
 def markdown(model: ComputeModel, path: str = RESULTS) -> str:
     saw, cublas = sawtooth_rows(path, model)
-    from sim.physics import physics_for
+    from sim.rules.physics import physics_for
     overhead = physics_for(preset("H200")).value("launch_overhead_us")
     lines = [f"Model: tensor efficiency {model.tensor_efficiency}, memory exposed "
              f"{model.memory_exposed}, launch overhead {overhead} us (resources/physics/H200.json; "
@@ -201,7 +201,7 @@ def main() -> int:
     args = ap.parse_args()
     model = fit(args.results)
     same = replace(model, source=H200_COMPUTE_FIT.source) == H200_COMPUTE_FIT
-    print(f"fitted: {model}\n{'matches' if same else 'DIFFERS FROM'} sim/throughput.py H200_COMPUTE_FIT\n")
+    print(f"fitted: {model}\n{'matches' if same else 'DIFFERS FROM'} sim/model/throughput.py H200_COMPUTE_FIT\n")
     text = markdown(H200_COMPUTE_FIT, args.results)
     print(text)
     if args.markdown:

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gui.platform_check import require_qt_libraries
-from sim.errors import UserError
+from sim.inputs.errors import UserError
 
 _T0 = time.perf_counter()
 
@@ -73,7 +73,7 @@ def make_app():
 def build_inputs(base, gpu=None, elements=None, block=None, regs=None, smem=None, carveout=None):
     """Apply command-line values to `base` (a LaunchInputs) and check them; UserError if bad."""
     from gui.models.launch import LaunchInputs, compute_state
-    from sim.devices import preset
+    from sim.rules.devices import preset
 
     base = base or LaunchInputs()
     changes = {}
@@ -114,14 +114,14 @@ def build_inputs(base, gpu=None, elements=None, block=None, regs=None, smem=None
 def _check_out_path(path: str, suffix: str | None = None) -> Path:
     """Refuse an output path that cannot work (empty, wrong suffix, a file where a folder must
     be, a name too long) before any work is done."""
-    from sim.files import check_folder
+    from sim.inputs.files import check_folder
 
     p = Path(path)
     if suffix and (not str(path).strip() or p.suffix.lower() != suffix):
         raise UserError(f"{path!r}: the screenshot must be a {suffix} file")
     check_folder(p.parent if suffix else p, "folder")
     if suffix:
-        from sim.files import check_writable
+        from sim.inputs.files import check_writable
 
         if p.parent.is_dir():
             check_writable(p, "screenshot")
@@ -130,7 +130,7 @@ def _check_out_path(path: str, suffix: str | None = None) -> Path:
 
 def _make_folder(folder: Path) -> None:
     """Create an output folder once the inputs are known good; an unwritable place is one line."""
-    from sim.files import make_folder
+    from sim.inputs.files import make_folder
 
     make_folder(folder)
 
@@ -273,7 +273,7 @@ def run_export(gpu, elements, block, regs, smem, out: str, results: str | None =
     inputs = build_inputs(LaunchInputs(), gpu, elements, block, regs, smem, carveout)
     bench = None
     if results is not None:
-        from kernels.results import load_results  # no torch/triton/numba: plain files
+        from kernels.measure.results import load_results  # no torch/triton/numba: plain files
 
         bench = load_results(results)  # UserError if unreadable
     _make_folder(target.parent)

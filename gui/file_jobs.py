@@ -1,7 +1,7 @@
 """Data files the user opens in a panel (a latency run, timing records, a measured sawtooth), read
 off the GUI thread.
 
-A reader (sim.latency_data.load_latency_run, gui.models.waves.read_measured, ...) already turns
+A reader (sim.traces.latency_data.load_latency_run, gui.models.waves.read_measured, ...) already turns
 every damaged file into one UserError line; here it runs on a gui.adapter.TaskRunner, so a slow
 disk or a 30 MB file never freezes the window, and its result is handed to the panel on the GUI
 thread. Every failure, in the read or in the panel taking the result, ends as one line given to
@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from gui.adapter import TaskOutcome, TaskRunner
-from kernels.host import one_line
-from sim.errors import UserError, printable
+from kernels.host.process import one_line
+from sim.inputs.errors import UserError, printable
 
 
 def _read(load: Callable[[str], Any], path: str, _ctx) -> Any:

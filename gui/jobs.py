@@ -3,7 +3,7 @@ experiments; opening a user's kernel file; compiling the selected kernel.
 
 Each job is a plain module-level function whose last argument is a `TaskContext`; the window binds
 the others with `functools.partial`, so a job pickles by import path and runs in the kernel host
-process (gui.adapter.HostRunner, kernels.host) just as it runs in a thread (gui.adapter.TaskRunner).
+process (gui.adapter.HostRunner, kernels.host.process) just as it runs in a thread (gui.adapter.TaskRunner).
 The functions a job calls come from `BandwidthJobs` / `KernelJobs`, injectable for tests; the real
 ones import `kernels` only when they run. This module imports no Qt (the host imports it to run
 its jobs). `BenchJobs` submits the bench model's jobs to a runner and hands progress and outcomes
@@ -23,10 +23,10 @@ from gui.models.bench import BenchModel, SweepRequest
 from gui.models.compiled import CompileFailed, CompileTarget
 from gui.models.kernel_files import KernelFilesModel, OpenedFile
 from gui.models.launch import LaunchModel
-from sim.errors import UserError
+from sim.inputs.errors import UserError
 
 if TYPE_CHECKING:
-    from kernels.host import TaskContext, TaskOutcome
+    from kernels.host.process import TaskContext, TaskOutcome
 
 EXPERIMENTS = ("count_kernels", "launch_vs_finish", "square_host_steps")
 
@@ -38,27 +38,27 @@ class Cancelled(Exception):
 # -- the real work (imports kernels, and with it torch/triton/numba, only where it runs) -----------
 
 def _sweep(*a, **k):
-    from kernels.bench import sweep
+    from kernels.measure.bench import sweep
 
     return sweep(*a, **k)
 
 
 def _load(path):
-    from kernels.results import load_results
+    from kernels.measure.results import load_results
 
     return load_results(path)
 
 
 def _checks(*a, **k):
-    from kernels.check import run_checks
+    from kernels.measure.check import run_checks
 
     return run_checks(*a, **k)
 
 
 def run_experiment(name: str):
-    """One of the article's experiments (kernels.experiments), on the calling thread: in the
+    """One of the article's experiments (kernels.measure.experiments), on the calling thread: in the
     host that is its main thread, as on the command line."""
-    from kernels.experiments import EXPERIMENTS as RUN
+    from kernels.measure.experiments import EXPERIMENTS as RUN
 
     return RUN[name]()
 
@@ -216,7 +216,7 @@ def _compile(ref: KernelRef, n, block, cc, should_cancel):
 
     os.environ["TRITON_INTERPRET"] = "0"  # before triton is imported in this process
     os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
-    from kernels.resources import kernel_by_ref, launch_resources
+    from kernels.build.resources import kernel_by_ref, launch_resources
 
     return launch_resources(kernel_by_ref(ref.name, ref.file, ref.digest), n, block, cc,
                             should_cancel=should_cancel)
@@ -227,7 +227,7 @@ def _compile_many(ref: KernelRef, n, blocks, cc, should_cancel):
 
     os.environ["TRITON_INTERPRET"] = "0"
     os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
-    from kernels.resources import kernel_by_ref, launch_resources_many
+    from kernels.build.resources import kernel_by_ref, launch_resources_many
 
     return launch_resources_many(kernel_by_ref(ref.name, ref.file, ref.digest), n, blocks, cc,
                                  should_cancel=should_cancel)
@@ -235,16 +235,16 @@ def _compile_many(ref: KernelRef, n, blocks, cc, should_cancel):
 
 def _open_file(path: str, should_cancel=None) -> OpenedFile:
     """In a thread of the window: the file's declarations, read in a process of the file's own
-    (kernels.declarations: the window's process never imports triton or numba, and the file runs
+    (kernels.declare.declarations: the window's process never imports triton or numba, and the file runs
     under a time and a memory limit); the window evaluates their grid rules there. Each launchable
     kernel's grid rule is tried once here, off the GUI thread, so a rule that loops fails the
     open (one line) instead of stalling the window at its first call. Nothing is compiled or
     launched."""
     import os
 
-    from kernels.declarations import DeclarationProcess
-    from kernels.kernel_file import MAX_FILE_BYTES, file_digest, split_path
-    from sim.files import read_user_bytes
+    from kernels.declare.declarations import DeclarationProcess
+    from kernels.declare.kernel_file import MAX_FILE_BYTES, file_digest, split_path
+    from sim.inputs.files import read_user_bytes
 
     file = os.path.abspath(split_path(path)[0])
     digest = file_digest(file)  # also: one line if the file is missing or too big
@@ -265,7 +265,7 @@ PROBE_ELEMENTS = 1 << 20  # any size will do: a grid rule that loops, loops at t
 
 
 def _first_launch(process, spec, should_cancel) -> None:
-    from kernels.user_code import UserCodeError
+    from kernels.declare.user_code import UserCodeError
 
     try:
         process.launch(spec.name, PROBE_ELEMENTS, None, None, 132, None,
@@ -296,7 +296,7 @@ class KernelJobs:
 
 
 _KERNEL_REAL = {"open_file": _open_file, "compile": _compile, "compile_many": _compile_many}
-SWEEP_WARPS = (1, 2, 4, 8, 16, 32)  # Triton's num_warps choices (kernels.spec.TRITON_WARPS)
+SWEEP_WARPS = (1, 2, 4, 8, 16, 32)  # Triton's num_warps choices (kernels.declare.spec.TRITON_WARPS)
 
 
 def _failed(exc: BaseException) -> CompileFailed:
@@ -336,7 +336,7 @@ def sweep_compile_job(compile_many, ref: KernelRef, n: int, block: dict, cc: tup
 def with_kernel_files(files: tuple, work, *args, **kwargs):
     """`work` (a sweep, the correctness run) in the kernel host, after the kernel files the user
     opened are opened there too: the host may have started after they were, or again."""
-    from kernels.kernel_file import open_once
+    from kernels.declare.kernel_file import open_once
 
     for path, digest in files:
         open_once(path, digest)

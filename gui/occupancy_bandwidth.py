@@ -4,7 +4,7 @@
         [--sweep benchmarks/run_f/occupancy_fp64.json] [--shot FILE.png]
 
 (gui/widgets/qt_occupancy_bandwidth.py is the view; a results file is read here, by
-kernels.results, which views do not import.)
+kernels.measure.results, which views do not import.)
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ def main(argv=None) -> int:
 
     from gui.models.bench import BenchModel
     from gui.models.launch import LaunchInputs, LaunchModel
-    from kernels.results import load_results
-    from sim.errors import UserError
-    from sim.units import parse_count
+    from kernels.measure.results import load_results
+    from sim.inputs.errors import UserError
+    from sim.inputs.units import parse_count
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gpu", default="H200")

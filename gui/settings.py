@@ -1,6 +1,6 @@
 """Where settings live, and how they repair themselves.
 
-QSettings in INI format, in the user's config folder (sim/places.py); tests point
+QSettings in INI format, in the user's config folder (sim/inputs/places.py); tests point
 `WARPSCOPE_SETTINGS_DIR` at a temporary directory so they never touch the user's file.
 
 `open_settings` checks the saved file before the window reads it: a file that is damaged (not
@@ -18,11 +18,11 @@ import time
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from sim.errors import UserError
-from sim.files import check_user_file, load_json_bounded
-from sim.inputs import Maybe, Text, Whole, check_fields
-from sim.places import settings_file
-from sim.units import parse_real
+from sim.inputs.errors import UserError
+from sim.inputs.files import check_user_file, load_json_bounded
+from sim.inputs.args import Maybe, Text, Whole, check_fields
+from sim.inputs.places import settings_file
+from sim.inputs.units import parse_real
 
 ORG = "WarpScope"
 APP = "WarpScope"
@@ -30,7 +30,7 @@ MAX_SETTINGS_BYTES = 1 << 20  # the real file is about 4 KB
 
 
 def settings_path() -> str:
-    """sim/places.py says where (~/.config/warpscope/settings.ini on Linux). A file Qt's own
+    """sim/inputs/places.py says where (~/.config/warpscope/settings.ini on Linux). A file Qt's own
     choice left in the old folder (~/.config/WarpScope/WarpScope.ini) is moved there once."""
     path = settings_file()
     if not os.environ.get("WARPSCOPE_SETTINGS_DIR") and not path.exists():
@@ -145,7 +145,7 @@ def settings_problem(settings) -> str | None:
 
 
 def _id_check(resolve):
-    """A saved policy name, read as sim.policies reads it (old spellings too); UserError if unknown."""
+    """A saved policy name, read as sim.schedule.policies reads it (old spellings too); UserError if unknown."""
     def check(key, value):
         try:
             resolve(str(value))
@@ -155,7 +155,7 @@ def _id_check(resolve):
 
 
 def _checks():
-    from sim.policies import cost_model_id, placement_id
+    from sim.schedule.policies import cost_model_id, placement_id
 
     return {"sim/cost": _id_check(cost_model_id), "sim/placement": _id_check(placement_id)}
 
@@ -184,7 +184,7 @@ def launch_inputs(raw):
     if not isinstance(raw, str):
         raise UserError("launch/inputs is not text")
     from gui.models.launch import LaunchInputs, compute_state
-    from sim.devices import preset, presets
+    from sim.rules.devices import preset, presets
 
     data = check_fields(
         load_json_bounded(raw, "launch/inputs", max_depth=2), _inputs_schema(), "launch/inputs"

@@ -1,6 +1,6 @@
 """File ▸ Open trace…: a recorded trace compared with its prediction, off the GUI thread.
 
-The comparison is gui.models.trace.compare_job (sim.compare, what `main.py compare` prints) on a
+The comparison is gui.models.trace.compare_job (sim.traces.compare, what `main.py compare` prints) on a
 runner of its own, so it never waits behind a simulation and never blocks the window; the
 Timeline shows its progress and a Cancel button, and a newer file replaces the one being
 compared. `gui/main_window.py` makes one and routes File ▸ Open trace… and the Timeline's button

@@ -26,8 +26,8 @@ from functools import partial
 from gui.adapter import HostRunner, TaskRunner
 from gui.jobs import CompileJobs, KernelFileJobs, KernelJobs, with_kernel_files
 from gui.models.kernel_files import KernelFilesModel, OpenedFile
-from sim.files import load_json_bounded
-from sim.places import resource
+from sim.inputs.files import load_json_bounded
+from sim.inputs.places import resource
 
 SETTINGS_KEY = "kernels/files"
 EXAMPLES = resource("examples")
@@ -216,7 +216,7 @@ class UserKernels:
 
 def trace_path(path: str, name: str, elements: int) -> str:
     """Where a trace recorded from the window goes: the user's cache, never beside their file."""
-    from sim.places import cache_dir
+    from sim.inputs.places import cache_dir
 
     folder = cache_dir() / "traces"
     folder.mkdir(parents=True, exist_ok=True)
@@ -224,8 +224,8 @@ def trace_path(path: str, name: str, elements: int) -> str:
 
 
 def _trace_job(target: str, elements: int, block, warps, out: str, ctx) -> str:
-    from kernels.trace import save
-    from kernels.trace_file import trace_kernel_file
+    from kernels.tracing.trace import save
+    from kernels.tracing.trace_file import trace_kernel_file
 
     ctx.progress(0, 0, "recording (compile, time plain and stamped, stamp)")
     trace = trace_kernel_file(target, elements, block, warps,

@@ -1,7 +1,7 @@
 """The Waves tab's wiring: its model, view and worker, and how a point becomes the window's launch.
 
 `WavesPanel(window)` makes the WavesModel, the QtWaves view and the prediction worker; predictions
-run in that worker (the newest request wins); *Measure* runs `kernels.bench.waves_sweep` in the
+run in that worker (the newest request wins); *Measure* runs `kernels.measure.bench.waves_sweep` in the
 kernel host (the window's live runner); a chosen point sets the launch model (kernel, M, N, K, block, resources) and
 the compute-bound cost, so the SM view and the timeline animate that launch.
 """
@@ -63,7 +63,7 @@ class WavesPanel(QObject):
     def show_launch(self, request: LaunchRequest) -> None:
         w = self.window
         if w.model.kernel(request.kernel) is None:  # the registry's matmuls (no GPU library)
-            from kernels.registry import all_kernels
+            from kernels.declare.registry import all_kernels
 
             info = w.kernels_info
             w.model.set_kernels(info.kernels if info is not None and info.kernels else all_kernels())

@@ -3,7 +3,7 @@ servers; and `--kernel` / `--kernel-file` for sim's `explain` and `simulate` (th
 grid, its registers and shared memory from its compiler for the chosen GPU, without that GPU).
 
 Importing this module is cheap (no torch/triton/numba): each handler imports what it needs.
-User-caused errors raise sim.errors.UserError; main.py prints them on one line.
+User-caused errors raise sim.inputs.errors.UserError; main.py prints them on one line.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import argparse
 import os
 import sys
 
-from sim.errors import UserError
-from sim.files import check_writable
-from sim.inputs import arg_count, arg_path, arg_real
-from sim.trace import MAX_TRACE_BLOCKS
-from sim.units import parse_count, parse_count_list
+from sim.inputs.errors import UserError
+from sim.inputs.files import check_writable
+from sim.inputs.args import arg_count, arg_path, arg_real
+from sim.traces.trace import MAX_TRACE_BLOCKS
+from sim.inputs.units import parse_count, parse_count_list
 
 BENCH_SIZES = "2^20,2^24,2^26"
 
@@ -76,7 +76,7 @@ def register(subparsers) -> None:
     p.add_argument("--out", default=None, metavar="FILE.json|FILE.csv", type=arg_path("--out file"),
                    help="where to write the results (format by extension, written atomically); "
                         "required whenever something is measured")
-    from .occupancy_sweep import add_options  # cheap: numpy and sim only
+    from kernels.measure.occupancy_sweep import add_options  # cheap: numpy and sim only
 
     add_options(p)
     p.set_defaults(handler=cmd_bench)
@@ -85,7 +85,7 @@ def register(subparsers) -> None:
         "trace", help="record which SM ran each block, and when, on the real GPU",
         description="Launches a Triton kernel whose programs read %smid and %globaltimer through "
                     "inline PTX and saves the block placement as a warpscope-trace/1 JSON file "
-                    "(sim/trace.py) to compare with `simulate`. --kernel spin: every block stays "
+                    "(sim/traces/trace.py) to compare with `simulate`. --kernel spin: every block stays "
                     "resident --spin-us, waiting as --wait says; --kernel add|copy|square|softmax: a "
                     "real kernel, one tile (softmax: one row) per block, each block stamped at "
                     "entry and after its store, and timed stamped and unstamped (the cost of "
@@ -138,7 +138,7 @@ def register(subparsers) -> None:
                    help="write the profile here instead of the config folder")
     p.add_argument("--keep-traces", default=None, metavar="DIR", type=arg_path("--keep-traces"),
                    help="also save the recorded traces there (a trace bundle: python3 -m "
-                        "sim.trace_bundle DIR lists them)")
+                        "sim.traces.trace_bundle DIR lists them)")
     p.add_argument("--fit-seconds", type=arg_real("--fit-seconds", 0, 86400, positive=True),
                    default=240.0, metavar="S",
                    help="stop the fit after S seconds, keeping the best so far (default: %(default)s)")
@@ -173,7 +173,7 @@ def add_kernel_options(parser) -> None:
 
 
 def _one_product(text: str) -> dict:
-    from sim.waves import parse_sweep
+    from sim.traces.waves import parse_sweep
 
     found = parse_sweep(text)
     if len(found) != 1:
@@ -182,11 +182,11 @@ def _one_product(text: str) -> dict:
 
 
 def _file_facts(args, gpu, cc) -> dict:
-    """kernels.user_code's launch facts of the kernel --kernel-file names. A file's code runs in
-    its own process under kernels.declarations.Limits, never in this one: its prints stay out of
+    """kernels.declare.user_code's launch facts of the kernel --kernel-file names. A file's code runs in
+    its own process under kernels.declare.declarations.Limits, never in this one: its prints stay out of
     our output, and a loop, a 10 GB allocation, a crash or a bad grid rule is one line (exit
     status 1)."""
-    from .user_code import file_launch_facts
+    from kernels.declare.user_code import file_launch_facts
 
     if getattr(args, "dims", None) is not None:
         raise UserError("--dims is for a built-in matmul --kernel; a file's kernel takes --elements")
@@ -196,8 +196,8 @@ def _file_facts(args, gpu, cc) -> dict:
 
 def _builtin_launch(args, gpu):
     """(the declaration launched, its block setting, matmul_auto's choice or None) of --kernel."""
-    from .harness import block_setting
-    from .registry import get_kernel
+    from kernels.measure.harness import block_setting
+    from kernels.declare.registry import get_kernel
 
     spec = get_kernel(args.kernel)
     if not spec.launchable:
@@ -207,7 +207,7 @@ def _builtin_launch(args, gpu):
         raise UserError(f"--dims is for a matrix product; {spec.name} takes --elements")
     block, choice = block_setting(spec, args.block, args.warps), None
     if spec.name == "matmul_auto":  # what it launches is the candidate it chose
-        from .registry import matmul_choice, matmul_variants
+        from kernels.declare.registry import matmul_choice, matmul_variants
 
         choice = matmul_choice(given or spec.size_dims(args.elements), gpu)
         spec = matmul_variants()[choice.chosen.variant]
@@ -224,7 +224,7 @@ def kernel_launch(args, gpu):
         return None
     from sim.cli import CompiledFacts, KernelLaunch
 
-    from .user_code import launch_facts
+    from kernels.declare.user_code import launch_facts
 
     need_compile = getattr(args, "regs", None) is None or getattr(args, "smem", None) is None
     cc = gpu.compute_capability if need_compile else None
@@ -262,16 +262,16 @@ def _param(value) -> str:
 
 
 def cmd_check(args) -> int:
-    from .check import format_table, run_checks
-    from .registry import parse_kernel_list
+    from kernels.measure.check import format_table, run_checks
+    from kernels.declare.registry import parse_kernel_list
 
     names = None
     if args.kernel:
         names = [k.name for k in parse_kernel_list(args.kernel)] if args.kernel != "all" else None
     sizes = parse_count_list(args.sizes, "sizes") if args.sizes else None
     say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    if args.kernel_file:  # the user's code runs in a kernel host, never here (kernels/in_host.py)
-        from .in_host import check_in_host
+    if args.kernel_file:  # the user's code runs in a kernel host, never here (kernels/host/in_host.py)
+        from kernels.host.in_host import check_in_host
 
         results = check_in_host(_checked_files(args.kernel_file), names or [], sizes,
                                 on_progress=lambda _d, _t, label: say(label))
@@ -291,7 +291,7 @@ def cmd_check(args) -> int:
 def _checked_files(paths) -> list[str]:
     """Each --kernel-file as an absolute path, after the checks that need no process (it exists,
     is a regular file, is not too big: one line, status 2)."""
-    from .kernel_file import file_digest
+    from kernels.declare.kernel_file import file_digest
 
     out = []
     for path in paths:
@@ -322,11 +322,11 @@ class ProgressBar:
 
 
 def cmd_bench(args) -> int:
-    from .bench import sweep
-    from .registry import parse_kernel_list
-    from .results import _kind, save_results
+    from kernels.measure.bench import sweep
+    from kernels.declare.registry import parse_kernel_list
+    from kernels.measure.results import _kind, save_results
 
-    from .occupancy_sweep import _reject_stray, cmd_occupancy_sweep
+    from kernels.measure.occupancy_sweep import _reject_stray, cmd_occupancy_sweep
 
     _reject_stray(args)
     if args.occupancy_sweep:
@@ -351,8 +351,8 @@ def cmd_bench(args) -> int:
         raise UserError("--reps must be at least 1")
     options = dict(flush_l2=not args.no_flush, reps=args.reps, num_warps=args.warps,
                    allow_cpu=args.cpu, command="warpscope " + " ".join(sys.argv[1:]))
-    if args.kernel_file:  # the user's code runs in a kernel host, never here (kernels/in_host.py)
-        from .in_host import bench_in_host
+    if args.kernel_file:  # the user's code runs in a kernel host, never here (kernels/host/in_host.py)
+        from kernels.host.in_host import bench_in_host
 
         result = bench_in_host(_checked_files(args.kernel_file), [k.name for k in kernels],
                                sizes, blocks, options, on_progress=ProgressBar())
@@ -366,12 +366,12 @@ def cmd_bench(args) -> int:
 
 def cmd_waves(args) -> int:
     """`bench --waves-sweep`: measure on a GPU (and predict beside it), else predict only."""
-    from sim.devices import preset
-    from sim.throughput import sweep_dims
-    from sim.waves import format_sweep, from_measurements, parse_sweep
+    from sim.rules.devices import preset
+    from sim.model.throughput import sweep_dims
+    from sim.traces.waves import format_sweep, from_measurements, parse_sweep
 
-    from .backends import gpu_status
-    from .registry import parse_kernel_list
+    from kernels.launching.backends import gpu_status
+    from kernels.declare.registry import parse_kernel_list
 
     dims_list = parse_sweep(args.waves_sweep)
     kernels = parse_kernel_list(args.kernel or "matmul")
@@ -385,7 +385,7 @@ def cmd_waves(args) -> int:
         gpu = preset(args.gpu or "H200")
         predicted = sweep_dims(dims_list, kernels, gpu)
         conc = next(iter(predicted.values()))[0].concurrent_tiles
-        print(f"Predicted on {gpu.name} by the block scheduler (compute-bound model, sim/throughput.py):")
+        print(f"Predicted on {gpu.name} by the block scheduler (compute-bound model, sim/model/throughput.py):")
         print(format_sweep(dims_list, predicted, concurrent_tiles=conc))
         notes = {p.note for ps in predicted.values() for p in ps if p.note}
         for note in sorted(notes):
@@ -395,8 +395,8 @@ def cmd_waves(args) -> int:
         return 0
     if not args.out:
         raise UserError("give --out FILE.json or FILE.csv for the measurements")
-    from .bench import waves_sweep
-    from .results import _kind, save_results
+    from kernels.measure.bench import waves_sweep
+    from kernels.measure.results import _kind, save_results
 
     _kind(args.out)
     check_writable(args.out)
@@ -416,7 +416,7 @@ def cmd_waves(args) -> int:
 
 
 def _result_gpu(result):
-    from sim.devices import GpuSpec
+    from sim.rules.devices import GpuSpec
 
     try:
         return GpuSpec.from_dict(result.device)
@@ -459,11 +459,11 @@ def _flag(name: str) -> str:
 
 
 def cmd_trace(args) -> int:
-    from .trace import (KERNELS, check_grid, check_spin_args, check_tile_args, record_tile_trace,
+    from kernels.tracing.trace import (KERNELS, check_grid, check_spin_args, check_tile_args, record_tile_trace,
                         record_trace, save, say_trace)
 
     if args.kernel_file:
-        from .trace_file import cmd_trace_file
+        from kernels.tracing.trace_file import cmd_trace_file
 
         return cmd_trace_file(args, SPIN_ONLY)
     args.kernel = args.kernel or "spin"
@@ -501,7 +501,7 @@ def cmd_trace(args) -> int:
 
 
 def cmd_calibrate(args) -> int:
-    from .calibrate import calibrate
+    from kernels.measure.calibrate import calibrate
 
     if args.out is not None:
         if not str(args.out).lower().endswith(".json"):
@@ -533,7 +533,7 @@ def main(argv=None) -> int:
         print(f"warpscope: error: {exc}", file=sys.stderr)
         return exc.exit_status
     except ModuleNotFoundError as exc:
-        from .backends import missing_module_error
+        from kernels.launching.backends import missing_module_error
 
         if (failure := missing_module_error(exc)) is None:
             raise

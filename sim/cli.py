@@ -7,21 +7,21 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from sim.advice import launch_findings
-from sim.devices import GpuSpec, preset, presets
-from sim.errors import UserError
-from sim.confidence import prediction_confidence
-from sim.files import check_writable
-from sim.geometry import launch_facts, launch_geometry, problem_text
-from sim.inputs import arg_bytes, arg_count, arg_path, arg_real
-from sim.occupancy import LIMITERS, occupancy
-from sim.dispatch_profile import WAITS, profile_for
-from sim.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
+from sim.model.advice import launch_findings
+from sim.rules.devices import GpuSpec, preset, presets
+from sim.inputs.errors import UserError
+from sim.model.confidence import prediction_confidence
+from sim.inputs.files import check_writable
+from sim.rules.geometry import launch_facts, launch_geometry, problem_text
+from sim.inputs.args import arg_bytes, arg_count, arg_path, arg_real
+from sim.rules.occupancy import LIMITERS, occupancy
+from sim.schedule.dispatch_profile import WAITS, profile_for
+from sim.schedule.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
                           cost_model_id, make_placement, placement_id, schedule_id)
-from sim.launch_model import (MAX_WAVES, BYTES_PER_ELEMENT_ADD, TripCost, default_mode, launch_of,
+from sim.model.launch_model import (MAX_WAVES, BYTES_PER_ELEMENT_ADD, TripCost, default_mode, launch_of,
                               predict_geometry, predict_launch)
-from sim.trace import MIN_BLOCK_US, check_trace_size, save_trace
-from sim.units import fmt_bytes
+from sim.traces.trace import MIN_BLOCK_US, check_trace_size, save_trace
+from sim.inputs.units import fmt_bytes
 
 MAX_US = 1e9  # any time option: 1000 s per block is far past every kernel
 MAX_JITTER_BLOCKS = 2**17  # ~12 s on 2 cores: the engine takes one step per distinct end time
@@ -47,7 +47,7 @@ def add_launch_arguments(parser, *, gpu_default: str | None = "H200") -> None:
 
 
 def register(subparsers) -> None:
-    from sim import run_diff
+    from sim.model import run_diff
 
     run_diff.register(subparsers)  # `diff A B`: two runs as one story
     p = subparsers.add_parser("explain", help="device, grid geometry and occupancy of one launch",
@@ -64,7 +64,7 @@ def register(subparsers) -> None:
     p.add_argument("--cost", type=_policy_type(cost_model_id), choices=list(COST_MODELS),
                    default=None,
                    help="block durations: 'memory' (the launch model's memory-bound blocks, "
-                        "sim/launch_model.py; the default), 'compute' (the default for a tiled "
+                        "sim/model/launch_model.py; the default), 'compute' (the default for a tiled "
                         "matmul --kernel) or 'uniform' (every block --duration-us)")
     p.add_argument("--duration-us", type=arg_real("--duration-us", MIN_BLOCK_US, MAX_US), default=10.0,
                    help="block duration for --cost uniform")
@@ -140,7 +140,7 @@ def _policy_type(resolve):
 
 @dataclass(frozen=True, slots=True)
 class CompiledFacts:
-    """What the kernel's compiler said about it for the chosen GPU (kernels/resources.py)."""
+    """What the kernel's compiler said about it for the chosen GPU (kernels/build/resources.py)."""
     compiler: str  # "triton 3.7.1"
     ptxas: str
     target: str  # "sm_80"
@@ -164,9 +164,9 @@ class KernelLaunch:
     note: str  # where the numbers come from, for the printout
     compiled: CompiledFacts | None = None
     sizes: dict | None = None  # the kernel's named sizes (a matmul's M, N, K)
-    declaration: object = None  # the kernel's declaration (kernels.spec.KernelSpec), for its work
+    declaration: object = None  # the kernel's declaration (kernels.declare.spec.KernelSpec), for its work
     block_params: dict | None = None  # the block parameters launched (BLOCK_SIZE, num_warps, ...)
-    choice: object | None = None  # matmul_auto: sim.matmul_choice.MatmulChoice, what and why
+    choice: object | None = None  # matmul_auto: sim.model.matmul_choice.MatmulChoice, what and why
 
 
 def resolve_launch(args):
@@ -274,7 +274,7 @@ def cmd_explain(args) -> int:
     print(f"  => {occ.explain()} (theoretical: what the limits allow)\n")
     prediction = launch_prediction(gpu, occ, geo, kernel)
     if prediction is not None:
-        _print_table(f"Predicted (sim/launch_model.py, {COST_MODELS[prediction.mode].title}; "
+        _print_table(f"Predicted (sim/model/launch_model.py, {COST_MODELS[prediction.mode].title}; "
                      "constants from resources/physics)", prediction_rows(prediction, gpu))
     print_findings(_findings(gpu, occ, geo, kernel))
     print_next_steps(_next_steps(gpu, occ, geo, kernel))
@@ -282,10 +282,10 @@ def cmd_explain(args) -> int:
 
 
 def kernel_work(gpu, occ, geo, kernel):
-    """What each block of a named kernel does (sim.throughput.LaunchWork), or None."""
+    """What each block of a named kernel does (sim.model.throughput.LaunchWork), or None."""
     if kernel is None or kernel.declaration is None or not occ.can_launch:
         return None
-    from sim.throughput import launch_work
+    from sim.model.throughput import launch_work
 
     sizes = kernel.sizes if kernel.sizes and set(kernel.sizes) != {"n"} else None
     return launch_work(kernel.declaration, geo.elements, kernel.block_params or {}, gpu,
@@ -293,7 +293,7 @@ def kernel_work(gpu, occ, geo, kernel):
 
 
 def launch_prediction(gpu, occ, geo, kernel=None):
-    """The launch model's answer for the launch in its kernel's mode (sim.launch_model.
+    """The launch model's answer for the launch in its kernel's mode (sim.model.launch_model.
     default_mode: a tiled matmul compute-bound, the rest memory-bound); None: it cannot run."""
     if not occ.can_launch:
         return None
@@ -332,9 +332,9 @@ def _findings(gpu, occ, geo, kernel):
 
 
 def _next_steps(gpu, occ, geo, kernel):
-    """The next step of a memory-bound launch (sim.next_step); a matrix product has matmul_auto."""
-    from sim.next_step import next_steps
-    from sim.what_if import from_geometry
+    """The next step of a memory-bound launch (sim.model.next_step); a matrix product has matmul_auto."""
+    from sim.model.next_step import next_steps
+    from sim.model.what_if import from_geometry
 
     if not occ.can_launch or geo.sizes:
         return []
@@ -388,7 +388,7 @@ def cmd_simulate(args) -> int:
     if args.cost == "memory":
         cost = TripCost.for_gpu(gpu, launch, extra_us=args.overhead_us, min_us=args.latency_us)
     elif args.cost == "uniform" and args.jitter:
-        from sim.scheduler import UniformCost
+        from sim.schedule.scheduler import UniformCost
         cost = UniformCost(args.duration_us, args.jitter, args.seed)
     with np.errstate(over="ignore", invalid="ignore"):  # huge durations: reported below
         prediction = predict_launch(gpu, launch, args.cost, placement=args.placement,
@@ -434,15 +434,15 @@ def cmd_simulate(args) -> int:
         ("Tail", f"{timeline.tail_fraction:.1%}",
          f"from {timeline.tail_start_us:,.2f} us: below the steady residency, the grid used up"),
     ])
-    _print_table("Predicted (sim/launch_model.py)", prediction_rows(prediction, gpu))
+    _print_table("Predicted (sim/model/launch_model.py)", prediction_rows(prediction, gpu))
     if args.trace:
         print(f"  trace written to {args.trace}")
     return 0
 
 
 def cmd_compare(args) -> int:
-    from sim.compare import compare_trace
-    from sim.trace import read_any_trace
+    from sim.traces.compare import compare_trace
+    from sim.traces.trace import read_any_trace
 
     trace = read_any_trace(args.trace_file)
     comparison = compare_trace(trace, preset(args.gpu) if args.gpu else None, args.blocks_per_sm,

@@ -1,7 +1,7 @@
 """For every test: Hypothesis's per-example deadline is off (a wall-clock limit: on CI's two busy
 cores it failed correct code as "flaky"; performance targets live in benchmarks/); compiled kernel
 resources are cached in a folder of this test session, never in the user's cache
-(kernels/compile.py writes under $XDG_CACHE_HOME/warpscope/compiled); and the kernel files a test
+(kernels/build/compile.py writes under $XDG_CACHE_HOME/warpscope/compiled); and the kernel files a test
 opens join the registry for that test only."""
 
 import os
@@ -21,7 +21,7 @@ os.environ["XDG_CACHE_HOME"] = (os.path.join(tempfile.gettempdir(), f"warpscope-
 
 @pytest.fixture(autouse=True)
 def _opened_kernels_last_one_test(monkeypatch):
-    from kernels import registry
+    from kernels.declare import registry
 
     monkeypatch.setattr(registry, "_OPENED", {})
 

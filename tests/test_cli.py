@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import main
-from sim.trace import load_trace
+from sim.traces.trace import load_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,8 +9,8 @@ import pytest
 
 import main
 import sim
-from kernels.check import CheckResult
-from sim.errors import RunFailure, UserError
+from kernels.measure.check import CheckResult
+from sim.inputs.errors import RunFailure, UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,7 +65,7 @@ def test_a_command_without_triton_says_so_in_one_line(capsys, monkeypatch, tmp_p
 
 
 def test_a_missing_module_that_is_not_a_live_kernel_package_stays_a_bug():
-    from kernels.backends import missing_module_error
+    from kernels.launching.backends import missing_module_error
 
     assert missing_module_error(ModuleNotFoundError("x", name="gui.nothing")) is None
     found = missing_module_error(ModuleNotFoundError("x", name="numba.cuda"))
@@ -86,9 +86,9 @@ def _fake_checks(statuses):
 @pytest.mark.parametrize("statuses, code", [(["SKIP", "SKIP"], 1), (["OK", "SKIP"], 0),
                                             (["OK", "FAIL"], 1)])
 def test_check_that_checked_nothing_fails(capsys, monkeypatch, statuses, code):
-    import kernels.check
+    import kernels.measure.check
 
-    monkeypatch.setattr(kernels.check, "run_checks", _fake_checks(statuses))
+    monkeypatch.setattr(kernels.measure.check, "run_checks", _fake_checks(statuses))
     got, out, err = run(capsys, "check")
     assert got == code
     assert ("nothing was checked" in err) == (statuses == ["SKIP", "SKIP"])
@@ -97,7 +97,7 @@ def test_check_that_checked_nothing_fails(capsys, monkeypatch, statuses, code):
 
 
 def test_calibrate_progress_goes_to_stderr(capsys, monkeypatch, tmp_path):
-    import kernels.calibrate
+    import kernels.measure.calibrate
 
     class Profile:
         label = "fitted"
@@ -109,7 +109,7 @@ def test_calibrate_progress_goes_to_stderr(capsys, monkeypatch, tmp_path):
         say("recording trace 1 of 12 ...")
         return Result()
 
-    monkeypatch.setattr(kernels.calibrate, "calibrate", calibrate)
+    monkeypatch.setattr(kernels.measure.calibrate, "calibrate", calibrate)
     code, out, err = run(capsys, "calibrate")
     assert code == 0 and "recording trace 1 of 12" in err and "recording" not in out, err
     assert f"wrote {tmp_path / 'p.json'}" in out

@@ -1,4 +1,4 @@
-"""sim/places.py, the one place that says where WarpScope's folders are, and pyproject.toml
+"""sim/inputs/places.py, the one place that says where WarpScope's folders are, and pyproject.toml
 shipping resources/ so an installed `warpscope` finds what a checkout finds."""
 
 import re
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sim import places
+from sim.inputs.args import places
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,8 +43,8 @@ def test_every_reader_of_a_folder_asks_places():
 
 
 def test_settings_dispatch_profiles_and_compiled_cache_use_places(monkeypatch, tmp_path):
-    from kernels.compile import cache_folder
-    from sim.dispatch_profile import BUILTIN_DIR, user_dir
+    from kernels.build.compile import cache_folder
+    from sim.schedule.dispatch_profile import BUILTIN_DIR, user_dir
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

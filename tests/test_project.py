@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kernels.backends import CPU_PINS, CUDA_RUNTIME_PIN, TORCH_CPU_INDEX
+from kernels.launching.backends import CPU_PINS, CUDA_RUNTIME_PIN, TORCH_CPU_INDEX
 
 ROOT = Path(__file__).resolve().parents[1]
 QT = {"PySide6", "shiboken6", "pyqtgraph", "superqt", "qtpy"}
@@ -57,7 +57,7 @@ def test_the_import_walk_sees_lazy_and_relative_imports(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     view = tmp_path / "gui" / "widgets" / "qt_view.py"
     view.parent.mkdir(parents=True)
-    view.write_text("def run():\n    from kernels.bench import sweep\n")
+    view.write_text("def run():\n    from kernels.measure.bench import sweep\n")
     assert "kernels" in _imports(view)
     view.write_text("from ..model import X\nfrom . import qt_other\n")
     assert _imports(view) == {"gui"}
@@ -166,7 +166,7 @@ def test_the_app_installs_no_live_kernel_package_and_tests_pin_the_ones_backends
 
 
 def test_the_cpu_hint_adds_a_cuda_runtime_only_where_none_is(monkeypatch):
-    from kernels import backends
+    from kernels.launching import backends
 
     for present in (True, False):
         monkeypatch.setattr(backends, "has_cuda_runtime", lambda present=present: present)

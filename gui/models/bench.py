@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 from psygnal import Signal
 
-from sim.devices import GpuSpec, preset_for_device_name
-from sim.errors import UserError
-from sim.launch_model import Launch, LaunchPrediction, predict_launch
-from sim.throughput import MatmulPrediction, is_tiled_matmul, predict_matmul, tensor_tflops
-from sim.units import parse_count_list
+from sim.rules.devices import GpuSpec, preset_for_device_name
+from sim.inputs.errors import UserError
+from sim.model.launch_model import Launch, LaunchPrediction, predict_launch
+from sim.model.throughput import MatmulPrediction, is_tiled_matmul, predict_matmul, tensor_tflops
+from sim.inputs.units import parse_count_list
 
 DEFAULT_TICKED = ("add_triton", "add_torch", "copy_torch")
 DEFAULT_SHOWN = ("add_triton", "add_torch", "copy_torch", "add_numba_naive", "add_numba")
@@ -28,7 +28,7 @@ MAX_SHOWN = 6
 
 
 def parse_sizes(text: str) -> list[int]:
-    """Element counts as sim.units reads them: "2^16..2^28 x4", "1e6, 2^20, 1048583"."""
+    """Element counts as sim.inputs.units reads them: "2^16..2^28 x4", "1e6, 2^20, 1048583"."""
     return parse_count_list(text, "sizes")
 
 
@@ -296,7 +296,7 @@ class BenchModel:
     def predicted(self, m) -> LaunchPrediction | MatmulPrediction | None:
         """What the block scheduler predicts for a measured point: only GPU timings of kernels
         whose grid and occupancy are known (torch peers choose their own grid). A tiled matmul
-        goes through the compute-bound model (sim.throughput), the rest the memory-bound one."""
+        goes through the compute-bound model (sim.model.throughput), the rest the memory-bound one."""
         key = (m.kernel, m.elements, m.block_size, m.num_warps, m.median_ms, getattr(m, "dims", None))
         if key not in self._predictions:
             gpu = self.result_spec if m.is_gpu_timing else None
@@ -318,7 +318,7 @@ class BenchModel:
         return self._predictions[key]
 
     def _predict_matmul(self, spec, m, gpu) -> MatmulPrediction | None:
-        from sim.waves import dims_of
+        from sim.traces.waves import dims_of
 
         dims = dims_of(m.dims) if getattr(m, "dims", None) else spec.size_dims(m.elements)
         block = {spec.sweep: m.block_size} if spec.sweep and m.block_size else None
@@ -463,7 +463,7 @@ class BenchModel:
         out: dict[str, Any] = {}
         if self.result is not None:
             try:
-                from kernels.results import to_dict
+                from kernels.measure.results import to_dict
 
                 out["bench"] = to_dict(self.result)
             except Exception:  # noqa: BLE001 - a fake result in tests, or kernels missing

@@ -1,4 +1,4 @@
-"""The launch being looked at, on a second GPU: both sides and what differs (sim.gpu_diff).
+"""The launch being looked at, on a second GPU: both sides and what differs (sim.model.gpu_diff).
 
 `CompareGpusModel` follows the LaunchModel; the second GPU is any name the launch model knows (a
 preset or the detected device). The second side is the same inputs through the same
@@ -13,7 +13,7 @@ from dataclasses import replace
 from psygnal import Signal
 
 from gui.models.launch import LaunchModel, LaunchState, compute_state
-from sim.gpu_diff import Difference, LaunchSide, differences, side_of
+from sim.model.gpu_diff import Difference, LaunchSide, differences, side_of
 
 
 class CompareGpusModel:
@@ -101,6 +101,6 @@ class CompareGpusModel:
 
 
 def _presets() -> list[str]:
-    from sim.devices import presets
+    from sim.rules.devices import presets
 
     return presets()

@@ -1,10 +1,10 @@
 """What the latency model and the verdicts say about the launch being looked at.
 
 `InsightModel` follows the LaunchModel: the launch model's whole-launch prediction
-(sim.launch_model, at the GPU's achievable bandwidth from resources/physics: the same call
-`explain` makes), the steady state of its memory-bound block cost (sim.latency.predict_loaded),
-the curves of the latency-hiding view, one SM's warps over time (sim.warps) and the ranked verdicts
-(sim.advice.launch_findings). The measured forced-occupancy sweep of a latency run (the H200's
+(sim.model.launch_model, at the GPU's achievable bandwidth from resources/physics: the same call
+`explain` makes), the steady state of its memory-bound block cost (sim.model.latency.predict_loaded),
+the curves of the latency-hiding view, one SM's warps over time (sim.schedule.warps) and the ranked verdicts
+(sim.model.advice.launch_findings). The measured forced-occupancy sweep of a latency run (the H200's
 is checked in) is laid beside the prediction when it was measured on this GPU. Views only draw
 what this says. No Qt here.
 """
@@ -18,18 +18,18 @@ import numpy as np
 from psygnal import Signal
 
 from gui.models.launch import LaunchModel, LaunchState
-from sim.advice import Finding, launch_findings
-from sim.devices import GpuSpec
-from sim.confidence import Confidence, prediction_confidence
-from sim.errors import UserError
-from sim.latency import BlockTrip, LoadedPrediction, predict, predict_loaded
-from sim.launch_model import (Launch, LaunchPrediction, achievable_gbps, block_trip_of,
+from sim.model.advice import Finding, launch_findings
+from sim.rules.devices import GpuSpec
+from sim.model.confidence import Confidence, prediction_confidence
+from sim.inputs.errors import UserError
+from sim.model.latency import BlockTrip, LoadedPrediction, predict, predict_loaded
+from sim.model.launch_model import (Launch, LaunchPrediction, achievable_gbps, block_trip_of,
                                predict_geometry, predict_launch)
-from sim.physics import physics_for, same_gpu
-from sim.latency_data import CHECKED_IN, LatencyRun, load_latency_run
-from sim.policies import COST_MODELS
-from sim.units import fmt_us
-from sim.warps import WarpActivity, sm_activity
+from sim.rules.physics import physics_for, same_gpu
+from sim.traces.latency_data import CHECKED_IN, LatencyRun, load_latency_run
+from sim.schedule.policies import COST_MODELS
+from sim.inputs.units import fmt_us
+from sim.schedule.warps import WarpActivity, sm_activity
 
 WINDOWS_NS = (2000.0, 5000.0, 10000.0)
 
@@ -90,7 +90,7 @@ class InsightModel:
 
     @property
     def confidence(self) -> Confidence | None:
-        """How far to trust the whole-launch prediction (sim.confidence), None without one."""
+        """How far to trust the whole-launch prediction (sim.model.confidence), None without one."""
         return None if self._launch is None else prediction_confidence(self.gpu, self._launch)
 
     @property
@@ -206,7 +206,7 @@ class InsightModel:
         return out
 
     def time_lines(self, run=None) -> list[str]:
-        """The whole launch's predicted time with its parts (sim.launch_model), and what the
+        """The whole launch's predicted time with its parts (sim.model.launch_model), and what the
         animation's schedule says (the waves it leaves out counted)."""
         lines = []
         p = self._launch
@@ -273,7 +273,7 @@ class InsightModel:
         self._trip, self._basis = block_trip_of(st.geometry, st.bytes_moved)
         self._prediction = predict_loaded(st.spec, st.occ.blocks_per_sm, self._trip,
                                           ceiling_gbps=ceiling, grid_blocks=st.geometry.blocks)
-        try:  # a matmul kernel is compute-bound (sim.launch_model.default_mode)
+        try:  # a matmul kernel is compute-bound (sim.model.launch_model.default_mode)
             self._launch = predict_geometry(st.spec, st.occ, st.geometry,
                                             bytes_moved=st.bytes_moved, ceiling_gbps=ceiling,
                                             work=st.work)
@@ -288,7 +288,7 @@ class InsightModel:
         """(GB/s, where it comes from): the GPU's achievable bandwidth from its per-GPU data
         (resources/physics), what `explain`, `simulate` and the animation use, so the window
         shows one whole-launch time. (The Bandwidth panel's dashed curves predict a results
-        file's points with that run's own measured copy ceiling: sim.launch_model, bench.)"""
+        file's points with that run's own measured copy ceiling: sim.model.launch_model, bench.)"""
         fraction = physics_for(gpu).constant("copy_fraction")
         return achievable_gbps(gpu), (f"{fraction.value:.0%} of the {gpu.peak_dram_gbps:,.0f} GB/s "
                                       f"peak, copy fraction {fraction.short_label}")

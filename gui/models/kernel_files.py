@@ -16,8 +16,8 @@ from typing import Any
 
 from psygnal import Signal
 
-from sim.errors import UserError
-from sim.files import read_user_file
+from sim.inputs.errors import UserError
+from sim.inputs.files import read_user_file
 
 MAX_REMEMBERED = 8
 
@@ -152,7 +152,7 @@ def missing_package_hint(message: str) -> str:
     """The pip line for a kernel file that failed on `No module named 'triton'` (or torch,
     numba) where this Python lacks it; "" otherwise. The live kernels need each other (Triton's
     interpreter runs on torch), so the line adds every one that is missing."""
-    from kernels.backends import CPU_PINS, install_hint, missing_packages
+    from kernels.launching.backends import CPU_PINS, install_hint, missing_packages
 
     found = re.search(r"No module named '([\w.]+)'", message)
     if found and found.group(1).split(".")[0] in CPU_PINS and missing_packages():

@@ -22,12 +22,12 @@ from psygnal import Signal
 from gui.models.compiled import (BENCH, BY_HAND, COMPILER, HAND, CompileTarget, ResourceOrigin,
                                  block_params, block_threads, compile_target, compiled_origin,
                                  compiling_origin, failed_origin, threads_curve)
-from sim.devices import GpuSpec, preset, presets
-from sim.errors import UserError
-from sim.geometry import LaunchGeometry, launch_geometry, launch_text
-from sim.occupancy import Occupancy, occupancy, sweep_registers, sweep_smem, sweep_threads
-from sim.throughput import launch_work
-from sim.units import parse_bytes, parse_count
+from sim.rules.devices import GpuSpec, preset, presets
+from sim.inputs.errors import UserError
+from sim.rules.geometry import LaunchGeometry, launch_geometry, launch_text
+from sim.rules.occupancy import Occupancy, occupancy, sweep_registers, sweep_smem, sweep_threads
+from sim.model.throughput import launch_work
+from sim.inputs.units import parse_bytes, parse_count
 
 MAX_ELEMENTS = 2**31
 MAX_REGS = 512  # the registers box goes past every GPU's 255, to show why such a kernel cannot run
@@ -84,7 +84,7 @@ class LaunchInputs:
 
 
 def parse_field(name: str, text: str) -> int:
-    """A number typed into a box, read as the command line reads it (sim.units): 1e6, 2^20, 4M for
+    """A number typed into a box, read as the command line reads it (sim.inputs.units): 1e6, 2^20, 4M for
     counts, 48K or 48KiB for shared memory. UserError (one line) if it is no number."""
     what = {"elements": "element count", "threads_per_block": "threads per block",
             "regs_per_thread": "registers per thread", "smem_per_block": "shared memory per block",
@@ -100,7 +100,7 @@ def parse_field(name: str, text: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class GridShape:
-    """What the selected kernel launches for this size (kernels.spec.LaunchShape's numbers)."""
+    """What the selected kernel launches for this size (kernels.declare.spec.LaunchShape's numbers)."""
 
     grid_blocks: int
     threads_per_block: int
@@ -117,7 +117,7 @@ def kernel_grid(kernel, inputs: LaunchInputs, sm_count: int) -> GridShape:
 
 def launch_dims(inputs: LaunchInputs) -> dict | None:
     """The matmul sizes the inputs name (a sawtooth point chose them), else None."""
-    from sim.waves import dims_of
+    from sim.traces.waves import dims_of
 
     return dims_of(inputs.dims) if inputs.dims else None
 
@@ -136,7 +136,7 @@ class LaunchState:
     error: str = ""
     elements_per_block: int | None = None  # what one block covers (None: it loops)
     bytes_moved: int | None = None  # one call's DRAM traffic, as the kernel declares it
-    work: Any = None  # what each block computes (sim.matmul_work.BlockWork), for the compute model
+    work: Any = None  # what each block computes (sim.model.matmul_work.BlockWork), for the compute model
     origin: ResourceOrigin = BY_HAND  # where registers and shared memory came from
 
     @property

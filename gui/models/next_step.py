@@ -1,12 +1,12 @@
-"""The next step of the window's launch (sim.next_step) and what "try it" sets on the launch
+"""The next step of the window's launch (sim.model.next_step) and what "try it" sets on the launch
 model: the inputs a step changes, when the launch's own inputs hold that lever; and, for
 matmul_auto, the choice it made. No Qt."""
 
 from __future__ import annotations
 
 from gui.models.launch import LaunchState
-from sim.next_step import Step, next_steps
-from sim.what_if import from_geometry
+from sim.model.next_step import Step, next_steps
+from sim.model.what_if import from_geometry
 
 
 def steps_for(state: LaunchState, ceiling_gbps: float | None = None) -> list[Step]:
@@ -34,11 +34,11 @@ def try_changes(step: Step, state: LaunchState) -> dict | None:
 
 
 def auto_choice(state: LaunchState):
-    """matmul_auto's choice for the launch's sizes (kernels.registry.matmul_choice, the one its
+    """matmul_auto's choice for the launch's sizes (kernels.declare.registry.matmul_choice, the one its
     grid rule asked: cached, not redone); None for another kernel; a one-line str if it failed."""
     if state.inputs.kernel != "matmul_auto" or state.geometry is None or not state.geometry.sizes:
         return None
-    from kernels.registry import matmul_choice
+    from kernels.declare.registry import matmul_choice
 
     try:
         return matmul_choice(dict(state.geometry.sizes), state.spec)

@@ -13,7 +13,7 @@ import numpy as np
 from psygnal import Signal
 
 from gui.models.simulation import SimRun, SimulationModel
-from sim.timeline import Frame
+from sim.schedule.timeline import Frame
 
 SPEEDS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 START_FRACTION = 0.4  # where a first simulation is shown: inside a busy wave, not at t = 0

@@ -1,5 +1,5 @@
 """What an export says about the session: session.json and the summary's facts, read from the
-models (the launch table's rows are sim.geometry.launch_facts, as `explain` prints them)."""
+models (the launch table's rows are sim.rules.geometry.launch_facts, as `explain` prints them)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from gui.models.bench import BenchModel
 from gui.models.launch import LaunchModel
 from gui.models.playback import PlaybackModel
 from gui.models.simulation import SimulationModel
-from sim.geometry import launch_facts
-from sim.policies import COST_MODELS, PLACEMENTS
+from sim.rules.geometry import launch_facts
+from sim.schedule.policies import COST_MODELS, PLACEMENTS
 
 SESSION_FORMAT = "warpscope-session/1"
 SUMMARY_ROWS = ("elements", "tpb", "blocks", "warps", "idle_last", "slots_gpu", "waves_best", "waves_occ")

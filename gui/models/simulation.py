@@ -1,11 +1,11 @@
 """How the launch is simulated, and the simulation being shown.
 
 `SimulationOptions` holds the cost model, placement, schedule (the GPU's calibrated dispatch model
-or the ideal textbook) and what the warps of a uniform block do (ids from sim.policies).
+or the ideal textbook) and what the warps of a uniform block do (ids from sim.schedule.policies).
 `SimulationModel` follows the launch and the options: it says when a new run is `wanted`, hands
 out the job that makes it (`job()`: a plain function the window runs in a worker thread), and
 keeps the newest finished `SimRun`, dropping stale ones. Everything the views draw comes from the
-run's `sim.timeline.Timeline`; the run also holds the other schedule's timeline, so the residency
+run's `sim.schedule.timeline.Timeline`; the run also holds the other schedule's timeline, so the residency
 curve can show both.
 """
 
@@ -18,20 +18,20 @@ from dataclasses import dataclass, field
 from psygnal import Signal
 
 from gui.models.launch import LaunchModel, LaunchState
-from sim.devices import GpuSpec
-from sim.errors import UserError
-from sim.occupancy import Occupancy
-from sim.dispatch_profile import WAITS, profile_for
-from sim.launch_model import LaunchPrediction, launch_of, predict_launch
-from sim.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
+from sim.rules.devices import GpuSpec
+from sim.inputs.errors import UserError
+from sim.rules.occupancy import Occupancy
+from sim.schedule.dispatch_profile import WAITS, profile_for
+from sim.model.launch_model import LaunchPrediction, launch_of, predict_launch
+from sim.schedule.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
                           cost_model_id, placement_id, schedule_id, wait_id)
-from sim.scheduler import Simulation
-from sim.timeline import Timeline
+from sim.schedule.scheduler import Simulation
+from sim.schedule.timeline import Timeline
 
 
 
 class SimulationOptions:
-    """The cost model, placement, schedule and wait, by sim.policies id. Emits
+    """The cost model, placement, schedule and wait, by sim.schedule.policies id. Emits
     `changed(cost, placement)` when any of them changes (read the rest off the options)."""
 
     changed = Signal(str, str)
@@ -76,7 +76,7 @@ class SimulationOptions:
 
     def set(self, cost: str | None = None, placement: str | None = None,
             schedule: str | None = None, wait: str | None = None) -> None:
-        """Ids or any spelling sim.policies knows (settings saved as 'memory-bound' still load);
+        """Ids or any spelling sim.schedule.policies knows (settings saved as 'memory-bound' still load);
         an unknown name is ignored."""
         new = [self._cost, self._placement, self._schedule, self._wait]
         try:
@@ -105,11 +105,11 @@ class SimRun:
     key: tuple  # what it was made for: (inputs, spec, cost, placement, schedule, wait)
     spec: GpuSpec
     occ: Occupancy
-    cost: str  # sim.policies id
+    cost: str  # sim.schedule.policies id
     placement: str
-    prediction: LaunchPrediction = field(repr=False)  # sim.launch_model's answer for this launch
+    prediction: LaunchPrediction = field(repr=False)  # sim.model.launch_model's answer for this launch
     elapsed_s: float = 0.0
-    schedule: str = "calibrated"  # sim.policies SCHEDULES id
+    schedule: str = "calibrated"  # sim.schedule.policies SCHEDULES id
     wait: str = "spin"
     profile_label: str = ""  # the dispatch profile the calibrated schedule used
     other: Simulation | None = field(default=None, repr=False)  # the other schedule, same launch

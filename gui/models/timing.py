@@ -1,10 +1,10 @@
-"""One launch timed several ways (kernels.timing_methods), and which traps are shown beside the
+"""One launch timed several ways (kernels.measure.timing_methods), and which traps are shown beside the
 honest timing. No Qt here.
 
 The records come from a latency run's `methods` (the H200's is checked in) or from a live run
 (`timing_task`, in the window's worker thread). Each toggle lays one trap beside the honest
 timing (device events with the L2 flushed): the curves and what each really measures are the
-records' own words (kernels.timing_methods.METHODS).
+records' own words (kernels.measure.timing_methods.METHODS).
 """
 
 from __future__ import annotations
@@ -132,18 +132,18 @@ class TimingModel:
 
 def timing_task(kernels=LIVE_KERNELS, sizes=LIVE_SIZES):
     """A job for the window's kernel host (a partial of a module-level function, so it pickles):
-    every method for each kernel and size on that machine (kernels.timing_methods; without a GPU
+    every method for each kernel and size on that machine (kernels.measure.timing_methods; without a GPU
     the device-event methods say why they are empty)."""
     return partial(timing_job, tuple(kernels), tuple(sizes))
 
 
 def timing_job(kernels, sizes, ctx):
-    """Runs in the kernel host. Returns (records as sim.latency_data.MethodRow, plain records the
+    """Runs in the kernel host. Returns (records as sim.traces.latency_data.MethodRow, plain records the
     window can read without importing any GPU library; kernels that cannot run here, each with
     its reason)."""
-    from kernels.timing_methods import time_kernel_methods
-    from sim.errors import UserError
-    from sim.latency_data import MethodRow
+    from kernels.measure.timing_methods import time_kernel_methods
+    from sim.inputs.errors import UserError
+    from sim.traces.latency_data import MethodRow
 
     records, skipped = [], []
     total = len(kernels) * len(sizes)

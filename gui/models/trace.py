@@ -1,6 +1,6 @@
 """A recorded block trace laid beside its predictions (the Timeline panel).
 
-Every comparison is sim.compare.compare_trace's, the function `main.py compare` prints, so the
+Every comparison is sim.traces.compare.compare_trace's, the function `main.py compare` prints, so the
 window and the command line give the same one: the calibrated prediction (the command's default)
 first, then, for traces of equal or memory-bound blocks, the ideal textbook schedule beside it.
 The work (reading, predicting, scoring, preparing the three Timelines) is `compare_job`, which
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from psygnal import Signal
 
-from sim.compare import Comparison
-from sim.devices import GpuSpec, preset_for_device_name
-from sim.errors import UserError
+from sim.traces.compare import Comparison
+from sim.rules.devices import GpuSpec, preset_for_device_name
+from sim.inputs.errors import UserError
 
 MODES = ("calibrated", "ideal")
 
@@ -84,11 +84,11 @@ class TraceComparison:
 
 
 def compare_job(path: str, fallback: GpuSpec, ctx=None) -> TraceComparison:
-    """Read the trace (any format sim.trace reads) and compare it as `main.py compare` does; the
+    """Read the trace (any format sim.traces.trace reads) and compare it as `main.py compare` does; the
     GPU is the one the trace names, else `fallback` (the window's), as `--gpu` would give it.
     UserError (one line) for anything that cannot be compared; None once cancelled."""
-    from sim.compare import compare_trace
-    from sim.trace import read_any_trace
+    from sim.traces.compare import compare_trace
+    from sim.traces.trace import read_any_trace
 
     step = ctx.progress if ctx is not None else (lambda *a: None)
     stop = ctx.cancelled if ctx is not None else (lambda: False)

@@ -1,8 +1,8 @@
 """The wave-quantization experiment in the window: the sawtooth measured and predicted, and the
 launch behind any point of it.
 
-`WavesModel` holds the sweep (sim.waves syntax), the GPU predicted for, the measured sweep (a
-results file or a live run) and the predictions (sim.throughput, made by `job()` in a worker).
+`WavesModel` holds the sweep (sim.traces.waves syntax), the GPU predicted for, the measured sweep (a
+results file or a live run) and the predictions (sim.model.throughput, made by `job()` in a worker).
 Choosing a point emits `launch_wanted(LaunchRequest)`: the window sets its launch (kernel, M, N,
 K, block and resources) and the compute-bound model, so the SM view and the timeline animate that
 very launch. Qt-free (tests/models/test_models_know_no_qt.py).
@@ -18,10 +18,10 @@ import numpy as np
 from psygnal import Signal
 
 from gui.models.bench import Series
-from sim.devices import GpuSpec, preset, preset_for_device_name
-from sim.errors import UserError, printable
-from sim.throughput import MatmulPrediction, drops, predict_matmul, wave_multiples
-from sim.waves import (CUBLAS, DEFAULT_SWEEP, MeasuredSweep, dims_text, from_measurements,
+from sim.rules.devices import GpuSpec, preset, preset_for_device_name
+from sim.inputs.errors import UserError, printable
+from sim.model.throughput import MatmulPrediction, drops, predict_matmul, wave_multiples
+from sim.traces.waves import (CUBLAS, DEFAULT_SWEEP, MeasuredSweep, dims_text, from_measurements,
                        load_matmul_run, parse_sweep, swept_axis)
 
 MATMULS = ("matmul_tiled", "matmul_persistent", "matmul_stream_k")
@@ -31,7 +31,7 @@ TITLES = {"matmul_tiled": "tiled", "matmul_persistent": "persistent",
 
 def matmul_kernels() -> list:
     """The registry's matmul declarations (reading the table imports no GPU library)."""
-    from kernels.registry import get_kernel
+    from kernels.declare.registry import get_kernel
 
     return [get_kernel(name) for name in MATMULS]
 
@@ -39,7 +39,7 @@ def matmul_kernels() -> list:
 def measure_job(dims_list: list, ctx):
     """The sweep measured on this machine's GPU: every matmul kernel and cuBLAS at every size.
     Runs in the kernel host (gui.adapter.HostRunner), which imports this by name."""
-    from kernels.bench import waves_sweep
+    from kernels.measure.bench import waves_sweep
 
     return waves_sweep(dims_list, ["matmul"], on_progress=ctx.progress,
                        should_cancel=ctx.cancelled, command="WarpScope GUI waves sweep")
@@ -107,7 +107,7 @@ def read_measured(path: str) -> MeasuredSweep:
         return load_matmul_run(path)
     except UserError as first:
         try:
-            from kernels.results import load_results
+            from kernels.measure.results import load_results
 
             result = load_results(path)
         except UserError:
@@ -194,7 +194,7 @@ class WavesModel:
             self._stale()
 
     def set_sweep(self, text: str) -> bool:
-        """A new sweep (sim.waves syntax); a message and False if it cannot be read."""
+        """A new sweep (sim.traces.waves syntax); a message and False if it cannot be read."""
         try:
             dims = parse_sweep(text)
         except UserError as exc:
@@ -359,7 +359,7 @@ class WavesModel:
 
 
 def _estimated_resources(pred: MatmulPrediction) -> tuple[int, int]:
-    from sim.throughput import estimated_registers, pipeline_smem_bytes
+    from sim.model.throughput import estimated_registers, pipeline_smem_bytes
 
     return (estimated_registers(pred.params),
             pipeline_smem_bytes(pred.params, pred.problem.itemsize))

@@ -1,5 +1,5 @@
 """QtCompareGpus: the launch on two GPUs side by side — each GPU's SMs in the first wave, its
-occupancy, waves and predicted time — and what differs, in words (sim.gpu_diff through
+occupancy, waves and predicted time — and what differs, in words (sim.model.gpu_diff through
 gui.models.compare_gpus)."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QLabel, QSiz
 from gui import style
 from gui.models.compare_gpus import CompareGpusModel
 from gui.models.launch import LaunchModel
-from sim.gpu_diff import LaunchSide
-from sim.units import fmt_us
+from sim.model.gpu_diff import LaunchSide
+from sim.inputs.units import fmt_us
 
 
 class QtSmGrid(QWidget):

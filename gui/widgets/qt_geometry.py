@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from gui import style
 from gui.models.launch import LaunchModel, LaunchState
-from sim.geometry import Fact, launch_facts, warp_lanes
+from sim.rules.geometry import Fact, launch_facts, warp_lanes
 
 
 class QtWarpLanes(QWidget):
@@ -90,13 +90,13 @@ class QtWarpLanes(QWidget):
         p.end()
 
 
-# the rows shown, in order; labels, values and derivations come from sim.geometry.launch_facts
+# the rows shown, in order; labels, values and derivations come from sim.rules.geometry.launch_facts
 ROWS = ("elements", "tpb", "blocks", "wpb", "warps", "idle_last", "idle_lanes", "slots_sm",
         "slots_gpu", "waves_best", "bps", "bpw", "waves_occ", "last_wave")
 
 
 class QtGeometry(QWidget):
-    """The launch table (sim.geometry.launch_facts: the rows `explain` prints) and the lanes."""
+    """The launch table (sim.rules.geometry.launch_facts: the rows `explain` prints) and the lanes."""
 
     ROW_HEIGHT = 20
 

@@ -2,7 +2,7 @@
 and Little's law as two plots: GB/s against blocks per SM, and against the bytes each SM keeps in
 flight, with the measured sweep beside the model where it was measured on this GPU.
 
-Everything drawn comes from gui.models.insight.InsightModel (sim.latency, sim.warps).
+Everything drawn comes from gui.models.insight.InsightModel (sim.model.latency, sim.schedule.warps).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from gui import style
 from gui.file_jobs import FileJobs
 from gui.redraw import StagedRedraw
 from gui.models.insight import WINDOWS_NS, InsightModel
-from sim.errors import UserError, printable
-from sim.latency_data import load_latency_run
-from sim.units import fmt_us
-from sim.warps import EMPTY, ISSUING, MEMORY, READY, STARTING, STATES
+from sim.inputs.errors import UserError, printable
+from sim.traces.latency_data import load_latency_run
+from sim.inputs.units import fmt_us
+from sim.schedule.warps import EMPTY, ISSUING, MEMORY, READY, STARTING, STATES
 
 STATE_COLOURS = {EMPTY: "EMPTY_SLOT", STARTING: "MUTED", ISSUING: "GOOD", MEMORY: "ACCENT2",
                  READY: "ACCENT"}

@@ -425,7 +425,7 @@ class QtLaunchControls(QWidget):
 
     def _show_schedule_note(self, state: LaunchState) -> None:
         """Whose dispatch model the calibrated schedule uses: measured, or assumed."""
-        from sim.dispatch_profile import profile_for
+        from sim.schedule.dispatch_profile import profile_for
 
         if self.options.schedule != "calibrated":
             self.schedule_note.setText("Textbook: a block starts the moment a slot frees.")

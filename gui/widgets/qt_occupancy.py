@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from gui import style
 from gui.models.launch import LaunchModel, LaunchState
-from sim.occupancy import LIMITERS
+from sim.rules.occupancy import LIMITERS
 
 
 def _plot(title: str, xlabel: str, ylabel: str = "active warps / SM") -> pg.PlotWidget:

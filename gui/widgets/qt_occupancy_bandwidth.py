@@ -1,7 +1,7 @@
 """QtOccupancyBandwidth: predicted bandwidth against blocks per SM for the launch being looked at,
 with a number of blocks per SM forced (the shared-memory "spoiler" published occupancy benchmarks
 use), and the points of an open `bench --occupancy-sweep` result beside their predictions
-(sim.occupancy_bandwidth, the launch model). In the window it is the Bandwidth panel's
+(sim.model.occupancy_bandwidth, the launch model). In the window it is the Bandwidth panel's
 "Bandwidth vs occupancy" tab; `python -m gui.occupancy_bandwidth` opens it alone.
 """
 
@@ -15,10 +15,10 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidge
 
 from gui import style
 from gui.models.launch import LaunchModel
-from sim.confidence import prediction_confidence
-from sim.launch_model import achievable_gbps, bytes_of, launch_of, predict_launch
-from sim.occupancy_bandwidth import occupancy_curve, predict_point, sweep_points
-from sim.physics import same_gpu
+from sim.model.confidence import prediction_confidence
+from sim.model.launch_model import achievable_gbps, bytes_of, launch_of, predict_launch
+from sim.model.occupancy_bandwidth import occupancy_curve, predict_point, sweep_points
+from sim.rules.physics import same_gpu
 
 KERNEL_COLORS = {"add": "ACCENT2", "copy": "GOOD", "scale": "MASKED"}
 

@@ -1,5 +1,5 @@
 """QtRunDiff: two runs side by side (launches, traces or bench results) and the story of what
-changed (sim.run_diff, as `main.py diff A B` prints it). Reading the runs happens in a worker
+changed (sim.model.run_diff, as `main.py diff A B` prints it). Reading the runs happens in a worker
 thread (gui.adapter.TaskRunner). Opens on its own too: `python -m gui.widgets.qt_run_diff [A B]`."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from PySide6.QtWidgets import (QGridLayout, QLabel, QLineEdit, QPushButton, QTab
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from gui import style
-from sim.run_diff import RunDiff, diff_runs, launch_spec
-from sim.what_if import from_geometry
+from sim.model.run_diff import RunDiff, diff_runs, launch_spec
+from sim.model.what_if import from_geometry
 
 PLACEHOLDER = "gpu=H200,elements=2^24,block=256,regs=40  or a trace / bench file (FILE#N)"
 

@@ -2,9 +2,9 @@
 calibrated and ideal predictions).
 
 One image row per block slot (SM x slot), time across; each block is a bar coloured by its wave.
-Wave starts are dashed lines, the tail (sim.timeline's one definition) is shaded, and a cursor
+Wave starts are dashed lines, the tail (sim.schedule.timeline's one definition) is shaded, and a cursor
 follows and sets the animation time. When the chart has fewer pixels than block slots, rows are
-merged so that a busy slot always shows (sim.timeline.Timeline.raster), never dropped.
+merged so that a busy slot always shows (sim.schedule.timeline.Timeline.raster), never dropped.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from gui.redraw import StagedRedraw
 from gui.models.playback import PlaybackModel
 from gui.models.simulation import SimRun, SimulationModel
 from gui.models.trace import TraceModel
-from sim.compare import MODEL_TITLES
-from sim.devices import preset_for_device_name
-from sim.policies import COST_MODELS, PLACEMENTS, WAIT_TITLES
-from sim.timeline import Timeline
-from sim.units import fmt_us
+from sim.traces.compare import MODEL_TITLES
+from sim.rules.devices import preset_for_device_name
+from sim.schedule.policies import COST_MODELS, PLACEMENTS, WAIT_TITLES
+from sim.schedule.timeline import Timeline
+from sim.inputs.units import fmt_us
 
 MAX_WAVE_LINES = 40
 
@@ -138,7 +138,7 @@ class _Gantt(pg.PlotWidget):
 
 
 def trace_caption(view) -> str:
-    """The comparison's three scores, as `main.py compare` prints them (sim.compare)."""
+    """The comparison's three scores, as `main.py compare` prints them (sim.traces.compare)."""
     c = view.comparison
     rows = "tiles and units" if c.model == "compute" else "blocks"
     ideal = (f", ideal {view.predictions[1].comparison.simulated_makespan_us:,.1f} µs"
@@ -270,7 +270,7 @@ class QtTimeline(QWidget):
         skipped = (f" · {tl.skipped_waves:,} identical full waves before this part are not drawn"
                    if tl.skipped_waves else "")
         of = "of the simulated part" if tl.skipped_waves else "of the time"
-        whole = fmt_us(run.prediction.whole_launch_us)  # sim.launch_model: what every view shows
+        whole = fmt_us(run.prediction.whole_launch_us)  # sim.model.launch_model: what every view shows
         span = (f"whole launch {whole} (drawn: the last {tl.waves:,} waves, "
                 f"{fmt_us(tl.makespan_us)})" if tl.skipped_waves
                 else f"makespan {fmt_us(tl.makespan_us)}, whole launch {whole}")

@@ -1,5 +1,5 @@
 """QtVerdicts: what is wrong with the launch, biggest waste first, each with its number and what to
-try (sim.advice via gui.models.insight), under the whole launch's predicted time."""
+try (sim.model.advice via gui.models.insight), under the whole launch's predicted time."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from gui import style
 from gui.models.insight import InsightModel
 from gui.models.next_step import auto_choice, steps_for, try_changes
 from gui.models.simulation import SimulationModel
-from sim.advice import Finding
+from sim.model.advice import Finding
 
 
 def verdicts_html(found: list[Finding]) -> str:

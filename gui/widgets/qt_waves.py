@@ -18,9 +18,9 @@ from gui.file_jobs import FileJobs
 from gui.models.waves import MATMULS, TITLES, WavesModel, read_measured
 from gui.widgets.series import (clear_series_plot, draw_level, draw_series, fit_legend,
                                 legend_entry, series_plot)
-from sim.errors import UserError, printable
-from sim.throughput import tensor_tflops
-from sim.waves import CUBLAS
+from sim.inputs.errors import UserError, printable
+from sim.model.throughput import tensor_tflops
+from sim.traces.waves import CUBLAS
 
 COLORS = {name: style.CURVE_HUES[i] for i, name in enumerate((*MATMULS, CUBLAS))}
 NARROW = 720  # narrower: the caption keeps to its first line

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from .conftest import wait_sim
+from tests.gui.conftest import wait_sim
 
 
 def test_launch_that_cannot_run_says_why_at_the_top(qtbot, win):
@@ -142,7 +142,7 @@ def test_huge_grid_simulates_only_the_end(qtbot, win):
 def _write_trace(path, blocks_per_sm_real=2, predicted=4, sms=8, grid=64, spin=20.0):
     """A small 'recorded' trace: fewer blocks resident per SM than predicted (the short-block
     ramp-up seen on the H200)."""
-    from sim.trace import save_trace
+    from sim.traces.trace import save_trace
 
     rows, per_sm_time = [], {}
     for b in range(grid):

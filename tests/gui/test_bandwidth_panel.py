@@ -25,7 +25,7 @@ def runner():
 
 
 def _panel(qtbot, runner, **jobs):
-    from kernels.registry import KERNELS
+    from kernels.declare.registry import KERNELS
 
     bench = BenchModel()
     panel = QtBandwidth(bench, BenchJobs(bench, runner, BandwidthJobs(**jobs)))
@@ -126,9 +126,9 @@ def test_bad_sweep_form_gets_a_message(panel):
 
 
 def test_results_file_from_bench_opens(qtbot, panel, tmp_path):
-    """A file written by kernels.results (what `python main.py bench` writes) plots here, and each
+    """A file written by kernels.measure.results (what `python main.py bench` writes) plots here, and each
     plot's CSV is what it draws."""
-    from kernels.results import save_results
+    from kernels.measure.results import save_results
 
     res = fake_sweep()(["add_triton", "add_torch"], [2**20, 2**24], [1024, 4096])
     path = tmp_path / "bench.json"
@@ -185,10 +185,10 @@ def test_correctness_run_reports_and_cancels(qtbot, runner):
 
 
 def test_experiments_without_gpu_show_what_they_can(qtbot, runner):
-    from kernels.experiments import HostStep, HostSteps, LaunchVsFinish
+    from kernels.measure.experiments import HostStep, HostSteps, LaunchVsFinish
 
     def count():
-        from sim.errors import UserError
+        from sim.inputs.errors import UserError
 
         raise UserError("counting GPU kernels needs a GPU: no CUDA GPU")
 
@@ -235,7 +235,7 @@ def test_banner_and_titles_follow_the_curves(panel):
 def test_h200_block_sweep_draws_the_prediction(panel):
     from pathlib import Path
 
-    from kernels.results import load_results
+    from kernels.measure.results import load_results
 
     panel.bench.set_result(load_results(Path(__file__).parents[2] / "benchmarks" / "gpu_blocks_h200.json"))
     panel.sweep.redraws.flush()

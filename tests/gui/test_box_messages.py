@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from .test_typing import _type_into
+from tests.gui.test_typing import _type_into
 
 
 def test_a_number_past_a_box_is_taken_at_its_end_and_said(qtbot, win):

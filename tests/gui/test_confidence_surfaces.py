@@ -1,4 +1,4 @@
-"""Every prediction's confidence (sim.confidence) is the same on the window's surfaces as in
+"""Every prediction's confidence (sim.model.confidence) is the same on the window's surfaces as in
 `explain --json`: the Verdicts, Two GPUs, the export's notes (summary page) and session.json."""
 
 import json

@@ -10,7 +10,7 @@ from PySide6.QtGui import QFontMetrics
 
 from gui.models.bench import BenchModel
 from gui.widgets.qt_experiments import QtExperiments, variant_label
-from kernels.experiments import HostStep, HostSteps, KernelCount, LaunchVsFinish
+from kernels.measure.experiments import HostStep, HostSteps, KernelCount, LaunchVsFinish
 
 
 class _Jobs:

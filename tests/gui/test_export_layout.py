@@ -36,7 +36,7 @@ def _items_problems(w):
 
 @pytest.mark.parametrize("size", [(1024, 640), (1366, 768), (1920, 1080)])
 def test_every_exported_figure_is_whole_at_every_window_size(qtbot, make_window, size):
-    from kernels.results import load_results
+    from kernels.measure.results import load_results
 
     w = make_window("H200", 2**24, 256)
     w.bench.set_result(load_results(ROOT / "benchmarks" / "gpu_bench_h200.json"))

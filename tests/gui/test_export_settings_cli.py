@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QImage
 
-from sim.devices import preset
-from sim.errors import UserError
-from sim.occupancy import sweep_threads
+from sim.rules.devices import preset
+from sim.inputs.errors import UserError
+from sim.rules.occupancy import sweep_threads
 
-from .conftest import wait_sim
+from tests.gui.conftest import wait_sim
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,7 +49,7 @@ def _check_exports(out: Path, files: list[Path]) -> None:
         assert len(_rows(out / f"{stem}.csv")) >= 2, stem
     for extra in ("session.json", "summary.png", "summary.html"):
         assert extra in names
-    left = sorted(p.name for p in out.iterdir())  # hidden files too: sim.files writes .tmp-*
+    left = sorted(p.name for p in out.iterdir())  # hidden files too: sim.inputs.files writes .tmp-*
     assert not [n for n in left if n.startswith(".tmp-")], left
     assert set(left) == names  # nothing written that export did not report
 
@@ -83,7 +83,7 @@ def test_export_all_writes_valid_files(qtbot, make_window, tmp_path):
     assert session["simulation"]["blocks_simulated"] == 3907
     assert session["simulation"]["tail_fraction"] == round(run.timeline.tail_fraction, 4)
     # the geometry table's CSV holds the rows `explain` prints
-    from sim.geometry import launch_facts
+    from sim.rules.geometry import launch_facts
 
     facts = launch_facts(preset("H200"), win.model.state.geometry)
     assert _rows(out / "geometry_table.csv")[1:] == [[f.label, f.value, f.how] for f in facts]
@@ -253,7 +253,7 @@ def test_export_command_end_to_end_with_bench_results(tmp_path):
     """`python main.py export ...` in a fresh process, no display, with a results file from
     `python main.py bench` (made on a GPU server): every view's files, and the bench as plots too.
     (One export for both: each costs seconds of CI's two cores.)"""
-    from kernels.results import save_results
+    from kernels.measure.results import save_results
 
     from tests.models.fakes import fake_sweep
 

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from sim.devices import preset, presets
-from sim.occupancy import occupancy
+from sim.rules.devices import preset, presets
+from sim.rules.occupancy import occupancy
 
-from .conftest import wait_sim
+from tests.gui.conftest import wait_sim
 
 
 def test_geometry_panel_shows_article_table(mount):

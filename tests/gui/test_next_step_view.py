@@ -25,7 +25,7 @@ def test_try_it_sets_the_register_step_on_the_launch(win):
 
 
 def test_the_next_steps_time_is_the_verdicts_whole_launch_time(win):
-    from sim.units import fmt_us
+    from sim.inputs.units import fmt_us
 
     w = win("H200", 2**24, 1024, regs=40)
     view = w.teach.verdicts_view
@@ -36,9 +36,9 @@ def test_the_next_steps_time_is_the_verdicts_whole_launch_time(win):
 
 
 def test_matmul_auto_in_the_verdicts_shows_its_candidates(win):
-    from kernels.registry import matmul_choice
+    from kernels.declare.registry import matmul_choice
 
-    from kernels.registry import KERNELS
+    from kernels.declare.registry import KERNELS
 
     w = win("H200")
     w.model.set_kernels([k for k in KERNELS if k.group == "matmul"])

@@ -7,8 +7,8 @@ from PySide6.QtWidgets import QApplication
 from gui.models.bench import BenchModel
 from gui.models.launch import LaunchInputs, LaunchModel
 from gui.widgets.qt_occupancy_bandwidth import QtOccupancyBandwidth
-from kernels.results import load_results
-from sim.launch_model import launch_of, predict_launch
+from kernels.measure.results import load_results
+from sim.model.launch_model import launch_of, predict_launch
 
 SWEEP = Path(__file__).resolve().parents[2] / "benchmarks" / "run_f" / "occupancy_fp64.json"
 

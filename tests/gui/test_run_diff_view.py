@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sim.run_diff import diff_runs
+from sim.model.run_diff import diff_runs
 
 
 def test_the_window_diff_of_two_launches_tells_the_story(win, qtbot):

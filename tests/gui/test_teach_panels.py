@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication
 
 from gui import style
 from gui.teach_panels import set_theme
-from sim.units import fmt_us
+from sim.inputs.units import fmt_us
 from tests.gui.conftest import wait_sim
 
 
@@ -72,7 +72,7 @@ def test_timing_toggles_and_a_live_run(make_window, qtbot):
     from gui.adapter import TaskRunner
     from gui.models.timing import TimingModel
     from gui.widgets.qt_timing_methods import QtTimingMethods
-    from sim.latency_data import load_latency_run
+    from sim.traces.latency_data import load_latency_run
 
     w = make_window("H200", 2**20, 256)
     w.show()

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from gui import user_kernels
 from gui.main_window import KernelsInfo
-from sim.trace import write_trace
-from sim.trace_bundle import load_bundle
+from sim.traces.trace import write_trace
+from sim.traces.trace_bundle import load_bundle
 from tests.models.fakes import NO_GPU
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -24,7 +24,7 @@ def _recorded(target, elements, block, warps, out, ctx):
 
 def test_trace_on_the_gpu_records_off_the_gui_thread_and_opens_the_trace(qtbot, make_window,
                                                                       monkeypatch, tmp_path):
-    from kernels.registry import KERNELS
+    from kernels.declare.registry import KERNELS
 
     win = make_window("H200", 2**20, 256)
     win.apply_kernels_info(KernelsInfo(NO_GPU, tuple(KERNELS), None, "no CUDA GPU"))
@@ -45,8 +45,8 @@ def test_trace_on_the_gpu_records_off_the_gui_thread_and_opens_the_trace(qtbot, 
 
 
 def test_a_failed_recording_is_one_line(qtbot, make_window, monkeypatch):
-    from kernels.registry import KERNELS
-    from sim.errors import UserError
+    from kernels.declare.registry import KERNELS
+    from sim.inputs.errors import UserError
 
     def fails(*a):
         raise UserError("no CUDA GPU here: trace --kernel-file needs one")

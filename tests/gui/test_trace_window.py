@@ -9,9 +9,9 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QMenu
 
-import sim.compare
-from sim.compare import compare_trace
-from sim.trace import read_any_trace
+import sim.traces.compare
+from sim.traces.compare import compare_trace
+from sim.traces.trace import read_any_trace
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -26,13 +26,13 @@ def test_open_trace_is_in_the_file_menu(win):
 def test_the_comparison_runs_off_the_gui_thread_with_progress(win, monkeypatch):
     w = win("H200")
     threads, labels = [], []
-    original = sim.compare.compare_trace
+    original = sim.traces.compare.compare_trace
 
     def spy(*args, **kw):
         threads.append(threading.current_thread() is threading.main_thread())
         return original(*args, **kw)
 
-    monkeypatch.setattr(sim.compare, "compare_trace", spy)
+    monkeypatch.setattr(sim.traces.compare, "compare_trace", spy)
     w.traces.busy.connect(lambda label, done, total: labels.append((label, done, total)))
     assert w.open_trace(str(DATA / "proton" / "vector_add.chrome_trace"), wait=True)
     assert threads == [False, False]  # calibrated and ideal, both on the worker

@@ -25,7 +25,7 @@ COMPILE_S = 120_000  # ms: a first compile starts a compiler process (seconds on
 
 
 def _builtins():
-    from kernels.registry import KERNELS
+    from kernels.declare.registry import KERNELS
 
     return tuple(KERNELS)
 
@@ -41,7 +41,7 @@ def _window(make_window, gpu="A100 80GB", **kw):
 
 def _compiled_here(spec, n, block, cc):
     """What the compiler says in this process (the window's answer is in the session's cache)."""
-    from kernels.resources import kernel_by_ref, launch_resources
+    from kernels.build.resources import kernel_by_ref, launch_resources
 
     real = kernel_by_ref(spec.name, None if spec.origin == "built-in" else spec.origin)
     return launch_resources(real, n, block, cc)
@@ -168,7 +168,7 @@ def test_spills_warn_and_the_threads_curve_is_recompiled_per_warp_count(qtbot, m
                     timeout=30_000)
     xs, ys = view.sweep_data("threads")
     assert list(xs) == [32, 64, 128, 256, 512, 1024]
-    from sim.occupancy import occupancy
+    from sim.rules.occupancy import occupancy
 
     spec = win.model.state.spec
     assert list(ys) == [occupancy(spec, 32 * w, r, 16).active_warps_per_sm
@@ -222,7 +222,7 @@ import json, sys, time
 from gui.app import make_app
 from gui.main_window import KernelsInfo, MainWindow
 from gui.models.launch import LaunchInputs
-from kernels.registry import KERNELS
+from kernels.declare.registry import KERNELS
 from tests.models.fakes import NO_GPU
 
 app = make_app()

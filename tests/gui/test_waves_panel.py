@@ -89,7 +89,7 @@ def test_a_recorded_matmul_schedule_sits_beside_its_simulation(window, kind):
 def test_the_throughput_panel_plots_tflops_for_matmuls(window):
     from tests.models.test_throughput_panel import _matmul, _result
 
-    from kernels.registry import KERNELS
+    from kernels.declare.registry import KERNELS
 
     w = window
     w.bench.set_kernels(KERNELS)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
-from .conftest import wait_sim
+from tests.gui.conftest import wait_sim
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 
 
 def test_a_matmul_picked_gets_a_sensible_size_and_every_view_the_same_launch(qtbot, win):
     from gui.models.launch import DEFAULT_SIDE
-    from kernels.registry import all_kernels
+    from kernels.declare.registry import all_kernels
 
     w = win("H200", 1_000_000, 256)
     w.model.set_kernels(all_kernels())
@@ -84,7 +84,7 @@ def test_compute_bound_cost_says_why_there_is_no_schedule(qtbot, win):
 
 
 def test_a_trace_leaves_the_sm_view_room_and_back_restores_it(qtbot, make_window, tmp_path):
-    from .test_bad_input_and_playback import _write_trace
+    from tests.gui.test_bad_input_and_playback import _write_trace
 
     w = make_window("H200", 1_000_000, 256)
     w.resize(1366, 768)
@@ -106,7 +106,7 @@ def test_a_trace_leaves_the_sm_view_room_and_back_restores_it(qtbot, make_window
 def test_a_missing_package_reads_plainly_with_its_pip_line(monkeypatch):
     from PySide6.QtGui import QTextDocument
 
-    import kernels.backends as backends
+    import kernels.launching.backends as backends
     from gui.widgets.qt_kernel_source import failure_text
 
     monkeypatch.setattr(backends, "missing_packages", lambda: ["torch", "triton"])
@@ -121,7 +121,7 @@ def test_a_missing_package_reads_plainly_with_its_pip_line(monkeypatch):
 
 def test_the_cpu_path_runs_the_default_sizes_it_can(qtbot):
     from gui.models.bench import BenchModel
-    from kernels.registry import all_kernels
+    from kernels.declare.registry import all_kernels
 
     b = BenchModel()
     b.set_kernels(all_kernels())

@@ -10,7 +10,7 @@ from tests.models.fakes import GPU, NO_GPU, fake_sweep
 
 
 def _kernels():
-    from kernels.registry import KERNELS
+    from kernels.declare.registry import KERNELS
 
     return tuple(KERNELS)
 
@@ -54,7 +54,7 @@ def test_measured_resources_feed_the_launch(make_window):
 
 def test_detected_device_is_listed_first_and_chosen(make_window):
     """On a GPU machine the detected device heads the list and, with nothing saved, is shown."""
-    from sim.devices import preset
+    from sim.rules.devices import preset
 
     win = make_window("H200")
     win.prefer_detected = True

@@ -14,10 +14,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import main
-from sim.errors import UserError
-from sim.units import MAX_COUNT, parse_bytes, parse_count, parse_count_list, parse_real
+from sim.inputs.errors import UserError
+from sim.inputs.units import MAX_COUNT, parse_bytes, parse_count, parse_count_list, parse_real
 
-from .helpers import assert_contract, fuzz, number_text, run_cli, snapshot, time_limit
+from tests.hostile.helpers import assert_contract, fuzz, number_text, run_cli, snapshot, time_limit
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACE = ROOT / "tests" / "data" / "trace_h200.json"
@@ -25,7 +25,7 @@ TRACE = ROOT / "tests" / "data" / "trace_h200.json"
 
 @fuzz(300)
 @given(text=st.one_of(number_text, st.text(max_size=80)))
-@example("9" * 400)  # was OverflowError in sim/units.py
+@example("9" * 400)  # was OverflowError in sim/inputs/units.py
 @example("9" * 50 + "^64")  # was Python's int-digits limit when printed
 def test_number_parsers_return_bounded_values_or_one_line(text):
     with time_limit(2):
@@ -154,7 +154,7 @@ def test_other_commands_parse_values_or_exit_2(case, data):
 @pytest.mark.parametrize(
     "argv, words",
     [
-        (["explain", "--smem", "9" * 400], "characters long"),  # OverflowError in sim/units.py
+        (["explain", "--smem", "9" * 400], "characters long"),  # OverflowError in sim/inputs/units.py
         (["explain", "--block", "9" * 50 + "^64"], "far too large"),  # int-digits limit
         (["explain", "--elements", "1e400"], "out of range"),
         (["explain", "--elements", "nan"], "finite"),
@@ -212,9 +212,9 @@ def test_names_too_long_for_the_system(tmp_path, monkeypatch, argv):
 
 def test_cpu_bench_caps_sizes_like_check(monkeypatch, tmp_path):
     """`bench --cpu --sizes 2^31` took 8 GB in 19 s; `check` caps CPU sizes, now bench does too."""
-    import kernels.bench
+    import kernels.measure.bench
 
-    monkeypatch.setattr(kernels.bench, "gpu_status", lambda: (False, "no GPU here"))
+    monkeypatch.setattr(kernels.measure.bench, "gpu_status", lambda: (False, "no GPU here"))
     monkeypatch.chdir(tmp_path)
     for kernel, cap in (("add_numba", "4,099"), ("add_triton", "1,048,583")):
         code, _, err = run_cli(

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 
-from kernels.results import from_dict, load_results, save_results
-from sim.errors import UserError
-from sim.files import load_json_bounded
-from sim.trace import load_trace
+from kernels.measure.results import from_dict, load_results, save_results
+from sim.inputs.errors import UserError
+from sim.inputs.files import load_json_bounded
+from sim.traces.trace import load_trace
 
-from .helpers import assert_contract, fuzz, mutations, run_cli, snapshot, time_limit
+from tests.hostile.helpers import assert_contract, fuzz, mutations, run_cli, snapshot, time_limit
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACE = json.loads((ROOT / "tests" / "data" / "trace_h200.json").read_text())

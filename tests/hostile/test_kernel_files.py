@@ -10,8 +10,8 @@ import json
 import pytest
 
 import main
-from kernels.declarations import DeclarationProcess, Limits
-from kernels.user_code import UserCodeError
+from kernels.declare.declarations import DeclarationProcess, Limits
+from kernels.declare.user_code import UserCodeError
 
 KERNEL = '''import triton
 import triton.language as tl
@@ -132,7 +132,7 @@ def test_the_limits_come_from_the_environment(monkeypatch):
 
 
 def test_bench_runs_the_file_in_a_kernel_host_under_the_memory_limit(tmp_path, capsys):
-    """One kernel host (check takes the same path: kernels/in_host.py, test_kernel_file_cli)."""
+    """One kernel host (check takes the same path: kernels/host/in_host.py, test_kernel_file_cli)."""
     huge = tmp_path / "huge.py"
     huge.write_text("print('chatter')\nimport numpy\n_big = numpy.ones(10 * 2**30, numpy.uint8)\n",
                     encoding="utf-8")
@@ -147,7 +147,7 @@ def test_bench_runs_the_file_in_a_kernel_host_under_the_memory_limit(tmp_path, c
 
 def test_the_same_file_and_launch_answer_from_the_cache_and_an_edit_runs_it_again(
         tmp_path, capsys, monkeypatch):
-    import kernels.declarations
+    import kernels.declare.declarations
 
     path = tmp_path / "cached.py"
     path.write_text(KERNEL + "WARPSCOPE = GOOD\n", encoding="utf-8")
@@ -158,7 +158,7 @@ def test_the_same_file_and_launch_answer_from_the_cache_and_an_edit_runs_it_agai
         def __init__(self, *a, **k):
             raise AssertionError("a process was started")
 
-    monkeypatch.setattr(kernels.declarations, "DeclarationProcess", NoProcess)
+    monkeypatch.setattr(kernels.declare.declarations, "DeclarationProcess", NoProcess)
     code, again, _ = _explain(capsys, "--kernel-file", str(path), "--json")
     assert code == 0 and again == first
     path.write_text(KERNEL + "WARPSCOPE = dict(GOOD, block=dict(BLOCK_SIZE=512))\n", encoding="utf-8")

@@ -1,8 +1,8 @@
-"""Every file WarpScope reads goes through one boundary, sim/files.py: regular files only (a FIFO or
+"""Every file WarpScope reads goes through one boundary, sim/inputs/files.py: regular files only (a FIFO or
 /dev/zero is refused before it is opened), a size cap, bounded JSON nesting, .npz members checked
 before numpy allocates them. This test walks the code and fails on a read anywhere else.
 
-A new reader calls `sim.files.read_user_bytes / read_user_file / read_json_file / read_npz_file`.
+A new reader calls `sim.inputs.files.read_user_bytes / read_user_file / read_json_file / read_npz_file`.
 The allow-list below is for writers and for text that is no file (a child's answer on a pipe)."""
 
 from __future__ import annotations
@@ -13,19 +13,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 WALKED = ("sim", "kernels", "gui", "main.py")  # the app; benchmarks/ are scripts run by hand
-BOUNDARY = "sim/files.py"
+BOUNDARY = "sim/inputs/files.py"
 READS = {"read_text", "read_bytes"}
 MODULE_READS = {("json", "load"), ("json", "loads"), ("np", "load"), ("numpy", "load"),
                 ("np", "fromfile"), ("np", "loadtxt"), ("np", "genfromtxt")}
 ALLOWED = {  # (file, function): why this is no read of a user's file
     ("main.py", "_silence_stdout"): "opens /dev/null for writing",
-    ("kernels/toolchain.py", "res_usage"): "writes the cubin into its own temporary folder",
-    ("kernels/toolchain.py", "ptx_to_cubin"): "writes the PTX and reads ptxas's output, in its "
+    ("kernels/build/toolchain.py", "res_usage"): "writes the cubin into its own temporary folder",
+    ("kernels/build/toolchain.py", "ptx_to_cubin"): "writes the PTX and reads ptxas's output, in its "
                                               "own temporary folder",
-    ("kernels/toolchain.py", "main"): "the parent's request on stdin (a pipe, not a file)",
-    ("kernels/compile.py", "_finish_child"): "the toolchain child's answer on its stdout",
-    ("kernels/in_host.py", "_address_space"): "this process's own /proc/self/statm",
-    ("kernels/user_code.py", "_cache_key"): "WarpScope's own source files, hashed for a cache key",
+    ("kernels/build/toolchain.py", "main"): "the parent's request on stdin (a pipe, not a file)",
+    ("kernels/build/compile.py", "_finish_child"): "the toolchain child's answer on its stdout",
+    ("kernels/host/in_host.py", "_address_space"): "this process's own /proc/self/statm",
+    ("kernels/declare/user_code.py", "_cache_key"): "WarpScope's own source files, hashed for a cache key",
 }
 
 
@@ -69,7 +69,7 @@ def test_every_read_goes_through_the_boundary():
                for rel, tree in _modules()
                for function, line, what in _reads(tree)
                if (rel, function) not in ALLOWED]
-    assert not outside, ("reads outside sim/files.py (use read_user_file / read_json_file / "
+    assert not outside, ("reads outside sim/inputs/files.py (use read_user_file / read_json_file / "
                          "read_npz_file, or allow-list a writer):\n" + "\n".join(outside))
 
 

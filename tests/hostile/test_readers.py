@@ -1,4 +1,4 @@
-"""Issue 17's failures as classes: every reader behind the one boundary (sim/files.py), trace
+"""Issue 17's failures as classes: every reader behind the one boundary (sim/inputs/files.py), trace
 bundles, dispatch profiles, caps on typed counts, a closed stdout. Each reader is called directly
 (fast); a real process only where the process itself is the point (a closed fd 1).
 
@@ -19,16 +19,16 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from kernels.results import load_results
-from sim import dispatch_profile
-from sim.dispatch_profile import DispatchProfile, builtin_profile, load_profile, profile_for
-from sim.errors import UserError, printable
-from sim.latency_data import CHECKED_IN, load_latency_run
-from sim.trace import Trace, load_trace
-from sim.trace_bundle import ARRAYS_NAME, INDEX_NAME, load_bundle, read_index, write_bundle
-from sim.waves import load_matmul_run, parse_sweep
+from kernels.measure.results import load_results
+from sim.schedule import dispatch_profile
+from sim.schedule.dispatch_profile import DispatchProfile, builtin_profile, load_profile, profile_for
+from sim.inputs.errors import UserError, printable
+from sim.traces.latency_data import CHECKED_IN, load_latency_run
+from sim.traces.trace import Trace, load_trace
+from sim.traces.trace_bundle import ARRAYS_NAME, INDEX_NAME, load_bundle, read_index, write_bundle
+from sim.traces.waves import load_matmul_run, parse_sweep
 
-from .helpers import assert_contract, fuzz, mutations, run_cli, time_limit
+from tests.hostile.helpers import assert_contract, fuzz, mutations, run_cli, time_limit
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACE = ROOT / "tests" / "data" / "trace_h200.json"
@@ -212,7 +212,7 @@ class TestBundles:
         assert words in _one_line(err.value)
 
     def test_the_listing_prints_damaged_entries_as_one_line(self, tmp_path, capsys):
-        from sim.trace_bundle import main as bundle_main
+        from sim.traces.trace_bundle import main as bundle_main
 
         _set(_bundle(tmp_path), _entry(summary={"makespan_us": "x"}))
         assert bundle_main([str(tmp_path)]) == 0

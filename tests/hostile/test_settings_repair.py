@@ -15,7 +15,7 @@ from PySide6.QtCore import QByteArray, QSettings
 from gui.models.launch import LaunchInputs
 from gui.settings import MemorySettings, open_settings, saved_inputs, settings_notice, settings_path
 
-from .helpers import fuzz, json_values, mutations, time_limit
+from tests.hostile.helpers import fuzz, json_values, mutations, time_limit
 
 VALID_INPUTS = LaunchInputs(
     gpu="A100 80GB", elements=777_777, threads_per_block=160, regs_per_thread=48

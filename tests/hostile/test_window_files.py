@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kernels.results import load_results
-from sim.errors import UserError
+from kernels.measure.results import load_results
+from sim.inputs.errors import UserError
 
-from .helpers import fuzz, mutations, time_limit
+from tests.hostile.helpers import fuzz, mutations, time_limit
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACE = json.loads((ROOT / "tests" / "data" / "trace_h200.json").read_text())
@@ -76,10 +76,10 @@ def test_crafted_results_open_or_say_why(window, tmp_path_factory, case):
 
 @pytest.mark.parametrize("ext", ["json", "csv"])
 def test_results_files_round_trip_into_the_window(window, tmp_path, ext):
-    from kernels.results import save_results
+    from kernels.measure.results import save_results
 
     path = tmp_path / f"r.{ext}"
-    from kernels.results import from_dict
+    from kernels.measure.results import from_dict
 
     save_results(from_dict(RESULTS), path)
     assert _open_results(window, path)

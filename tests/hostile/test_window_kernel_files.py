@@ -12,7 +12,7 @@ import pytest
 from gui.adapter import TaskRunner
 from gui.jobs import KernelFileJobs
 from gui.models.kernel_files import KernelFilesModel
-from kernels.declarations import Limits
+from kernels.declare.declarations import Limits
 from tests.hostile.test_kernel_files import KERNEL
 
 
@@ -80,7 +80,7 @@ def test_an_open_that_times_out_says_so_in_one_line(opener, tmp_path, qtbot):
 def test_a_grid_rule_that_loops_later_stalls_one_call_for_call_s_at_most(opener, tmp_path, qtbot):
     """A rule that loops only at some sizes passes the open; the window's first call there ends
     after Limits.call_s with one line, and every later call answers at once."""
-    from kernels.user_code import UserCodeError
+    from kernels.declare.user_code import UserCodeError
 
     jobs, failed, opened = opener(open_s=60, call_s=0.3, launch_s=60)
     path = tmp_path / "later.py"

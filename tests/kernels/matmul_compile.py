@@ -62,7 +62,7 @@ def compile_variant(kernel_name: str, config, dtype: str, *, stream_k=False, sta
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from kernels import matmul as mm
+    from kernels.bodies import matmul as mm
 
     kernel = getattr(mm, kernel_name)
     constants = {k: v for k, v in config.meta().items() if k.isupper()}
@@ -91,7 +91,7 @@ def compile_variant(kernel_name: str, config, dtype: str, *, stream_k=False, sta
 def variants(quick: bool):
     """Every kernel x config x dtype, then the stamping variants; quick: the two stamping
     variants of a small config, which between them hold every path of both kernels."""
-    from kernels import matmul as mm
+    from kernels.bodies import matmul as mm
 
     if quick:
         small = mm.MatmulConfig(64, 64, 32, 8, 4, 3)

@@ -1,4 +1,4 @@
-"""kernels/compile.py: resources of a kernel for a compute capability, compiled without a GPU."""
+"""kernels/build/compile.py: resources of a kernel for a compute capability, compiled without a GPU."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from kernels.compile import (CompileError, CompiledResources, ResourceCache,
+from kernels.build.compile import (CompileError, CompiledResources, ResourceCache,
                              numba_argtypes_from_args, numba_request, numba_resources,
                              resources_many, signature_from_args, triton_request,
                              triton_resources)
-from kernels.kernel_file import import_file
-from sim.errors import UserError
+from kernels.declare.kernel_file import import_file
+from sim.inputs.errors import UserError
 
 KERNELS = '''
 import numpy as np
@@ -62,7 +62,7 @@ def broken_numba(x, out):
 
 @pytest.fixture(scope="module")
 def user_module(tmp_path_factory):
-    from kernels.backends import available
+    from kernels.launching.backends import available
 
     available()  # interpreter and simulator, as on a laptop: compiling goes to a child process
     path = tmp_path_factory.mktemp("kernels") / "my_kernels.py"
@@ -87,7 +87,7 @@ def test_signature_from_args_follows_the_launchers_specialization():
 
 
 def test_numba_argtypes_from_args_match_numba_typeof():
-    from kernels.compat import numba_cuda
+    from kernels.launching.compat import numba_cuda
 
     numba_cuda()
     import numba
@@ -131,7 +131,7 @@ def test_triton_source_is_the_launchers_source():
     jit = pytest.importorskip("triton.runtime.jit")
     if not hasattr(jit.JITFunction, "_pack_args"):
         pytest.skip("this Triton has no JITFunction._pack_args to compare with")
-    from kernels.toolchain import triton_source
+    from kernels.build.toolchain import triton_source
 
     def kernel(x_ptr, out_ptr, n, stride, eps, extra_ptr, BLOCK_SIZE: jit.constexpr):
         pass
@@ -330,7 +330,7 @@ def test_wrong_signatures_are_user_errors(compiled):
 
 
 def test_a_kernel_in_no_file_says_so(tmp_path):
-    from kernels.compat import numba_cuda
+    from kernels.launching.compat import numba_cuda
 
     namespace = {"cuda": numba_cuda(), "__name__": "nowhere"}
     exec("@cuda.jit\ndef floating(x):\n    x[0] = 1\n", namespace)
@@ -341,7 +341,7 @@ def test_a_kernel_in_no_file_says_so(tmp_path):
 
 def test_numba_toolchain_failures_say_what_to_do():
     """What a laptop without NVIDIA's libraries, or with a too-new NVVM, is told."""
-    from kernels.toolchain import NVRTC_HINT, _numba_error
+    from kernels.build.toolchain import NVRTC_HINT, _numba_error
 
     class DynamicLibNotFoundError(Exception):
         pass
@@ -363,7 +363,7 @@ def test_numba_toolchain_failures_say_what_to_do():
 
 
 def test_the_disk_cache_lives_in_the_users_cache_folder(monkeypatch, tmp_path):
-    from kernels.compile import cache_folder
+    from kernels.build.compile import cache_folder
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert cache_folder() == tmp_path / "warpscope" / "compiled"

@@ -1,4 +1,4 @@
-"""kernels/declarations.py: the window evaluates a kernel file's grid rule, bytes and sizes in the
+"""kernels/declare/declarations.py: the window evaluates a kernel file's grid rule, bytes and sizes in the
 file's own process, and gets the same answers as the declaration itself."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kernels.declarations import DeclarationProcess
-from kernels.kernel_file import open_kernel_file
-from sim.errors import UserError
+from kernels.declare.declarations import DeclarationProcess
+from kernels.declare.kernel_file import open_kernel_file
+from sim.inputs.errors import UserError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 
@@ -39,7 +39,7 @@ def test_the_windows_process_imports_no_gpu_library(tmp_path):
     import subprocess
     import sys
 
-    code = ("import sys; from kernels.declarations import DeclarationProcess; "
+    code = ("import sys; from kernels.declare.declarations import DeclarationProcess; "
             f"p = DeclarationProcess({str(EXAMPLES / 'softmax_triton.py')!r}); "
             "s = p.open()[0]; print(s.launch_shape(2**20, None, 132).grid_blocks); p.close(); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'triton', 'numba')))")

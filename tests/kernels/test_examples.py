@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernels import harness
-from kernels.compile import CompiledResources, resources_many, spec_request
-from kernels.kernel_file import load_kernel_file
-from kernels.spec import declare
+from kernels.measure import harness
+from kernels.build.compile import CompiledResources, resources_many, spec_request
+from kernels.declare.kernel_file import load_kernel_file
+from kernels.declare.spec import declare
 from kernels_env import AVAILABLE
-from sim.devices import preset, presets
+from sim.rules.devices import preset, presets
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 FILES = ("softmax_triton.py", "layernorm_triton.py", "stencil_numba.py")

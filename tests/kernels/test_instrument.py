@@ -1,4 +1,4 @@
-"""`trace --kernel-file` without a GPU: the stamped copy's source (kernels/instrument.py), that
+"""`trace --kernel-file` without a GPU: the stamped copy's source (kernels/tracing/instrument.py), that
 the copies of the example kernels and of built-ins compile for sm_90 with their stamps intact, and
 the one-line refusals (no GPU: exit 2, before the user's file runs)."""
 
@@ -13,8 +13,8 @@ import pytest
 from kernels_env import HAS_GPU
 
 from kernels import cli
-from kernels.instrument import PREFIX, STAMPS, instrumented_source
-from sim.errors import UserError
+from kernels.tracing.instrument import PREFIX, STAMPS, instrumented_source
+from sim.inputs.errors import UserError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -76,10 +76,10 @@ def test_what_cannot_take_the_stamps_is_one_line(src, message):
 COMPILE = """
 import sys
 sys.path.insert(0, {root!r})
-from kernels.instrument import compile_instrumented, instrument
-from kernels.kernel_file import open_kernel_file
-from kernels.registry import get_kernel
-from kernels.toolchain import compile_triton
+from kernels.tracing.instrument import compile_instrumented, instrument
+from kernels.declare.kernel_file import open_kernel_file
+from kernels.declare.registry import get_kernel
+from kernels.build.toolchain import compile_triton
 specs = [s for f in ("softmax_triton.py", "layernorm_triton.py")
          for s in open_kernel_file({root!r} + "/resources/examples/" + f, cpu_fallback=False)
          if s.backend == "triton"]
@@ -183,7 +183,7 @@ WARPSCOPE = [dict(kernel=first, inputs=1, block=dict(BLOCK_SIZE=64)),
 def test_the_file_is_opened_in_a_kernel_host_and_its_kernel_picked_there(tmp_path):
     """The choice among a file's kernels is made in the child process that runs the file (two
     kernels and no name: one line). One host start, about 15 s here: the real child process."""
-    from kernels.trace_file import trace_kernel_file
+    from kernels.tracing.trace_file import trace_kernel_file
 
     kfile = tmp_path / "two.py"
     kfile.write_text(TWO_KERNELS)
@@ -197,12 +197,12 @@ def test_a_kernel_file_trace_says_what_compare_needs_and_what_the_stamps_cost(tm
     as a trace, names its launch for `compare`, and carries the command and the overhead."""
     import torch
 
-    from kernels.launch import Resources
-    from kernels.registry import get_kernel
-    from kernels.trace_file import _trace
-    from sim.compare import launch_of_trace
-    from sim.devices import preset
-    from sim.trace import load_trace, write_trace
+    from kernels.launching.launch import Resources
+    from kernels.declare.registry import get_kernel
+    from kernels.tracing.trace_file import _trace
+    from sim.traces.compare import launch_of_trace
+    from sim.rules.devices import preset
+    from sim.traces.trace import load_trace, write_trace
 
     h200, spec = preset("H200"), get_kernel("add_triton")
     shape = spec.launch_shape(1 << 12, None, h200.sm_count)
@@ -225,9 +225,9 @@ def test_a_kernel_file_trace_says_what_compare_needs_and_what_the_stamps_cost(tm
 NUMBA_PTX = """
 import sys
 sys.path.insert(0, {root!r})
-from kernels.compat import numba_cuda
-from kernels.instrument import instrument_numba
-from kernels.kernel_file import open_kernel_file
+from kernels.launching.compat import numba_cuda
+from kernels.tracing.instrument import instrument_numba
+from kernels.declare.kernel_file import open_kernel_file
 from numba import types
 cuda = numba_cuda()
 spec = open_kernel_file({root!r} + "/resources/examples/stencil_numba.py", cpu_fallback=False)[0]

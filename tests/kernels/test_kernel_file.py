@@ -1,4 +1,4 @@
-"""kernels/kernel_file.py: a user's kernel file in, its declarations out; anything wrong is one
+"""kernels/declare/kernel_file.py: a user's kernel file in, its declarations out; anything wrong is one
 line that names the file (and the line)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from kernels.kernel_file import MAX_FILE_BYTES, MODULE_PREFIX, load_kernel_file, split_path
-from sim.errors import UserError
+from kernels.declare.kernel_file import MAX_FILE_BYTES, MODULE_PREFIX, load_kernel_file, split_path
+from sim.inputs.errors import UserError
 
 GOOD = '''
 import numpy as np
@@ -150,7 +150,7 @@ def test_two_declarations_of_one_name(tmp_path):
 
 
 def test_declarations_become_kernel_specs(tmp_path):
-    from kernels.spec import declare
+    from kernels.declare.spec import declare
 
     path = _write(tmp_path, GOOD)
     specs = [declare(d, origin=str(path)) for d in load_kernel_file(path)]

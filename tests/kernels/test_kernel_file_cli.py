@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 import main
-from kernels.compile import resources_many
-from kernels.kernel_file import open_kernel_file
-from kernels.registry import get_kernel
-from kernels.resources import launch_request
-from sim.errors import UserError
-from sim.devices import preset, presets
+from kernels.build.compile import resources_many
+from kernels.declare.kernel_file import open_kernel_file
+from kernels.declare.registry import get_kernel
+from kernels.build.resources import launch_request
+from sim.inputs.errors import UserError
+from sim.rules.devices import preset, presets
 from tests.broken_kernel_files import BROKEN, write_broken
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"

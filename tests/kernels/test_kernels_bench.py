@@ -3,8 +3,8 @@
 import pytest
 from kernels_env import HAS_GPU
 
-from kernels.bench import sweep
-from sim.errors import UserError
+from kernels.measure.bench import sweep
+from sim.inputs.errors import UserError
 
 cpu_only = pytest.mark.skipif(HAS_GPU, reason="checks the CPU path's labels; a GPU is present")
 
@@ -73,8 +73,8 @@ def test_each_block_size_goes_to_the_kernels_it_suits_and_the_rest_is_named():
     """bench --block 32,64,96 over Numba and Triton kernels together: 96 is a thread count for
     Numba but no power of two for Triton's BLOCK_SIZE; the sweep measures what suits and says
     what it skipped (it used to fail whole on 96)."""
-    from kernels.bench import _points
-    from kernels.registry import get_kernel
+    from kernels.measure.bench import _points
+    from kernels.declare.registry import get_kernel
 
     kernels = [get_kernel("add_numba_naive"), get_kernel("add_triton"), get_kernel("add_torch")]
     points, skipped = _points(kernels, [4096], [32, 64, 96])

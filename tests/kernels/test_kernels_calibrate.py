@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from kernels_env import HAS_GPU
 
-from kernels import calibrate as cal
+from kernels.measure import calibrate as cal
 from kernels import cli
-from sim.devices import preset
-from sim.dispatch_profile import load_profile, profile_for
-from sim.errors import UserError
-from sim.trace_bundle import load_bundle
+from sim.rules.devices import preset
+from sim.schedule.dispatch_profile import load_profile, profile_for
+from sim.inputs.errors import UserError
+from sim.traces.trace_bundle import load_bundle
 
 DATA = Path(__file__).parents[1] / "data" / "dispatch_h200"
 FAMILY = tuple(("spin", w, us, waves) for w in (4, 16) for us in (20.0, 100.0)
@@ -21,7 +21,7 @@ FAMILY = tuple(("spin", w, us, waves) for w in (4, 16) for us in (20.0, 100.0)
 
 
 class FakeRecorder:
-    """kernels.trace.record_trace's signature; answers from the recorded bundle."""
+    """kernels.tracing.trace.record_trace's signature; answers from the recorded bundle."""
 
     def __init__(self):
         self.traces, self.calls = load_bundle(DATA), []

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from kernels_env import HAS_GPU
 
-from kernels.check import format_table, run_checks
-from kernels.spec import DEFAULT_CHECK_SIZES as ARTICLE_SIZES
-from kernels.harness import compare
-from kernels.registry import KERNELS
+from kernels.measure.check import format_table, run_checks
+from kernels.declare.spec import DEFAULT_CHECK_SIZES as ARTICLE_SIZES
+from kernels.measure.harness import compare
+from kernels.declare.registry import KERNELS
 
 
 def test_compare_catches_wrong_unwritten_and_nan():
@@ -78,8 +78,8 @@ def test_simulator_sizes_are_capped_and_said():
 
 
 def test_lanes_show_idle_lanes():
-    from kernels.numba_kernels import warp_lanes
-    from sim.geometry import warp_lanes as sim_lanes
+    from kernels.bodies.numba_kernels import warp_lanes
+    from sim.rules.geometry import warp_lanes as sim_lanes
 
     lanes, _ = warp_lanes(250)
     assert lanes.shape == (8, 32)

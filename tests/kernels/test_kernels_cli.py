@@ -8,8 +8,8 @@ import pytest
 from kernels_env import HAS_GPU
 
 from kernels import cli
-from sim.errors import UserError
-from sim.units import parse_count_list
+from sim.inputs.errors import UserError
+from sim.inputs.units import parse_count_list
 
 
 def _parse(*argv):
@@ -51,7 +51,9 @@ def test_check_fails_when_a_kernel_is_wrong(capsys, monkeypatch):
     """A kernel that disagrees with its reference must make `check` fail (exit status 1)."""
     import dataclasses
 
-    from kernels import reference, registry
+    from kernels.bodies import reference
+
+    from kernels.declare import registry
 
     spec = registry.get_kernel("add_torch")
     wrong = dataclasses.replace(spec, reference=lambda x, y: reference.add(x, y) + 1e-3)
@@ -113,7 +115,7 @@ def _help(command):
 
 
 def test_bench_refuses_an_unwritable_path_before_measuring(capsys, monkeypatch):
-    from kernels import bench
+    from kernels.measure import bench
 
     monkeypatch.setattr(bench, "sweep", lambda *a, **k: pytest.fail("measured before checking --out"))
     args = _parse("bench", "--kernel", "add_triton", "--sizes", "1000", "--cpu", "--out", "/proc/no/x.json")

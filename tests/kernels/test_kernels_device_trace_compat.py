@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from kernels_env import HAS_GPU
 
-from kernels.device import detect_device, peak_dram_gbps
-from kernels.trace import check_trace, summarize_trace
-from sim.trace import Trace, load_trace
+from kernels.launching.device import detect_device, peak_dram_gbps
+from kernels.tracing.trace import check_trace, summarize_trace
+from sim.traces.trace import Trace, load_trace
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 H200_TRACE = ROOT / "tests" / "data" / "trace_h200.json"
@@ -76,7 +76,7 @@ import sys, numpy as np
 sys.path.insert(0, {root!r})
 np.__dict__.pop("row_stack", None)   # what numpy >= 2.5 looks like
 if {shim}:
-    from kernels.compat import numba_cuda
+    from kernels.launching.compat import numba_cuda
     numba_cuda()
 from numba import cuda, float32
 def add(x, y, out):

@@ -84,7 +84,7 @@ def test_the_cuda_variants_build_with_the_toolkit(bisect_check):
 
 def test_score_a_recorded_set(tmp_path, capsys):
     """benchmarks/dispatch_score.py on a bundle of recorded traces: the bar, both schedules."""
-    from sim.trace_bundle import load_bundle, write_bundle
+    from sim.traces.trace_bundle import load_bundle, write_bundle
 
     traces = load_bundle(ROOT / "tests" / "data" / "dispatch_h200")
     names = ["G-spin-w4-20us-2.2w", "B-sleep-w8-20us-3.3w"]

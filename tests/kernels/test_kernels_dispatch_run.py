@@ -9,7 +9,7 @@ import time
 import pytest
 
 from kernels import cli
-from sim.trace_bundle import load_bundle, read_index
+from sim.traces.trace_bundle import load_bundle, read_index
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks"))
 import dispatch_run  # noqa: E402

@@ -3,8 +3,8 @@
 import pytest
 from kernels_env import HAS_GPU
 
-from kernels.experiments import STEP_NAMES, count_kernels, launch_vs_finish, square_host_steps
-from sim.errors import UserError
+from kernels.measure.experiments import STEP_NAMES, count_kernels, launch_vs_finish, square_host_steps
+from sim.inputs.errors import UserError
 
 
 def test_square_host_steps_are_the_five_in_order():

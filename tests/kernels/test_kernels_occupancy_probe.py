@@ -1,5 +1,5 @@
-"""Forcing occupancy with dynamic shared memory (kernels/occupancy_probe.py) and the calibration
-kernels (kernels/latency_kernels.py): the padding against sim.occupancy for every target, the
+"""Forcing occupancy with dynamic shared memory (kernels/measure/occupancy_probe.py) and the calibration
+kernels (kernels/bodies/latency_kernels.py): the padding against sim.rules.occupancy for every target, the
 refusals, and the launches in numba-cuda's simulator."""
 
 import numpy as np
@@ -7,16 +7,16 @@ import pytest
 import torch
 from kernels_env import HAS_GPU
 
-from kernels.occupancy_probe import (
+from kernels.measure.occupancy_probe import (
     dynamic_smem_for,
     loads_before_first_store,
     natural_occupancy,
     padded_launch,
     padding_plan,
 )
-from sim.devices import preset
-from sim.errors import UserError
-from sim.occupancy import occupancy
+from sim.rules.devices import preset
+from sim.inputs.errors import UserError
+from sim.rules.occupancy import occupancy
 
 GPUS = [preset(n) for n in ("H200", "A100 80GB", "T4", "RTX 4090")]
 
@@ -93,7 +93,7 @@ def test_loads_before_first_store_counts_in_program_order():
 
 @pytest.mark.skipif(HAS_GPU, reason="the simulator path (a GPU runs benchmarks/latency_run.py)")
 def test_padded_launch_runs_in_the_simulator():
-    import kernels.numba_kernels as nk
+    import kernels.bodies.numba_kernels as nk
 
     gpu = preset("H200")
     n = 1024
@@ -114,8 +114,8 @@ def test_padded_launch_runs_in_the_simulator():
 
 @pytest.mark.gpu
 def test_on_a_gpu_the_driver_agrees_with_the_padding():
-    import kernels.numba_kernels as nk
-    from kernels.device import detect_device
+    import kernels.bodies.numba_kernels as nk
+    from kernels.launching.device import detect_device
 
     gpu, _ = detect_device()
     n = 1 << 20
@@ -131,7 +131,7 @@ def test_on_a_gpu_the_driver_agrees_with_the_padding():
 
 
 def test_chase_order_visits_distinct_lines_from_element_zero():
-    from kernels.latency_kernels import LINE_BYTES, chase_order
+    from kernels.bodies.latency_kernels import LINE_BYTES, chase_order
 
     order = chase_order(1 << 20, 500, seed=3)
     assert order[0] == 0 and len(set(order.tolist())) == 500
@@ -142,7 +142,7 @@ def test_chase_order_visits_distinct_lines_from_element_zero():
 
 @pytest.mark.skipif(HAS_GPU, reason="the simulator path")
 def test_chase_and_idle_kernels_in_the_simulator():
-    from kernels.latency_kernels import chase_array, chase_kernel, idle_block_kernel
+    from kernels.bodies.latency_kernels import chase_array, chase_kernel, idle_block_kernel
 
     nxt, out = chase_array(1 << 16, 64, seed=1, on_gpu=False)
     chase_kernel[1, 1](nxt, 64, out)

@@ -45,7 +45,7 @@ try:
 except ModuleNotFoundError:
     hidden = True
 import main, kernels
-from kernels.backends import install_hint
+from kernels.launching.backends import install_hint
 
 out = sys.argv[1]
 rcs = [main.main(argv) for argv in (

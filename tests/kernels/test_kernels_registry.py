@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from kernels.registry import KERNELS, get_kernel, kernel_names, parse_kernel_list
-from sim.errors import UserError
+from kernels.declare.registry import KERNELS, get_kernel, kernel_names, parse_kernel_list
+from sim.inputs.errors import UserError
 
 
 def test_names_unique_and_fields_valid():
@@ -47,7 +47,7 @@ def test_add_relu_trips_and_kernel_counts():
 
 
 def test_every_kernel_resolves():
-    from kernels.spec import resolve
+    from kernels.declare.spec import resolve
 
     for k in KERNELS:
         assert callable(resolve(k.kernel)) or hasattr(resolve(k.kernel), "run"), k.name
@@ -113,7 +113,7 @@ def test_lookup_and_lists():
 
 def test_import_is_cheap():
     """kernels, its registry and its CLI load no GPU library and no Qt (docs/ARCHITECTURE.md)."""
-    code = ("import sys, kernels, kernels.cli, kernels.registry, kernels.timing, kernels.results;"
+    code = ("import sys, kernels, kernels.cli, kernels.declare.registry, kernels.measure.timing, kernels.measure.results;"
             "heavy = [m for m in ('torch', 'triton', 'numba', 'PySide6') if m in sys.modules];"
             "print(','.join(heavy))")
     root = pathlib.Path(__file__).resolve().parents[2]

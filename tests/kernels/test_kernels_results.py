@@ -5,9 +5,9 @@ import os
 
 import pytest
 
-from kernels.results import load_results, save_results
-from kernels.timing import FORMAT, BenchResult, Measurement
-from sim.errors import UserError
+from kernels.measure.results import load_results, save_results
+from kernels.measure.timing import FORMAT, BenchResult, Measurement
+from sim.inputs.errors import UserError
 
 
 def _m(**kw) -> Measurement:
@@ -86,7 +86,7 @@ def test_damaged_measurements_are_user_errors(tmp_path, change, words):
 
 
 def _as_dict(result):
-    from kernels.results import to_dict
+    from kernels.measure.results import to_dict
 
     return to_dict(result)
 

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kernels.reference import bytes_moved
-from kernels.timing import (
+from kernels.bodies.reference import bytes_moved
+from kernels.measure.timing import (
     FLUSH_MIN_BYTES,
     bandwidth_gbps,
     flush_bytes_for,
@@ -68,8 +68,8 @@ def test_percent_and_flush_size():
 def test_a_measurement_orders_its_percentiles_and_inverts_them_for_bandwidth(monkeypatch):
     """measure() with known run times: p20 < median < p80 in ms, and the 20th percentile of
     bandwidth comes from the slow (80th percentile) time."""
-    from kernels import harness
-    from kernels.registry import get_kernel
+    from kernels.measure import harness
+    from kernels.declare.registry import get_kernel
 
     times = [5.0, 1.0, 3.0]  # sorted 1, 3, 5: p20 = 1.8, median 3, p80 = 4.2 (linear)
     monkeypatch.setattr(harness, "time_host", lambda *a, **k: list(times))
@@ -84,7 +84,7 @@ def test_a_measurement_orders_its_percentiles_and_inverts_them_for_bandwidth(mon
 
 
 def test_timing_modes_are_named_and_described():
-    from kernels.timing import AHEAD, gpu_method, time_gpu
+    from kernels.measure.timing import AHEAD, gpu_method, time_gpu
 
     assert AHEAD == ("flush", "flush_only", "spin", "none")
     with pytest.raises(ValueError, match="ahead"):

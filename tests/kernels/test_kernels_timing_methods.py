@@ -1,4 +1,4 @@
-"""One launch timed six ways (kernels/timing_methods.py): each record says what it measures, and
+"""One launch timed six ways (kernels/measure/timing_methods.py): each record says what it measures, and
 without a GPU none of them claims to be a GPU timing."""
 
 import time
@@ -6,14 +6,14 @@ import time
 import pytest
 from kernels_env import HAS_GPU
 
-from kernels.timing_methods import (
+from kernels.measure.timing_methods import (
     METHOD_IDS,
     METHODS,
     method,
     time_kernel_methods,
     time_methods,
 )
-from sim.errors import UserError
+from sim.inputs.errors import UserError
 
 
 def test_methods_are_unique_and_explain_themselves_in_one_sentence():
@@ -63,7 +63,7 @@ def test_a_subset_in_the_order_asked_and_bad_arguments():
 
 @pytest.mark.skipif(HAS_GPU, reason="the CPU path")
 def test_registry_kernel_on_the_cpu_path_is_capped_and_checked():
-    from kernels.registry import get_kernel
+    from kernels.declare.registry import get_kernel
 
     cap = get_kernel("add_torch").cpu_max_elements
     recs = time_kernel_methods("add_torch", 4 * cap, reps=5)
@@ -76,7 +76,7 @@ def test_registry_kernel_on_the_cpu_path_is_capped_and_checked():
 
 @pytest.mark.gpu
 def test_on_a_gpu_the_traps_show():
-    from kernels.device import detect_device
+    from kernels.launching.device import detect_device
 
     gpu, _ = detect_device()
     recs = {r.method: r for r in time_kernel_methods("add_torch", 1 << 24, gpu=gpu, reps=20)}

@@ -14,11 +14,11 @@ import pytest
 from kernels_env import HAS_GPU
 
 from kernels import cli
-from kernels.launch import Resources
-from kernels.trace import grid_for_waves, summarize_trace, trace_from_stamps, trace_meta
-from sim.devices import preset
-from sim.errors import UserError
-from sim.occupancy import occupancy
+from kernels.launching.launch import Resources
+from kernels.tracing.trace import grid_for_waves, summarize_trace, trace_from_stamps, trace_meta
+from sim.rules.devices import preset
+from sim.inputs.errors import UserError
+from sim.rules.occupancy import occupancy
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -127,7 +127,7 @@ COMPILE_PROBE = """
 import subprocess, sys, pathlib
 sys.path.insert(0, {root!r})
 import triton
-from kernels.trace_kernels import compile_for
+from kernels.bodies.trace_kernels import compile_for
 cuobjdump = pathlib.Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
 for tag, kw in [("sleep", dict(kernel="spin", wait="sleep")),
                 ("memory", dict(kernel="spin", wait="memory")),
@@ -172,7 +172,7 @@ def test_the_unstamped_twin_of_each_real_trace_kernel_computes_its_kernel(kernel
     """The same launch `trace` times unstamped, run in the interpreter (stamps need a GPU)."""
     import torch
 
-    from kernels.trace import tile_grid, tile_launch
+    from kernels.tracing.trace import tile_grid, tile_launch
 
     launch, out, want = tile_launch(kernel, elements, block, warps, device="cpu")
     stamps = torch.full((tile_grid(kernel, elements, block), 3), -1, dtype=torch.int64)

@@ -18,7 +18,7 @@ import pytest
 import torch
 from kernels_env import HAS_GPU
 
-from kernels import matmul as mm
+from kernels.bodies import matmul as mm
 
 DEVICE = "cuda" if HAS_GPU else "cpu"
 SMALL = mm.MatmulConfig(64, 64, 32, 2, 4, 2)  # fast in the interpreter: few programs and ops
@@ -87,14 +87,14 @@ def test_flop_and_byte_formulas():
 
 
 def test_declarations_run_and_check_through_the_registry():
-    """`check --kernel matmul`: each declaration, launched by kernels/launcher.py with its own
+    """`check --kernel matmul`: each declaration, launched by kernels/launching/launcher.py with its own
     grid rule, against the float64 reference (under the interpreter here)."""
-    from kernels.check import run_checks
+    from kernels.measure.check import run_checks
 
     results = run_checks(["matmul_tiled", "matmul_persistent", "matmul_stream_k"], [100])
     assert [(r.kernel, r.status) for r in results] == [
         ("matmul_tiled", "OK"), ("matmul_persistent", "OK"), ("matmul_stream_k", "OK")], results
-    from kernels.registry import get_kernel
+    from kernels.declare.registry import get_kernel
 
     spec = get_kernel("matmul_tiled")
     assert spec.flops_of(100) == 2 * 100**3 and spec.group == "matmul"

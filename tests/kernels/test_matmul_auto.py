@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from kernels.registry import matmul_variants
-from sim.devices import preset
-from sim.errors import UserError
-from sim.matmul_choice import CANDIDATE_TILES, choose, leftover_fill, stream_k_slowdown
+from kernels.declare.registry import matmul_variants
+from sim.rules.devices import preset
+from sim.inputs.errors import UserError
+from sim.model.matmul_choice import CANDIDATE_TILES, choose, leftover_fill, stream_k_slowdown
 
 H200 = preset("H200")
 RUN = Path(__file__).parents[2] / "benchmarks" / "matmul_h200.json"

@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = """
-from kernels.compat import pin_nvrtc
+from kernels.launching.compat import pin_nvrtc
 pinned = pin_nvrtc()
 import torch  # PyPI's CUDA build loads its CUDA 13 NVRTC here
 from cuda.pathfinder import load_nvidia_dynamic_lib

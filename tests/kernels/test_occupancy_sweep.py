@@ -8,11 +8,11 @@ import pytest
 from kernels_env import HAS_GPU
 
 from kernels import cli
-from kernels.occupancy_sweep import occupancy_sweep
-from kernels.results import load_results, save_results
-from sim.devices import preset
-from sim.errors import UserError
-from sim.occupancy import occupancy
+from kernels.measure.occupancy_sweep import occupancy_sweep
+from kernels.measure.results import load_results, save_results
+from sim.rules.devices import preset
+from sim.inputs.errors import UserError
+from sim.rules.occupancy import occupancy
 
 pytestmark = pytest.mark.skipif(HAS_GPU, reason="the CPU path")
 

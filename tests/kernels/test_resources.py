@@ -1,4 +1,4 @@
-"""kernels/resources.py: a registry kernel's registers and shared memory at one launch, compiled
+"""kernels/build/resources.py: a registry kernel's registers and shared memory at one launch, compiled
 here for a GPU that is not here, checked against what the driver reported on the H200."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernels.compile import (CompileCancelled, CompileError, CompiledResources, ResourceCache,
+from kernels.build.compile import (CompileCancelled, CompileError, CompiledResources, ResourceCache,
                              resources_many)
-from kernels.kernel_file import open_kernel_file
-from kernels.registry import get_kernel
-from kernels.resources import (COMPILE_BUDGET_BYTES, compile_elements, launch_arrays,
+from kernels.declare.kernel_file import open_kernel_file
+from kernels.declare.registry import get_kernel
+from kernels.build.resources import (COMPILE_BUDGET_BYTES, compile_elements, launch_arrays,
                                launch_request, launch_resources_many, occupancy_smem)
-from sim.errors import UserError
+from sim.inputs.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "resources" / "examples"
@@ -76,8 +76,8 @@ def test_the_shared_memory_the_occupancy_uses_is_the_drivers():
     assert occupancy_smem(numba) == numba.smem_per_block_bytes == 2048
     sm80 = CompiledResources("k", "numba", (8, 0), 20, 2048, 0, 0, 0, None, "numba-cuda", "12.9")
     assert occupancy_smem(sm80) == 2048  # no reserve section before sm_90
-    from sim.devices import preset
-    from sim.occupancy import occupancy
+    from sim.rules.devices import preset
+    from sim.rules.occupancy import occupancy
 
     occ = occupancy(preset("H200"), 256, 20, occupancy_smem(numba))
     assert occ.smem_allocated_per_block_bytes == 2048 + 1024  # the reserve counted once

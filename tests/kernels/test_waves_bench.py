@@ -8,11 +8,11 @@ import pytest
 from kernels_env import HAS_GPU
 
 from kernels import cli
-from kernels.bench import at_dims, waves_sweep
-from kernels.registry import get_kernel
-from kernels.results import load_results, save_results
-from sim.errors import UserError
-from sim.waves import from_measurements, parse_sweep
+from kernels.measure.bench import at_dims, waves_sweep
+from kernels.declare.registry import get_kernel
+from kernels.measure.results import load_results, save_results
+from sim.inputs.errors import UserError
+from sim.traces.waves import from_measurements, parse_sweep
 
 
 def _parse(*argv):
@@ -37,7 +37,7 @@ def test_without_a_gpu_it_prints_the_prediction_for_any_preset(capsys, tmp_path,
 
 
 def preset_name(gpu):
-    from sim.devices import preset
+    from sim.rules.devices import preset
 
     return preset(gpu).name
 
@@ -50,8 +50,8 @@ def preset_name(gpu):
     (("--kernel", "add_triton", "--gpu", "T4", "--out", "x.json"), "--gpu is for --waves-sweep"),
 ])
 def test_bad_requests_are_one_line(argv, why, monkeypatch):
-    monkeypatch.setattr("kernels.backends.gpu_status", lambda: (True, ""))  # as if on a GPU
-    monkeypatch.setattr("kernels.bench.waves_sweep", _refuse_non_matmuls)
+    monkeypatch.setattr("kernels.launching.backends.gpu_status", lambda: (True, ""))  # as if on a GPU
+    monkeypatch.setattr("kernels.measure.bench.waves_sweep", _refuse_non_matmuls)
     args = _parse("bench", *argv, "--out", "w.json") if "--out" not in argv else _parse("bench", *argv)
     with pytest.raises(UserError, match=why):
         args.handler(args)

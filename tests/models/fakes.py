@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from kernels.timing import BenchResult, Measurement
+from kernels.measure.timing import BenchResult, Measurement
 
 
 def measurement(kernel, n, block, gbps, gpu=True):
@@ -21,7 +21,7 @@ def measurement(kernel, n, block, gbps, gpu=True):
 
 
 def fake_sweep(points_done=None, delay=0.0, gpu=True):
-    """A stand-in for kernels.bench.sweep with its signature: one point per (kernel, size, block)."""
+    """A stand-in for kernels.measure.bench.sweep with its signature: one point per (kernel, size, block)."""
     def sweep(names, sizes, blocks, flush_l2=True, reps=50, on_progress=None, should_cancel=None,
               allow_cpu=False, command=""):
         pts = [(k, n, b) for k in names for n in sizes for b in (blocks or [1024])]

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from gui.models.bench import BenchModel, parse_blocks, parse_sizes
-from sim.errors import UserError
+from sim.inputs.errors import UserError
 
-from .fakes import GPU, NO_GPU, fake_sweep
+from tests.models.fakes import GPU, NO_GPU, fake_sweep
 
 
 class Recorder:
@@ -32,7 +32,7 @@ class K:
     benchable: bool = True
 
     def loop_trips(self, n, grid_blocks, threads_per_block):
-        return 1  # a fixed tile: every load issued up front, as kernels.spec says for these
+        return 1  # a fixed tile: every load issued up front, as kernels.declare.spec says for these
 
 
 def _model():
@@ -109,7 +109,7 @@ def test_only_gpu_timings_get_a_prediction():
 
 
 def test_the_h200_sweep_is_predicted_within_30_percent():
-    from kernels.results import load_results
+    from kernels.measure.results import load_results
 
     m = _model()
     m.set_result(load_results(Path(__file__).parents[2] / "benchmarks" / "gpu_blocks_h200.json"))

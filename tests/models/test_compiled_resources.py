@@ -8,10 +8,10 @@ import pytest
 
 from gui.models.compiled import BY_HAND, COMPILER, COMPILING, FAILED, CompileTarget
 from gui.models.launch import LaunchInputs, LaunchModel
-from kernels.compile import CompileError
-from kernels.registry import KERNELS
-from kernels.resources import LaunchResources
-from sim.occupancy import occupancy
+from kernels.build.compile import CompileError
+from kernels.declare.registry import KERNELS
+from kernels.build.resources import LaunchResources
+from sim.rules.occupancy import occupancy
 
 
 class Asked:

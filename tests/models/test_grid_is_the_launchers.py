@@ -10,16 +10,16 @@ kernels.available()
 import pytest  # noqa: E402
 
 from gui.models.launch import LaunchInputs, LaunchModel, block_params  # noqa: E402
-from kernels.registry import KERNELS  # noqa: E402
-from sim.devices import preset  # noqa: E402
+from kernels.declare.registry import KERNELS  # noqa: E402
+from sim.rules.devices import preset  # noqa: E402
 
 LAUNCHABLE = [k for k in KERNELS if k.launchable]
 
 
 @pytest.mark.parametrize("spec", LAUNCHABLE, ids=[k.name for k in LAUNCHABLE])
 def test_the_window_shows_the_grid_the_launcher_launches(spec):
-    from kernels.harness import make_arrays
-    from kernels.launcher import bind
+    from kernels.measure.harness import make_arrays
+    from kernels.launching.launcher import bind
 
     gpu = preset("H200")
     model = LaunchModel(LaunchInputs(gpu=gpu.name))

@@ -9,8 +9,8 @@ import pytest
 
 from gui.models.launch import (CUSTOM_KERNEL, LaunchInputs, LaunchModel, compute_state,
                                parse_field)
-from sim.devices import preset
-from sim.errors import UserError
+from sim.rules.devices import preset
+from sim.inputs.errors import UserError
 
 
 class Recorder:
@@ -84,7 +84,7 @@ class _Shape:
 
 @dataclass(frozen=True)
 class FakeKernel:
-    """A spec that owns its grid rule, like kernels.spec.KernelSpec."""
+    """A spec that owns its grid rule, like kernels.declare.spec.KernelSpec."""
     name: str
     backend: str
     block_param: str
@@ -173,7 +173,7 @@ def test_detected_device_is_listed_first():
 
 
 def test_occupancy_curves_are_sims_sweeps_around_the_launch():
-    from sim.occupancy import occupancy
+    from sim.rules.occupancy import occupancy
 
     model = LaunchModel(LaunchInputs(gpu="H200", threads_per_block=128, regs_per_thread=40))
     curves = model.curves

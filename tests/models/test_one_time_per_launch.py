@@ -10,7 +10,7 @@ import main
 from gui.models.insight import InsightModel
 from gui.models.launch import LaunchInputs, LaunchModel
 from gui.models.simulation import SimulationModel, SimulationOptions
-from sim.devices import presets
+from sim.rules.devices import presets
 
 LAUNCHES = [(2**12, 128), (1_000_000, 256), (2**24, 1024), (3 * 2**20 + 7, 96)]
 
@@ -47,10 +47,10 @@ def test_every_surface_gives_one_whole_launch_time(gpu, capsys):
 def test_a_tiled_matmul_is_one_compute_bound_time_everywhere(capsys):
     """`explain`, `simulate` and predict_matmul (the Waves and Bandwidth panels) give a matmul
     kernel one whole-launch time, compute-bound, with its launch overhead."""
-    from kernels.registry import get_kernel
-    from sim.devices import preset
-    from sim.occupancy import occupancy
-    from sim.throughput import estimated_registers, pipeline_smem_bytes, predict_matmul
+    from kernels.declare.registry import get_kernel
+    from sim.rules.devices import preset
+    from sim.rules.occupancy import occupancy
+    from sim.model.throughput import estimated_registers, pipeline_smem_bytes, predict_matmul
 
     spec = get_kernel("matmul_tiled")
     params = spec.block_params(None)

@@ -7,8 +7,8 @@ from gui.models.compare_gpus import CompareGpusModel
 from gui.models.insight import InsightModel
 from gui.models.launch import LaunchInputs, LaunchModel
 from gui.models.timing import HONEST, TimingModel
-from sim.latency_data import load_latency_run
-from sim.units import fmt_us
+from sim.traces.latency_data import load_latency_run
+from sim.inputs.units import fmt_us
 
 
 def insight(gpu="H200", elements=2**26, threads=256, regs=0):
@@ -29,7 +29,7 @@ def test_the_h200_uses_its_measured_copy_fraction_and_shows_its_sweep():
 
 
 def test_other_gpus_take_their_copy_fraction_and_show_no_measurements():
-    from sim.physics import physics_for
+    from sim.rules.physics import physics_for
 
     _, ins = insight("T4", 2**24, 256, regs=72)
     fraction = physics_for(ins.gpu).constant("copy_fraction")

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from gui.models.bench import GBPS, TFLOPS, BenchModel
-from kernels.registry import KERNELS
-from kernels.timing import BenchResult, Measurement
-from sim.devices import preset
-from sim.throughput import predict_matmul
+from kernels.declare.registry import KERNELS
+from kernels.measure.timing import BenchResult, Measurement
+from sim.rules.devices import preset
+from sim.model.throughput import predict_matmul
 
-from .fakes import fake_sweep
+from tests.models.fakes import fake_sweep
 
 H200 = preset("H200")
 

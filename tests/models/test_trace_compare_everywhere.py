@@ -16,10 +16,10 @@ import pytest
 
 import main
 from gui.models.trace import compare_job
-from sim.devices import preset
-from sim.trace import write_trace
-from sim.trace_bundle import load_bundle
-from sim.compare import REAL_KERNEL_TRACES
+from sim.rules.devices import preset
+from sim.traces.trace import write_trace
+from sim.traces.trace_bundle import load_bundle
+from sim.traces.compare import REAL_KERNEL_TRACES
 
 DATA = Path(__file__).parents[1] / "data"
 CAP = 400
@@ -70,7 +70,7 @@ def bundles():
                          if isinstance(v, str) else "")
 def test_the_command_line_and_the_window_give_the_same_comparison(name, where, blocks, run,
                                                                   bundles, tmp_path, capsys):
-    if isinstance(where, tuple):  # a bundle's trace: as `python3 -m sim.trace_bundle` extracts it
+    if isinstance(where, tuple):  # a bundle's trace: as `python3 -m sim.traces.trace_bundle` extracts it
         path = tmp_path / "t.json"
         write_trace(path, bundles(where[0])[where[1]])
     else:

@@ -12,9 +12,9 @@ from gui.models.launch import LaunchInputs, LaunchModel
 from gui.models.playback import PlaybackModel
 from gui.models.simulation import SimulationModel, SimulationOptions, run_simulation
 from gui.models.waves import WavesModel
-from kernels.registry import KERNELS
-from sim.devices import preset, presets
-from sim.errors import UserError
+from kernels.declare.registry import KERNELS
+from sim.rules.devices import preset, presets
+from sim.inputs.errors import UserError
 
 
 

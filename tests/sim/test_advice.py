@@ -2,10 +2,10 @@
 
 import pytest
 
-from sim.advice import BandwidthOutlook, findings
-from sim.devices import preset
-from sim.geometry import launch_geometry
-from sim.occupancy import occupancy
+from sim.model.advice import BandwidthOutlook, findings
+from sim.rules.devices import preset
+from sim.rules.geometry import launch_geometry
+from sim.rules.occupancy import occupancy
 
 
 def verdicts(gpu_name, elements, threads, regs=0, smem=0, bandwidth=None):
@@ -80,10 +80,10 @@ def test_biggest_waste_first_and_a_clean_launch_has_none():
     assert verdicts("H200", 2 * 1056 * 256, 256) == {}
 
 
-# -- verdicts from the loaded latency model (sim.latency via launch_findings) ---------------------
-from sim.advice import bandwidth_outlook, launch_findings  # noqa: E402
-from sim.latency import predict_loaded  # noqa: E402
-from sim.launch_model import achievable_gbps, block_trip_of  # noqa: E402
+# -- verdicts from the loaded latency model (sim.model.latency via launch_findings) ---------------------
+from sim.model.advice import bandwidth_outlook, launch_findings  # noqa: E402
+from sim.model.latency import predict_loaded  # noqa: E402
+from sim.model.launch_model import achievable_gbps, block_trip_of  # noqa: E402
 
 
 def launch_verdicts(gpu_name, elements, threads, elements_per_block=None, bytes_moved=None,

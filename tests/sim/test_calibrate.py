@@ -1,4 +1,4 @@
-"""Fitting the dispatch model to recorded traces (sim/calibrate.py), and the checked-in H200
+"""Fitting the dispatch model to recorded traces (sim/traces/calibrate.py), and the checked-in H200
 profile checked on recorded traces its fit never saw (benchmarks/dispatch_fit.py fits it on family
 A and B; families C, D, F, G and the 2026-11-29 trace are held out)."""
 
@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim.calibrate import cases_of, estimate_trickle, fit, held_out, mean_loss, summary
-from sim.devices import preset
-from sim.dispatch_profile import builtin_profile
-from sim.schedule_metrics import Recorded, residency_error, score
-from sim.trace import load_trace
-from sim.trace_bundle import load_bundle
+from sim.traces.calibrate import cases_of, estimate_trickle, fit, held_out, mean_loss, summary
+from sim.rules.devices import preset
+from sim.schedule.dispatch_profile import builtin_profile
+from sim.traces.schedule_metrics import Recorded, residency_error, score
+from sim.traces.trace import load_trace
+from sim.traces.trace_bundle import load_bundle
 
 DATA = Path(__file__).parents[1] / "data"
 H200 = preset("H200")

@@ -7,14 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim.compare import (CUDA_PROBE_NOTE, UNSAID_WAIT_NOTE, RecordedPlacement, compare_trace,
+from sim.traces.compare import (CUDA_PROBE_NOTE, UNSAID_WAIT_NOTE, RecordedPlacement, compare_trace,
                          launch_of_trace, placement_from_trace)
-from sim.devices import preset, preset_for_device_name
-from sim.dispatch import dispatch_schedule
-from sim.dispatch_profile import builtin_profile
-from sim.errors import UserError
-from sim.scheduler import SmOrderPlacement, TpcSpreadPlacement, UniformCost, simulate
-from sim.trace import Trace, load_trace, save_trace
+from sim.rules.devices import preset, preset_for_device_name
+from sim.schedule.dispatch import dispatch_schedule
+from sim.schedule.dispatch_profile import builtin_profile
+from sim.inputs.errors import UserError
+from sim.schedule.scheduler import SmOrderPlacement, TpcSpreadPlacement, UniformCost, simulate
+from sim.traces.trace import Trace, load_trace, save_trace
 
 DATA = Path(__file__).parents[1] / "data"
 

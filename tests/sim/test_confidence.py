@@ -1,4 +1,4 @@
-"""A prediction's confidence (sim.confidence): the weakest provenance among the constants it used,
+"""A prediction's confidence (sim.model.confidence): the weakest provenance among the constants it used,
 and the same label on every surface (`explain --json`, the Verdicts' model, Two GPUs)."""
 
 import json
@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from sim.confidence import Confidence, confidence_of, prediction_confidence
-from sim.devices import preset
-from sim.physics import Constant
+from sim.model.confidence import Confidence, confidence_of, prediction_confidence
+from sim.rules.devices import preset
+from sim.rules.physics import Constant
 
 MEMORY = ("launch_overhead_us", "dram_latency_ns", "copy_fraction", "trip_overhead_ns")
 
@@ -67,7 +67,7 @@ def test_explain_the_verdicts_and_two_gpus_say_the_same(gpu, capsys):
 
 
 def test_prediction_confidence_uses_the_prediction_s_constants():
-    from sim.launch_model import Launch, predict_launch
+    from sim.model.launch_model import Launch, predict_launch
 
     p = predict_launch(preset("B200"), Launch(1000, 256, 8, 1e8, 256000), "uniform")
     c = prediction_confidence(preset("B200"), p)

@@ -1,4 +1,4 @@
-"""The dispatch model's engine (sim/dispatch.py) against independent truths: the textbook block
+"""The dispatch model's engine (sim/schedule/dispatch.py) against independent truths: the textbook block
 scheduler where the model has nothing to hold back, its own rules in cases small enough to work
 out by hand, and the recorded H200 traces it was built from."""
 
@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim.devices import preset
-from sim.dispatch import dispatch_schedule
-from sim.dispatch_profile import DispatchParams, builtin_profile
-from sim.errors import UserError
-from sim.scheduler import SmOrderPlacement, TpcSpreadPlacement, UniformCost, simulate
-from sim.schedule_metrics import peak_per_sm
-from sim.trace_bundle import load_bundle
+from sim.rules.devices import preset
+from sim.schedule.dispatch import dispatch_schedule
+from sim.schedule.dispatch_profile import DispatchParams, builtin_profile
+from sim.inputs.errors import UserError
+from sim.schedule.scheduler import SmOrderPlacement, TpcSpreadPlacement, UniformCost, simulate
+from sim.traces.schedule_metrics import peak_per_sm
+from sim.traces.trace_bundle import load_bundle
 
 H200 = preset("H200")
 DATA = Path(__file__).parents[1] / "data" / "dispatch_h200"

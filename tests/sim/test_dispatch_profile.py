@@ -1,14 +1,14 @@
-"""Dispatch profiles as data (sim/dispatch_profile.py): the checked-in H200 file, the user's
+"""Dispatch profiles as data (sim/schedule/dispatch_profile.py): the checked-in H200 file, the user's
 calibration found first, and damaged files refused with the field named."""
 
 import json
 
 import pytest
 
-from sim.dispatch_profile import (BUILTIN_DIR, LEGACY_FORMAT, PROFILE_FORMAT, DispatchParams, DispatchProfile,
+from sim.schedule.dispatch_profile import (BUILTIN_DIR, LEGACY_FORMAT, PROFILE_FORMAT, DispatchParams, DispatchProfile,
                                   builtin_profile, gpu_key, load_profile, profile_for, save_profile,
                                   user_profile_path)
-from sim.errors import UserError
+from sim.inputs.errors import UserError
 
 
 @pytest.fixture(autouse=True)

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.devices import preset, presets
-from sim.geometry import launch_geometry, warp_lanes
-from sim.occupancy import occupancy
+from sim.rules.devices import preset, presets
+from sim.rules.geometry import launch_geometry, warp_lanes
+from sim.rules.occupancy import occupancy
 
 
 def test_article_table():
@@ -55,7 +55,7 @@ def test_grid_covers_every_element_exactly(gpu, elements, threads):
 def test_a_declared_grid_is_not_called_grid_stride_and_a_matmul_is_named_by_its_sizes():
     """A kernel that declares its grid (a matmul's tiles, a grid-stride add) has no fixed share of
     elements per block; the table said "a grid-stride loop" for both, and "Elements" for M, N, K."""
-    from sim.geometry import launch_facts, launch_text
+    from sim.rules.geometry import launch_facts, launch_text
 
     gpu = preset("H200")
     sizes = {"M": 1024, "N": 4352, "K": 8192}

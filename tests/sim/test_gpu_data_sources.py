@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sim.devices import presets
+from sim.rules.devices import presets
 
 ROOT = Path(__file__).resolve().parents[2]
 PHYSICS = ROOT / "resources" / "physics"

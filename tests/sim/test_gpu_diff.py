@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from sim.devices import preset
-from sim.gpu_diff import differences, launch_on
+from sim.rules.devices import preset
+from sim.model.gpu_diff import differences, launch_on
 
 
 def diff(g1, g2, elements, threads, regs=0, smem=0, **kw):

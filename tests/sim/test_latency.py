@@ -1,12 +1,12 @@
-"""Little's law for memory-bound kernels (sim/latency.py), against numbers worked by hand."""
+"""Little's law for memory-bound kernels (sim/model/latency.py), against numbers worked by hand."""
 
 
 import numpy as np
 import pytest
 
-from sim.devices import preset, presets, spec_from_device
-from sim.errors import UserError
-from sim.latency import (
+from sim.rules.devices import preset, presets, spec_from_device
+from sim.inputs.errors import UserError
+from sim.model.latency import (
     bytes_in_flight_needed,
     bytes_in_flight_per_sm,
     dram_latency_ns,
@@ -124,8 +124,8 @@ def test_a_detected_device_takes_its_presets_latency():
 
 
 # -- the loaded model (mean value analysis) -------------------------------------------------------
-from sim.latency import BlockTrip, loaded_curve, mean_value_analysis, predict_loaded, trip_costs_for  # noqa: E402
-from sim.launch_model import Launch, predict_launch  # noqa: E402
+from sim.model.latency import BlockTrip, loaded_curve, mean_value_analysis, predict_loaded, trip_costs_for  # noqa: E402
+from sim.model.launch_model import Launch, predict_launch  # noqa: E402
 
 
 def test_mva_by_hand():
@@ -179,7 +179,7 @@ def test_loaded_model_within_ten_percent_of_the_h200_at_2_26():
     """The issue's target, on the held-out rows (the trip overhead was fitted on 2^24 only):
     measured GB/s vs blocks per SM for both adds at 2^26 (benchmarks/latency_h200.json), by the
     launch model at each forced occupancy (its whole-launch time, overhead included)."""
-    from sim.latency_data import load_latency_run
+    from sim.traces.latency_data import load_latency_run
 
     run = load_latency_run()  # benchmarks/latency_h200.json
     rows = [r for r in run.occupancy if r.elements == 2**26]
@@ -193,7 +193,7 @@ def test_loaded_model_within_ten_percent_of_the_h200_at_2_26():
 
 
 def test_a_file_that_is_not_a_latency_run_is_one_line(tmp_path):
-    from sim.latency_data import load_latency_run
+    from sim.traces.latency_data import load_latency_run
 
     bad = tmp_path / "x.json"
     bad.write_text('{"format": "warpscope-bench/1"}')

@@ -1,4 +1,4 @@
-"""The launch model's memory-bound prediction (sim.launch_model) against what the H200 measured.
+"""The launch model's memory-bound prediction (sim.model.launch_model) against what the H200 measured.
 
 Truth: benchmarks/gpu_blocks_h200.json (block-size sweep) and benchmarks/gpu_bench_h200.json (size
 sweep), both measured on the lent H200 on 2026-11-29 with the commands in benchmarks/RESULTS.md.
@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernels.registry import get_kernel
-from sim.devices import preset
-from sim.errors import UserError
-from sim.launch_model import MAX_WAVES, Launch, predict_launch
+from kernels.declare.registry import get_kernel
+from sim.rules.devices import preset
+from sim.inputs.errors import UserError
+from sim.model.launch_model import MAX_WAVES, Launch, predict_launch
 
 BENCH = Path(__file__).parents[2] / "benchmarks"
 

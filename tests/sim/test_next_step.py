@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from sim.devices import preset
-from sim.next_step import next_steps, smallest_changes
-from sim.occupancy import occupancy
-from sim.what_if import WhatIf, predict
+from sim.rules.devices import preset
+from sim.model.next_step import next_steps, smallest_changes
+from sim.rules.occupancy import occupancy
+from sim.model.what_if import WhatIf, predict
 
 H200 = preset("H200")
 DATA = json.loads((Path(__file__).parents[1] / "data" / "occupancy_h200.json").read_text())

@@ -1,14 +1,14 @@
-"""Bandwidth against occupancy (sim.occupancy_bandwidth): the launch model with blocks per SM
+"""Bandwidth against occupancy (sim.model.occupancy_bandwidth): the launch model with blocks per SM
 forced, and the H200 sweep's points read from the results file bench wrote."""
 
 import json
 from pathlib import Path
 
-from sim.devices import preset
-from sim.geometry import launch_geometry
-from sim.launch_model import Launch, predict_launch
-from sim.occupancy import occupancy
-from sim.occupancy_bandwidth import occupancy_curve, predict_point, sweep_points
+from sim.rules.devices import preset
+from sim.rules.geometry import launch_geometry
+from sim.model.launch_model import Launch, predict_launch
+from sim.rules.occupancy import occupancy
+from sim.model.occupancy_bandwidth import occupancy_curve, predict_point, sweep_points
 
 SWEEP = Path(__file__).resolve().parents[2] / "benchmarks" / "run_f" / "occupancy_fp64.json"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sim.devices import preset
-from sim.occupancy import occupancy
+from sim.rules.devices import preset
+from sim.rules.occupancy import occupancy
 
 DATA = json.loads((Path(__file__).parents[1] / "data" / "occupancy_h200.json").read_text())
 

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.devices import preset, presets
-from sim.occupancy import LIMITERS, occupancy, sweep_registers, sweep_smem, sweep_threads
+from sim.rules.devices import preset, presets
+from sim.rules.occupancy import LIMITERS, occupancy, sweep_registers, sweep_smem, sweep_threads
 
 
 def test_article_l40s_numbers():

@@ -28,30 +28,30 @@ def test_the_old_duplicates_are_gone():
     assert _hits(r"\b(H200_FIT|H200_TRIP|predict_bandwidth|MemoryBoundCost|memory_model_for|"
                  r"ARTICLE_ADD_BYTES_PER_ELEMENT|launch_trip|_same_gpu|schedule_launch|CostParams)\b") == []
     assert not (ROOT / "sim" / "predict.py").exists()
-    assert _hits(r"^def predict_launch\b|^def predict_launch\(", {"sim/launch_model.py": 1}) == []
+    assert _hits(r"^def predict_launch\b|^def predict_launch\(", {"sim/model/launch_model.py": 1}) == []
 
 
 def test_launch_overheads_and_model_constants_are_data():
     """No launch overhead, DRAM latency or trip overhead is a number in code: they are read from
-    resources/physics (sim/physics.py)."""
+    resources/physics (sim/rules/physics.py)."""
     assert _hits(r"(launch_overhead_us|launch_us|overhead_ns|dram_latency_ns)\s*[=:]\s*[\d.]+\b") == []
     assert _hits(r"\b(4\.4|6\.2|4\.1)\b") == []
 
 
 def test_one_bytes_per_element_constant():
-    assert _hits(r"BYTES_PER_ELEMENT_ADD\s*=", {"sim/geometry.py": 1}) == []
-    assert _hits(r"\b12\.0\b|\b3\s*\*\s*4\b|\b12\s*\*\s*(n|elements)\b", {"sim/geometry.py": 1}) == []
+    assert _hits(r"BYTES_PER_ELEMENT_ADD\s*=", {"sim/rules/geometry.py": 1}) == []
+    assert _hits(r"\b12\.0\b|\b3\s*\*\s*4\b|\b12\s*\*\s*(n|elements)\b", {"sim/rules/geometry.py": 1}) == []
 
 
 def test_one_waves_computation():
-    """blocks / blocks per wave is sim.geometry.waves_of (and the geometry's whole waves beside
+    """blocks / blocks per wave is sim.rules.geometry.waves_of (and the geometry's whole waves beside
     it); everything else reads it. plan_blocks only counts the full waves a simulation leaves out."""
     assert _hits(r"/\s*(self\.)?(blocks_per_wave|concurrent_tiles|n_slots|capacity)\b|"
-                 r"/\s*tl\.capacity", {"sim/geometry.py": 2, "sim/policies.py": 2}) == []
+                 r"/\s*tl\.capacity", {"sim/rules/geometry.py": 2, "sim/schedule/policies.py": 2}) == []
 
 
 def test_one_device_name_rule():
     assert _hits(r"^def (match_device|preset_for_device_name|same_gpu)\b",
-                 {"sim/devices.py": 2, "sim/physics.py": 1}) == []
+                 {"sim/rules/devices.py": 2, "sim/rules/physics.py": 1}) == []
     # names compared by hand (lower-casing a device name, stripping "NVIDIA ") live in the rule
     assert _hits(r"device_name\.lower\(\)|name\.lower\(\)\s*==") == []

@@ -1,14 +1,14 @@
-"""Per-GPU constants as data (sim/physics.py) and the one rule from a device name to a preset."""
+"""Per-GPU constants as data (sim/rules/physics.py) and the one rule from a device name to a preset."""
 
 import dataclasses
 import json
 
 import pytest
 
-from sim.devices import match_device, preset, presets, spec_from_device
-from sim.dispatch_profile import DispatchProfile, load_profile, save_profile
-from sim.errors import UserError
-from sim.physics import MODEL_CONSTANTS, PHYSICS_DIR, physics_for, read_physics, same_gpu
+from sim.rules.devices import match_device, preset, presets, spec_from_device
+from sim.schedule.dispatch_profile import DispatchProfile, load_profile, save_profile
+from sim.inputs.errors import UserError
+from sim.rules.physics import MODEL_CONSTANTS, PHYSICS_DIR, physics_for, read_physics, same_gpu
 
 # what drivers really report -> (preset, exact?)
 DRIVER_NAMES = {

@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 import main
-from sim.devices import preset
-from sim.errors import UserError
-from sim.occupancy import occupancy
-from sim.geometry import launch_geometry
-from sim.launch_model import Launch, launch_of, predict_launch
-from sim.policies import (COST_MODELS, PLACEMENTS, cost_model_id, make_placement, placement_id,
+from sim.rules.devices import preset
+from sim.inputs.errors import UserError
+from sim.rules.occupancy import occupancy
+from sim.rules.geometry import launch_geometry
+from sim.model.launch_model import Launch, launch_of, predict_launch
+from sim.schedule.policies import (COST_MODELS, PLACEMENTS, cost_model_id, make_placement, placement_id,
                           plan_blocks)
-from sim.scheduler import SmOrderPlacement, TpcSpreadPlacement
+from sim.schedule.scheduler import SmOrderPlacement, TpcSpreadPlacement
 
 
 @pytest.mark.parametrize("text,pid", [

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import main
-from sim.compare import compare_trace
-from sim.devices import preset
-from sim.errors import UserError
-from sim.trace import read_any_trace
+from sim.traces.compare import compare_trace
+from sim.rules.devices import preset
+from sim.inputs.errors import UserError
+from sim.traces.trace import read_any_trace
 
 SAMPLE = Path(__file__).parents[1] / "data" / "proton" / "vector_add.chrome_trace"
 

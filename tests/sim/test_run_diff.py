@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from sim.devices import preset
-from sim.errors import UserError
-from sim.occupancy import occupancy
-from sim.run_diff import diff_runs, read_run
-from sim.what_if import WhatIf, predict
+from sim.rules.devices import preset
+from sim.inputs.errors import UserError
+from sim.rules.occupancy import occupancy
+from sim.model.run_diff import diff_runs, read_run
+from sim.model.what_if import WhatIf, predict
 
 ROOT = Path(__file__).parents[2]
 TRACES = ROOT / "tests" / "data" / "matmul_traces"
@@ -21,7 +21,7 @@ def test_two_launches_tell_registers_then_blocks_then_waves_then_time():
     story = d.story()
     assert story.index("32 registers per thread instead of 40") < story.index(
         "2 blocks fit per SM instead of 1") < story.index("waves") < story.index("It takes")
-    # the times are the one prediction's (sim.what_if)
+    # the times are the one prediction's (sim.model.what_if)
     h200 = preset("H200")
     assert d.a.time_us == predict(h200, WhatIf(1024, 40, 0, 2**24)).time_us
     assert d.b.blocks_per_sm == occupancy(h200, 1024, 32).blocks_per_sm == 2

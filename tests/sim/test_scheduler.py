@@ -7,11 +7,11 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from sim.devices import preset, presets
-from sim.errors import UserError
-from sim.occupancy import occupancy
-from sim.launch_model import Launch, TripCost
-from sim.scheduler import (BlockScheduler, SmOrderPlacement, TpcSpreadPlacement,
+from sim.rules.devices import preset, presets
+from sim.inputs.errors import UserError
+from sim.rules.occupancy import occupancy
+from sim.model.launch_model import Launch, TripCost
+from sim.schedule.scheduler import (BlockScheduler, SmOrderPlacement, TpcSpreadPlacement,
                            UniformCost, simulate)
 
 
@@ -152,7 +152,7 @@ def test_run_until_stops_the_clock_there():
 
 
 def test_policies_are_protocols():
-    from sim.scheduler import CostModel, Placement
+    from sim.schedule.scheduler import CostModel, Placement
 
     for cost in (UniformCost(), TripCost(132, 1.0, 1, 1.0, 1.0, 1.0)):
         assert isinstance(cost, CostModel)

@@ -11,19 +11,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernels.registry import get_kernel
-from sim.devices import preset, presets, spec_from_device
-from sim.errors import UserError
-from sim.compare import compare_trace
-from sim.matmul_trace import recorded_matmul
-from sim.matmul_work import MatmulProblem, matmul_work
-from sim.occupancy import occupancy
-from sim.launch_model import Launch, predict_launch
-from sim.policies import cost_model_id
-from sim.throughput import (H200_COMPUTE_FIT, drops, launch_work, predict_matmul, tensor_tflops,
+from kernels.declare.registry import get_kernel
+from sim.rules.devices import preset, presets, spec_from_device
+from sim.inputs.errors import UserError
+from sim.traces.compare import compare_trace
+from sim.traces.matmul_trace import recorded_matmul
+from sim.model.matmul_work import MatmulProblem, matmul_work
+from sim.rules.occupancy import occupancy
+from sim.model.launch_model import Launch, predict_launch
+from sim.schedule.policies import cost_model_id
+from sim.model.throughput import (H200_COMPUTE_FIT, drops, launch_work, predict_matmul, tensor_tflops,
                             wave_multiples)
-from sim.trace import load_trace
-from sim.waves import CUBLAS, load_matmul_run, parse_sweep
+from sim.traces.trace import load_trace
+from sim.traces.waves import CUBLAS, load_matmul_run, parse_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "benchmarks" / "matmul_h200.json"

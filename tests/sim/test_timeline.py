@@ -4,11 +4,11 @@ recorded."""
 import numpy as np
 import pytest
 
-from sim.devices import preset
-from sim.occupancy import occupancy
-from sim.scheduler import SmOrderPlacement, TpcSpreadPlacement, UniformCost, simulate
-from sim.timeline import Timeline, pack_lanes, timeline_of_trace
-from sim.trace import Trace
+from sim.rules.devices import preset
+from sim.rules.occupancy import occupancy
+from sim.schedule.scheduler import SmOrderPlacement, TpcSpreadPlacement, UniformCost, simulate
+from sim.schedule.timeline import Timeline, pack_lanes, timeline_of_trace
+from sim.traces.trace import Trace
 
 
 def _timeline(rows, sm_count, lanes, capacity=None):
@@ -141,9 +141,9 @@ def test_whole_launch_time_counts_the_waves_left_out():
     textbook the waves are identical; in the calibrated schedule of busy warps SMs keep some slots
     empty and the visits make the waves differ a little, so a wave is the time a wave's worth of
     blocks takes to start."""
-    from sim.devices import preset
-    from sim.occupancy import occupancy
-    from sim.launch_model import Launch, predict_launch
+    from sim.rules.devices import preset
+    from sim.rules.occupancy import occupancy
+    from sim.model.launch_model import Launch, predict_launch
 
     gpu = preset("H200")
     occ = occupancy(gpu, 256)
@@ -161,9 +161,9 @@ def test_whole_launch_time_counts_the_waves_left_out():
 
 
 def test_waves_far_below_one_keep_their_digits():
-    from sim.devices import preset
-    from sim.geometry import launch_facts, launch_geometry
-    from sim.occupancy import occupancy
+    from sim.rules.devices import preset
+    from sim.rules.geometry import launch_facts, launch_geometry
+    from sim.rules.occupancy import occupancy
 
     gpu = preset("B200")
     geo = launch_geometry(gpu, 40 * 256, 256, occupancy(gpu, 256))

@@ -1,4 +1,4 @@
-"""Trace bundles (sim/trace_bundle.py): many recorded traces in one index + one npz, read back as
+"""Trace bundles (sim/traces/trace_bundle.py): many recorded traces in one index + one npz, read back as
 Trace objects and written out as warpscope-trace/1 files that `compare` runs on."""
 
 import json
@@ -6,12 +6,12 @@ import json
 import numpy as np
 import pytest
 
-from sim import trace_bundle
-from sim.compare import compare_trace
-from sim.devices import preset
-from sim.errors import UserError
-from sim.trace import Trace, load_trace
-from sim.trace_bundle import ARRAYS_NAME, BUNDLE_FORMAT, INDEX_NAME, load_bundle, write_bundle
+from sim.traces import trace_bundle
+from sim.traces.compare import compare_trace
+from sim.rules.devices import preset
+from sim.inputs.errors import UserError
+from sim.traces.trace import Trace, load_trace
+from sim.traces.trace_bundle import ARRAYS_NAME, BUNDLE_FORMAT, INDEX_NAME, load_bundle, write_bundle
 
 META = {"kernel": "spin-trace", "wait": "spin", "grid": 4, "num_warps": 4, "spin_us": 10.0,
         "sm_count": 132, "predicted": {"blocks_per_sm": 2, "waves": 4 / 264}}

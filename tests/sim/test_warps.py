@@ -1,11 +1,11 @@
-"""One SM's warps over time (sim/warps.py): consistent with the loaded model it is drawn from."""
+"""One SM's warps over time (sim/schedule/warps.py): consistent with the loaded model it is drawn from."""
 
 import numpy as np
 import pytest
 
-from sim.devices import preset
-from sim.latency import BlockTrip, predict_loaded
-from sim.warps import EMPTY, ISSUING, MEMORY, READY, STATES, sm_activity
+from sim.rules.devices import preset
+from sim.model.latency import BlockTrip, predict_loaded
+from sim.schedule.warps import EMPTY, ISSUING, MEMORY, READY, STATES, sm_activity
 
 H200 = preset("H200")
 

@@ -1,0 +1,333 @@
+"""THE launch model: what one launch does on one GPU, and how long a device-event timing says it took.
+
+`predict_launch(gpu, launch, mode)` runs the grid through the block scheduler (sim.schedule.scheduler) with
+one of three block costs and returns a `LaunchPrediction`: the schedule, the whole-launch time and
+its parts, the bandwidth (bytes moved / whole-launch time) or FLOP/s, what bounds it and the tail
+share (sim.schedule.timeline). Every surface (`explain`, `simulate`, bench's predicted column, the window's
+verdicts, curves, timeline and latency view, Two GPUs, the exports) reads it.
+
+Modes (block costs):
+- "memory": each block's time from the loaded model (`TripCost`): on each SM the resident blocks
+  are customers of a closed queueing network (the SM's block dispatcher, a delay of trip overhead
+  + DRAM round trip, the SM's memory port at its share of the achievable bandwidth), solved by
+  mean value analysis for the blocks resident GPU-wide when the block starts (the live count: a
+  full GPU queues more, the thin tail less). The port cannot start before the first trip's loads
+  come back: a launch takes at least that fill plus its busiest SM's bytes.
+- "compute": a block's FLOPs and bytes (sim.model.throughput.ComputeBoundCost, the matmul sawtooth).
+- "uniform": every block the same given time, placed by the GPU's calibrated dispatch model
+  (sim.schedule.dispatch: what spin-trace kernels do).
+
+Whole launch = launch overhead + the schedule's makespan (its identical full waves counted, not
+simulated). Parts: `launch_overhead_us` (start event to first block plus the drain after the
+last, measured together), `fill_us` (until every block slot got its first block), `full_waves_us`
+and `tail_us` (sim.schedule.timeline's tail); they add up to the whole. Per-GPU constants (launch overhead,
+DRAM latency, achievable bandwidth, trip overhead, dispatch) come from resources/physics/
+(sim/rules/physics.py), each with its provenance.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from sim.rules.devices import GpuSpec
+from sim.schedule.dispatch_profile import profile_for
+from sim.inputs.errors import UserError
+from sim.rules.geometry import BYTES_PER_ELEMENT_ADD, LaunchGeometry
+from sim.model.latency import BUSY, mean_value_analysis
+from sim.rules.occupancy import Occupancy
+from sim.rules.physics import GpuPhysics, physics_for
+from sim.schedule.scheduler import Simulation
+
+MODES = ("memory", "compute", "uniform")
+MAX_WAVES = 6  # a longer grid: the leading full waves (all alike) are counted, not simulated
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """What the model needs of a launch (`launch_of` makes one from a geometry)."""
+
+    grid_blocks: int
+    threads_per_block: int
+    blocks_per_sm: int  # resident per SM: the occupancy (or forced)
+    bytes_moved: float = 0.0  # one call's DRAM traffic
+    elements: int = 0
+    loop_trips: int = 1  # DRAM round trips one block makes in a row (grid-stride: its loop)
+    flops: float = 0.0
+    duration_us: float = 10.0  # uniform mode: every block
+    wait: str = "spin"  # uniform mode: what the warps do while resident
+    work: object = field(default=None, repr=False, compare=False)  # compute: sim.model.matmul_work.BlockWork
+
+    @property
+    def warps_per_block(self) -> int:
+        return -(-self.threads_per_block // 32)
+
+
+def bytes_of(geo: LaunchGeometry, bytes_moved: float | None) -> tuple[float, str]:
+    """A launch's DRAM traffic and what it rests on: the kernel's declared bytes, else the
+    article's vector add."""
+    if bytes_moved:
+        return float(bytes_moved), f"the kernel's declared traffic, {bytes_moved / geo.elements:.3g} B per element"
+    return geo.elements * BYTES_PER_ELEMENT_ADD, \
+        f"assumed: a stream like the article's vector add, {BYTES_PER_ELEMENT_ADD:g} B per element"
+
+
+def loop_trips_of(geo: LaunchGeometry) -> int:
+    """A fixed tile issues every load up front (1 trip); a grid-stride block loops."""
+    if geo.elements_per_block:
+        return 1
+    return max(1, math.ceil(geo.elements / (geo.blocks * geo.threads_per_block)))
+
+
+def block_trip_of(geo: LaunchGeometry, bytes_moved: float | None = None):
+    """(sim.model.latency.BlockTrip, what the traffic rests on): one block's trip as the latency view
+    and the verdicts describe it: the same bytes and loop trips `launch_of` gives the model."""
+    from sim.model.latency import BlockTrip
+
+    nbytes, basis = bytes_of(geo, bytes_moved)
+    per_element, trips = nbytes / geo.elements, loop_trips_of(geo)
+    if geo.elements_per_block:
+        return BlockTrip(geo.threads_per_block, geo.elements_per_block / geo.threads_per_block,
+                         per_element), basis
+    per_thread = geo.elements / (geo.blocks * geo.threads_per_block)
+    return BlockTrip(geo.threads_per_block, per_thread, per_element, round_trips=trips), basis
+
+
+def launch_of(occ: Occupancy, geo: LaunchGeometry, *, bytes_moved: float | None = None,
+              blocks_per_sm: int | None = None, **extra) -> Launch:
+    """The model's view of a launch the geometry and occupancy describe."""
+    if not occ.can_launch:
+        raise UserError(f"no prediction: {occ.reason}")
+    nbytes, _ = bytes_of(geo, bytes_moved)
+    return Launch(geo.blocks, geo.threads_per_block, int(blocks_per_sm or occ.blocks_per_sm),
+                  nbytes, geo.elements, loop_trips_of(geo), **extra)
+
+
+@dataclass(frozen=True)
+class LaunchPrediction:
+    gpu: str
+    mode: str
+    simulation: Simulation = field(repr=False)
+    launch_overhead_us: float  # start event to first block, plus the drain after the last
+    fill_us: float  # until every block slot got its first block (memory: and its first loads came back)
+    full_waves_us: float
+    tail_us: float  # sim.schedule.timeline's tail
+    bytes_moved: float
+    flops: float
+    bound: str  # "bandwidth", "latency", "block dispatch", "compute" or "block time"
+    ceiling_gbps: float  # what a full GPU reaches (achievable bandwidth)
+    sources: dict = field(default_factory=dict, repr=False)  # constant -> its provenance label
+
+    @property
+    def timeline(self):
+        return self.simulation.timeline
+
+    @property
+    def makespan_us(self) -> float:
+        """First block start to last block end, over the whole grid."""
+        return self.fill_us + self.full_waves_us + self.tail_us
+
+    @property
+    def whole_launch_us(self) -> float:
+        return self.launch_overhead_us + self.makespan_us
+
+    @property
+    def bandwidth_gbps(self) -> float:
+        """Bytes moved / whole-launch time: what a device-event timing reports."""
+        return self.bytes_moved / (self.whole_launch_us * 1e3)
+
+    @property
+    def tflops(self) -> float:
+        return self.flops / self.whole_launch_us / 1e6
+
+    @property
+    def tail_fraction(self) -> float:
+        return self.timeline.tail_fraction
+
+    @property
+    def waves(self) -> int:
+        return self.simulation.waves
+
+    def parts(self) -> dict:
+        return {"launch_overhead_us": self.launch_overhead_us, "fill_us": self.fill_us,
+                "full_waves_us": self.full_waves_us, "tail_us": self.tail_us}
+
+    def summary(self) -> dict:
+        """The JSON both `explain --json` and `simulate --json` print."""
+        out = {"mode": self.mode, "whole_launch_us": round(self.whole_launch_us, 4),
+               "parts_us": {k: round(v, 4) for k, v in self.parts().items()},
+               "bytes_moved": self.bytes_moved, "bound": self.bound, "waves": self.waves,
+               "tail_fraction": round(self.tail_fraction, 4), "sources": self.sources}
+        if self.bytes_moved:
+            out["bandwidth_gbps"] = round(self.bandwidth_gbps, 3)
+            out["ceiling_gbps"] = round(self.ceiling_gbps, 1)
+        if self.flops:
+            out["tflops"] = round(self.tflops, 2)
+        return out
+
+
+# ---- the memory-bound block cost ------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class TripCost:
+    """A block's time from the loaded model: each SM a closed network whose customers are its
+    resident blocks (the live GPU-wide count when the block starts, spread over the SMs); a trip
+    passes the SM's dispatcher (once per block), a delay (trip overhead + the DRAM round trip) and
+    the SM's memory port, which moves the trip's bytes at the active SMs' share of the ceiling.
+    A block makes `trips` such trips in a row."""
+
+    id: ClassVar[str] = "memory"
+    sm_count: int
+    bytes_per_trip: float
+    trips: int
+    ceiling_gbps: float
+    delay_ns: float  # trip overhead + DRAM latency
+    dispatch_ns: float  # an SM starts at most one block this often
+    extra_us: float = 0.0  # a fixed time per block on top (the `simulate --overhead-us` knob)
+    min_us: float = 0.0  # no block is shorter (the `simulate --latency-us` knob)
+
+    @classmethod
+    def for_gpu(cls, gpu: GpuSpec, launch: Launch, ceiling_gbps: float | None = None,
+                physics: GpuPhysics | None = None, **knobs) -> "TripCost":
+        ph = physics or physics_for(gpu)
+        if launch.grid_blocks < 1 or launch.bytes_moved <= 0 or launch.loop_trips < 1:
+            raise UserError("a memory-bound prediction needs at least one block and some bytes "
+                            "to move (a block must take at least 0.001 us)")
+        ceiling = float(ceiling_gbps or achievable_gbps(gpu, ph))
+        return cls(gpu.sm_count, launch.bytes_moved / launch.grid_blocks / launch.loop_trips,
+                   int(launch.loop_trips), ceiling,
+                   ph.value("trip_overhead_ns") + ph.value("dram_latency_ns"),  # latency.dram_latency_ns
+                   profile_for(gpu.name).params.sm_interval_us * 1e3, **knobs)
+
+    @property
+    def first_trip_ns(self) -> float:
+        return self.dispatch_ns + self.delay_ns
+
+    def _solve(self, resident_blocks: int):
+        sms = min(self.sm_count, max(int(resident_blocks), 1))
+        port_ns = self.bytes_per_trip / (self.ceiling_gbps / sms)  # GB/s = bytes per ns
+        demands = (self.dispatch_ns / self.trips, port_ns)  # a looping block is dispatched once
+        per_sm = math.ceil(max(int(resident_blocks), 1) / sms)
+        per_ns, residence = mean_value_analysis(per_sm, self.delay_ns, demands)
+        return per_ns, residence, demands
+
+    def durations(self, block_ids: np.ndarray, resident_blocks: int) -> np.ndarray:
+        _, residence, _ = self._solve(resident_blocks)
+        block_us = self.trips * (self.delay_ns + float(residence.sum())) / 1e3 + self.extra_us
+        return np.full(block_ids.shape, max(block_us, self.min_us))
+
+    def bound(self, resident_blocks: int) -> str:
+        """"bandwidth" (the port is nearly always busy), "block dispatch" (the dispatcher is),
+        else "latency"."""
+        per_ns, _, (dispatch_ns, port_ns) = self._solve(resident_blocks)
+        if per_ns * port_ns >= BUSY:
+            return "bandwidth"
+        return "block dispatch" if per_ns * dispatch_ns >= BUSY else "latency"
+
+
+def achievable_gbps(gpu: GpuSpec, physics: GpuPhysics | None = None) -> float:
+    """The bandwidth a full GPU reaches: the copy fraction of the rated peak."""
+    return gpu.peak_dram_gbps * (physics or physics_for(gpu)).value("copy_fraction")
+
+
+# ---- the prediction ----------------------------------------------------------------------------------
+
+def predict_launch(gpu: GpuSpec, launch: Launch, mode: str = "memory", *,
+                   ceiling_gbps: float | None = None, placement: str = "tpc-spread",
+                   schedule: str = "calibrated", seed: int = 0, max_waves: int | None = MAX_WAVES,
+                   cost=None, sm_interval_us: float | None = None) -> LaunchPrediction:
+    """The launch on `gpu` under `mode` (see the module docstring). `ceiling_gbps`: a measured
+    copy ceiling (default the GPU's achievable bandwidth); `cost`: a block cost already made
+    (the `simulate` knobs); `schedule` "ideal" drops the dispatch model and `sm_interval_us`
+    overrides its per-SM start interval (uniform mode); `max_waves` None simulates every block."""
+    from sim.schedule.policies import make_placement, plan_blocks, run_schedule
+    from sim.schedule.scheduler import UniformCost
+
+    if mode not in MODES:
+        raise UserError(f"unknown mode {mode!r}; known: {', '.join(MODES)}")
+    ph = physics_for(gpu)
+    slots = gpu.sm_count * launch.blocks_per_sm
+    cap = None if max_waves is None else max_waves * slots
+    n_sim, skipped = plan_blocks(launch.grid_blocks, slots, cap)
+    first = launch.grid_blocks - n_sim
+    order = make_placement(placement) if isinstance(placement, str) else placement
+    if mode == "memory":
+        cost = cost or TripCost.for_gpu(gpu, launch, ceiling_gbps, ph)
+        sim = run_schedule(gpu, n_sim, launch.blocks_per_sm, launch.warps_per_block, cost, order,
+                           schedule="ideal")  # the MVA holds the dispatcher: no second spacing
+    elif mode == "compute":
+        from sim.model.throughput import ComputeBoundCost
+        if launch.work is None:
+            raise UserError("the compute-bound model needs a kernel that says what each block "
+                            "computes (a matmul kernel); use the memory-bound or uniform model")
+        cost = cost or ComputeBoundCost.for_gpu(gpu, launch.work, first_block=first)
+        sim = run_schedule(gpu, n_sim, launch.blocks_per_sm, launch.warps_per_block, cost, order,
+                           schedule="ideal")  # tiles keep the textbook's starts (as fitted)
+    else:
+        cost = cost or UniformCost(launch.duration_us, seed=seed)
+        sim = run_schedule(gpu, n_sim, launch.blocks_per_sm, launch.warps_per_block, cost, order,
+                           schedule=schedule, wait=launch.wait, seed=seed,
+                           sm_interval_us=sm_interval_us)
+    from dataclasses import replace
+    sim = replace(sim, skipped_waves=skipped, first_block=first)
+    return _assemble(gpu, launch, mode, sim, cost, ph)
+
+
+def _assemble(gpu: GpuSpec, launch: Launch, mode: str, sim: Simulation, cost,
+              ph: GpuPhysics) -> LaunchPrediction:
+    tl = sim.timeline
+    makespan = tl.whole_grid_us
+    ceiling = getattr(cost, "ceiling_gbps", 0.0) or achievable_gbps(gpu, ph)
+    extra = 0.0  # the fill's floor beyond the schedule (memory-bound): part of the fill
+    if isinstance(cost, TripCost):
+        # the busiest SM's port cannot start before the first trip's loads come back
+        sms = min(gpu.sm_count, launch.grid_blocks)
+        busiest = math.ceil(launch.grid_blocks / sms) * launch.bytes_moved / launch.grid_blocks
+        extra = max(0.0, (cost.first_trip_ns + busiest / (ceiling / sms)) / 1e3 - makespan)
+        bound = cost.bound(min(launch.grid_blocks, gpu.sm_count * launch.blocks_per_sm))
+    else:
+        bound = "compute" if mode == "compute" else "block time"
+    first_wave = tl.wave == 0
+    fill = float(tl.start_us[first_wave].max()) if first_wave.any() and not tl.skipped_waves else 0.0
+    if isinstance(cost, TripCost):  # no byte moves before the first trip's loads come back
+        fill = max(fill, cost.first_trip_ns / 1e3)
+    fill = min(fill, tl.tail_start_us)
+    tail = tl.tail_us
+    full = max(0.0, makespan - fill - tail)
+    fill += extra
+    names = ("launch_overhead_us", "dram_latency_ns", "copy_fraction", "trip_overhead_ns") \
+        if mode == "memory" else ("launch_overhead_us",)
+    return LaunchPrediction(gpu.name, mode, sim, ph.value("launch_overhead_us"), fill, full, tail,
+                            float(launch.bytes_moved), float(launch.flops), bound, ceiling,
+                            {n: ph.constant(n).label for n in names})
+
+
+def default_mode(declaration) -> str:
+    """The mode a kernel is predicted in: "compute" for a tiled matrix product (its blocks' FLOPs
+    and tiles, sim.model.throughput), else "memory". The one rule `explain`, `simulate` and the window
+    share."""
+    from sim.model.throughput import is_tiled_matmul
+
+    return "compute" if declaration is not None and is_tiled_matmul(declaration) else "memory"
+
+
+def predict_geometry(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,
+                     bytes_moved: float | None = None, mode: str | None = None, work=None,
+                     ceiling_gbps: float | None = None, **kw) -> LaunchPrediction:
+    """`predict_launch` for a launch the occupancy and geometry describe (the surfaces' path).
+    `work`: the kernel's sim.model.throughput.LaunchWork (or a BlockWork); `mode` None: default_mode
+    of its kernel."""
+    if mode is None:
+        mode = default_mode(getattr(work, "kernel", None))
+    extra = {}
+    if mode == "compute":
+        if work is None:
+            raise UserError("the compute-bound model needs a kernel that says what each block "
+                            "computes (a matmul kernel); use the memory-bound or uniform model")
+        built = work.build() if hasattr(work, "build") else work
+        extra = dict(work=built, flops=float(np.sum(built.flops)))
+    return predict_launch(gpu, launch_of(occ, geo, bytes_moved=bytes_moved, **extra), mode,
+                          ceiling_gbps=ceiling_gbps, **kw)

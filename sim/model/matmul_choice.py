@@ -1,0 +1,170 @@
+"""matmul_auto's choice: which variant (tiled, persistent, stream-K) and which tile, by the model.
+
+No autotuning run: every candidate (a variant and a tile configuration from a small set) is
+predicted by the compute-bound launch model (`predict_candidate`, the one place a prediction is
+asked for) and the fastest is taken. The choice carries every candidate's tiles, waves and
+predicted time, so `explain` and the window can say why.
+
+The variants' declarations come from the caller (kernels/ owns them; sim/ imports no kernels).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim.rules.devices import GpuSpec
+from sim.inputs.errors import UserError
+
+VARIANTS = ("tiled", "persistent", "stream_k")
+# Nine candidates are simulated per choice (the window asks at every slider move): bigger
+# products than 2^16 tiles (16384 x 32768 in 128 x 256 tiles; 0.2 s a candidate) are refused.
+MAX_CHOICE_TILES = 2**16
+VARIANT_TITLES = {"tiled": "tiled", "persistent": "persistent", "stream_k": "stream-K"}
+
+# (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages): tutorial 03's Hopper winner, a
+# half-size tile that fills a wave where the big one fills half (N=2048 at M=1024: 64 vs 128
+# tiles), and a quarter-size tile two of which fit on an SM.
+CANDIDATE_TILES = ((128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 8, 4), (64, 128, 64, 8, 4, 4))
+
+
+def tile_params(tile: tuple) -> dict:
+    bm, bn, bk, gm, warps, stages = tile
+    return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, num_warps=warps, num_stages=stages)
+
+
+def tile_label(params: dict) -> str:
+    return (f"{params['BLOCK_M']}x{params['BLOCK_N']}x{params['BLOCK_K']} "
+            f"w{params['num_warps']} s{params['num_stages']}")
+
+
+# Stream-K's leftover wave runs slower than its FLOPs, bytes and atomics say where the leftover
+# tiles fill 70-97% of a wave (the cause is not modelled): the excess, in tile times, at these
+# fills (piecewise linear), fitted by benchmarks/stream_k_fit.py on the H200 sawtooth's first wave
+# (M=1024, K=8192, N=256..4096) and checked on its second and third (N=4352..14080).
+STREAM_K_FILLS = (0.0, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97, 1.0)
+STREAM_K_SLOWDOWN = (0.033, 0.138, 0.164, 0.308, 0.192, 0.771, 0.896, 0.242, 0.0)
+
+
+def leftover_fill(tiles: int, concurrent: int) -> float:
+    """How full stream-K's leftover wave is: leftover tiles over the tiles that run at once."""
+    return (tiles % concurrent) / concurrent if concurrent else 0.0
+
+
+def tile_time_us(gpu: GpuSpec, params: dict, K: int, dtype: str) -> float:
+    """One whole tile's tensor time on one SM (the model's efficiency applied)."""
+    from sim.model.throughput import H200_COMPUTE_FIT, tensor_tflops
+
+    per_sm = tensor_tflops(gpu, dtype) * 1e6 * H200_COMPUTE_FIT.tensor_efficiency / gpu.sm_count
+    return 2 * params["BLOCK_M"] * params["BLOCK_N"] * K / per_sm
+
+
+def stream_k_slowdown(fill: float, knots=None) -> float:
+    import numpy as np
+
+    return float(np.interp(fill, STREAM_K_FILLS, STREAM_K_SLOWDOWN if knots is None else knots))
+
+
+def predict_candidate(spec, dims: dict, gpu: GpuSpec, params: dict, dtype: str):
+    """THE prediction of one candidate (switch here when the launch model moves): (prediction,
+    time in us with stream-K's fitted leftover-wave term)."""
+    from sim.model.throughput import predict_matmul
+
+    p = predict_matmul(spec, dims, gpu, params, dtype=dtype)
+    time_us = p.time_us
+    if getattr(spec, "constants", {}).get("STREAM_K"):
+        time_us += (stream_k_slowdown(leftover_fill(p.tiles, p.concurrent_tiles))
+                    * tile_time_us(gpu, p.params, int(dims["K"]), dtype))
+    return p, time_us
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    variant: str
+    params: dict
+    tiles: int
+    programs: int
+    blocks_per_sm: int
+    concurrent_tiles: int  # SMs x blocks per SM
+    waves: float  # tiles over the tiles that run at once
+    time_us: float
+    tflops: float
+
+    @property
+    def label(self) -> str:
+        return f"{VARIANT_TITLES[self.variant]} {tile_label(self.params)}"
+
+
+@dataclass(frozen=True, slots=True)
+class MatmulChoice:
+    gpu: str
+    dims: dict
+    dtype: str
+    candidates: tuple[Candidate, ...]  # fastest first
+    skipped: tuple[str, ...] = ()  # candidates that cannot run on this GPU, with why
+
+    @property
+    def chosen(self) -> Candidate:
+        return self.candidates[0]
+
+    def why(self) -> str:
+        c = self.chosen
+        runner = next((o for o in self.candidates[1:] if o.variant != c.variant), None)
+        text = (f"{c.label}: {c.tiles:,} tiles, {c.waves:.2f} waves of "
+                f"{c.concurrent_tiles:,} ({c.blocks_per_sm}/SM), "
+                f"predicted {c.time_us:,.1f} us ({c.tflops:,.0f} TFLOP/s)")
+        if runner is not None:
+            text += (f"; the best other variant, {runner.label}, is predicted "
+                     f"{runner.time_us / c.time_us - 1:+.0%}")
+        return text
+
+    def rows(self) -> list[tuple[str, str, str, str, str]]:
+        """(candidate, tiles, waves, predicted us, TFLOP/s) per candidate, fastest first."""
+        return [(("-> " if i == 0 else "   ") + c.label, f"{c.tiles:,}", f"{c.waves:.2f}",
+                 f"{c.time_us:,.1f}", f"{c.tflops:,.0f}") for i, c in enumerate(self.candidates)]
+
+    def to_dict(self) -> dict:
+        return {"gpu": self.gpu, "dims": dict(self.dims), "dtype": self.dtype,
+                "chosen": {"variant": self.chosen.variant, **self.chosen.params},
+                "candidates": [{"variant": c.variant, "params": dict(c.params), "tiles": c.tiles,
+                                "programs": c.programs, "blocks_per_sm": c.blocks_per_sm,
+                                "concurrent_tiles": c.concurrent_tiles,
+                                "waves": c.waves, "time_us": c.time_us, "tflops": c.tflops}
+                               for c in self.candidates],
+                "skipped": list(self.skipped)}
+
+
+def choose(specs: dict, dims: dict, gpu: GpuSpec, dtype: str = "bfloat16",
+           tiles=CANDIDATE_TILES) -> MatmulChoice:
+    """The fastest predicted candidate for an M x N x K product. `specs`: variant -> its
+    declaration (kernels.declare.registry's matmul_tiled, matmul_persistent, matmul_stream_k)."""
+    try:
+        sizes = {k: int(dims[k]) for k in ("M", "N", "K")}
+    except (KeyError, TypeError, ValueError):
+        raise UserError(f"a matrix product needs M, N and K, got {dims!r}") from None
+    if min(sizes.values()) < 1:
+        raise UserError(f"M, N and K must be at least 1, got {sizes}")
+    found, skipped = [], []
+    for variant in VARIANTS:
+        for tile in tiles:
+            params = tile_params(tile)
+            n_tiles = -(-sizes["M"] // params["BLOCK_M"]) * -(-sizes["N"] // params["BLOCK_N"])
+            if n_tiles > MAX_CHOICE_TILES:
+                skipped.append(f"{VARIANT_TITLES[variant]} {tile_label(params)}: {n_tiles:,} tiles, "
+                               f"more than matmul_auto weighs ({MAX_CHOICE_TILES:,})")
+                continue
+            try:
+                p, time_us = predict_candidate(specs[variant], sizes, gpu, params, dtype)
+            except UserError as exc:
+                skipped.append(f"{VARIANT_TITLES[variant]} {tile_label(params)}: {exc}")
+                continue
+            if p.note:  # the model substituted a smaller tile: not this candidate
+                skipped.append(f"{VARIANT_TITLES[variant]} {tile_label(params)}: {p.note}")
+                continue
+            found.append(Candidate(variant, params, p.tiles, p.programs, p.blocks_per_sm,
+                                   p.concurrent_tiles, p.waves, time_us,
+                                   2 * sizes["M"] * sizes["N"] * sizes["K"] / time_us / 1e6))
+    if not found:
+        raise UserError(f"no matmul candidate for M={sizes['M']:,} N={sizes['N']:,} "
+                        f"K={sizes['K']:,} on {gpu.name}: {skipped[0] if skipped else ''}")
+    found.sort(key=lambda c: c.time_us)
+    return MatmulChoice(gpu.name, sizes, dtype, tuple(found), tuple(skipped))

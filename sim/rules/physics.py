@@ -1,0 +1,183 @@
+"""Per-GPU constants of the launch model, as data: resources/physics/<KEY>.json, and the one rule
+that says which preset a device name is.
+
+Format "warpscope-physics/1" (docs/GPU_DATA.md): every constant is an object with its value,
+unit, provenance ("measured", "published", "assumed") and source; a GPU's calibrated dispatch
+model is its "dispatch" section (sim/schedule/dispatch_profile.py reads it). A preset with no file, or a
+file that lacks a constant, takes the constant from the nearest preset that has it, labelled
+"assumed from <that GPU>". Code holds formulas; the numbers of a particular GPU live here.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field, replace
+
+from sim.rules.devices import DeviceMatch, GpuSpec, _presets, match_device
+from sim.inputs.errors import UserError
+from sim.inputs.files import read_json_file
+from sim.inputs.places import resource
+
+MAX_PHYSICS_BYTES = 1 << 20  # a GPU's constants and dispatch section: a few KiB
+
+PHYSICS_FORMAT = "warpscope-physics/1"
+PHYSICS_DIR = resource("physics")
+PROVENANCES = ("measured", "published", "assumed")
+# what the launch model reads, and the unit each must be in
+MODEL_CONSTANTS = {"launch_overhead_us": "us", "dram_latency_ns": "ns", "copy_fraction": "fraction",
+                   "trip_overhead_ns": "ns"}
+
+
+@dataclass(frozen=True, slots=True)
+class Constant:
+    value: float
+    unit: str
+    provenance: str  # measured, published or assumed
+    source: str
+    date: str = ""  # measured: when
+    command: str = ""  # measured: how
+    assumed_from: str = ""  # assumed: the GPU it is taken from
+
+    @property
+    def short_label(self) -> str:
+        """"measured 2026-11-29", "published", "assumed from H200"."""
+        if self.provenance == "measured":
+            return f"measured {self.date}"
+        return self.label if self.provenance == "assumed" else "published"
+
+    @property
+    def label(self) -> str:
+        """What a surface prints beside the number."""
+        if self.provenance == "assumed":
+            return f"assumed from {self.assumed_from}" if self.assumed_from else "assumed"
+        if self.provenance == "measured":
+            return f"measured {self.date}: {self.command}" if self.command else f"measured {self.date}"
+        return f"published: {self.source}"
+
+
+@dataclass(frozen=True)
+class GpuPhysics:
+    gpu: str  # the preset's name
+    constants: dict = field(default_factory=dict)  # name -> Constant
+    dispatch: dict | None = None  # the "dispatch" section as stored (sim.schedule.dispatch_profile reads it)
+
+    def value(self, name: str) -> float:
+        return self.constant(name).value
+
+    def constant(self, name: str) -> Constant:
+        try:
+            return self.constants[name]
+        except KeyError:
+            raise UserError(f"no {name} for {self.gpu} in {PHYSICS_DIR.name}/ (and no GPU to "
+                            "assume it from)") from None
+
+
+def physics_key(name: str) -> str:
+    """A preset's file name: spaces as '_' ("A100 80GB" -> "A100_80GB")."""
+    return name.replace(" ", "_")
+
+
+def _constant(name: str, raw, where: str) -> Constant:
+    if not isinstance(raw, dict):
+        raise UserError(f"{where}: constant {name!r} must be an object with value, unit, provenance, source")
+    value, prov = raw.get("value"), raw.get("provenance")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or value <= 0:
+        raise UserError(f"{where}: constant {name!r} needs a positive number 'value', got {value!r}")
+    if prov not in PROVENANCES:
+        raise UserError(f"{where}: constant {name!r} has provenance {prov!r}; one of {', '.join(PROVENANCES)}")
+    unit = raw.get("unit")
+    if name in MODEL_CONSTANTS and unit != MODEL_CONSTANTS[name]:
+        raise UserError(f"{where}: constant {name!r} must be in {MODEL_CONSTANTS[name]}, got {unit!r}")
+    return Constant(float(value), str(unit), prov, str(raw.get("source", "")), str(raw.get("date", "")),
+                    str(raw.get("command", "")), str(raw.get("from", "")))
+
+
+def read_physics(path) -> GpuPhysics:
+    """One file; UserError (one line naming the field) if it is damaged."""
+    where = str(path)
+    data = read_json_file(path, "GPU physics file", MAX_PHYSICS_BYTES)
+    if not isinstance(data, dict) or data.get("format") != PHYSICS_FORMAT:
+        raise UserError(f"{where} is not a {PHYSICS_FORMAT} file")
+    consts = data.get("constants", {})
+    if not isinstance(consts, dict):
+        raise UserError(f"{where}: field 'constants' must be an object")
+    dispatch = data.get("dispatch")
+    if dispatch is not None and not isinstance(dispatch, dict):
+        raise UserError(f"{where}: field 'dispatch' must be an object")
+    return GpuPhysics(str(data.get("gpu", "")),
+                      {k: _constant(k, v, where) for k, v in consts.items()}, dispatch)
+
+
+@functools.lru_cache(maxsize=None)
+def _files() -> dict[str, GpuPhysics]:
+    """Preset name -> its own file (only the presets that have one)."""
+    out = {}
+    for name in _presets():
+        path = PHYSICS_DIR / f"{physics_key(name)}.json"
+        if path.is_file():
+            out[name] = read_physics(path)
+    return out
+
+
+def _nearest(spec: GpuSpec, candidates: list[str]) -> list[str]:
+    """Presets closest to `spec`: same compute capability first, then nearest DRAM bandwidth."""
+    def distance(name):
+        other = _presets()[name]
+        return (abs((other.compute_capability[0] - spec.compute_capability[0]) * 10
+                    + other.compute_capability[1] - spec.compute_capability[1]),
+                abs(math.log(other.peak_dram_gbps / spec.peak_dram_gbps)), name)
+    return sorted(candidates, key=distance)
+
+
+@functools.lru_cache(maxsize=None)
+def _physics_of_preset(name: str) -> GpuPhysics:
+    own = _files().get(name)
+    constants = dict(own.constants) if own else {}
+    spec = _presets()[name]
+    for cname in MODEL_CONSTANTS:
+        if cname in constants:
+            continue
+        donors = [n for n in _nearest(spec, [n for n in _files() if n != name])
+                  if cname in _files()[n].constants]
+        if donors:
+            c = _files()[donors[0]].constants[cname]
+            constants[cname] = replace(c, provenance="assumed", assumed_from=donors[0],
+                                       source=f"no figure for {name}: {donors[0]}'s ({c.label})")
+    return GpuPhysics(name, constants, own.dispatch if own else None)
+
+
+def physics_for(gpu: GpuSpec | str) -> GpuPhysics:
+    """The launch-model constants of a GPU (a spec, a preset or a driver's device name). A device
+    that matches no preset takes the nearest preset's, every constant labelled assumed."""
+    if isinstance(gpu, str):
+        m = match_device(gpu)
+        if m.preset is None:
+            raise UserError(f"{gpu!r} is no preset and no device name one matches")
+        return _labelled(_physics_of_preset(m.preset.name), m)
+    m = match_device(gpu.name, gpu.sm_count) if gpu.detected else DeviceMatch(gpu, True, "")
+    if m.preset is None:
+        nearest = _nearest(gpu, list(_presets()))[0]
+        m = DeviceMatch(_presets()[nearest], False, f"no preset is {gpu.name}")
+    return _labelled(_physics_of_preset(m.preset.name), m)
+
+
+def _labelled(ph: GpuPhysics, m: "DeviceMatch") -> GpuPhysics:
+    """A device that is not exactly its preset: every constant is an assumption from it."""
+    if m.exact:
+        return ph
+    consts = {k: replace(c, provenance="assumed", assumed_from=ph.gpu,
+                         source=f"{m.why}; {ph.gpu}'s figure ({c.label})")
+              for k, c in ph.constants.items()}
+    return GpuPhysics(ph.gpu, consts, None)
+
+
+def same_gpu(device_name: str, gpu: GpuSpec) -> bool:
+    """A device name ("NVIDIA H200") is exactly this GPU (a preset, or a detected spec's name)."""
+    if not device_name:
+        return False
+    if gpu.detected:
+        return device_name.strip().lower() == gpu.name.strip().lower()
+    m = match_device(device_name)
+    return m.exact and m.preset is not None and m.preset.name == gpu.name

@@ -1,0 +1,266 @@
+"""A GPU's dispatch model parameters as data: what sim/schedule/dispatch.py needs to fill SMs like the GPU.
+
+A GPU's profile is the "dispatch" section of its per-GPU file (sim/rules/physics.py, format
+"warpscope-physics/1", docs/GPU_DATA.md):
+
+    {"format": "warpscope-physics/1", "gpu": "H200", "constants": {...},
+     "dispatch": {"gpu": "NVIDIA H200", "measured": true, "date": "2026-12-01",
+                  "source": "how it was measured: the command, the traces",
+                  "params": {"burst_warps": 28, ..., "trickle": {"1": [0.97, 1.5], ...}}}}
+
+The H200's, measured, is checked in (resources/physics/H200.json). `main.py calibrate` measures
+the GPU it runs on and writes the same format into the user's config folder
+(`dispatch/<GPU>.json` there, sim/inputs/places.py), where `profile_for` finds it first; older
+"warpscope-dispatch/1" files there (the section alone, with a "format") are still read. A GPU
+nobody measured gets the H200's numbers, labelled as assumed.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import sys
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+
+from sim.inputs.errors import UserError, printable
+from sim.inputs.files import read_json_file, write_json_atomic
+from sim.inputs.places import dispatch_dir
+
+from sim.rules.physics import PHYSICS_DIR, PHYSICS_FORMAT, physics_for
+
+PROFILE_FORMAT = PHYSICS_FORMAT  # what calibrate writes
+LEGACY_FORMAT = "warpscope-dispatch/1"  # the section alone, as calibrate wrote it before
+BUILTIN_DIR = PHYSICS_DIR
+WAITS = ("spin", "sleep", "memory")  # what a block's warps do while it is resident
+BUSY_WAITS = ("spin",)  # ... of which these hold new blocks back
+
+
+@dataclass(frozen=True, slots=True)
+class DispatchParams:
+    """The rules' numbers (docs/DISPATCH.md explains each rule)."""
+
+    burst_warps: float = 28.0  # blocks start at once while fewer warps than this are busy
+    burst_min_blocks: int = 2  # ... and always until the SM holds this many blocks
+    trickle_cap_warps: float = 32.0  # beyond the burst, blocks trickle in up to this many warps
+    # warps per block -> (probability that a trickle comes, its median wait in us)
+    trickle: dict = field(default_factory=lambda: {1: (0.97, 1.5), 2: (0.9, 1.4), 4: (0.63, 1.9),
+                                                   8: (1.0, 8.7), 16: (1.0, 0.64), 32: (1.0, 0.64)})
+    trickle_spread: float = 0.45  # sigma of the log-normal trickle wait
+    tick_us: float = 16.6  # each group of SMs is served once per tick
+    tick_first_us: float = 8.5  # a group's first tick comes after this ...
+    tick_first_spread_us: float = 8.3  # ... plus up to this much (uniform over the groups)
+    tick_single_p: float = 0.985  # a busy SM lets one block in at a tick with this probability,
+    tick_single_cap_warps: float = 36.0  # ... while fewer warps than this are busy
+    group_sms: int = 16  # SMs served together: one TPC of each GPC
+    handout_window_us: float = 1.0  # slots freed within this long get blocks one per SM per round
+    fill_warp_us: float = 0.012  # the launch's first blocks reach an SM one warp per this
+    sm_interval_us: float = 0.078  # later, an SM starts at most one block per this
+
+    def trickle_for(self, warps: int) -> tuple[float, float]:
+        """(probability, median wait) for blocks of `warps` warps: the table, interpolated in
+        log2(warps) between its rows, clamped at its ends."""
+        keys = sorted(self.trickle)
+        x = math.log2(max(1, warps))
+        xs = [math.log2(k) for k in keys]
+        if x <= xs[0]:
+            return tuple(self.trickle[keys[0]])
+        if x >= xs[-1]:
+            return tuple(self.trickle[keys[-1]])
+        i = next(j for j in range(1, len(xs)) if x <= xs[j])
+        f = (x - xs[i - 1]) / (xs[i] - xs[i - 1])
+        (p0, m0), (p1, m1) = self.trickle[keys[i - 1]], self.trickle[keys[i]]
+        return p0 + f * (p1 - p0), math.exp(math.log(m0) + f * (math.log(m1) - math.log(m0)))
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["trickle"] = {str(k): [round(float(p), 4), round(float(m), 4)]
+                           for k, (p, m) in sorted(self.trickle.items())}
+        return data
+
+
+_LIMITS = {  # field -> (lowest, highest) allowed: anything else is a damaged file
+    "burst_warps": (1, 64), "burst_min_blocks": (1, 32), "trickle_cap_warps": (1, 64),
+    "trickle_spread": (0, 5), "tick_us": (0.1, 1e4), "tick_first_us": (0, 1e4),
+    "tick_first_spread_us": (0, 1e4), "tick_single_p": (0, 1), "tick_single_cap_warps": (0, 64), "group_sms": (1, 1024), "handout_window_us": (0, 1e3),
+    "fill_warp_us": (0, 10), "sm_interval_us": (0, 10),
+}
+
+
+def params_from_json(data, where: str) -> DispatchParams:
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: field 'params' must be an object")
+    values = {}
+    for f in fields(DispatchParams):
+        if f.name not in data:
+            raise UserError(f"{where}: field 'params.{f.name}' is missing")
+        v = data[f.name]
+        if f.name == "trickle":
+            values[f.name] = _trickle_from_json(v, where)
+            continue
+        lo, hi = _LIMITS[f.name]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+            raise UserError(f"{where}: field 'params.{f.name}' must be a number in "
+                            f"[{lo}, {hi}], got {v!r}")
+        values[f.name] = int(v) if f.type == "int" else float(v)
+    if values["trickle_cap_warps"] < values["burst_warps"]:
+        raise UserError(f"{where}: field 'params.trickle_cap_warps' must be at least burst_warps")
+    return DispatchParams(**values)
+
+
+def _trickle_from_json(v, where: str) -> dict:
+    bad = (f"{where}: field 'params.trickle' must map warps per block (1..32) to "
+           "[probability 0..1, median wait in us > 0]")
+    if not isinstance(v, dict) or not v:
+        raise UserError(bad)
+    table = {}
+    for k, pair in v.items():
+        try:
+            warps = int(k)
+            p, m = (float(x) for x in pair)
+        except (TypeError, ValueError, OverflowError):
+            raise UserError(bad) from None
+        if not (1 <= warps <= 32 and 0 <= p <= 1 and 0 < m < 1e4):
+            raise UserError(bad)
+        table[warps] = (p, m)
+    return table
+
+
+@dataclass(frozen=True, slots=True)
+class DispatchProfile:
+    gpu: str  # the device it was measured on (or is assumed from)
+    measured: bool  # False: another GPU's numbers, assumed
+    date: str  # when it was measured (YYYY-MM-DD)
+    source: str  # the command and the traces it was fitted on
+    params: DispatchParams = DispatchParams()
+
+    @property
+    def label(self) -> str:
+        """What every front end shows beside a calibrated schedule."""
+        if self.measured:
+            return f"calibrated on {self.gpu}, {self.date}"
+        return f"assumed from {self.gpu} (not measured on this GPU)"
+
+    def to_json(self) -> dict:
+        """The "dispatch" section of a per-GPU file."""
+        return {"gpu": self.gpu, "measured": self.measured, "date": self.date,
+                "source": self.source, "params": self.params.to_json()}
+
+    @classmethod
+    def from_json(cls, data, where: str = "dispatch profile") -> "DispatchProfile":
+        """A per-GPU file's dispatch section (or an older dispatch file), field by field; a wrong
+        field is one line that names it."""
+        if isinstance(data, dict) and data.get("format") == PROFILE_FORMAT:
+            data = data.get("dispatch")
+            if not isinstance(data, dict):
+                raise UserError(f"{where}: field 'dispatch' is missing or not an object")
+        elif not isinstance(data, dict) or data.get("format") != LEGACY_FORMAT:
+            raise UserError(f"{where} is not a {PROFILE_FORMAT} file (nor a {LEGACY_FORMAT} one)")
+        for name, kind in (("gpu", str), ("measured", bool), ("date", str), ("source", str)):
+            if not isinstance(data.get(name), kind):
+                raise UserError(f"{where}: field {name!r} is missing or not {kind.__name__}")
+        for name, longest in (("gpu", 200), ("date", 40), ("source", 10_000)):
+            if len(data[name]) > longest:
+                raise UserError(f"{where}: field {name!r} is longer than {longest:,} characters")
+        return cls(printable(data["gpu"]), data["measured"], printable(data["date"]),
+                   printable(data["source"]), params_from_json(data.get("params"), where))
+
+
+MAX_PROFILE_BYTES = 1 << 20  # the H200's is 1 KB
+
+
+def load_profile(path) -> DispatchProfile:
+    """A profile file; read again only when it changed (predictions ask for it per row)."""
+    try:
+        stamp = Path(path).stat().st_mtime_ns
+    except OSError as exc:
+        raise UserError(f"cannot read dispatch profile {path}: {exc.strerror or exc}") from None
+    return _load(str(path), stamp)
+
+
+@functools.lru_cache(maxsize=32)
+def _load(path: str, _stamp: int) -> DispatchProfile:
+    data = read_json_file(path, "dispatch profile", MAX_PROFILE_BYTES)
+    return DispatchProfile.from_json(data, path)
+
+
+def save_profile(path, profile: DispatchProfile) -> None:
+    """A per-GPU file holding the profile as its "dispatch" section; a per-GPU file already
+    there keeps its constants (benchmarks/dispatch_fit.py rewrites resources/physics/H200.json)."""
+    doc = {"format": PROFILE_FORMAT, "gpu": profile.gpu, "constants": {}}
+    if os.path.lexists(path):
+        try:
+            old = read_json_file(path, "GPU physics file", 1 << 20)
+        except UserError:  # unreadable or damaged: written anew, its constants lost
+            old = None
+        if isinstance(old, dict) and old.get("format") == PROFILE_FORMAT:
+            doc = {k: v for k, v in old.items() if k != "dispatch"}
+    doc["dispatch"] = profile.to_json()
+    write_json_atomic(path, doc, indent=1)
+
+
+def gpu_key(name: str) -> str:
+    """'NVIDIA H200' and 'H200' name the same file: H200.json."""
+    key = "".join(ch for ch in name.upper() if ch.isalnum())
+    return key.removeprefix("NVIDIA") or key
+
+
+def user_dir() -> Path:
+    """Where `main.py calibrate` writes (sim/inputs/places.py: ~/.config/warpscope/dispatch on Linux)."""
+    return dispatch_dir()
+
+
+def user_profile_path(gpu_name: str) -> Path:
+    return user_dir() / f"{gpu_key(gpu_name)}.json"
+
+
+def builtin_profile() -> DispatchProfile:
+    """The profile measured on the H200 and checked in (resources/physics/H200.json)."""
+    return load_profile(BUILTIN_DIR / "H200.json")
+
+
+def profile_for(gpu_name: str, folders=None) -> DispatchProfile:
+    """The profile for a GPU: the user's calibration (a file named after the device), then the
+    dispatch section of the preset the name matches (sim.rules.devices.match_device, exactly), else
+    the H200's labelled as assumed. A damaged user file is named on stderr, once, and the next
+    one is used."""
+    key = gpu_key(gpu_name)
+    for folder in (folders if folders is not None else (user_dir(),)):
+        path = Path(folder) / f"{key}.json"
+        if os.path.lexists(path):
+            try:
+                return load_profile(path)
+            except UserError as exc:
+                _ignored(path, str(exc))
+    if folders is None:
+        try:
+            section = physics_for(gpu_name).dispatch
+        except UserError:
+            section = None
+        if section is not None:
+            return DispatchProfile.from_json({"format": PROFILE_FORMAT, "dispatch": section},
+                                             f"dispatch section for {gpu_name}")
+    base = builtin_profile()
+    return base if gpu_key(base.gpu) == key else replace(base, measured=False)
+
+
+_IGNORED: set = set()
+
+
+def _ignored(path: Path, message: str) -> None:
+    """'warpscope: ignored: FILE: reason' on stderr, once per file and version of it."""
+    try:
+        stamp = path.lstat().st_mtime_ns
+    except OSError:
+        stamp = None
+    if (str(path), stamp) in _IGNORED:
+        return
+    _IGNORED.add((str(path), stamp))
+    reason = message
+    for prefix in (f"cannot read dispatch profile {path}: ", f"{path}: ", f"{path} "):
+        reason = reason.removeprefix(prefix)
+    try:
+        print(f"warpscope: ignored: {printable(path)}: {reason}", file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):  # no stderr: the preset's data is used anyway
+        pass
