@@ -229,13 +229,16 @@ class TripCost:
         block_us = self.trips * (self.delay_ns + float(residence.sum())) / 1e3 + self.extra_us
         # the MVA's time is the block's whole life in its slot; `stamped_ends` says where in it
         # thread 0's end stamp falls
-        held = max(block_us, self.min_us) * (1.0 + self.spread * SQRT3 * _unit_noise(block_ids, 0))
+        # the spread is each trip's: a block that loops over `trips` averages it down
+        cv = self.spread / math.sqrt(self.trips)
+        held = max(block_us, self.min_us) * (1.0 + cv * SQRT3 * _unit_noise(block_ids, 0))
         # on a 20 ns clock: spread blocks retire in batches, one scheduler step per tick, not per block
         return np.maximum(np.round(held / TICK_US), 1.0) * TICK_US if self.spread else held
 
     def stamped_ends(self, start_us: np.ndarray, slot_end_us: np.ndarray) -> np.ndarray:
-        """Where thread 0 stamps each block's end: its slot is released `hold` later."""
-        return start_us + (slot_end_us - start_us) / (1.0 + self.hold)
+        """Where thread 0 stamps each block's end: the slot is released `hold` of one trip's time
+        later (a looping block's other warps lag by its last trip, not by the whole loop)."""
+        return slot_end_us - (slot_end_us - start_us) / self.trips * self.hold / (1.0 + self.hold)
 
     def bound(self, resident_blocks: int) -> str:
         """"bandwidth" (the port is nearly always busy), "block dispatch" (the dispatcher is),
