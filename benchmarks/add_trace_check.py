@@ -19,12 +19,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sim.traces.compare import compare_trace, launch_of_trace  # noqa: E402
+from sim.traces.compare import compare_trace, launch_of_trace, predict, request_of_trace  # noqa: E402
 from sim.rules.devices import preset_for_device_name  # noqa: E402
 from sim.rules.geometry import BYTES_PER_ELEMENT_ADD  # noqa: E402
 from sim.model.launch_model import Launch, predict_launch  # noqa: E402
@@ -46,7 +47,13 @@ def rows(bundles) -> list[dict]:
             model = predict_launch(gpu, launch, "memory", max_waves=None).simulation
             m = score(trace.sm, trace.start_us, trace.end_us, model.block_sm,
                       model.block_start_us, model.block_end_us)
-            uniform, _ = compare_trace(trace, gpu)
+            uniform = compare_trace(trace, gpu, mode="calibrated")
+            if uniform.model != "uniform":  # compare now predicts a real kernel in memory mode:
+                # ask for the uniform blocks of the recorded median explicitly
+                req = replace(request_of_trace(trace, gpu), model="uniform")
+                got = predict(req).timeline
+                uniform = score(trace.sm, trace.start_us, trace.end_us, got.block_sm, got.start_us,
+                                got.end_us)
             out.append({"name": name, "blocks": tl.blocks, "blocks_per_sm": tl.blocks_per_sm,
                         "recorded_makespan_us": round(m.recorded_makespan_us, 2),
                         "recorded_median_peak": m.recorded_median_peak,
@@ -56,7 +63,8 @@ def rows(bundles) -> list[dict]:
                                   "within": m.within()},
                         "uniform_median_block": {
                             "makespan_error": round(uniform.makespan_error, 4),
-                            "median_peak": uniform.simulated_median_peak_blocks_per_sm,
+                            "median_peak": getattr(uniform, "simulated_median_peak",
+                                                   getattr(uniform, "simulated_median_peak_blocks_per_sm", 0)),
                             "residency_error": round(uniform.residency_error, 3)}})
     return out
 

@@ -27,8 +27,9 @@ DRAM latency, achievable bandwidth, trip overhead, dispatch) come from resources
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
@@ -40,9 +41,11 @@ from sim.rules.geometry import BYTES_PER_ELEMENT_ADD, LaunchGeometry
 from sim.model.latency import BUSY, mean_value_analysis
 from sim.rules.occupancy import Occupancy
 from sim.rules.physics import GpuPhysics, physics_for
-from sim.schedule.scheduler import Simulation
+from sim.schedule.scheduler import Simulation, _unit_noise
 
 MODES = ("memory", "compute", "uniform")
+TICK_US = 0.02  # the memory-bound schedule's clock when block times are spread
+SQRT3 = math.sqrt(3.0)  # uniform noise on [-1, 1) has standard deviation 1/sqrt(3)
 MAX_WAVES = 6  # a longer grid: the leading full waves (all alike) are counted, not simulated
 
 
@@ -188,6 +191,8 @@ class TripCost:
     dispatch_ns: float  # an SM starts at most one block this often
     extra_us: float = 0.0  # a fixed time per block on top (the `simulate --overhead-us` knob)
     min_us: float = 0.0  # no block is shorter (the `simulate --latency-us` knob)
+    spread: float = 0.0  # coefficient of variation of the stamped block times (DRAM service order)
+    hold: float = 0.0  # a block holds its slot this share of its stamped time past its end stamp
 
     @classmethod
     def for_gpu(cls, gpu: GpuSpec, launch: Launch, ceiling_gbps: float | None = None,
@@ -200,13 +205,18 @@ class TripCost:
         return cls(gpu.sm_count, launch.bytes_moved / launch.grid_blocks / launch.loop_trips,
                    int(launch.loop_trips), ceiling,
                    ph.value("trip_overhead_ns") + ph.value("dram_latency_ns"),  # latency.dram_latency_ns
-                   profile_for(gpu.name).params.sm_interval_us * 1e3, **knobs)
+                   profile_for(gpu.name).params.sm_interval_us * 1e3,
+                   **{"spread": ph.value("block_time_spread"), "hold": ph.value("slot_hold_fraction"),
+                      **knobs})
 
     @property
     def first_trip_ns(self) -> float:
         return self.dispatch_ns + self.delay_ns
 
     def _solve(self, resident_blocks: int):
+        return _solved(self, int(resident_blocks))
+
+    def _solve_now(self, resident_blocks: int):
         sms = min(self.sm_count, max(int(resident_blocks), 1))
         port_ns = self.bytes_per_trip / (self.ceiling_gbps / sms)  # GB/s = bytes per ns
         demands = (self.dispatch_ns / self.trips, port_ns)  # a looping block is dispatched once
@@ -217,7 +227,18 @@ class TripCost:
     def durations(self, block_ids: np.ndarray, resident_blocks: int) -> np.ndarray:
         _, residence, _ = self._solve(resident_blocks)
         block_us = self.trips * (self.delay_ns + float(residence.sum())) / 1e3 + self.extra_us
-        return np.full(block_ids.shape, max(block_us, self.min_us))
+        # the MVA's time is the block's whole life in its slot; `stamped_ends` says where in it
+        # thread 0's end stamp falls
+        # the spread is each trip's: a block that loops over `trips` averages it down
+        cv = self.spread / math.sqrt(self.trips)
+        held = max(block_us, self.min_us) * (1.0 + cv * SQRT3 * _unit_noise(block_ids, 0))
+        # on a 20 ns clock: spread blocks retire in batches, one scheduler step per tick, not per block
+        return np.maximum(np.round(held / TICK_US), 1.0) * TICK_US if self.spread else held
+
+    def stamped_ends(self, start_us: np.ndarray, slot_end_us: np.ndarray) -> np.ndarray:
+        """Where thread 0 stamps each block's end: the slot is released `hold` of one trip's time
+        later (a looping block's other warps lag by its last trip, not by the whole loop)."""
+        return slot_end_us - (slot_end_us - start_us) / self.trips * self.hold / (1.0 + self.hold)
 
     def bound(self, resident_blocks: int) -> str:
         """"bandwidth" (the port is nearly always busy), "block dispatch" (the dispatcher is),
@@ -226,6 +247,12 @@ class TripCost:
         if per_ns * port_ns >= BUSY:
             return "bandwidth"
         return "block dispatch" if per_ns * dispatch_ns >= BUSY else "latency"
+
+
+@functools.lru_cache(maxsize=4096)
+def _solved(cost: TripCost, resident_blocks: int):
+    """TripCost's MVA, once per (cost, resident count): a long grid asks for the same few."""
+    return cost._solve_now(resident_blocks)
 
 
 def achievable_gbps(gpu: GpuSpec, physics: GpuPhysics | None = None) -> float:
@@ -258,6 +285,9 @@ def predict_launch(gpu: GpuSpec, launch: Launch, mode: str = "memory", *,
         cost = cost or TripCost.for_gpu(gpu, launch, ceiling_gbps, ph)
         sim = run_schedule(gpu, n_sim, launch.blocks_per_sm, launch.warps_per_block, cost, order,
                            schedule="ideal")  # the MVA holds the dispatcher: no second spacing
+        if isinstance(cost, TripCost) and cost.hold:
+            ends = cost.stamped_ends(sim.block_start_us, sim.block_end_us)
+            sim = replace(sim, block_end_us=ends, makespan_us=float(ends.max()))
     elif mode == "compute":
         from sim.model.throughput import ComputeBoundCost
         if launch.work is None:
@@ -271,7 +301,6 @@ def predict_launch(gpu: GpuSpec, launch: Launch, mode: str = "memory", *,
         sim = run_schedule(gpu, n_sim, launch.blocks_per_sm, launch.warps_per_block, cost, order,
                            schedule=schedule, wait=launch.wait, seed=seed,
                            sm_interval_us=sm_interval_us)
-    from dataclasses import replace
     sim = replace(sim, skipped_waves=skipped, first_block=first)
     return _assemble(gpu, launch, mode, sim, cost, ph)
 

@@ -15,9 +15,9 @@ import math
 from dataclasses import dataclass, field, replace
 
 from sim.rules.devices import DeviceMatch, GpuSpec, _presets, match_device
-from sim.inputs.errors import UserError
-from sim.inputs.files import read_json_file
-from sim.inputs.places import resource
+from sim.inputs.args.errors import UserError
+from sim.inputs.args.files import read_json_file
+from sim.inputs.args.places import resource
 
 MAX_PHYSICS_BYTES = 1 << 20  # a GPU's constants and dispatch section: a few KiB
 
@@ -26,7 +26,8 @@ PHYSICS_DIR = resource("physics")
 PROVENANCES = ("measured", "published", "assumed")
 # what the launch model reads, and the unit each must be in
 MODEL_CONSTANTS = {"launch_overhead_us": "us", "dram_latency_ns": "ns", "copy_fraction": "fraction",
-                   "trip_overhead_ns": "ns"}
+                   "trip_overhead_ns": "ns", "block_time_spread": "fraction",
+                   "slot_hold_fraction": "fraction"}
 
 
 @dataclass(frozen=True, slots=True)

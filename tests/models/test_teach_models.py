@@ -8,7 +8,7 @@ from gui.models.insight import InsightModel
 from gui.models.launch import LaunchInputs, LaunchModel
 from gui.models.timing import HONEST, TimingModel
 from sim.traces.latency_data import load_latency_run
-from sim.inputs.units import fmt_us
+from sim.inputs.args.units import fmt_us
 
 
 def insight(gpu="H200", elements=2**26, threads=256, regs=0):
@@ -53,11 +53,14 @@ def test_verdicts_follow_the_launch():
 
 def test_time_lines_name_the_whole_launch():
     from gui.models.simulation import run_simulation
+    from sim.rules.physics import physics_for
 
     launch, ins = insight("H200", 2**31)
     p = ins.launch_prediction
     assert ins.time_lines()[0].startswith(f"Whole launch, predicted: {fmt_us(p.whole_launch_us)} at "
-                                          f"{p.bandwidth_gbps:,.0f} GB/s = launch overhead 4.4 µs")
+                                          f"{p.bandwidth_gbps:,.0f} GB/s = launch overhead "
+                                          f"{fmt_us(p.launch_overhead_us)}")
+    assert p.launch_overhead_us == physics_for("H200").value("launch_overhead_us")
     assert p.bandwidth_gbps * p.whole_launch_us * 1e3 == pytest.approx(2**31 * 12)
     run = run_simulation(launch.state, "memory", "sm-order", other=False)
     assert ins.time_lines(run)[1] == ins.confidence.label  # what the prediction rests on

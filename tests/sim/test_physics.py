@@ -7,7 +7,7 @@ import pytest
 
 from sim.rules.devices import match_device, preset, presets, spec_from_device
 from sim.schedule.dispatch_profile import DispatchProfile, load_profile, save_profile
-from sim.inputs.errors import UserError
+from sim.inputs.args.errors import UserError
 from sim.rules.physics import MODEL_CONSTANTS, PHYSICS_DIR, physics_for, read_physics, same_gpu
 
 # what drivers really report -> (preset, exact?)
@@ -59,7 +59,7 @@ def test_the_h200_file_gives_every_model_constant_its_provenance():
         assert c.provenance in ("measured", "published", "assumed") and c.source, name
         if c.provenance == "measured":
             assert c.date and c.command, name
-    assert ph.value("launch_overhead_us") == 4.4 and ph.value("dram_latency_ns") == 351
+    assert ph.value("launch_overhead_us") == 4.0 and ph.value("dram_latency_ns") == 351
     assert ph.dispatch["gpu"] == "NVIDIA H200" and ph.dispatch["measured"]
 
 

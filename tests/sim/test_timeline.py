@@ -147,8 +147,9 @@ def test_whole_launch_time_counts_the_waves_left_out():
 
     gpu = preset("H200")
     occ = occupancy(gpu, 256)
-    for cost, schedule, rel in (("uniform", "ideal", 0.01), ("memory", "ideal", 0.01),
-                                ("memory", "calibrated", 0.01), ("uniform", "calibrated", 0.03)):
+    # memory-bound blocks straggle (sim.model.launch_model, block_time_spread): their waves differ too
+    for cost, schedule, rel in (("uniform", "ideal", 0.01), ("memory", "ideal", 0.03),
+                                ("memory", "calibrated", 0.03), ("uniform", "calibrated", 0.03)):
         launch = Launch(2**16, 256, occ.blocks_per_sm, 12.0 * 2**24, 2**24)
         whole = predict_launch(gpu, launch, cost, placement="sm-order", schedule=schedule,
                                max_waves=None).simulation

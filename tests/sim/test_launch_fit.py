@@ -1,0 +1,82 @@
+"""The launch model's memory-bound constants fitted on run F (benchmarks/fit_launch.py,
+benchmarks/NOTES-fit.md): held-out scores pinned at what they measured on 2026-12-01, so a change
+that loses them fails. Only TEST data (never fitted on) is scored here, on the fast part of it."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sim.rules.devices import preset
+from sim.model.launch_model import Launch, TripCost, predict_launch
+from sim.rules.physics import physics_for
+
+BENCH = Path(__file__).parents[2] / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def fit():
+    spec = importlib.util.spec_from_file_location("fit_launch", BENCH / "fit_launch.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_fitted_constants_are_measured_with_their_command():
+    ph = physics_for("H200")
+    for name in ("launch_overhead_us", "block_time_spread", "slot_hold_fraction"):
+        c = ph.constant(name)
+        assert c.provenance == "measured" and "benchmarks/fit_launch.py --fit" in c.command
+        assert "TEST (held out)" in c.source
+
+
+def test_fit_and_test_sets_do_not_overlap(fit):
+    assert not set(fit.FIT_KERNELS) & set(fit.TEST_KERNELS)
+    assert all(not n.startswith(fit.FIT_TRACE) for n in fit.traces(fit=False) if "/" not in n)
+
+
+FAST_TEST_TRACES = {"real_h200": ("copy_n20_b1024", "copy_n24_b1024", "square_n20_b1024",
+                                  "softmax_n20_c1024", "softmax_n24_c4096"),
+                    "kernel_files_h200": ("add_triton_tutorial_n20", "layernorm_triton_n20",
+                                          "softmax_triton_n24", "square_triton_n24",
+                                          "stencil_numba_n20")}
+
+
+def test_held_out_real_kernel_traces_within_the_bars(fit):
+    from sim.traces.trace_bundle import load_bundle
+
+    named = {}
+    for bundle, names in FAST_TEST_TRACES.items():
+        traces = load_bundle(fit.DATA / bundle)
+        named.update({n: traces[n] for n in names})
+    rows = fit.trace_scores(named)
+    # measured 2026-12-01: 6 of 10 within all three bars (2 of 10 before the fit); misses are
+    # the one-wave launches of 2^20 elements (makespan -14..-57%, residency 0.3-0.75)
+    assert sum(r["within"] for r in rows) >= 6
+    assert sum(r["residency_ok"] for r in rows) >= 6
+
+
+def test_held_out_kernel_times(fit):
+    points = [p for p in fit.kernel_points()
+              if p["kernel"] in ("square_triton", "add_relu_triton", "add_numba_naive", "softmax_kernel")]
+    rows = fit.kernel_scores(points, preset("H200"))
+    within = sum(abs(p["error"]) <= fit.BAR for p in rows)
+    assert len(rows) == 68 and within >= 60  # measured 2026-12-01: 60 of 68
+
+
+def test_blocks_straggle_and_slots_are_not_all_stamped():
+    """A full GPU of memory-bound blocks: stamped times spread (the H200's CV is 0.28-0.42) and the
+    stamped intervals fill about 1/(1 + hold) of the slots (the H200 kept 69-81%)."""
+    gpu = preset("H200")
+    grid = 132 * 16 * 8
+    p = predict_launch(gpu, Launch(grid, 128, 16, 12.0 * grid * 1024, grid * 1024), "memory",
+                       max_waves=None)
+    sim = p.simulation
+    times = sim.block_end_us - sim.block_start_us
+    assert 0.25 < times.std() / times.mean() < 0.45
+    hold = physics_for(gpu).value("slot_hold_fraction")
+    mid = np.linspace(0.3, 0.7, 9) * sim.makespan_us
+    full = np.mean([np.count_nonzero((sim.block_start_us <= t) & (sim.block_end_us > t)) for t in mid])
+    assert abs(full / (132 * 16) - 1 / (1 + hold)) < 0.08
+    assert isinstance(p.sources, dict) and TripCost.for_gpu(gpu, Launch(1, 128, 16, 1e6)).hold == hold
