@@ -16,7 +16,7 @@ import os
 import sys
 
 from sim import __version__
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     import gui.cli
     import kernels.cli
     import sim.cli
-    from sim.inputs.args.args import arg_bytes, arg_count, arg_path
+    from sim.inputs.args import arg_bytes, arg_count, arg_path
 
     parser = _Parser(prog="warpscope", description=__doc__.split("\n\n")[0],
                      formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -31,7 +31,7 @@ if str(ROOT) not in sys.path:
 from kernels.launching.launch import Resources  # noqa: E402
 from kernels.tracing.trace import (check_grid, check_spin_args, compile_spin, grid_for_waves,  # noqa: E402
                            require_gpu, trace_from_stamps, trace_meta)
-from sim.inputs.args.errors import UserError  # noqa: E402
+from sim.inputs.errors import UserError  # noqa: E402
 
 SOURCE = Path(__file__).with_name("dispatch_probe.cu")
 PROBES = {"spin-all": "probe_spin_all", "spin-one": "probe_spin_one", "sleep": "probe_sleep"}

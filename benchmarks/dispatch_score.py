@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sim.inputs.args.errors import UserError  # noqa: E402
+from sim.inputs.errors import UserError  # noqa: E402
 
 MODES = ("calibrated", "ideal")
 

@@ -99,7 +99,7 @@ class Run:
         self.save()
 
     def save(self) -> None:
-        from sim.inputs.args.files import write_json_atomic
+        from sim.inputs.files import write_json_atomic
 
         self.data["elapsed_s"] = round(time.time() - self.t0, 1)
         write_json_atomic(self.path, self.data, indent=1)

@@ -74,7 +74,7 @@ def save() -> None:
 
 # --------------------------------------------------------------------------------------------
 def split_traces(results: str, folder: str) -> int:
-    from sim.inputs.args.files import write_json_atomic
+    from sim.inputs.files import write_json_atomic
 
     with open(results, encoding="utf-8") as fh:
         data = json.load(fh)

@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 from kernels.build.compile import (CompiledResources, CompileRequest, ResourceCache,  # noqa: E402
                              numba_argtypes_from_args, numba_request, resources_many,
                              signature_from_args, spec_request, triton_request)
-from sim.inputs.args.files import write_json_atomic  # noqa: E402
+from sim.inputs.files import write_json_atomic  # noqa: E402
 
 FORMAT = "warpscope-registers/1"
 EXAMPLES = ROOT / "resources" / "examples"

@@ -1,13 +1,13 @@
 """The one module that owns timers, worker threads and the kernel host.
 
 Views never start threads or timers themselves. Work that may take long is a plain function of a
-`TaskContext` (kernels.host.process.process); a runner runs it away from the GUI thread and hands the outcome back
+`TaskContext` (kernels.host.process); a runner runs it away from the GUI thread and hands the outcome back
 to the GUI thread as an immutable `TaskOutcome` through a queued signal. Two runners, one interface
 (`submit(fn, name) -> job id`, `cancel(job_id=None)`, `busy()`, `shutdown()`; signals `started`,
 `progress`, `finished`):
 
 - `TaskRunner`: a `QThread` of this process, for pure simulation work (numpy, sim).
-- `HostRunner`: the kernel host process (kernels.host.process.process), for everything that needs torch, Triton or
+- `HostRunner`: the kernel host process (kernels.host.process), for everything that needs torch, Triton or
   Numba, so this process never imports them (their import holds the GIL for seconds). Its jobs are
   module-level functions, or `functools.partial` of one, with picklable arguments.
 
@@ -32,7 +32,7 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
 
-from kernels.host.process.process import HostProcess, TaskContext, TaskOutcome, run_job
+from kernels.host.process import HostProcess, TaskContext, TaskOutcome, run_job
 
 __all__ = ["Debouncer", "HostRunner", "PlaybackClock", "TaskContext", "TaskOutcome", "TaskRunner",
            "live_runners", "shutdown_all_runners", "single_shot"]
@@ -175,7 +175,7 @@ class _HostJob:
 
 
 class HostRunner(QObject):
-    """Runs jobs in the kernel host process (kernels.host.process.process), one at a time, in the order given.
+    """Runs jobs in the kernel host process (kernels.host.process), one at a time, in the order given.
 
     Same calls and signals as TaskRunner, plus `host_changed(state)`: "starting", "ready" or
     "stopped: <why>". The host starts with the first job. Cancel asks the job to stop; a job that

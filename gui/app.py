@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gui.platform_check import require_qt_libraries
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 _T0 = time.perf_counter()
 
@@ -114,14 +114,14 @@ def build_inputs(base, gpu=None, elements=None, block=None, regs=None, smem=None
 def _check_out_path(path: str, suffix: str | None = None) -> Path:
     """Refuse an output path that cannot work (empty, wrong suffix, a file where a folder must
     be, a name too long) before any work is done."""
-    from sim.inputs.args.files import check_folder
+    from sim.inputs.files import check_folder
 
     p = Path(path)
     if suffix and (not str(path).strip() or p.suffix.lower() != suffix):
         raise UserError(f"{path!r}: the screenshot must be a {suffix} file")
     check_folder(p.parent if suffix else p, "folder")
     if suffix:
-        from sim.inputs.args.files import check_writable
+        from sim.inputs.files import check_writable
 
         if p.parent.is_dir():
             check_writable(p, "screenshot")
@@ -130,7 +130,7 @@ def _check_out_path(path: str, suffix: str | None = None) -> Path:
 
 def _make_folder(folder: Path) -> None:
     """Create an output folder once the inputs are known good; an unwritable place is one line."""
-    from sim.inputs.args.files import make_folder
+    from sim.inputs.files import make_folder
 
     make_folder(folder)
 

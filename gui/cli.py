@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from sim.cli import add_launch_arguments  # the same options and number syntax as `explain`
-from sim.inputs.args.args import arg_path
+from sim.inputs.args import arg_path
 
 
 def register(subparsers) -> None:

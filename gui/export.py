@@ -1,6 +1,6 @@
 """Export: every plot to PNG, SVG and CSV; the session to JSON; a one-page PNG + HTML summary.
 
-Every file is written whole (sim.inputs.args.files: a temporary file in the same folder, flushed, renamed),
+Every file is written whole (sim.inputs.files: a temporary file in the same folder, flushed, renamed),
 PNG and SVG included, so a kill, a full disk or an unwritable folder never leaves a truncated
 file in place of a good one. `export_to_folder` renders a whole export into a staging folder
 and swaps it for the earlier export in one rename (gui/export_folder.py: old and new are never
@@ -35,9 +35,9 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from gui import style
 from gui.export_layout import lay_out, slide_plot, widget_slide
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from gui.export_folder import MANIFEST, MANIFEST_FORMAT, export_target, replace_folder  # noqa: F401
-from sim.inputs.args.files import atomic_file, write_bytes_atomic, write_text_atomic
+from sim.inputs.files import atomic_file, write_bytes_atomic, write_text_atomic
 
 
 @dataclass(frozen=True)

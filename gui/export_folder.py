@@ -12,7 +12,7 @@ file system), writes the manifest with the hashes, then swaps the two folders wi
 rename(2) (Linux renameat2 RENAME_EXCHANGE; or a plain rename where the target does not exist),
 and only then removes the old export, file by file, each only if its hash still matches. A kill
 at any instant leaves the old export or the new one, never a mix; a killed run's staging folder
-is named like sim.inputs.args.files' temporaries (TEMP_PREFIX + pid) and removed by the next write there.
+is named like sim.inputs.files' temporaries (TEMP_PREFIX + pid) and removed by the next write there.
 Without RENAME_EXCHANGE (another OS, some network file systems) the old folder is first renamed
 aside: a kill between the two renames leaves neither in place, the old one whole beside it.
 
@@ -33,8 +33,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.files import (TEMP_PREFIX, _umask, clean_stale_temporaries, load_json_bounded,
+from sim.inputs.errors import UserError
+from sim.inputs.files import (TEMP_PREFIX, _umask, clean_stale_temporaries, load_json_bounded,
                        make_folder, read_user_bytes, read_user_file, write_json_atomic)
 
 MANIFEST = "warpscope-export.json"
@@ -98,7 +98,7 @@ def foreign_files(folder: Path) -> list[str]:
         if name == MANIFEST and ours:
             continue
         if re.match(re.escape(TEMP_PREFIX) + r"\d+-", name):
-            continue  # a killed write's temporary: sim.inputs.args.files removes it
+            continue  # a killed write's temporary: sim.inputs.files removes it
         if name not in ours or sha256_of(folder / name) != ours[name]:
             strangers.append(name)
     return strangers

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from gui.adapter import TaskOutcome, TaskRunner
-from kernels.host.process.process import one_line
-from sim.inputs.args.errors import UserError, printable
+from kernels.host.process import one_line
+from sim.inputs.errors import UserError, printable
 
 
 def _read(load: Callable[[str], Any], path: str, _ctx) -> Any:

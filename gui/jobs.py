@@ -3,7 +3,7 @@ experiments; opening a user's kernel file; compiling the selected kernel.
 
 Each job is a plain module-level function whose last argument is a `TaskContext`; the window binds
 the others with `functools.partial`, so a job pickles by import path and runs in the kernel host
-process (gui.adapter.HostRunner, kernels.host.process.process) just as it runs in a thread (gui.adapter.TaskRunner).
+process (gui.adapter.HostRunner, kernels.host.process) just as it runs in a thread (gui.adapter.TaskRunner).
 The functions a job calls come from `BandwidthJobs` / `KernelJobs`, injectable for tests; the real
 ones import `kernels` only when they run. This module imports no Qt (the host imports it to run
 its jobs). `BenchJobs` submits the bench model's jobs to a runner and hands progress and outcomes
@@ -23,10 +23,10 @@ from gui.models.bench import BenchModel, SweepRequest
 from gui.models.compiled import CompileFailed, CompileTarget
 from gui.models.kernel_files import KernelFilesModel, OpenedFile
 from gui.models.launch import LaunchModel
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 if TYPE_CHECKING:
-    from kernels.host.process.process import TaskContext, TaskOutcome
+    from kernels.host.process import TaskContext, TaskOutcome
 
 EXPERIMENTS = ("count_kernels", "launch_vs_finish", "square_host_steps")
 
@@ -244,7 +244,7 @@ def _open_file(path: str, should_cancel=None) -> OpenedFile:
 
     from kernels.declare.declarations import DeclarationProcess
     from kernels.declare.kernel_file import MAX_FILE_BYTES, file_digest, split_path
-    from sim.inputs.args.files import read_user_bytes
+    from sim.inputs.files import read_user_bytes
 
     file = os.path.abspath(split_path(path)[0])
     digest = file_digest(file)  # also: one line if the file is missing or too big

@@ -5,7 +5,7 @@ SimulationModel --wanted--> (debounced) job on the simulation TaskRunner --finis
 SimulationModel --changed(run)--> PlaybackModel, SM view, timeline, playback bar
 PlaybackClock --tick--> PlaybackModel.advance --time_changed--> SM view, timeline cursor, scrubber
 BenchModel <--> BenchJobs (HostRunner: the kernel host process) --> sweep, experiments, log;
-    results -> LaunchModel. torch/triton/numba load and run only in the host (kernels.host.process.process).
+    results -> LaunchModel. torch/triton/numba load and run only in the host (kernels.host.process).
 
 All state lives in the models (gui/models); nothing here computes it.
 """
@@ -37,7 +37,7 @@ from gui.settings import open_settings, saved_inputs, settings_notice
 from gui.user_kernels import UserKernels
 from gui.widgets.qt_bandwidth import QtBandwidth
 from gui.waves_panel import WavesPanel
-from kernels.host.process.process import describe
+from kernels.host.process import describe
 from gui.window_export import export_window
 
 SETTINGS_VERSION = 1
@@ -60,7 +60,7 @@ class KernelsInfo:
 
 
 def kernels_info_of(outcome: TaskOutcome) -> KernelsInfo:
-    """The host's `describe` job (kernels.host.process.process.HostInfo) with the kernel table, which is plain
+    """The host's `describe` job (kernels.host.process.HostInfo) with the kernel table, which is plain
     declarations and is read here: this process never imports torch, triton or numba."""
     info = outcome.result if outcome.ok else None
     if info is None or info.error or info.available is None:

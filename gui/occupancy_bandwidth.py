@@ -22,8 +22,8 @@ def main(argv=None) -> int:
     from gui.models.bench import BenchModel
     from gui.models.launch import LaunchInputs, LaunchModel
     from kernels.measure.results import load_results
-    from sim.inputs.args.errors import UserError
-    from sim.inputs.args.units import parse_count
+    from sim.inputs.errors import UserError
+    from sim.inputs.units import parse_count
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gpu", default="H200")

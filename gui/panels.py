@@ -188,7 +188,7 @@ def open_alone(key: str, argv: list[str] | None = None) -> int:
     from gui.style import apply_dark_theme
 
     args = sys.argv[1:] if argv is None else argv
-    from sim.inputs.args.units import parse_count
+    from sim.inputs.units import parse_count
 
     inputs = LaunchInputs(gpu=args[0] if args else "H200",
                           elements=parse_count(args[1], "elements") if len(args) > 1 else 2**24,

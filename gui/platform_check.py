@@ -17,7 +17,7 @@ import ctypes
 import os
 import sys
 
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 # soname -> Debian/Ubuntu package, for every platform (QtCore, QtGui, QtWidgets, offscreen)
 QT_LIBRARIES = {

@@ -18,11 +18,11 @@ import time
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.files import check_user_file, load_json_bounded
-from sim.inputs.args.args import Maybe, Text, Whole, check_fields
-from sim.inputs.args.places import settings_file
-from sim.inputs.args.units import parse_real
+from sim.inputs.errors import UserError
+from sim.inputs.files import check_user_file, load_json_bounded
+from sim.inputs.args import Maybe, Text, Whole, check_fields
+from sim.inputs.places import settings_file
+from sim.inputs.units import parse_real
 
 ORG = "WarpScope"
 APP = "WarpScope"

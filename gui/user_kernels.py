@@ -26,8 +26,8 @@ from functools import partial
 from gui.adapter import HostRunner, TaskRunner
 from gui.jobs import CompileJobs, KernelFileJobs, KernelJobs, with_kernel_files
 from gui.models.kernel_files import KernelFilesModel, OpenedFile
-from sim.inputs.args.files import load_json_bounded
-from sim.inputs.args.places import resource
+from sim.inputs.files import load_json_bounded
+from sim.inputs.places import resource
 
 SETTINGS_KEY = "kernels/files"
 EXAMPLES = resource("examples")
@@ -216,7 +216,7 @@ class UserKernels:
 
 def trace_path(path: str, name: str, elements: int) -> str:
     """Where a trace recorded from the window goes: the user's cache, never beside their file."""
-    from sim.inputs.args.places import cache_dir
+    from sim.inputs.places import cache_dir
 
     folder = cache_dir() / "traces"
     folder.mkdir(parents=True, exist_ok=True)

@@ -14,8 +14,8 @@ from gui.export_layout import plot_image
 from gui.export import export_item, save_png, summary_html, summary_page, write_json
 from gui.models.session import summary_facts
 from gui.theme import theme
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.files import write_text_atomic
+from sim.inputs.errors import UserError
+from sim.inputs.files import write_text_atomic
 
 
 def launch_caption(win) -> str:

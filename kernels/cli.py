@@ -3,7 +3,7 @@ servers; and `--kernel` / `--kernel-file` for sim's `explain` and `simulate` (th
 grid, its registers and shared memory from its compiler for the chosen GPU, without that GPU).
 
 Importing this module is cheap (no torch/triton/numba): each handler imports what it needs.
-User-caused errors raise sim.inputs.args.errors.UserError; main.py prints them on one line.
+User-caused errors raise sim.inputs.errors.UserError; main.py prints them on one line.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import argparse
 import os
 import sys
 
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.files import check_writable
-from sim.inputs.args.args import arg_count, arg_path, arg_real
+from sim.inputs.errors import UserError
+from sim.inputs.files import check_writable
+from sim.inputs.args import arg_count, arg_path, arg_real
 from sim.traces.trace import MAX_TRACE_BLOCKS
-from sim.inputs.args.units import parse_count, parse_count_list
+from sim.inputs.units import parse_count, parse_count_list
 
 BENCH_SIZES = "2^20,2^24,2^26"
 
@@ -271,7 +271,7 @@ def cmd_check(args) -> int:
     sizes = parse_count_list(args.sizes, "sizes") if args.sizes else None
     say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     if args.kernel_file:  # the user's code runs in a kernel host, never here (kernels/host/in_host.py)
-        from kernels.host.process.in_host import check_in_host
+        from kernels.host.in_host import check_in_host
 
         results = check_in_host(_checked_files(args.kernel_file), names or [], sizes,
                                 on_progress=lambda _d, _t, label: say(label))
@@ -352,7 +352,7 @@ def cmd_bench(args) -> int:
     options = dict(flush_l2=not args.no_flush, reps=args.reps, num_warps=args.warps,
                    allow_cpu=args.cpu, command="warpscope " + " ".join(sys.argv[1:]))
     if args.kernel_file:  # the user's code runs in a kernel host, never here (kernels/host/in_host.py)
-        from kernels.host.process.in_host import bench_in_host
+        from kernels.host.in_host import bench_in_host
 
         result = bench_in_host(_checked_files(args.kernel_file), [k.name for k in kernels],
                                sizes, blocks, options, on_progress=ProgressBar())

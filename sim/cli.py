@@ -9,11 +9,11 @@ import numpy as np
 
 from sim.model.advice import launch_findings
 from sim.rules.devices import GpuSpec, preset, presets
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.model.confidence import prediction_confidence
-from sim.inputs.args.files import check_writable
+from sim.inputs.files import check_writable
 from sim.rules.geometry import launch_facts, launch_geometry, problem_text
-from sim.inputs.args.args import arg_bytes, arg_count, arg_path, arg_real
+from sim.inputs.args import arg_bytes, arg_count, arg_path, arg_real
 from sim.rules.occupancy import LIMITERS, occupancy
 from sim.schedule.dispatch_profile import WAITS, profile_for
 from sim.schedule.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
@@ -21,7 +21,7 @@ from sim.schedule.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED
 from sim.model.launch_model import (MAX_WAVES, BYTES_PER_ELEMENT_ADD, TripCost, default_mode, launch_of,
                               predict_geometry, predict_launch)
 from sim.traces.trace import MIN_BLOCK_US, check_trace_size, save_trace
-from sim.inputs.args.units import fmt_bytes
+from sim.inputs.units import fmt_bytes
 
 MAX_US = 1e9  # any time option: 1000 s per block is far past every kernel
 MAX_JITTER_BLOCKS = 2**17  # ~12 s on 2 cores: the engine takes one step per distinct end time

@@ -11,8 +11,8 @@ import signal
 import sys
 import time
 
-from kernels.host.process.process import HostProcess
-from sim.inputs.args.errors import UserError
+from kernels.host.process import HostProcess
+from sim.inputs.errors import UserError
 
 
 class Host:

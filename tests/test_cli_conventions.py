@@ -10,7 +10,7 @@ import pytest
 import main
 import sim
 from kernels.measure.check import CheckResult
-from sim.inputs.args.errors import RunFailure, UserError
+from sim.inputs.errors import RunFailure, UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,7 +13,7 @@ import pytest
 import main
 from gui import platform_check
 from gui.platform_check import QT_LIBRARIES, XCB_LIBRARIES, missing_libraries, uses_xcb
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 NOT_FOUND = "{}: cannot open shared object file: No such file or directory"

@@ -17,10 +17,10 @@ import numpy as np
 from psygnal import Signal
 
 from sim.rules.devices import GpuSpec, preset_for_device_name
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.model.launch_model import Launch, LaunchPrediction, predict_launch
 from sim.model.throughput import MatmulPrediction, is_tiled_matmul, predict_matmul, tensor_tflops
-from sim.inputs.args.units import parse_count_list
+from sim.inputs.units import parse_count_list
 
 DEFAULT_TICKED = ("add_triton", "add_torch", "copy_torch")
 DEFAULT_SHOWN = ("add_triton", "add_torch", "copy_torch", "add_numba_naive", "add_numba")
@@ -28,7 +28,7 @@ MAX_SHOWN = 6
 
 
 def parse_sizes(text: str) -> list[int]:
-    """Element counts as sim.inputs.args.units reads them: "2^16..2^28 x4", "1e6, 2^20, 1048583"."""
+    """Element counts as sim.inputs.units reads them: "2^16..2^28 x4", "1e6, 2^20, 1048583"."""
     return parse_count_list(text, "sizes")
 
 

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.rules.occupancy import occupancy
 
 HAND, COMPILER, COMPILING, BENCH, FAILED = "hand", "compiler", "compiling", "bench", "failed"

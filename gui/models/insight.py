@@ -21,14 +21,14 @@ from gui.models.launch import LaunchModel, LaunchState
 from sim.model.advice import Finding, launch_findings
 from sim.rules.devices import GpuSpec
 from sim.model.confidence import Confidence, prediction_confidence
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.model.latency import BlockTrip, LoadedPrediction, predict, predict_loaded
 from sim.model.launch_model import (Launch, LaunchPrediction, achievable_gbps, block_trip_of,
                                predict_geometry, predict_launch)
 from sim.rules.physics import physics_for, same_gpu
 from sim.traces.latency_data import CHECKED_IN, LatencyRun, load_latency_run
 from sim.schedule.policies import COST_MODELS
-from sim.inputs.args.units import fmt_us
+from sim.inputs.units import fmt_us
 from sim.schedule.warps import WarpActivity, sm_activity
 
 WINDOWS_NS = (2000.0, 5000.0, 10000.0)

@@ -16,8 +16,8 @@ from typing import Any
 
 from psygnal import Signal
 
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.files import read_user_file
+from sim.inputs.errors import UserError
+from sim.inputs.files import read_user_file
 
 MAX_REMEMBERED = 8
 

@@ -23,11 +23,11 @@ from gui.models.compiled import (BENCH, BY_HAND, COMPILER, HAND, CompileTarget, 
                                  block_params, block_threads, compile_target, compiled_origin,
                                  compiling_origin, failed_origin, threads_curve)
 from sim.rules.devices import GpuSpec, preset, presets
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.rules.geometry import LaunchGeometry, launch_geometry, launch_text
 from sim.rules.occupancy import Occupancy, occupancy, sweep_registers, sweep_smem, sweep_threads
 from sim.model.throughput import launch_work
-from sim.inputs.args.units import parse_bytes, parse_count
+from sim.inputs.units import parse_bytes, parse_count
 
 MAX_ELEMENTS = 2**31
 MAX_REGS = 512  # the registers box goes past every GPU's 255, to show why such a kernel cannot run
@@ -84,7 +84,7 @@ class LaunchInputs:
 
 
 def parse_field(name: str, text: str) -> int:
-    """A number typed into a box, read as the command line reads it (sim.inputs.args.units): 1e6, 2^20, 4M for
+    """A number typed into a box, read as the command line reads it (sim.inputs.units): 1e6, 2^20, 4M for
     counts, 48K or 48KiB for shared memory. UserError (one line) if it is no number."""
     what = {"elements": "element count", "threads_per_block": "threads per block",
             "regs_per_thread": "registers per thread", "smem_per_block": "shared memory per block",

@@ -19,7 +19,7 @@ from psygnal import Signal
 
 from gui.models.launch import LaunchModel, LaunchState
 from sim.rules.devices import GpuSpec
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.rules.occupancy import Occupancy
 from sim.schedule.dispatch_profile import WAITS, profile_for
 from sim.model.launch_model import LaunchPrediction, launch_of, predict_launch

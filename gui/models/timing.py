@@ -142,7 +142,7 @@ def timing_job(kernels, sizes, ctx):
     window can read without importing any GPU library; kernels that cannot run here, each with
     its reason)."""
     from kernels.measure.timing_methods import time_kernel_methods
-    from sim.inputs.args.errors import UserError
+    from sim.inputs.errors import UserError
     from sim.traces.latency_data import MethodRow
 
     records, skipped = [], []

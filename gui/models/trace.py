@@ -16,7 +16,7 @@ from psygnal import Signal
 
 from sim.traces.compare import Comparison
 from sim.rules.devices import GpuSpec, preset_for_device_name
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 MODES = ("calibrated", "ideal")
 

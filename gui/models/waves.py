@@ -19,7 +19,7 @@ from psygnal import Signal
 
 from gui.models.bench import Series
 from sim.rules.devices import GpuSpec, preset, preset_for_device_name
-from sim.inputs.args.errors import UserError, printable
+from sim.inputs.errors import UserError, printable
 from sim.model.throughput import MatmulPrediction, drops, predict_matmul, wave_multiples
 from sim.traces.waves import (CUBLAS, DEFAULT_SWEEP, MeasuredSweep, dims_text, from_measurements,
                        load_matmul_run, parse_sweep, swept_axis)

@@ -7,7 +7,7 @@ from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import QDoubleSpinBox, QWidget
 
 from gui.models.launch import parse_field
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 
 class NumberBox(QDoubleSpinBox):

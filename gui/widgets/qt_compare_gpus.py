@@ -16,7 +16,7 @@ from gui import style
 from gui.models.compare_gpus import CompareGpusModel
 from gui.models.launch import LaunchModel
 from sim.model.gpu_diff import LaunchSide
-from sim.inputs.args.units import fmt_us
+from sim.inputs.units import fmt_us
 
 
 class QtSmGrid(QWidget):

@@ -20,9 +20,9 @@ from gui import style
 from gui.file_jobs import FileJobs
 from gui.redraw import StagedRedraw
 from gui.models.insight import WINDOWS_NS, InsightModel
-from sim.inputs.args.errors import UserError, printable
+from sim.inputs.errors import UserError, printable
 from sim.traces.latency_data import load_latency_run
-from sim.inputs.args.units import fmt_us
+from sim.inputs.units import fmt_us
 from sim.schedule.warps import EMPTY, ISSUING, MEMORY, READY, STARTING, STATES
 
 STATE_COLOURS = {EMPTY: "EMPTY_SLOT", STARTING: "MUTED", ISSUING: "GOOD", MEMORY: "ACCENT2",

@@ -18,7 +18,7 @@ from gui.models.playback import PlaybackModel
 from gui.models.simulation import SimRun, SimulationModel
 from gui.widgets.sm_layout import SmLayout
 from sim.schedule.timeline import Frame
-from sim.inputs.args.units import fmt_us
+from sim.inputs.units import fmt_us
 
 # Colour codes per warp slot (index into the LUT built in _build_lut).
 _C_BG, _C_GAP, _C_FREE, _C_NEVER = 0, 1, 2, 3

@@ -25,7 +25,7 @@ from sim.traces.compare import MODEL_TITLES
 from sim.rules.devices import preset_for_device_name
 from sim.schedule.policies import COST_MODELS, PLACEMENTS, WAIT_TITLES
 from sim.schedule.timeline import Timeline
-from sim.inputs.args.units import fmt_us
+from sim.inputs.units import fmt_us
 
 MAX_WAVE_LINES = 40
 

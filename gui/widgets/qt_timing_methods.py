@@ -20,7 +20,7 @@ from gui.file_jobs import FileJobs
 from gui.models.timing import HONEST, TOGGLES, TimingModel, timing_task
 from gui.widgets.series import clear_series_plot, fit_legend, legend_entry, series_plot
 from sim.rules.devices import preset_for_device_name
-from sim.inputs.args.errors import UserError, printable
+from sim.inputs.errors import UserError, printable
 from sim.traces.latency_data import CHECKED_IN, load_latency_run
 
 CURVE_COLOURS = {HONEST: "GOOD", "events_no_flush": "ACCENT", "host_launch_returned": "BAD",

@@ -18,7 +18,7 @@ from gui.file_jobs import FileJobs
 from gui.models.waves import MATMULS, TITLES, WavesModel, read_measured
 from gui.widgets.series import (clear_series_plot, draw_level, draw_series, fit_legend,
                                 legend_entry, series_plot)
-from sim.inputs.args.errors import UserError, printable
+from sim.inputs.errors import UserError, printable
 from sim.model.throughput import tensor_tflops
 from sim.traces.waves import CUBLAS
 

@@ -15,7 +15,7 @@ import warnings
 import numba
 import numpy as np
 
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 from kernels.launching.compat import numba_cuda
 from kernels.launching.launch import NO_RESOURCES, Resources

@@ -35,9 +35,9 @@ from dataclasses import asdict, dataclass, field, fields
 from importlib import metadata
 from pathlib import Path
 
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.files import read_json_file, read_user_bytes, write_json_atomic
-from sim.inputs.args.places import compiled_dir
+from sim.inputs.errors import UserError
+from sim.inputs.files import read_json_file, read_user_bytes, write_json_atomic
+from sim.inputs.places import compiled_dir
 
 from kernels.build.toolchain import CompileError, signature_entry
 

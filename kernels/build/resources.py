@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 from kernels.build.compile import CompileError, CompileRequest, CompiledResources, resources_many, spec_request
 from kernels.declare.spec import TRITON_WARPS, KernelSpec, call_with

@@ -29,7 +29,7 @@ import traceback
 import types
 from pathlib import Path
 
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 

@@ -14,7 +14,7 @@ its limit, or a process that ends, is one `UserCodeError` line naming the file; 
 stdout and stderr never reach the caller's output (its last lines are kept for that message).
 Nothing is launched in that process.
 
-Protocol: kernels.host.process.process's frames over the child's stdin/stdout.
+Protocol: kernels.host.process's frames over the child's stdin/stdout.
   caller -> child  ("open", path)                         -> ("ok", [plain spec fields, ...])
                    ("call", name, key, args, kwargs)      -> ("ok", value)
                    ("launch", name, n, block, warps, sm_count, cc) -> ("ok", launch facts)
@@ -37,9 +37,9 @@ import time
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
-from kernels.host.process.process import exit_reason, one_line, read_bytes, read_frame, write_frame
+from kernels.host.process import exit_reason, one_line, read_bytes, read_frame, write_frame
 from kernels.declare.spec import KernelSpec
 from kernels.declare.user_code import UserCodeError, launch_facts
 

@@ -25,8 +25,8 @@ import sys
 import traceback
 import types
 
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.files import read_user_bytes
+from sim.inputs.errors import UserError
+from sim.inputs.files import read_user_bytes
 
 MAX_FILE_BYTES = 1_000_000  # source code, not data: a bigger file is a mistake
 MODULE_PREFIX = "warpscope_kernel_file_"
@@ -217,7 +217,7 @@ def open_once(path, digest: str | None = None, *, cpu_fallback: bool = True) -> 
         specs = known[1]
     else:
         from kernels.declare.declarations import Limits
-        from kernels.host.process.in_host import memory_limit
+        from kernels.host.in_host import memory_limit
 
         if cpu_fallback:
             from kernels.launching.backends import available

@@ -7,7 +7,7 @@ kernel's grid rule (`tile` or `grid`) lives here, beside its other facts, and no
 
 from __future__ import annotations
 
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 from kernels.bodies import reference
 from kernels.declare.matmul_problem import MATMUL

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 BACKENDS = ("triton", "numba", "torch")
 KINDS = ("kernel", "lanes", "trace")  # a declared kernel; the warp-lanes demo; the placement trace

@@ -21,7 +21,7 @@ import math
 import numbers
 from dataclasses import replace
 
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 MAX_GRID = (2**31 - 1, 65535, 65535)  # CUDA's grid limits per dimension
 MAX_COUNT = 2**62  # bytes, FLOPs, sizes: anything larger is a mistake, not a kernel
@@ -248,7 +248,7 @@ def cached_facts(path: str, digest: str, request: tuple, compute) -> dict:
     import hashlib
     import json
 
-    from sim.inputs.args.files import load_json_bounded, read_user_file, write_json_atomic
+    from sim.inputs.files import load_json_bounded, read_user_file, write_json_atomic
 
     from kernels.build.compile import cache_folder
 

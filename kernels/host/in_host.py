@@ -20,7 +20,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from functools import partial
 
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 from kernels.declare.declarations import Limits
 from kernels.declare.user_code import UserCodeError
@@ -101,7 +101,7 @@ def run_in_host(job: Callable, on_progress: Callable[[int, int, str], None] | No
                 limits: Limits | None = None, files=()):
     """`job(ctx)` in a fresh kernel host; its result, or one UserError line (UserCodeError, status
     1, when the user's code failed or the host ended, hung or blew its memory)."""
-    from kernels.host.process.process import HostProcess, TaskOutcome
+    from kernels.host.process import HostProcess, TaskOutcome
 
     limits = limits or Limits.from_env()
     inbox: queue.Queue = queue.Queue()

@@ -22,7 +22,7 @@ Protocol, frames of a 4-byte big-endian length and a pickle, over the host's std
                    ("progress", job_id, done, total, label)
                    ("done", TaskOutcome)
 
-    python -m kernels.host.process.process          # what HostProcess starts; not meant to be run by hand
+    python -m kernels.host.process          # what HostProcess starts; not meant to be run by hand
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 _HEADER = struct.Struct(">I")
@@ -294,7 +294,7 @@ class HostProcess:
         env = dict(os.environ, PYTHONUNBUFFERED="1",
                    PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
         # its own session: a kill takes the host's own children (compilers, inductor workers) too
-        self.proc = subprocess.Popen([sys.executable, "-m", "kernels.host.process.process"], cwd=ROOT, env=env,
+        self.proc = subprocess.Popen([sys.executable, "-m", "kernels.host.process"], cwd=ROOT, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, start_new_session=True)
         self.pid = self.proc.pid
@@ -392,6 +392,6 @@ def exit_reason(code: int, stderr_tail=()) -> str:
 
 
 if __name__ == "__main__":
-    from kernels import host  # records must pickle as kernels.host.process.process.*, not __main__.*
+    from kernels import host  # records must pickle as kernels.host.process.*, not __main__.*
 
     sys.exit(host.main())

@@ -62,7 +62,7 @@ def missing_packages() -> list[str]:
 def missing_module_error(exc: ModuleNotFoundError):
     """A RunFailure naming the live-kernel package a command needed and the pip line that adds
     it, for an import that failed on one; None for any other module (a bug, not the machine)."""
-    from sim.inputs.args.errors import RunFailure
+    from sim.inputs.errors import RunFailure
 
     top = (exc.name or "").split(".")[0]
     if top not in CPU_PINS and top != "llvmlite":

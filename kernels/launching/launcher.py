@@ -8,7 +8,7 @@ window and ``explain`` show, so what is drawn is what is launched. Binding does 
 
 from __future__ import annotations
 
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 from kernels.launching.launch import NO_RESOURCES, Launch, Resources
 from kernels.declare.spec import KernelSpec, call_with, resolve

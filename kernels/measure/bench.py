@@ -11,7 +11,7 @@ import datetime as _dt
 import sys
 from typing import Callable, Iterable, Sequence
 
-from sim.inputs.args.errors import RunFailure, UserError
+from sim.inputs.errors import RunFailure, UserError
 
 from kernels.launching.backends import gpu_status
 from kernels.launching.device import detect_device, device_summary

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sim.inputs.args.errors import RunFailure, UserError
+from sim.inputs.errors import RunFailure, UserError
 
 # (wait, warps per block, block time in us, waves): what the fit needs to see
 FAMILY = tuple(("spin", w, us, waves) for w in (1, 2, 4, 8, 16) for us in (5.0, 20.0, 100.0)
@@ -72,7 +72,7 @@ def calibrate(out: str | None = None, *, record: Callable | None = None, gpu=Non
     a fake recorder. `keep`: also save the recorded traces as a bundle in that folder."""
     from sim.traces.calibrate import cases_of, fit, held_out
     from sim.schedule.dispatch_profile import DispatchProfile, save_profile, user_profile_path
-    from sim.inputs.args.files import check_writable
+    from sim.inputs.files import check_writable
 
     if record is None:
         from kernels.tracing.trace import record_trace, require_gpu

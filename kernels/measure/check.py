@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 from kernels.measure.harness import (backend_status, bind, compare, first_run, make_arrays, reference_of,
                       result_of)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.inputs.args.errors import RunFailure, UserError
+from sim.inputs.errors import RunFailure, UserError
 
 from kernels.measure.harness import backend_status, bind, first_run, make_arrays
 from kernels.declare.registry import get_kernel
@@ -192,7 +192,7 @@ def square_host_steps(elements: int = 1 << 24, threads_per_block: int = 256,
 
 
 # --------------------------------------------------------------------------------------------
-# The window runs these in its kernel host process (kernels.host.process.process), on the host's main thread, as
+# The window runs these in its kernel host process (kernels.host.process), on the host's main thread, as
 # the command line does: inside a worker thread of the window torch.compile did not finish on the
 # H200, and the window stopped answering.
 EXPERIMENTS = {"count_kernels": count_kernels, "launch_vs_finish": launch_vs_finish,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from sim.rules.devices import GpuSpec
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.rules.occupancy import Occupancy, occupancy
 
 

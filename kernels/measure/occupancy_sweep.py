@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 
-from sim.inputs.args.errors import RunFailure, UserError
+from sim.inputs.errors import RunFailure, UserError
 
 KERNELS = ("add", "copy", "scale")
 ARRAYS = {"add": 3, "copy": 2, "scale": 2}  # arrays each element reads or writes
@@ -54,11 +54,11 @@ def _reject_stray(args) -> None:
 
 
 def cmd_occupancy_sweep(args) -> int:
-    from sim.inputs.args.units import parse_count_list
+    from sim.inputs.units import parse_count_list
 
     from kernels.cli import ProgressBar
     from kernels.measure.results import _kind, save_results
-    from sim.inputs.args.files import check_writable
+    from sim.inputs.files import check_writable
 
     kernels = tuple(k.strip() for k in (args.kernel or ",".join(KERNELS)).split(",") if k.strip())
     dtype = args.dtype or "fp64"

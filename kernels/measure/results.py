@@ -16,9 +16,9 @@ import dataclasses
 import io
 import os
 
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.files import load_json_bounded, read_user_file, write_json_atomic, write_text_atomic
-from sim.inputs.args.args import (CudaCC, Flag, Items, Maybe, Object, OneOf, Real, Text, TextList, Whole,
+from sim.inputs.errors import UserError
+from sim.inputs.files import load_json_bounded, read_user_file, write_json_atomic, write_text_atomic
+from sim.inputs.args import (CudaCC, Flag, Items, Maybe, Object, OneOf, Real, Text, TextList, Whole,
                         check_fields, shown)
 from sim.rules.occupancy import LIMITERS
 

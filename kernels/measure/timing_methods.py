@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 from kernels.measure.timing import FLUSH_MIN_BYTES, bandwidth_gbps, summarize, time_gpu
 

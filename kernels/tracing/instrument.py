@@ -23,7 +23,7 @@ import linecache
 import textwrap
 from pathlib import Path
 
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 PREFIX = "_warpscope_"
 STAMPS = PREFIX + "stamps"

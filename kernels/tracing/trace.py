@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from sim.inputs.args.errors import RunFailure, UserError
+from sim.inputs.errors import RunFailure, UserError
 from sim.traces.trace import MAX_TRACE_BLOCKS, Trace, write_trace
 
 from kernels.launching.launch import Launch, Resources

@@ -13,7 +13,7 @@ run it, never in the command's own process.
 
 from __future__ import annotations
 
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.traces.trace import MAX_TRACE_BLOCKS, Trace
 
 INSTRUMENT = ("kernels/tracing/instrument.py: the kernel's source recompiled with %smid/%globaltimer "
@@ -114,7 +114,7 @@ def pick_kernel(specs, file: str, name: str | None):
 def trace_job(file: str, name: str | None, elements: int, block, num_warps: int | None,
               command: str, limits, ctx) -> Trace:
     """In a kernel host (kernels/host/in_host.py): open the file, pick its kernel, trace it."""
-    from kernels.host.process.in_host import OPENED, open_files
+    from kernels.host.in_host import OPENED, open_files
 
     spec = pick_kernel(open_files([file], limits), file, name)
     ctx.progress(0, 0, OPENED)
@@ -129,7 +129,7 @@ def trace_kernel_file(path: str, elements: int, block=None, num_warps: int | Non
     import os
 
     from kernels.declare.declarations import Limits
-    from kernels.host.process.in_host import run_in_host
+    from kernels.host.in_host import run_in_host
     from kernels.declare.kernel_file import file_digest, split_path
 
     file, name = split_path(path)
@@ -144,8 +144,8 @@ def cmd_trace_file(args, spin_only) -> int:
     """`trace --kernel-file`: every value checked, then the GPU looked for, then the file run."""
     import sys
 
-    from sim.inputs.args.files import check_writable
-    from sim.inputs.args.units import parse_count
+    from sim.inputs.files import check_writable
+    from sim.inputs.units import parse_count
 
     from kernels.tracing.trace import require_gpu, save, say_trace
 

@@ -1,6 +1,6 @@
 """The input boundary: every value a user gives is checked here before any arithmetic sees it.
 
-- Typed text (command-line options, the window's boxes): argparse types around `sim.inputs.args.units`'
+- Typed text (command-line options, the window's boxes): argparse types around `sim.inputs.units`'
   bounded parsers (`arg_count`, `arg_bytes`, `arg_real`, `arg_path`).
 - Values inside files and saved settings (already parsed JSON): a schema of field kinds
   (`Whole`, `Real`, `Text`, `Flag`, `OneOf`, `Maybe`) checked field by field by `check_fields`,
@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.units import MAX_COUNT, parse_bytes, parse_count, parse_real
+from sim.inputs.errors import UserError
+from sim.inputs.units import MAX_COUNT, parse_bytes, parse_count, parse_real
 
 
 # -- command-line values ------------------------------------------------------------------------

@@ -30,8 +30,8 @@ import zlib
 
 import numpy as np
 
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.units import fmt_bytes
+from sim.inputs.errors import UserError
+from sim.inputs.units import fmt_bytes
 
 TEMP_PREFIX = ".tmp-warpscope-"  # + "<pid>-<random><suffix>"; see clean_stale_temporaries
 MAX_JSON_DEPTH = 32  # WarpScope's files nest 4 deep; settings and results a little more

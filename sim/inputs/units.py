@@ -3,7 +3,7 @@
 Every number a user types goes through `parse_number` (here) and comes out as an exact int or a
 finite float inside stated bounds: no digit string, exponent, infinity or NaN ever reaches the
 arithmetic behind it. Values that arrive already parsed (JSON files, saved settings) are
-checked by `sim.inputs.args.args`, with the same bounds.
+checked by `sim.inputs.args`, with the same bounds.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import math
 import re
 from fractions import Fraction
 
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 MAX_TEXT = 64  # characters in one typed number; more is a paste accident, not a number
 MAX_COUNT = 2**63 - 1  # every count fits an int64, so numpy arithmetic on it cannot wrap

@@ -16,7 +16,7 @@ import numpy as np
 from sim.model.advice import MIN_IMPACT
 from sim.model.confidence import prediction_confidence
 from sim.rules.devices import GpuSpec
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.rules.geometry import LaunchGeometry, launch_geometry
 from sim.model.launch_model import LaunchPrediction, predict_geometry
 from sim.rules.occupancy import Occupancy, occupancy

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sim.rules.devices import GpuSpec
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 VARIANTS = ("tiled", "persistent", "stream_k")
 # Nine candidates are simulated per choice (the window asks at every slider move): bigger

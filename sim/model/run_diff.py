@@ -14,11 +14,11 @@ import os
 from dataclasses import asdict, dataclass
 
 from sim.rules.devices import preset
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.files import load_json_bounded, read_user_file
-from sim.inputs.args.args import Maybe, Real, Text, Whole, check_fields
+from sim.inputs.errors import UserError
+from sim.inputs.files import load_json_bounded, read_user_file
+from sim.inputs.args import Maybe, Real, Text, Whole, check_fields
 from sim.rules.occupancy import occupancy
-from sim.inputs.args.units import parse_bytes, parse_count
+from sim.inputs.units import parse_bytes, parse_count
 from sim.model.what_if import ADD_BYTES_PER_ELEMENT, WhatIf, predict
 
 MAX_BENCH_BYTES = 32 * 2**20

@@ -30,7 +30,7 @@ from typing import ClassVar
 import numpy as np
 
 from sim.rules.devices import GpuSpec, preset_for_device_name
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.model.matmul_work import BlockWork, MatmulProblem, matmul_work
 from sim.rules.occupancy import occupancy
 from sim.schedule.scheduler import Simulation

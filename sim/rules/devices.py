@@ -10,9 +10,9 @@ from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
 from pathlib import Path
 
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.files import read_json_file
-from sim.inputs.args.places import resource
+from sim.inputs.errors import UserError
+from sim.inputs.files import read_json_file
+from sim.inputs.places import resource
 
 _DATA_FILE = resource("gpus.json")
 

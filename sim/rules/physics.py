@@ -15,9 +15,9 @@ import math
 from dataclasses import dataclass, field, replace
 
 from sim.rules.devices import DeviceMatch, GpuSpec, _presets, match_device
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.files import read_json_file
-from sim.inputs.args.places import resource
+from sim.inputs.errors import UserError
+from sim.inputs.files import read_json_file
+from sim.inputs.places import resource
 
 MAX_PHYSICS_BYTES = 1 << 20  # a GPU's constants and dispatch section: a few KiB
 

@@ -35,7 +35,7 @@ import numpy as np
 
 from sim.rules.devices import GpuSpec
 from sim.schedule.dispatch_profile import BUSY_WAITS, WAITS, DispatchParams
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 INF = math.inf
 MAX_BLOCKS = 2**21  # as sim.schedule.scheduler: beyond that use bigger blocks

@@ -24,9 +24,9 @@ import sys
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
-from sim.inputs.args.errors import UserError, printable
-from sim.inputs.args.files import read_json_file, write_json_atomic
-from sim.inputs.args.places import dispatch_dir
+from sim.inputs.errors import UserError, printable
+from sim.inputs.files import read_json_file, write_json_atomic
+from sim.inputs.places import dispatch_dir
 
 from sim.rules.physics import PHYSICS_DIR, PHYSICS_FORMAT, physics_for
 

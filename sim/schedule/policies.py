@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from sim.rules.devices import GpuSpec
 from sim.schedule.dispatch import dispatch_schedule
 from sim.schedule.dispatch_profile import WAITS, DispatchProfile, profile_for
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.schedule.scheduler import (Placement, Simulation, SmOrderPlacement, TpcSpreadPlacement,
                            UniformCost, simulate)
 

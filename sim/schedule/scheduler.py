@@ -24,7 +24,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 from sim.rules.devices import GpuSpec
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.rules.occupancy import Occupancy
 from sim.schedule.timeline import Timeline
 

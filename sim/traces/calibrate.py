@@ -28,7 +28,7 @@ import numpy as np
 from sim.traces.compare import TraceLaunch, launch_of_trace, simulate_launch
 from sim.rules.devices import GpuSpec
 from sim.schedule.dispatch_profile import DispatchParams, DispatchProfile
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.traces.schedule_metrics import Recorded, ScheduleScore
 from sim.traces.trace import Trace
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from sim.rules.devices import GpuSpec
 from sim.schedule.dispatch_profile import DispatchProfile
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.rules.geometry import BYTES_PER_ELEMENT_ADD
 from sim.rules.occupancy import occupancy
 from sim.schedule.scheduler import Simulation, UniformCost, _breadth_first

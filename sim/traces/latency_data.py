@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.files import read_json_file
-from sim.inputs.args.args import Flag, Items, Maybe, Object, Real, Text, Whole, check_fields
+from sim.inputs.errors import UserError
+from sim.inputs.files import read_json_file
+from sim.inputs.args import Flag, Items, Maybe, Object, Real, Text, Whole, check_fields
 
 FORMAT = "warpscope-latency/1"
 CHECKED_IN = Path(__file__).resolve().parents[2] / "benchmarks" / "latency_h200.json"

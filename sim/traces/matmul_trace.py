@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.model.throughput import MatmulPrediction
 from sim.traces.trace import Trace
 

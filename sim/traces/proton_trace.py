@@ -16,7 +16,7 @@ which the file writes as if the clock ran at "Frequency (MHz)" (1 GHz). So a blo
 a time, and its length is a cycle count: `compare` converts it at the GPU's clock
 (sim.traces.compare.on_gpu_clock), where the GPU is known. A CTA is one block: its SM, its first event,
 its last event end. Older Proton (before the global timer) started every CTA at 0: no schedule,
-refused. Read through sim.inputs.args.files, like every file a user gives.
+refused. Read through sim.inputs.files, like every file a user gives.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import re
 
 import numpy as np
 
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.args import shown
+from sim.inputs.errors import UserError
+from sim.inputs.args import shown
 from sim.traces.trace import MAX_BLOCK_ID, MAX_SMS, MAX_TIME_US, MAX_TRACE_BLOCKS, Trace
 
 TOOL = "Triton Proton (intra-kernel timeline, chrome trace)"
@@ -42,7 +42,7 @@ def is_proton_document(data) -> bool:
 
 
 def proton_trace(data, where: str) -> Trace:
-    """The block trace in a Proton chrome trace (parsed by sim.traces.trace through sim.inputs.args.files)."""
+    """The block trace in a Proton chrome trace (parsed by sim.traces.trace through sim.inputs.files)."""
     events = data.get("traceEvents") if isinstance(data, dict) else None
     if not isinstance(events, list):
         raise UserError(f"{where} is not a Proton trace (no 'traceEvents' list)")

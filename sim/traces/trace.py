@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.files import load_json_bounded, read_user_file, write_json_atomic
-from sim.inputs.args.args import FieldError, Object, OneOf, Real, Text, Whole, check_fields, shown
+from sim.inputs.errors import UserError
+from sim.inputs.files import load_json_bounded, read_user_file, write_json_atomic
+from sim.inputs.args import FieldError, Object, OneOf, Real, Text, Whole, check_fields, shown
 
 FORMAT = "warpscope-trace/1"
 COLUMNS = ["block", "sm", "slot", "start_us", "end_us"]

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.files import read_json_file, read_npz_file, write_bytes_atomic, write_json_atomic
-from sim.inputs.args.args import Items, Object, Real, Text, Whole, check_fields, shown
+from sim.inputs.errors import UserError
+from sim.inputs.files import read_json_file, read_npz_file, write_bytes_atomic, write_json_atomic
+from sim.inputs.args import Items, Object, Real, Text, Whole, check_fields, shown
 from sim.traces.trace import MAX_SMS, MAX_TIME_US, Trace, checked_meta, known_good, write_trace
 
 BUNDLE_FORMAT = "warpscope-trace-bundle/1"

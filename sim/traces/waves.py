@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.files import read_json_file
-from sim.inputs.args.args import (FieldError, Items, Maybe, Object, OneOf, Real, Text, Whole, check_fields,
+from sim.inputs.errors import UserError
+from sim.inputs.files import read_json_file
+from sim.inputs.args import (FieldError, Items, Maybe, Object, OneOf, Real, Text, Whole, check_fields,
                         shown)
-from sim.inputs.args.units import parse_count
+from sim.inputs.units import parse_count
 
 DIMS = ("M", "N", "K")
 MAX_POINTS = 400

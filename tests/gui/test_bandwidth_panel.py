@@ -188,7 +188,7 @@ def test_experiments_without_gpu_show_what_they_can(qtbot, runner):
     from kernels.measure.experiments import HostStep, HostSteps, LaunchVsFinish
 
     def count():
-        from sim.inputs.args.errors import UserError
+        from sim.inputs.errors import UserError
 
         raise UserError("counting GPU kernels needs a GPU: no CUDA GPU")
 

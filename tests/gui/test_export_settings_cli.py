@@ -14,7 +14,7 @@ import pytest
 from PySide6.QtGui import QImage
 
 from sim.rules.devices import preset
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.rules.occupancy import sweep_threads
 
 from tests.gui.conftest import wait_sim
@@ -49,7 +49,7 @@ def _check_exports(out: Path, files: list[Path]) -> None:
         assert len(_rows(out / f"{stem}.csv")) >= 2, stem
     for extra in ("session.json", "summary.png", "summary.html"):
         assert extra in names
-    left = sorted(p.name for p in out.iterdir())  # hidden files too: sim.inputs.args.files writes .tmp-*
+    left = sorted(p.name for p in out.iterdir())  # hidden files too: sim.inputs.files writes .tmp-*
     assert not [n for n in left if n.startswith(".tmp-")], left
     assert set(left) == names  # nothing written that export did not report
 

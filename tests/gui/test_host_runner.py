@@ -98,7 +98,7 @@ def test_job_modules_import_no_qt():
     import sys
     from pathlib import Path
 
-    code = ("import sys, gui.jobs, kernels.host.process.process; "
+    code = ("import sys, gui.jobs, kernels.host.process; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('PySide6', 'shiboken6', 'pyqtgraph', 'torch', 'triton', 'numba')))")
     root = Path(__file__).resolve().parents[2]

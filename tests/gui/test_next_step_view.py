@@ -25,7 +25,7 @@ def test_try_it_sets_the_register_step_on_the_launch(win):
 
 
 def test_the_next_steps_time_is_the_verdicts_whole_launch_time(win):
-    from sim.inputs.args.units import fmt_us
+    from sim.inputs.units import fmt_us
 
     w = win("H200", 2**24, 1024, regs=40)
     view = w.teach.verdicts_view

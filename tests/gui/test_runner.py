@@ -59,7 +59,7 @@ def test_runner_cancel_and_errors(qtbot, runner):
     assert not out.ok and out.error == "ValueError: bad things"
 
     def user_error(ctx):
-        from sim.inputs.args.errors import UserError
+        from sim.inputs.errors import UserError
 
         raise UserError("Triton BLOCK_SIZE must be a power of two up to 131072, got 2000")
 

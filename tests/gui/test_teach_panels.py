@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication
 
 from gui import style
 from gui.teach_panels import set_theme
-from sim.inputs.args.units import fmt_us
+from sim.inputs.units import fmt_us
 from tests.gui.conftest import wait_sim
 
 

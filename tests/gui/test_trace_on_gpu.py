@@ -46,7 +46,7 @@ def test_trace_on_the_gpu_records_off_the_gui_thread_and_opens_the_trace(qtbot, 
 
 def test_a_failed_recording_is_one_line(qtbot, make_window, monkeypatch):
     from kernels.declare.registry import KERNELS
-    from sim.inputs.args.errors import UserError
+    from sim.inputs.errors import UserError
 
     def fails(*a):
         raise UserError("no CUDA GPU here: trace --kernel-file needs one")

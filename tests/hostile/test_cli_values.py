@@ -14,8 +14,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import main
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.units import MAX_COUNT, parse_bytes, parse_count, parse_count_list, parse_real
+from sim.inputs.errors import UserError
+from sim.inputs.units import MAX_COUNT, parse_bytes, parse_count, parse_count_list, parse_real
 
 from tests.hostile.helpers import assert_contract, fuzz, number_text, run_cli, snapshot, time_limit
 

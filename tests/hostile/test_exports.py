@@ -18,8 +18,8 @@ import pytest
 
 from gui import export_folder
 from gui.export_folder import MANIFEST, SUBFOLDER, export_target, foreign_files, replace_folder
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.files import TEMP_PREFIX, write_text_atomic
+from sim.inputs.errors import UserError
+from sim.inputs.files import TEMP_PREFIX, write_text_atomic
 
 ROOT = Path(__file__).resolve().parents[2]
 SETS = (["sm_view.png", "session.json", "summary.html"], ["sm_view.png", "timeline.csv"])

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 
 from kernels.measure.results import from_dict, load_results, save_results
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.files import load_json_bounded
+from sim.inputs.errors import UserError
+from sim.inputs.files import load_json_bounded
 from sim.traces.trace import load_trace
 
 from tests.hostile.helpers import assert_contract, fuzz, mutations, run_cli, snapshot, time_limit

@@ -17,8 +17,8 @@ import pytest
 from PySide6.QtGui import QImage
 
 from gui.export import MANIFEST, export_to_folder
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.files import (
+from sim.inputs.errors import UserError
+from sim.inputs.files import (
     TEMP_PREFIX,
     atomic_file,
     check_writable,
@@ -100,7 +100,7 @@ def test_kill_during_a_write_leaves_the_earlier_file(tmp_path):
     target = tmp_path / "shot.png"
     target.write_bytes(b"earlier")
     code = (
-        "import sys, time; sys.path.insert(0, sys.argv[2]); from sim.inputs.args.files import atomic_file\n"
+        "import sys, time; sys.path.insert(0, sys.argv[2]); from sim.inputs.files import atomic_file\n"
         "with atomic_file(sys.argv[1]) as tmp, open(tmp, 'wb') as fh:\n"
         "    fh.write(b'x' * 100000); fh.flush(); print('writing', flush=True); time.sleep(60)\n"
     )

@@ -2,7 +2,7 @@
 /dev/zero is refused before it is opened), a size cap, bounded JSON nesting, .npz members checked
 before numpy allocates them. This test walks the code and fails on a read anywhere else.
 
-A new reader calls `sim.inputs.args.files.read_user_bytes / read_user_file / read_json_file / read_npz_file`.
+A new reader calls `sim.inputs.files.read_user_bytes / read_user_file / read_json_file / read_npz_file`.
 The allow-list below is for writers and for text that is no file (a child's answer on a pipe)."""
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from hypothesis import given
 from kernels.measure.results import load_results
 from sim.schedule import dispatch_profile
 from sim.schedule.dispatch_profile import DispatchProfile, builtin_profile, load_profile, profile_for
-from sim.inputs.args.errors import UserError, printable
+from sim.inputs.errors import UserError, printable
 from sim.traces.latency_data import CHECKED_IN, load_latency_run
 from sim.traces.trace import Trace, load_trace
 from sim.traces.trace_bundle import ARRAYS_NAME, INDEX_NAME, load_bundle, read_index, write_bundle

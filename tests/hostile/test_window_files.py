@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kernels.measure.results import load_results
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 from tests.hostile.helpers import fuzz, mutations, time_limit
 

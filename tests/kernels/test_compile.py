@@ -12,7 +12,7 @@ from kernels.build.compile import (CompileError, CompiledResources, ResourceCach
                              resources_many, signature_from_args, triton_request,
                              triton_resources)
 from kernels.declare.kernel_file import import_file
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 KERNELS = '''
 import numpy as np

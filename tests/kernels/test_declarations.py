@@ -9,7 +9,7 @@ import pytest
 
 from kernels.declare.declarations import DeclarationProcess
 from kernels.declare.kernel_file import open_kernel_file
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 

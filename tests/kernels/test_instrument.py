@@ -14,7 +14,7 @@ from kernels_env import HAS_GPU
 
 from kernels import cli
 from kernels.tracing.instrument import PREFIX, STAMPS, instrumented_source
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 

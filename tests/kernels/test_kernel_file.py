@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from kernels.declare.kernel_file import MAX_FILE_BYTES, MODULE_PREFIX, load_kernel_file, split_path
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 GOOD = '''
 import numpy as np

@@ -15,7 +15,7 @@ from kernels.build.compile import resources_many
 from kernels.declare.kernel_file import open_kernel_file
 from kernels.declare.registry import get_kernel
 from kernels.build.resources import launch_request
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.rules.devices import preset, presets
 from tests.broken_kernel_files import BROKEN, write_broken
 

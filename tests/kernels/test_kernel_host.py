@@ -1,4 +1,4 @@
-"""The kernel host process (kernels.host.process.process) without Qt: jobs by import path, progress, one-line errors,
+"""The kernel host process (kernels.host.process) without Qt: jobs by import path, progress, one-line errors,
 cancel, a crash reported in one line, stray prints kept out of the frames, and results that would
 import a GPU library into the window refused."""
 
@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from kernels.host.process.process import decode_for_window
+from kernels.host.process import decode_for_window
 from tests import host_jobs
 from tests.host_jobs import Host
 

@@ -4,7 +4,7 @@ import pytest
 from kernels_env import HAS_GPU
 
 from kernels.measure.bench import sweep
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 cpu_only = pytest.mark.skipif(HAS_GPU, reason="checks the CPU path's labels; a GPU is present")
 

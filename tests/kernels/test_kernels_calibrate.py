@@ -12,7 +12,7 @@ from kernels.measure import calibrate as cal
 from kernels import cli
 from sim.rules.devices import preset
 from sim.schedule.dispatch_profile import load_profile, profile_for
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.traces.trace_bundle import load_bundle
 
 DATA = Path(__file__).parents[1] / "data" / "dispatch_h200"

@@ -8,8 +8,8 @@ import pytest
 from kernels_env import HAS_GPU
 
 from kernels import cli
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.units import parse_count_list
+from sim.inputs.errors import UserError
+from sim.inputs.units import parse_count_list
 
 
 def _parse(*argv):

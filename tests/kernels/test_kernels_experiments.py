@@ -4,7 +4,7 @@ import pytest
 from kernels_env import HAS_GPU
 
 from kernels.measure.experiments import STEP_NAMES, count_kernels, launch_vs_finish, square_host_steps
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 
 def test_square_host_steps_are_the_five_in_order():

@@ -15,7 +15,7 @@ from kernels.measure.occupancy_probe import (
     padding_plan,
 )
 from sim.rules.devices import preset
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.rules.occupancy import occupancy
 
 GPUS = [preset(n) for n in ("H200", "A100 80GB", "T4", "RTX 4090")]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from kernels.declare.registry import KERNELS, get_kernel, kernel_names, parse_kernel_list
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 
 def test_names_unique_and_fields_valid():

@@ -7,7 +7,7 @@ import pytest
 
 from kernels.measure.results import load_results, save_results
 from kernels.measure.timing import FORMAT, BenchResult, Measurement
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 
 def _m(**kw) -> Measurement:

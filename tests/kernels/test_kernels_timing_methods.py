@@ -13,7 +13,7 @@ from kernels.measure.timing_methods import (
     time_kernel_methods,
     time_methods,
 )
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 
 def test_methods_are_unique_and_explain_themselves_in_one_sentence():

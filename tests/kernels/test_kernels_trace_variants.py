@@ -17,7 +17,7 @@ from kernels import cli
 from kernels.launching.launch import Resources
 from kernels.tracing.trace import grid_for_waves, summarize_trace, trace_from_stamps, trace_meta
 from sim.rules.devices import preset
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.rules.occupancy import occupancy
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

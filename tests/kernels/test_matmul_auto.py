@@ -7,7 +7,7 @@ import pytest
 
 from kernels.declare.registry import matmul_variants
 from sim.rules.devices import preset
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.model.matmul_choice import CANDIDATE_TILES, choose, leftover_fill, stream_k_slowdown
 
 H200 = preset("H200")

@@ -11,7 +11,7 @@ from kernels import cli
 from kernels.measure.occupancy_sweep import occupancy_sweep
 from kernels.measure.results import load_results, save_results
 from sim.rules.devices import preset
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.rules.occupancy import occupancy
 
 pytestmark = pytest.mark.skipif(HAS_GPU, reason="the CPU path")

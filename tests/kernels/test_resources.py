@@ -16,7 +16,7 @@ from kernels.declare.kernel_file import open_kernel_file
 from kernels.declare.registry import get_kernel
 from kernels.build.resources import (COMPILE_BUDGET_BYTES, compile_elements, launch_arrays,
                                launch_request, launch_resources_many, occupancy_smem)
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "resources" / "examples"

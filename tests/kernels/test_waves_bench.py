@@ -11,7 +11,7 @@ from kernels import cli
 from kernels.measure.bench import at_dims, waves_sweep
 from kernels.declare.registry import get_kernel
 from kernels.measure.results import load_results, save_results
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.traces.waves import from_measurements, parse_sweep
 
 

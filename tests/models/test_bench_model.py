@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from gui.models.bench import BenchModel, parse_blocks, parse_sizes
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 from tests.models.fakes import GPU, NO_GPU, fake_sweep
 

@@ -10,7 +10,7 @@ import pytest
 from gui.models.launch import (CUSTOM_KERNEL, LaunchInputs, LaunchModel, compute_state,
                                parse_field)
 from sim.rules.devices import preset
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 
 class Recorder:

@@ -8,7 +8,7 @@ from gui.models.insight import InsightModel
 from gui.models.launch import LaunchInputs, LaunchModel
 from gui.models.timing import HONEST, TimingModel
 from sim.traces.latency_data import load_latency_run
-from sim.inputs.args.units import fmt_us
+from sim.inputs.units import fmt_us
 
 
 def insight(gpu="H200", elements=2**26, threads=256, regs=0):

@@ -14,7 +14,7 @@ from gui.models.simulation import SimulationModel, SimulationOptions, run_simula
 from gui.models.waves import WavesModel
 from kernels.declare.registry import KERNELS
 from sim.rules.devices import preset, presets
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 
 

@@ -12,7 +12,7 @@ from sim.traces.compare import (CUDA_PROBE_NOTE, UNSAID_WAIT_NOTE, RecordedPlace
 from sim.rules.devices import preset, preset_for_device_name
 from sim.schedule.dispatch import dispatch_schedule
 from sim.schedule.dispatch_profile import builtin_profile
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.schedule.scheduler import SmOrderPlacement, TpcSpreadPlacement, UniformCost, simulate
 from sim.traces.trace import Trace, load_trace, save_trace
 

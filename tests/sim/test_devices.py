@@ -1,7 +1,7 @@
 import pytest
 
 from sim.rules.devices import GpuSpec, architecture_limits, preset, presets, spec_from_device
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 REQUIRED = ["V100", "T4", "A100 40GB", "A100 80GB", "RTX 3090", "L40S", "RTX 4090", "H100 SXM",
             "H100 PCIe", "H200", "B200", "RTX 5090"]

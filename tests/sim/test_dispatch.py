@@ -11,7 +11,7 @@ import pytest
 from sim.rules.devices import preset
 from sim.schedule.dispatch import dispatch_schedule
 from sim.schedule.dispatch_profile import DispatchParams, builtin_profile
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.schedule.scheduler import SmOrderPlacement, TpcSpreadPlacement, UniformCost, simulate
 from sim.traces.schedule_metrics import peak_per_sm
 from sim.traces.trace_bundle import load_bundle

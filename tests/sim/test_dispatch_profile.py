@@ -8,7 +8,7 @@ import pytest
 from sim.schedule.dispatch_profile import (BUILTIN_DIR, LEGACY_FORMAT, PROFILE_FORMAT, DispatchParams, DispatchProfile,
                                   builtin_profile, gpu_key, load_profile, profile_for, save_profile,
                                   user_profile_path)
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 
 
 @pytest.fixture(autouse=True)

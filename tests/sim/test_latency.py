@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from sim.rules.devices import preset, presets, spec_from_device
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.model.latency import (
     bytes_in_flight_needed,
     bytes_in_flight_per_sm,

@@ -15,7 +15,7 @@ import pytest
 
 from kernels.declare.registry import get_kernel
 from sim.rules.devices import preset
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.model.launch_model import MAX_WAVES, Launch, predict_launch
 
 BENCH = Path(__file__).parents[2] / "benchmarks"

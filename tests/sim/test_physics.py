@@ -7,7 +7,7 @@ import pytest
 
 from sim.rules.devices import match_device, preset, presets, spec_from_device
 from sim.schedule.dispatch_profile import DispatchProfile, load_profile, save_profile
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.rules.physics import MODEL_CONSTANTS, PHYSICS_DIR, physics_for, read_physics, same_gpu
 
 # what drivers really report -> (preset, exact?)

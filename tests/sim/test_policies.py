@@ -8,7 +8,7 @@ import pytest
 
 import main
 from sim.rules.devices import preset
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.rules.occupancy import occupancy
 from sim.rules.geometry import launch_geometry
 from sim.model.launch_model import Launch, launch_of, predict_launch

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import main
 from sim.traces.compare import compare_trace
 from sim.rules.devices import preset
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.traces.trace import read_any_trace
 
 SAMPLE = Path(__file__).parents[1] / "data" / "proton" / "vector_add.chrome_trace"

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from sim.rules.devices import preset
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.rules.occupancy import occupancy
 from sim.model.run_diff import diff_runs, read_run
 from sim.model.what_if import WhatIf, predict

@@ -8,7 +8,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from sim.rules.devices import preset, presets
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.rules.occupancy import occupancy
 from sim.model.launch_model import Launch, TripCost
 from sim.schedule.scheduler import (BlockScheduler, SmOrderPlacement, TpcSpreadPlacement,

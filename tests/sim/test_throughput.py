@@ -13,7 +13,7 @@ import pytest
 
 from kernels.declare.registry import get_kernel
 from sim.rules.devices import preset, presets, spec_from_device
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.traces.compare import compare_trace
 from sim.traces.matmul_trace import recorded_matmul
 from sim.model.matmul_work import MatmulProblem, matmul_work

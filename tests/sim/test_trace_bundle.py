@@ -9,7 +9,7 @@ import pytest
 from sim.traces import trace_bundle
 from sim.traces.compare import compare_trace
 from sim.rules.devices import preset
-from sim.inputs.args.errors import UserError
+from sim.inputs.errors import UserError
 from sim.traces.trace import Trace, load_trace
 from sim.traces.trace_bundle import ARRAYS_NAME, BUNDLE_FORMAT, INDEX_NAME, load_bundle, write_bundle
 

@@ -1,7 +1,7 @@
 import pytest
 
-from sim.inputs.args.errors import UserError
-from sim.inputs.args.units import fmt_bytes, parse_bytes, parse_count, parse_count_list
+from sim.inputs.errors import UserError
+from sim.inputs.units import fmt_bytes, parse_bytes, parse_count, parse_count_list
 
 
 @pytest.mark.parametrize("text,value", [("1000000", 10**6), ("1_000_000", 10**6), ("1,000,000", 10**6),
