@@ -11,9 +11,12 @@ The variants' declarations come from the caller (kernels/ owns them; sim/ import
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from sim.rules.devices import GpuSpec
 from sim.inputs.errors import UserError
+from sim.inputs.files import read_json_file
+from sim.inputs.places import resource
 
 VARIANTS = ("tiled", "persistent", "stream_k")
 # Nine candidates are simulated per choice (the window asks at every slider move): bigger
@@ -64,9 +67,32 @@ def stream_k_slowdown(fill: float, knots=None) -> float:
     return float(np.interp(fill, STREAM_K_FILLS, STREAM_K_SLOWDOWN if knots is None else knots))
 
 
+# Each candidate's sustained efficiency against the compute model (fitted on its 128x256 tile
+# only): smaller tiles stage fewer FLOPs per shared-memory byte and w4 has fewer warps to hide
+# latency. Data with its provenance, written by benchmarks/tiles_fit.py on run H (H200).
+TILE_FIT_PATH = resource("fits", "H200_matmul_tiles.json")
+
+
+@cache
+def tile_fit() -> dict:
+    """The stored fit (resources/fits/H200_matmul_tiles.json); {} where it is not shipped."""
+    if not TILE_FIT_PATH.exists():
+        return {}
+    return read_json_file(TILE_FIT_PATH, "matmul tile fit", 1 << 20)  # damaged: one line
+
+
+def candidate_key(spec, params: dict) -> str:
+    return f"{spec.name} {tile_label(params)}"
+
+
+def candidate_efficiency(spec, params: dict) -> float:
+    """The fitted model-over-measured time of this kernel and tile; 1 where none was fitted."""
+    return float(tile_fit().get("efficiency", {}).get(candidate_key(spec, params), 1.0))
+
+
 def predict_candidate(spec, dims: dict, gpu: GpuSpec, params: dict, dtype: str):
     """THE prediction of one candidate (switch here when the launch model moves): (prediction,
-    time in us with stream-K's fitted leftover-wave term)."""
+    time in us with stream-K's fitted leftover-wave term, over the candidate's efficiency)."""
     from sim.model.throughput import predict_matmul
 
     p = predict_matmul(spec, dims, gpu, params, dtype=dtype)
@@ -74,7 +100,7 @@ def predict_candidate(spec, dims: dict, gpu: GpuSpec, params: dict, dtype: str):
     if getattr(spec, "constants", {}).get("STREAM_K"):
         time_us += (stream_k_slowdown(leftover_fill(p.tiles, p.concurrent_tiles))
                     * tile_time_us(gpu, p.params, int(dims["K"]), dtype))
-    return p, time_us
+    return p, time_us / candidate_efficiency(spec, p.params)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +114,7 @@ class Candidate:
     waves: float  # tiles over the tiles that run at once
     time_us: float
     tflops: float
+    efficiency: float = 1.0  # the fitted one its time was divided by (candidate_efficiency)
 
     @property
     def label(self) -> str:
@@ -162,7 +189,8 @@ def choose(specs: dict, dims: dict, gpu: GpuSpec, dtype: str = "bfloat16",
                 continue
             found.append(Candidate(variant, params, p.tiles, p.programs, p.blocks_per_sm,
                                    p.concurrent_tiles, p.waves, time_us,
-                                   2 * sizes["M"] * sizes["N"] * sizes["K"] / time_us / 1e6))
+                                   2 * sizes["M"] * sizes["N"] * sizes["K"] / time_us / 1e6,
+                                   candidate_efficiency(specs[variant], p.params)))
     if not found:
         raise UserError(f"no matmul candidate for M={sizes['M']:,} N={sizes['N']:,} "
                         f"K={sizes['K']:,} on {gpu.name}: {skipped[0] if skipped else ''}")
