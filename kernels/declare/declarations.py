@@ -387,6 +387,6 @@ def _declared(key: str):
 
 
 if __name__ == "__main__":
-    from kernels import declarations  # frames must pickle as kernels.*, not __main__.*
+    from kernels.declare import declarations  # frames must pickle as kernels.declare.*, not __main__.*
 
     sys.exit(declarations.main())

@@ -392,6 +392,6 @@ def exit_reason(code: int, stderr_tail=()) -> str:
 
 
 if __name__ == "__main__":
-    from kernels import host  # records must pickle as kernels.host.process.*, not __main__.*
+    from kernels.host import process as host  # records must pickle as kernels.host.process.*, not __main__.*
 
     sys.exit(host.main())
