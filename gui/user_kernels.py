@@ -180,7 +180,7 @@ class UserKernels:
             self._syncing_bench = False
 
     def runners(self) -> tuple:
-        return (self.compiler, *self.file_jobs.runners())
+        return (self.compiler, self.tracer, *self.file_jobs.runners())
 
     # -- tracing the kernel shown ----------------------------------------------------------------
     def trace_on_gpu(self, path: str) -> int | None:

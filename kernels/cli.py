@@ -374,7 +374,9 @@ def cmd_waves(args) -> int:
     from kernels.declare.registry import parse_kernel_list
 
     dims_list = parse_sweep(args.waves_sweep)
-    kernels = parse_kernel_list(args.kernel or "matmul")
+    # the group's tiled variants; matmul_auto picks among them per size (explain shows its choice)
+    kernels = parse_kernel_list(args.kernel) if args.kernel else \
+        [k for k in parse_kernel_list("matmul") if k.name != "matmul_auto"]
     if args.reps < 1:
         raise UserError("--reps must be at least 1")
     for flag, value in (("--block", args.block), ("--warps", args.warps), ("--no-flush", args.no_flush)):

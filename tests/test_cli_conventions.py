@@ -52,10 +52,11 @@ def test_a_command_without_triton_says_so_in_one_line(capsys, monkeypatch, tmp_p
     monkeypatch.setitem(sys.modules, "triton", None)  # `import triton` raises ModuleNotFoundError
     import kernels
 
-    for name in ("trace", "trace_kernels"):  # the modules that import triton: afresh, without it
-        if f"kernels.{name}" in sys.modules:
-            monkeypatch.setattr(kernels, name, sys.modules[f"kernels.{name}"])  # put back after
-            monkeypatch.delitem(sys.modules, f"kernels.{name}")
+    for full in ("kernels.tracing.trace", "kernels.bodies.trace_kernels"):  # they import triton:
+        if full in sys.modules:                                               # afresh, without it
+            parent, leaf = full.rsplit(".", 1)
+            monkeypatch.setattr(sys.modules[parent], leaf, sys.modules[full])  # put back after
+            monkeypatch.delitem(sys.modules, full)
     code, out, err = run(capsys, *argv)
     assert code == 1 and err.count("\n") == 1 and "Traceback" not in err, err
     assert "needs triton, which is not installed" in err and "pip install" in err and not out

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sim.inputs.args import places
+from sim.inputs import places
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -37,12 +37,14 @@ def test_held_out_replay_score():
 
 
 def test_choose_divides_the_model_by_the_candidates_efficiency_and_the_model_is_the_runs():
-    """The run's recorded predictions are the model's now; a moved model needs a refit."""
+    """The run's recorded predictions are the model's now, but for the launch overhead: run H was
+    predicted with 4.4 us, the real-kernel fit then measured 4.0 us (resources/physics/H200.json).
+    Anything else that moves the model by more than that needs a refit."""
     point = TEST[0]  # N=2304: before the fit auto took a 64x128 tile at 0.70 x best
     got = choose(matmul_variants(), dict(M=point["M"], N=point["N"], K=point["K"]),
                  preset("H200"), "bfloat16")
     recorded = {c["label"]: c["predicted_ms"] * 1e3 for c in point["candidates"]}
     for c in got.candidates:
         assert c.efficiency < 1.0
-        assert c.time_us * c.efficiency == pytest.approx(recorded[c.label], rel=1e-6)
+        assert c.time_us * c.efficiency == pytest.approx(recorded[c.label] - 0.4, rel=1e-6)
     assert (got.chosen.params["BLOCK_M"], got.chosen.params["BLOCK_N"]) != (64, 128)
