@@ -80,6 +80,20 @@ def check_grid(grid: int | None, waves: float | None) -> None:
         raise UserError(f"--waves must be in (0, 1000], got {waves}")
 
 
+def stamp_cost(untraced, traced, reps: int, flush_bytes: int) -> dict:
+    """The instrument's cost: the same launch timed plain and stamped (device events, L2
+    flushed, medians), as every trace's meta records it."""
+    timing = {}
+    for label, run in (("untraced", untraced), ("traced", traced)):
+        times = time_gpu(run, reps=reps, flush_bytes=flush_bytes)
+        timing[f"{label}_median_us"] = 1e3 * summarize(times)[0]
+    timing["overhead_percent"] = 100.0 * (timing["traced_median_us"]
+                                          / timing["untraced_median_us"] - 1)
+    timing["timing_method"] = ("CUDA events, L2 flushed before each rep, median of at least "
+                               f"{reps} (kernels/measure/timing.py time_gpu)")
+    return timing
+
+
 def require_gpu():
     """The device as a sim GpuSpec; UserError where Triton cannot run on a GPU here."""
     from kernels.launching.backends import available, gpu_status
@@ -260,16 +274,8 @@ def record_tile_trace(kernel: str, elements: int, block_size: int = 1024, num_wa
     if not ok:
         raise UserError(f"the stamped {kernel} kernel gave wrong results")
     flush = flush_bytes_for(gpu.l2_bytes)
-    timing = {}
-    if overhead_reps:
-        for label, stamp in (("untraced", False), ("traced", True)):
-            times = time_gpu(lambda s=stamp: launch(s, stamps), reps=overhead_reps,
-                             flush_bytes=flush)
-            timing[f"{label}_median_us"] = 1e3 * summarize(times)[0]
-        timing["overhead_percent"] = 100.0 * (timing["traced_median_us"]
-                                              / timing["untraced_median_us"] - 1)
-        timing["timing_method"] = ("CUDA events, L2 flushed before each rep, median of at least "
-                                   f"{overhead_reps} (kernels/measure/timing.py time_gpu)")
+    timing = stamp_cost(lambda: launch(False, stamps), lambda: launch(True, stamps),
+                        overhead_reps, flush) if overhead_reps else {}
     # Record a launch that is compiled already, with L2 full of other data first (do_bench's
     # flush), so that every block reads its tile from DRAM as a cold run would
     stamps.fill_(-1)

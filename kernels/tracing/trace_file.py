@@ -24,7 +24,7 @@ def record_file_trace(spec, elements: int, block=None, num_warps: int | None = N
                       command: str = "", *, overhead_reps: int = 20) -> Trace:
     """Trace one launch of a Triton KernelSpec at `elements`; `block` is a value of its sweep
     parameter (or a dict), `num_warps` overrides its own."""
-    from kernels.tracing.trace import require_gpu
+    from kernels.tracing.trace import require_gpu, stamp_cost
 
     if spec.backend != "triton":
         raise UserError(f"{spec.name} is a {spec.backend} kernel: trace --kernel-file stamps "
@@ -38,7 +38,7 @@ def record_file_trace(spec, elements: int, block=None, num_warps: int | None = N
     from kernels.tracing.instrument import instrument
     from kernels.launching.launcher import bind_triton, kernel_args
     from kernels.declare.spec import resolve
-    from kernels.measure.timing import flush_bytes_for, summarize, time_gpu
+    from kernels.measure.timing import flush_bytes_for
 
     setting = block_setting(spec, block, num_warps)
     shape = spec.launch_shape(elements, setting, gpu.sm_count)
@@ -61,15 +61,7 @@ def record_file_trace(spec, elements: int, block=None, num_warps: int | None = N
             if not acc.ok:
                 raise UserError(f"{spec.name} {what} gave wrong results at {elements:,} "
                                 f"elements: {acc.detail}")
-    timing = {}
-    if overhead_reps:
-        for label, launch in (("untraced", plain), ("traced", traced)):
-            times = time_gpu(launch.run, reps=overhead_reps, flush_bytes=flush)
-            timing[f"{label}_median_us"] = 1e3 * summarize(times)[0]
-        timing["overhead_percent"] = 100.0 * (timing["traced_median_us"]
-                                              / timing["untraced_median_us"] - 1)
-        timing["timing_method"] = ("CUDA events, L2 flushed before each rep, median of at least "
-                                   f"{overhead_reps} (kernels/measure/timing.py time_gpu)")
+    timing = stamp_cost(plain.run, traced.run, overhead_reps, flush) if overhead_reps else {}
     stamps.fill_(-1)
     torch.empty(flush, dtype=torch.int8, device="cuda").zero_()
     torch.cuda.synchronize()
