@@ -89,17 +89,19 @@ def register(subparsers) -> None:
                     "resident --spin-us, waiting as --wait says; --kernel add|copy|square|softmax: a "
                     "real kernel, one tile (softmax: one row) per block, each block stamped at "
                     "entry and after its store, and timed stamped and unstamped (the cost of "
-                    "the stamps is in the file).")
+                    "the stamps is in the file). --kernel-file: your own Triton or Numba kernel, "
+                    "recompiled with the same stamps. Without a GPU it says so and exits 2.")
     p.add_argument("--kernel", default=None, metavar="spin|add|copy|square|softmax",
                    help="what each block does: stay resident a set time (spin), or one tile of a "
                         "real kernel: add, copy or square BLOCK_SIZE elements, or softmax one row "
                         "of BLOCK_SIZE columns (default: spin)")
     p.add_argument("--kernel-file", default=None, metavar="FILE.py[:NAME]",
                    type=arg_path("--kernel-file"),
-                   help="trace your own Triton kernel (docs/KERNEL_FILES.md; the file is run) "
-                        "at --elements, unchanged: a stamped copy of it records every "
-                        "program's SM, start and end, and the file says what the stamps cost "
-                        "(--block: its sweep parameter, --warps: its num_warps)")
+                   help="trace your own Triton or Numba kernel (docs/KERNEL_FILES.md; the file "
+                        "is run in a child process) at --elements, unchanged: a stamped copy of "
+                        "it records every program's SM, start and end, and the file says what "
+                        "the stamps cost (--block: its sweep parameter, --warps: a Triton "
+                        "kernel's num_warps). Needs a GPU (without one: exit 2)")
     p.add_argument("--wait", default=None, metavar="spin|sleep|memory",
                    help="spin kernel: how the warps wait: busy re-reading the timer (spin), "
                         "sleeping 200 ns between reads (sleep) or chasing pointers through DRAM "

@@ -36,7 +36,7 @@ def bind(spec: KernelSpec, inputs, out, n: int, block=None, sm_count: int | None
     args = kernel_args(spec, inputs, out, n)
     if spec.backend == "triton":
         return bind_triton(spec, shape, args)
-    return _bind_numba(spec, shape, args, dynamic_smem_bytes)
+    return bind_numba(spec, shape, args, dynamic_smem_bytes)
 
 
 def bind_triton(spec, shape, args, kernel=None) -> Launch:
@@ -64,7 +64,7 @@ def bind_triton(spec, shape, args, kernel=None) -> Launch:
                   options.get("num_warps"), resources, grid=grid)
 
 
-def _bind_numba(spec, shape, args, dynamic_smem_bytes: int) -> Launch:
+def bind_numba(spec, shape, args, dynamic_smem_bytes: int = 0) -> Launch:
     from kernels.bodies.numba_kernels import device_arrays, kernel_resources
 
     fn = resolve(spec.kernel)

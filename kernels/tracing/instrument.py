@@ -21,7 +21,6 @@ import ast
 import itertools
 import linecache
 import textwrap
-from pathlib import Path
 
 from sim.inputs.errors import UserError
 
@@ -47,9 +46,8 @@ def _statements(text: str) -> list[ast.stmt]:
 PROTON_SCOPE = "program"
 _PROTON_ENTRY = f'{PREFIX}pl.enter_scope("{PROTON_SCOPE}")'
 _PROTON_EXIT = f'{PREFIX}pl.exit_scope("{PROTON_SCOPE}")'
-# Numba (experimental, benchmarks/record_g.py tries it on the GPU): numba-cuda exposes neither
-# register, so the copy calls two functions of numba_stamps.cu, declared with cuda.declare_device
-# and linked in; thread (0, 0, 0) of each block stores the row
+# Numba (kernels/tracing/numba_stamps.py): the readers are intrinsics emitting the same inline
+# PTX; thread (0, 0, 0) of each block stores the row
 _NUMBA_ENTRY = f"{PREFIX}start = {PREFIX}globaltimer()"
 _NUMBA_EXIT = f"""
 if {PREFIX}cuda.threadIdx.x == 0 and {PREFIX}cuda.threadIdx.y == 0 and {PREFIX}cuda.threadIdx.z == 0:
@@ -61,7 +59,6 @@ if {PREFIX}cuda.threadIdx.x == 0 and {PREFIX}cuda.threadIdx.y == 0 and {PREFIX}c
 """
 PROBES = {"stamps": (_ENTRY, _EXIT, True), "proton": (_PROTON_ENTRY, _PROTON_EXIT, False),
           "numba": (_NUMBA_ENTRY, _NUMBA_EXIT, True)}
-NUMBA_STAMPS_CU = Path(__file__).resolve().parents[1] / "bodies" / "numba_stamps.cu"
 
 
 class _StampReturns(ast.NodeTransformer):
@@ -119,6 +116,11 @@ def instrumented_source(src: str, name: str | None = None,
     return ast.unparse(tree) + "\n", fn.name
 
 
+def next_filename(name: str) -> str:
+    """A file name of its own for each stamped copy (linecache keeps its source under it)."""
+    return f"<warpscope: {name} stamped for a trace, #{next(_serial)}>"
+
+
 def _helpers(probe: str) -> dict:
     if probe == "proton":
         import triton.profiler.language as pl
@@ -147,7 +149,7 @@ def instrument(kernel, probe: str = "stamps"):
         raise UserError(f"{fn.__name__} uses variables of an enclosing function "
                         f"({', '.join(fn.__code__.co_freevars)}): define it at the top of its file")
     src, name = instrumented_source(kernel.src, probe=probe)
-    filename = f"<warpscope: {fn.__name__} stamped for a trace, #{next(_serial)}>"
+    filename = next_filename(fn.__name__)
     # inspect.getsource (which triton.jit calls) finds the generated source here
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     scope = dict(fn.__globals__)
@@ -182,31 +184,3 @@ def compile_instrumented(spec, n: int, block=None, cc=(9, 0)) -> dict:
     traced = compile_triton(instrument(kernel), ("*i64:16", *signature), consts, warps, stages, cc)
     plain = compile_triton(kernel, signature, consts, warps, stages, cc)
     return {**traced, "untraced": plain}
-
-
-def instrument_numba(dispatcher, link=None):
-    """The stamped copy of a numba @cuda.jit kernel (experimental): the same rewrite, with the
-    readers of `link` (default numba_stamps.cu, or a .ptx of it) declared as foreign functions.
-    Its first argument is a uint64 [blocks, 3] array."""
-    import linecache as _lc
-
-    from kernels.launching.compat import numba_cuda
-
-    cuda = numba_cuda()
-    fn = dispatcher.py_func
-    if fn.__code__.co_freevars:
-        raise UserError(f"{fn.__name__} uses variables of an enclosing function")
-    import inspect
-
-    src, name = instrumented_source(inspect.getsource(fn), probe="numba")
-    filename = f"<warpscope: {fn.__name__} stamped for a trace, #{next(_serial)}>"
-    _lc.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    files = [str(link or NUMBA_STAMPS_CU)]
-    scope = dict(fn.__globals__)
-    scope.update({PREFIX + "cuda": cuda,
-                  PREFIX + "globaltimer": cuda.declare_device("warpscope_globaltimer", "uint64()",
-                                                              link=files, abi="c"),
-                  PREFIX + "smid": cuda.declare_device("warpscope_smid", "uint32()", link=files,
-                                                       abi="c")})
-    exec(compile(src, filename, "exec"), scope)  # noqa: S102
-    return cuda.jit(scope[name])

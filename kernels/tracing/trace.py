@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from sim.inputs.errors import RunFailure, UserError
+from sim.inputs.errors import NeedsGpu, UserError
 from sim.traces.trace import MAX_TRACE_BLOCKS, Trace, write_trace
 
 from kernels.launching.launch import Launch, Resources
@@ -94,17 +94,21 @@ def stamp_cost(untraced, traced, reps: int, flush_bytes: int) -> dict:
     return timing
 
 
-def require_gpu():
-    """The device as a sim GpuSpec; UserError where Triton cannot run on a GPU here."""
+def require_gpu(backend: str | None = "triton"):
+    """The device as a sim GpuSpec. NeedsGpu (exit 2) where there is no GPU, or where `backend`
+    ("triton", "numba"; None: any) cannot run on it here (numba-cuda's simulator, Triton's
+    interpreter: neither has %smid or %globaltimer)."""
     from kernels.launching.backends import available, gpu_status
     from kernels.launching.device import detect_device
 
     has_gpu, why = gpu_status()
     if not has_gpu:
-        raise RunFailure(f"recording a trace needs a GPU: {why}")
-    status = available()["triton"]
-    if not status.is_gpu:
-        raise RunFailure(f"recording a trace needs Triton on the GPU: {status.reason}")
+        raise NeedsGpu(f"recording a trace needs a GPU: {why}")
+    if backend is not None:
+        status = available()[backend]
+        if not status.is_gpu:
+            name = {"triton": "Triton", "numba": "numba-cuda"}.get(backend, backend)
+            raise NeedsGpu(f"recording a trace needs {name} on the GPU: {status.reason}")
     return detect_device()[0]
 
 

@@ -1,8 +1,9 @@
-"""`trace --kernel-file FILE[:NAME]`: the block-placement trace of a user's Triton kernel.
+"""`trace --kernel-file FILE[:NAME]`: the block-placement trace of a user's Triton or Numba kernel.
 
 The kernel is launched as `bench` launches it (its declaration's inputs, grid, constexprs and
 options), once as written, to check its result against the declared reference, and once as
-kernels/tracing/instrument.py's stamped copy, whose result is checked too; both are timed (device
+kernels/tracing/instrument.py's stamped copy (a Numba kernel: kernels/tracing/numba_stamps.py's),
+whose result is checked too; both are timed (device
 events, L2 flushed, median) so the file says what the stamps cost. The recorded launch follows an
 L2 flush, like every timed one. The trace is sim/'s "warpscope-trace/1" with the meta that
 kernels/tracing/trace.py's recorders write (kernel, grid, warps, registers of the stamped copy, the
@@ -18,26 +19,27 @@ from sim.traces.trace import MAX_TRACE_BLOCKS, Trace
 
 INSTRUMENT = ("kernels/tracing/instrument.py: the kernel's source recompiled with %smid/%globaltimer "
               "stamps at entry and before every return (thread 0 of each program)")
+TRACED_BACKENDS = ("triton", "numba")  # what trace --kernel-file (and the window's button) stamps
 
 
 def record_file_trace(spec, elements: int, block=None, num_warps: int | None = None,
                       command: str = "", *, overhead_reps: int = 20) -> Trace:
-    """Trace one launch of a Triton KernelSpec at `elements`; `block` is a value of its sweep
-    parameter (or a dict), `num_warps` overrides its own."""
+    """Trace one launch of a Triton or Numba KernelSpec at `elements`; `block` is a value of its
+    sweep parameter (or a dict), `num_warps` overrides a Triton kernel's own."""
     from kernels.tracing.trace import require_gpu, stamp_cost
 
-    if spec.backend != "triton":
+    if spec.backend not in TRACED_BACKENDS:
         raise UserError(f"{spec.name} is a {spec.backend} kernel: trace --kernel-file stamps "
-                        "Triton kernels (Numba's stamps are an experiment: "
-                        "benchmarks/NOTES-trace-file.md)")
-    gpu = require_gpu()
+                        "Triton and Numba kernels")
+    if spec.backend == "numba" and num_warps is not None:
+        raise UserError(f"--warps: {spec.name} is a Numba kernel, its block is its threads "
+                        "(give --block)")
+    gpu = require_gpu(spec.backend)
     import torch
 
-    from kernels.measure.harness import (block_setting, compare, first_run, make_arrays, reference_of,
-                          result_of)
-    from kernels.tracing.instrument import instrument
-    from kernels.launching.launcher import bind_triton, kernel_args
-    from kernels.declare.spec import resolve
+    from kernels.measure.harness import (block_setting, compare, first_run, make_arrays,
+                                         reference_of, result_of)
+    from kernels.launching.launcher import kernel_args
     from kernels.measure.timing import flush_bytes_for
 
     setting = block_setting(spec, block, num_warps)
@@ -45,13 +47,11 @@ def record_file_trace(spec, elements: int, block=None, num_warps: int | None = N
     if shape.grid_blocks > MAX_TRACE_BLOCKS:
         raise UserError(f"{spec.name} at {elements:,} elements launches {shape.grid_blocks:,} "
                         f"programs, more than a trace file holds ({MAX_TRACE_BLOCKS:,})")
-    stamped = instrument(resolve(spec.kernel))
     flush = flush_bytes_for(gpu.l2_bytes)
     inputs, out = make_arrays(spec, elements, on_gpu=True, extra_bytes=flush)
     args = kernel_args(spec, inputs, out, elements)
     stamps = torch.full((shape.grid_blocks, 3), -1, dtype=torch.int64, device="cuda")
-    plain = bind_triton(spec, shape, args)
-    traced = bind_triton(spec, shape, (stamps, *args), kernel=stamped)
+    plain, traced = _launches(spec, shape, args, stamps)
     want = reference_of(spec, inputs)
     for launch, what in ((plain, "as written"), (traced, "stamped")):
         out.fill_(float("nan"))
@@ -72,19 +72,42 @@ def record_file_trace(spec, elements: int, block=None, num_warps: int | None = N
                   moved, command, timing)
 
 
+def _launches(spec, shape, args, stamps):
+    """(the kernel as written, its stamped copy), bound to the same arguments and grid."""
+    from kernels.launching.launcher import bind_numba, bind_triton
+
+    if spec.backend == "numba":
+        from kernels.tracing.numba_stamps import bind_numba_traced
+
+        return bind_numba(spec, shape, args), bind_numba_traced(spec, shape, args, stamps)
+    from kernels.declare.spec import resolve
+    from kernels.tracing.instrument import instrument
+
+    stamped = instrument(resolve(spec.kernel))
+    return (bind_triton(spec, shape, args),
+            bind_triton(spec, shape, (stamps, *args), kernel=stamped))
+
+
 def _trace(spec, gpu, shape, res, plain_res, stamps, elements, moved, command, timing) -> Trace:
     from kernels.tracing.trace import trace_from_stamps, trace_meta
 
-    warps = shape.threads_per_block // 32
+    warps = -(-shape.threads_per_block // 32)
     params = {k: v for k, v in shape.params.items() if k != "num_warps"}
+    if spec.backend == "numba":
+        from kernels.tracing.numba_stamps import INSTRUMENT as instrument
+        from numba_cuda import __version__ as version
+
+        by = {"launched_by": "numba-cuda", "numba_cuda_version": str(version)}
+    else:
+        instrument, by = INSTRUMENT, {"launched_by": "triton"}
     meta = trace_meta(gpu, kernel=spec.name, grid=shape.grid_blocks, num_warps=warps, res=res,
                       command=command, wait=None, spin_us=None, elements=elements,
                       block_params=params, grid_shape=list(shape.grid),
                       bytes_moved=moved,
-                      kernel_file=spec.origin, instrument=INSTRUMENT,
+                      kernel_file=spec.origin, instrument=instrument,
                       untraced_regs_per_thread=plain_res.regs_per_thread,
                       untraced_smem_per_block_bytes=plain_res.smem_per_block_bytes,
-                      l2_flushed=True, launched_by="triton", **timing)
+                      l2_flushed=True, **by, **timing)
     return trace_from_stamps(stamps.cpu().numpy(), gpu.name, meta)
 
 
@@ -133,7 +156,8 @@ def trace_kernel_file(path: str, elements: int, block=None, num_warps: int | Non
 
 
 def cmd_trace_file(args, spin_only) -> int:
-    """`trace --kernel-file`: every value checked, then the GPU looked for, then the file run."""
+    """`trace --kernel-file`: every value checked, then the GPU looked for, then the file run
+    (no GPU: NeedsGpu, exit 2, before the file runs)."""
     import sys
 
     from sim.inputs.files import check_writable
@@ -152,7 +176,7 @@ def cmd_trace_file(args, spin_only) -> int:
     if not str(args.out).lower().endswith(".json"):
         raise UserError(f"trace file must end in .json, got {args.out!r}")
     check_writable(args.out)
-    require_gpu()  # before the user's file runs: without a GPU there is nothing to record
+    require_gpu(None)  # before the user's file runs: without a GPU there is nothing to record
     trace = trace_kernel_file(args.kernel_file, elements, args.block, args.warps,
                               "warpscope " + " ".join(sys.argv[1:]))
     save(trace, args.out)

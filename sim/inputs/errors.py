@@ -35,3 +35,11 @@ class RunFailure(UserError):
     installed, out of GPU memory, nothing left to check): a runtime failure, exit status 1."""
 
     exit_status = 1
+
+
+class NeedsGpu(UserError):
+    """A command that only a GPU can carry out (`trace`, `calibrate`: they record on one) was
+    asked for where there is none: a precondition the user can see before anything runs, like a
+    usage error, exit status 2 (docs/SETUP.md "Command-line conventions")."""
+
+    exit_status = 2
