@@ -47,14 +47,10 @@ PROTON_SCOPE = "program"
 _PROTON_ENTRY = f'{PREFIX}pl.enter_scope("{PROTON_SCOPE}")'
 _PROTON_EXIT = f'{PREFIX}pl.exit_scope("{PROTON_SCOPE}")'
 # Numba (kernels/tracing/numba_stamps.py): the readers are intrinsics emitting the same inline
-# PTX; only thread (0, 0, 0) of each block reads the timer and stores the row (a Numba kernel
-# often has one element per thread: a read in every thread cost the stencil +6.1% at 2^24, run J)
-_NUMBA_ENTRY = f"""
-{PREFIX}first = {PREFIX}cuda.threadIdx.x == 0 and {PREFIX}cuda.threadIdx.y == 0 and {PREFIX}cuda.threadIdx.z == 0
-{PREFIX}start = {PREFIX}globaltimer() if {PREFIX}first else {PREFIX}uint64(0)
-"""
+# PTX; thread (0, 0, 0) of each block stores the row
+_NUMBA_ENTRY = f"{PREFIX}start = {PREFIX}globaltimer()"
 _NUMBA_EXIT = f"""
-if {PREFIX}first:
+if {PREFIX}cuda.threadIdx.x == 0 and {PREFIX}cuda.threadIdx.y == 0 and {PREFIX}cuda.threadIdx.z == 0:
     {PREFIX}b = {PREFIX}cuda.blockIdx.x + {PREFIX}cuda.gridDim.x * ({PREFIX}cuda.blockIdx.y
                  + {PREFIX}cuda.gridDim.y * {PREFIX}cuda.blockIdx.z)
     {STAMPS}[{PREFIX}b, 0] = {PREFIX}smid()

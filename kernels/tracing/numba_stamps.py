@@ -6,8 +6,8 @@ intrinsics that emit the same inline PTX as the Triton stamps (kernels/bodies/tr
 linked C functions instead (cuda.declare_device + a .cu compiled by NVRTC): a call per read cost
 +6.3% on the stencil at 2^24; inline PTX needs no link step and no NVRTC.
 The rewrite is kernels/tracing/instrument.py's (probe "numba"): a first argument, the stamps,
-an int64 [blocks, 3] array; thread (0, 0, 0) of each block reads the timer at entry and, before
-every return and at the end, stores (sm, start ns, end ns) at its flattened block id.
+an int64 [blocks, 3] array; the entry timer in every thread; before every return and at the end,
+thread (0, 0, 0) of each block stores (sm, start ns, end ns) at its flattened block id.
 numba-cuda's simulator runs kernels as Python: it has no PTX, so recording needs a GPU (the
 caller checks: kernels.tracing.trace.require_gpu).
 """
@@ -58,8 +58,6 @@ def instrument_numba(dispatcher):
     from kernels.launching.compat import numba_cuda
 
     cuda = numba_cuda()
-    import numba
-
     fn = getattr(dispatcher, "py_func", None)
     if fn is None:
         raise UserError(f"only a @cuda.jit kernel can be traced, got {type(dispatcher).__name__}")
@@ -75,7 +73,7 @@ def instrument_numba(dispatcher):
     filename = next_filename(fn.__name__)
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     scope = dict(fn.__globals__)
-    scope.update({PREFIX + "cuda": cuda, PREFIX + "uint64": numba.uint64, **readers()})
+    scope.update({PREFIX + "cuda": cuda, **readers()})
     exec(compile(src, filename, "exec"), scope)  # noqa: S102 - the user's own kernel, re-stated
     options = {k: v for k, v in getattr(dispatcher, "targetoptions", {}).items()
                if k in ("fastmath", "lineinfo", "debug", "opt", "max_registers", "link", "lto")}
