@@ -6,8 +6,8 @@
 #   builtins  the same instrument on two built-ins (the article's add, square), 2^20/2^24/2^26
 #   proton    Proton's intra-kernel profiler (instrumentation backend) on a copy of the kernel
 #             with one Proton scope around the program; its .chrome_trace kept as a sample
-#   numba     the stencil example (Numba) stamped through functions linked from
-#             kernels/numba_stamps.cu (cuda.declare_device), else from its PTX
+#   numba     the stencil example (Numba) stamped (run G linked the readers from
+#             a .cu; now kernels/tracing/numba_stamps.py reads them by inline PTX)
 # Usage on the device machine, from the repo root: bash benchmarks/device_run_g.sh [OUT_DIR]
 # Comes back: traces_g.tar.xz (every trace), proton_samples.tar.xz (Proton's own files), logs.tgz
 # (logs, the environment and index_*.json: every attempt's command, result or error).
@@ -54,7 +54,6 @@ run numba 90 python3 benchmarks/record_g.py numba --out "$OUT"
 say "packing"
 export XZ_OPT="-1 -T0"
 mv "$OUT"/index_*.json "$OUT/logs/" 2>/dev/null
-[ -f "$OUT/numba_stamps.ptx" ] && mv "$OUT/numba_stamps.ptx" "$OUT/logs/"
 (cd "$OUT" && tar -cJf traces_g.tar.xz traces_g && rm -rf traces_g)
 (cd "$OUT" && ls proton_* >/dev/null 2>&1 && tar -cJf proton_samples.tar.xz proton_* && rm -f proton_*.chrome_trace proton_*.hatchet)
 python3 benchmarks/record_g.py summary --out "$OUT" > "$OUT/logs/summary.txt" 2>&1

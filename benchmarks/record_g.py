@@ -3,7 +3,7 @@
 
     python3 benchmarks/record_g.py builtins --out DIR   # trace two built-ins, 2^20/2^24/2^26
     python3 benchmarks/record_g.py proton   --out DIR   # Proton's intra-kernel profiler
-    python3 benchmarks/record_g.py numba    --out DIR   # the stencil example, linked stamps
+    python3 benchmarks/record_g.py numba    --out DIR   # the stencil example (Numba stamps)
     python3 benchmarks/record_g.py summary  --out DIR   # the table printed last
 (The two Triton example files are traced by `warpscope trace --kernel-file` itself, in
 device_run_g.sh.) Each part writes DIR/index_<part>.json: one row per attempt with its command,
@@ -140,96 +140,22 @@ def part_proton(out: str) -> int:
     return _write(out, "proton", rows)
 
 
-def _numba_ptx_link(out: str) -> str:
-    """numba_stamps.cu compiled to PTX by NVRTC (through cupy): the link file if .cu fails."""
-    import cupy
-
-    from kernels.tracing.instrument import NUMBA_STAMPS_CU
-
-    src = NUMBA_STAMPS_CU.read_text(encoding="utf-8")
-    ptx = cupy.cuda.compiler.compile_using_nvrtc(src, options=("-arch=compute_90", "-rdc=true"))
-    path = os.path.join(out, "numba_stamps.ptx")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(ptx if isinstance(ptx, str) else ptx.decode())
-    return path
-
-
-def _numba_trace(out: str, n: int, link) -> dict:
-    import numpy as np
-    import torch
-
-    from kernels.launching.compat import numba_cuda
-    from kernels.measure.harness import compare, make_arrays, reference_of
-    from kernels.tracing.instrument import instrument_numba
-    from kernels.declare.kernel_file import open_kernel_file
-    from kernels.launching.launcher import kernel_args
-    from kernels.bodies.numba_kernels import device_arrays
-    from kernels.measure.timing import flush_bytes_for, summarize, time_gpu
-    from kernels.tracing.trace import require_gpu, trace_from_stamps, trace_meta
-    from kernels.launching.launch import Resources
-
-    cuda = numba_cuda()
-    gpu = require_gpu()
-    spec = [s for s in open_kernel_file(os.path.join(EXAMPLES, "stencil_numba.py"))
-            if s.backend == "numba"][0]
-    shape = spec.launch_shape(n, None, gpu.sm_count)
-    threads = shape.params["threads"]
-    grid = shape.grid if len(shape.grid) > 1 else shape.grid[0]
-    inputs, out_arr = make_arrays(spec, n, on_gpu=True)
-    args = device_arrays(kernel_args(spec, inputs, out_arr, n))
-    stamps = cuda.to_device(np.zeros((shape.grid_blocks, 3), dtype=np.uint64))
-    stamped = instrument_numba(spec.kernel, link)
-    plain_launch = spec.kernel[grid, threads]
-    traced_launch = stamped[grid, threads]
-    want = reference_of(spec, inputs)
-    results = {}
-    for label, run in (("untraced", lambda: plain_launch(*args)),
-                       ("traced", lambda: traced_launch(stamps, *args))):
-        out_arr.fill_(float("nan"))
-        run()
-        torch.cuda.synchronize()
-        acc = compare(out_arr, want, rtol=spec.rtol, atol=spec.atol)
-        if not acc.ok:
-            raise RuntimeError(f"{label} stencil gave wrong results: {acc.detail}")
-        times = time_gpu(run, reps=30, flush_bytes=flush_bytes_for(gpu.l2_bytes))
-        results[f"{label}_median_us"] = 1e3 * summarize(times)[0]
-    results["overhead_percent"] = 100 * (results["traced_median_us"]
-                                         / results["untraced_median_us"] - 1)
-    stamps = cuda.to_device(np.zeros((shape.grid_blocks, 3), dtype=np.uint64))
-    torch.empty(flush_bytes_for(gpu.l2_bytes), dtype=torch.int8, device="cuda").zero_()
-    torch.cuda.synchronize()
-    traced_launch(stamps, *args)
-    cuda.synchronize()
-    rows = stamps.copy_to_host().astype(np.int64)
-    if (rows[:, 1] == 0).any():
-        raise RuntimeError(f"{int((rows[:, 1] == 0).sum())} blocks recorded nothing")
-    overload = next(iter(stamped.overloads.values()))
-    res = Resources(int(overload.regs_per_thread), int(overload.shared_mem_per_block), None)
-    meta = trace_meta(gpu, kernel=spec.name, grid=shape.grid_blocks,
-                      num_warps=-(-shape.threads_per_block // 32), res=res,
-                      command=f"python3 benchmarks/record_g.py numba (n={n})", wait=None,
-                      spin_us=None, elements=n, grid_shape=list(shape.grid),
-                      threads_per_block=shape.threads_per_block, launched_by="numba-cuda",
-                      instrument=f"kernels/tracing/instrument.py instrument_numba, linked {link}",
-                      kernel_file=spec.origin, **results)
-    return {"link": str(link), **_save(out, f"stencil_numba_n{n.bit_length() - 1}",
-                                       trace_from_stamps(rows, gpu.name, meta))}
-
-
 def part_numba(out: str) -> int:
-    from kernels.tracing.instrument import NUMBA_STAMPS_CU
+    """The stencil example through trace --kernel-file's own recorder (kernels/tracing/
+    trace_file.py, Numba stamps of kernels/tracing/numba_stamps.py). Run G (2026-12-01) linked
+    the readers from a .cu instead; run J replaced that with inline PTX."""
+    from kernels.declare.kernel_file import open_kernel_file
+    from kernels.tracing.trace_file import record_file_trace
 
     rows = []
-    links = [("cu", lambda: str(NUMBA_STAMPS_CU)), ("ptx", lambda: _numba_ptx_link(out))]
-    for kind, link in links:
-        before = len([r for r in rows if "error" not in r])
-        for p in (20, 24):
-            command = (f"python3 benchmarks/record_g.py numba: the stencil example, "
-                       f"{1 << p} elements, stamps linked from the .{kind}")
-            _attempt(rows, f"stencil_{kind}_n{p}", command,
-                     lambda p=p, link=link: _numba_trace(out, 1 << p, link()), out, "numba")
-        if len([r for r in rows if "error" not in r]) > before:
-            break  # this link works: no need for the other
+    spec = [s for s in open_kernel_file(os.path.join(EXAMPLES, "stencil_numba.py"))
+            if s.backend == "numba"][0]
+    for p in (20, 24):
+        command = (f"python3 benchmarks/record_g.py numba: record_file_trace(stencil, {1 << p}, "
+                   "overhead_reps=30)")
+        _attempt(rows, f"stencil_n{p}", command, lambda p=p, c=command: _save(
+            out, f"stencil_numba_n{p}", record_file_trace(spec, 1 << p, command=c,
+                                                          overhead_reps=30)), out, "numba")
     return _write(out, "numba", rows)
 
 

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar
 from gui import style
 from gui.models.compiled import BENCH, COMPILER, COMPILING, FAILED, ResourceOrigin
 from gui.models.kernel_files import KernelFilesModel, missing_package_hint
+from kernels.tracing.trace_file import TRACED_BACKENDS
 from gui.models.launch import LaunchModel, LaunchState
 
 PLACEHOLDER = ("No kernel selected. Pick one under Kernel, or open your own with File ▸ Open "
@@ -229,7 +230,7 @@ class QtKernelSource(QWidget):
         self._show(launch.kernel())
 
     def set_gpu_present(self, present: bool) -> None:
-        """The kernel host found a GPU: a Triton kernel from a file can be traced."""
+        """The kernel host found a GPU: a Triton or Numba kernel from a file can be traced."""
         self._gpu = bool(present)
         self._shown = ()
         self._show(self.launch.kernel())
@@ -264,7 +265,8 @@ class QtKernelSource(QWidget):
             return
         self._path = view.path if view.path in self.files.files else ""
         self.reopen_button.setVisible(bool(self._path))
-        self.trace_button.setVisible(bool(self._path) and self._gpu and spec.backend == "triton")
+        self.trace_button.setVisible(bool(self._path) and self._gpu
+                                     and spec.backend in TRACED_BACKENDS)
         self.title.setText(view.title)
         self.title.setToolTip(view.path)
         self.note.setText(view.note)
