@@ -1,5 +1,5 @@
-"""The command line's conventions (docs/SETUP.md "Command-line conventions"): usage errors exit 2,
-runtime failures exit 1, both with one line on stderr; progress goes to stderr, results to
+"""The command line's conventions (docs/SETUP.md "Command-line conventions"): usage errors and
+"needs a GPU" (trace, calibrate) exit 2, runtime failures exit 1, both with one line on stderr; progress goes to stderr, results to
 stdout; a check that checked nothing fails; `--version`."""
 
 import sys
@@ -10,7 +10,7 @@ import pytest
 import main
 import sim
 from kernels.measure.check import CheckResult
-from sim.inputs.errors import RunFailure, UserError
+from sim.inputs.errors import NeedsGpu, RunFailure, UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,8 +35,8 @@ def test_usage_errors_exit_2_and_runtime_failures_exit_1(capsys, monkeypatch):
     import sim.cli
 
     assert RunFailure("x").exit_status == 1 and UserError("x").exit_status == 2
-    for raised, status in ((UserError("bad value"), 2), (RunFailure("no GPU here"), 1),
-                           (MemoryError(), 1)):
+    for raised, status in ((UserError("bad value"), 2), (RunFailure("out of GPU memory"), 1),
+                           (NeedsGpu("recording a trace needs a GPU"), 2), (MemoryError(), 1)):
         def handler(args, raised=raised):
             raise raised
 
@@ -63,6 +63,17 @@ def test_a_command_without_triton_says_so_in_one_line(capsys, monkeypatch, tmp_p
     from kernels import cli  # `python -m kernels.cli`, for GPU servers without the GUI's packages
 
     assert cli.main(argv) == 1 and "needs triton" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="checks the no-GPU path")
+@pytest.mark.parametrize("argv", [["trace", "--grid", "8", "--out", "t.json"],
+                                  ["trace", "--kernel", "add", "--elements", "2^20", "--out", "t.json"]])
+def test_trace_without_a_gpu_is_one_line_and_exit_2(capsys, monkeypatch, tmp_path, argv):
+    """A precondition, like a usage error (was exit 1); `--kernel-file`: tests/kernels/test_instrument.py."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and err.count("\n") == 1 and "needs a GPU" in err and not out, err
+    assert not (tmp_path / "t.json").exists()
 
 
 def test_a_missing_module_that_is_not_a_live_kernel_package_stays_a_bug():
