@@ -63,3 +63,33 @@ def test_a_failed_recording_is_one_line(qtbot, make_window, monkeypatch):
         uk.trace_on_gpu(SOFTMAX)
     text, error = said[-1]
     assert error and "needs one" in text and "\n" not in text
+
+
+def test_a_numba_kernel_from_a_file_is_traced_the_same_way(qtbot, make_window, monkeypatch, tmp_path):
+    """The stencil example (Numba): the button shows once a GPU is found, and the recording gets
+    the file's kernel with no Triton num_warps (a Numba block is its threads)."""
+    from kernels.declare.registry import KERNELS
+
+    stencil = SOFTMAX.replace("softmax_triton.py", "stencil_numba.py")
+    win = make_window("H200", 2**20, 256)
+    win.apply_kernels_info(KernelsInfo(NO_GPU, tuple(KERNELS), None, "no CUDA GPU"))
+    uk = win.user_kernels
+    with qtbot.waitSignal(uk.files.opened, timeout=60_000):
+        uk.open(stencil)
+    assert win.model.kernel().backend == "numba"
+    button = uk.source.trace_button
+    assert button.isHidden()
+    uk.source.set_gpu_present(True)
+    assert not button.isHidden()
+    asked = []
+
+    def recorded(target, elements, block, warps, out, ctx):
+        asked.append((target, block, warps))
+        return _recorded(target, elements, block, warps, out, ctx)
+
+    monkeypatch.setattr(user_kernels, "_trace_job", recorded)
+    monkeypatch.setattr(user_kernels, "trace_path", lambda *a: str(tmp_path / "t.json"))
+    monkeypatch.setattr(win, "open_trace", lambda path, wait=False: True)
+    with qtbot.waitSignal(uk.tracer.finished, timeout=30_000):
+        button.click()
+    assert asked == [(f"{stencil}:stencil_kernel", None, None)]
