@@ -28,7 +28,8 @@ BUNDLE = ROOT / "tests" / "data" / "limits_h200"
 # registers at 48 warps hold 94% and do not); every share in there scores the same on them.
 FRACTION = 0.8
 CAPS = tuple(range(28, 50, 2))  # warps: the H200 held 28..40 at 32 registers
-REFILLS = tuple(x / 4 for x in range(13))  # us: 0..3
+GAPS = (0.002, 0.004, 0.006, 0.008, 0.012)  # us per warp of the block
+GAP_WARPS = (6.0, 8.0, 10.0, 12.0, 16.0)
 
 
 def split(traces: dict) -> tuple[dict, dict]:
@@ -90,17 +91,18 @@ def main(argv=None) -> int:
     base = builtin_profile()
     off = replace(base, params=replace(base.params, regfile_fraction=2.0))
     best = None
-    for cap, refill in itertools.product(CAPS, REFILLS):
+    for cap, gap, gap_warps in itertools.product(CAPS, GAPS, GAP_WARPS):
         prof = replace(base, params=replace(base.params, regfile_fraction=FRACTION,
                                             regfile_full_cap_warps=float(cap),
-                                            regfile_refill_us=refill))
-        key = loss(scores(fit, prof)) + (cap, refill)  # ties: the lowest cap, then refill
+                                            regfile_gap_warp_us=gap, regfile_gap_warps=gap_warps))
+        key = loss(scores(fit, prof)) + (cap, gap, gap_warps)  # ties: the lowest values
         if best is None or key < best[0]:
             best = (key, prof)
     prof = best[1]
     print(f"fitted on {len(fit)} traces: regfile_fraction {prof.params.regfile_fraction}, "
           f"regfile_full_cap_warps {prof.params.regfile_full_cap_warps:g}, "
-          f"regfile_refill_us {prof.params.regfile_refill_us:g}\n")
+          f"regfile_gap_warp_us {prof.params.regfile_gap_warp_us:g}, "
+          f"regfile_gap_warps {prof.params.regfile_gap_warps:g}\n")
     print(table("fit half", scores(fit, off), scores(fit, prof)) + "\n")
     print(table("held-out half", scores(test, off), scores(test, prof)))
     if args.write:

@@ -14,7 +14,15 @@ SM takes new blocks only while few of its warps are busy, and the rest come late
    per `tick_us`, first at `tick_first_us` plus up to `tick_first_spread_us`. At a visit, an SM
    on which nothing started or ended since the previous visit takes every block waiting for it;
    a busy one takes a single block (with probability `tick_single_p`);
-4. exits free warps: the burst rule applies again at once.
+4. exits free warps: the burst rule applies again at once;
+5. registers (only where the launch's registers per thread are known): when the SM's blocks at
+   full occupancy hold at least `regfile_fraction` of the register file, the fill changes
+   (fitted on `trace --hold-regs` traces, benchmarks/NOTES-dispatch.md). Limited by registers
+   with warp slots to spare, busy warps hold nothing back (rules 1-3 off); with the warp slots
+   full too, a visit lets in one block even on a quiet SM, while fewer than
+   `regfile_full_cap_warps` warps are busy. Either way each block starts
+   `regfile_gap_warp_us` x warps per block x exp(busy warps / `regfile_gap_warps`) after the
+   SM's previous start or exit: the fuller the SM, the slower the next block.
 
 The launch's first blocks reach an SM one warp per `fill_warp_us`; later an SM starts at most one
 block per `sm_interval_us`. Warps that sleep or wait on memory hold nothing back: rules 1-3 do
@@ -114,7 +122,7 @@ class _Lockstep:
         self.jitter, self.seed = jitter, seed
         self.rng = np.random.default_rng(seed)
         self.quiet_all = fill != "full"  # a quiet SM takes every waiting block at a visit
-        self.refill = p.regfile_refill_us if fill in ("full", "registers") else 0.0
+        self.slow = fill in ("full", "registers") and p.regfile_gap_warp_us > 0
         if fill in ("busy", "full"):
             self.B, self.min_blocks = p.burst_warps, p.burst_min_blocks
             self.single_cap = p.tick_single_cap_warps if fill == "busy" else p.regfile_full_cap_warps
@@ -165,8 +173,13 @@ class _Lockstep:
         p = self.p
         gap = np.where(idx < self.K, p.fill_warp_us * self.w, p.sm_interval_us)  # first: launch
         csum = np.cumsum(gap)
-        ready = self.now[rr] + np.where(idx < self.K, 0.0, self.refill)  # refills: rule 5
-        t = np.maximum(ready, self.last_start[rr] + gap[g0]) + (csum - csum[g0])
+        t = np.maximum(self.now[rr], self.last_start[rr] + gap[g0]) + (csum - csum[g0])
+        if self.slow:  # rule 5: each block waits longer the more warps are busy
+            each = p.regfile_gap_warp_us * self.w * np.exp((self.busy[rr] + self.w * nth)
+                                                           / p.regfile_gap_warps)
+            upto = np.cumsum(each)
+            since = np.maximum(self.now[rr], self.last_start[rr])
+            t = np.maximum(t, since + upto - upto[g0] + each[g0])
         self.last_start[rows] = t[np.cumsum(k) - 1]
         dur = self.d
         if self.jitter:

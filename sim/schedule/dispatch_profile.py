@@ -65,7 +65,10 @@ class DispatchParams:
     # and one whose warp slots are full too takes beyond the burst one block at a time (no
     # quiet-SM fill) while fewer warps than this are busy
     regfile_full_cap_warps: float = 64.0
-    regfile_refill_us: float = 0.0  # ... and either way a freed slot takes its next block this late
+    # ... and either way a block starts regfile_gap_warp_us * warps per block * exp(busy warps /
+    # regfile_gap_warps) after the SM's previous start or exit: the fuller, the slower
+    regfile_gap_warp_us: float = 0.0
+    regfile_gap_warps: float = 16.0
 
     def trickle_for(self, warps: int) -> tuple[float, float]:
         """(probability, median wait) for blocks of `warps` warps: the table, interpolated in
@@ -94,9 +97,10 @@ _LIMITS = {  # field -> (lowest, highest) allowed: anything else is a damaged fi
     "trickle_spread": (0, 5), "tick_us": (0.1, 1e4), "tick_first_us": (0, 1e4),
     "tick_first_spread_us": (0, 1e4), "tick_single_p": (0, 1), "tick_single_cap_warps": (0, 64), "group_sms": (1, 1024), "handout_window_us": (0, 1e3),
     "fill_warp_us": (0, 10), "sm_interval_us": (0, 10),
-    "regfile_fraction": (0, 2), "regfile_full_cap_warps": (1, 64), "regfile_refill_us": (0, 100),
+    "regfile_fraction": (0, 2), "regfile_full_cap_warps": (1, 64), "regfile_gap_warp_us": (0, 1),
+    "regfile_gap_warps": (1, 64),
 }
-OPTIONAL = ("regfile_fraction", "regfile_full_cap_warps", "regfile_refill_us")  # a profile fitted before them lacks them
+OPTIONAL = ("regfile_fraction", "regfile_full_cap_warps", "regfile_gap_warp_us", "regfile_gap_warps")  # a profile fitted before them lacks them
 
 
 def params_from_json(data, where: str) -> DispatchParams:
