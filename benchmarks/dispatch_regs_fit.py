@@ -3,6 +3,7 @@ register-limited traces of tests/data/limits_h200 and score it on the other half
 
     python3 benchmarks/dispatch_regs_fit.py            # search on the fit half, print both halves
     python3 benchmarks/dispatch_regs_fit.py --write    # ... and write the winner into H200.json
+    python3 benchmarks/dispatch_regs_fit.py --blind DIR  # no search: a bundle, rule off vs on
 
 The split is fixed by the launch, not by any score: the hold traces' eight launches, sorted by
 (registers per thread, warps), alternate which spin time is fitted (even: 20 us, odd: 200 us);
@@ -86,10 +87,17 @@ def main(argv=None) -> int:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--write", action="store_true", help="write the fitted rule into H200.json")
+    p.add_argument("--blind", metavar="DIR", help="score a trace bundle (e.g. the one "
+                   "benchmarks/device_run_j_dispatch.sh records) with the rule off and on")
     args = p.parse_args(argv)
-    fit, test = split(load_bundle(BUNDLE))
     base = builtin_profile()
     off = replace(base, params=replace(base.params, regfile_fraction=2.0))
+    if args.blind:
+        traces = load_bundle(args.blind)
+        print(table(f"{args.blind} (rule off: before; checked-in profile: after)",
+                    scores(traces, off), scores(traces, base)))
+        return 0
+    fit, test = split(load_bundle(BUNDLE))
     best = None
     for cap, gap, gap_warps in itertools.product(CAPS, GAPS, GAP_WARPS):
         prof = replace(base, params=replace(base.params, regfile_fraction=FRACTION,

@@ -1,0 +1,113 @@
+"""Record a blind set of register-limited H200 traces: launches `trace --hold-regs` at settings
+that tests/data/limits_h200 (where the dispatch model's register rule was fitted) does not have.
+
+Each trace is what `python3 main.py trace --wait W --warps N --hold-regs K --spin-us T --waves X`
+records (the same function, kernels.tracing.trace.record_trace, in one process so that CUDA
+starts once; each trace's meta holds its own command); all go into one bundle in --out:
+
+    PYTHONUNBUFFERED=1 python3 benchmarks/dispatch_regs_record.py --out DIR [--budget-s 75]
+    python3 benchmarks/dispatch_score.py DIR                 # the issue's bar per trace
+    python3 benchmarks/dispatch_regs_fit.py --blind DIR      # rule off vs on, per trace
+
+Without a GPU every launch fails with the trace command's own message and the bundle lists them
+as failed (exit status 1). `--dry-run` writes stand-in traces from sim/'s own calibrated model
+instead (meta "dry_run": true): it checks the plan and the scoring commands, never the model.
+Registers per thread that ptxas gives (triton 3.6/3.7, sm_90; checked
+with benchmarks/dispatch_sass.py's tools): hold 1 -> 16, 2 -> 20, 4 -> 26, 8 -> 32, 32 -> 40
+(wait loop on the uniform datapath), 64 at 8 warps -> 80 (regular loop). --hold-regs takes powers
+of two only, so 24, 48 or 56 registers per thread cannot be asked for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sim.traces.trace_bundle import write_bundle  # noqa: E402
+
+# registers per thread ptxas gives for each --hold-regs (above); only --dry-run reads it
+REGS = {1: 16, 2: 20, 4: 26, 8: 32, 16: 32, 32: 40, 64: 80}
+
+# (wait, warps, hold_regs, block us, waves) and what the register rule calls each (H200):
+CONFIGS = [
+    ("spin", 4, 1, 20, 3), ("spin", 4, 1, 200, 3),  # 16 regs, 50% of the file: rule off
+    ("spin", 4, 2, 20, 3), ("spin", 4, 2, 200, 3),  # 20 -> 24 allocated, 75%: off (below 0.8)
+    ("spin", 4, 4, 20, 3), ("spin", 4, 4, 200, 3),  # 26 -> 32 allocated: "full"
+    ("spin", 2, 8, 20, 3), ("spin", 2, 8, 200, 3),  # 32, 32 blocks of 2 warps: "full"
+    ("spin", 16, 32, 20, 3), ("spin", 16, 32, 200, 3),  # 40, 3 blocks, 48 warps: "registers"
+    ("spin", 2, 32, 20, 3), ("spin", 2, 32, 200, 3),  # 40, 24 blocks, 48 warps: "registers"
+    ("spin", 8, 64, 20, 3), ("spin", 8, 64, 200, 3),  # 80, 3 blocks, 24 warps: "registers"
+    ("spin", 4, 16, 50, 2.5), ("spin", 8, 32, 50, 2.5),  # fitted launches, new time and waves
+    ("sleep", 4, 16, 20, 3), ("sleep", 4, 32, 20, 3),  # held registers, warps asleep: rule off
+]
+
+
+def simulated(wait: str, warps: int, hold: int, us: float, waves: float, command: str):
+    """--dry-run: a stand-in trace, the calibrated dispatch model's own schedule."""
+    import numpy as np
+
+    from kernels.launching.launch import Resources
+    from kernels.tracing.trace import grid_for_waves, trace_from_stamps, trace_meta
+    from sim.rules.devices import preset
+    from sim.rules.occupancy import occupancy
+    from sim.schedule.policies import run_schedule
+    from sim.schedule.scheduler import TpcSpreadPlacement, UniformCost
+
+    gpu, res = preset("H200"), Resources(REGS[hold], 0, 0)
+    grid = grid_for_waves(gpu, waves, 32 * warps, res)
+    per_sm = occupancy(gpu, 32 * warps, res.regs_per_thread).blocks_per_sm
+    sim = run_schedule(gpu, grid, per_sm, warps, UniformCost(us), TpcSpreadPlacement(),
+                       wait=wait, regs_per_thread=res.regs_per_thread, seed=hold)
+    stamps = np.stack([sim.block_sm, np.round(sim.block_start_us * 1e3),
+                       np.round(sim.block_end_us * 1e3)], 1)
+    meta = trace_meta(gpu, kernel="spin-trace", grid=grid, num_warps=warps, res=res,
+                      command=command, wait=wait, spin_us=us, hold_regs=hold, dry_run=True)
+    return trace_from_stamps(stamps.astype(np.int64), gpu.name, meta)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--budget-s", type=float, default=75.0,
+                    help="start no new trace after this many seconds (default 75)")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="no GPU: stand-in traces from sim/ (checks the plan and the scoring)")
+    args = ap.parse_args(argv)
+    from kernels.tracing.trace import record_trace
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0, done, failed = time.perf_counter(), [], []
+    for wait, warps, hold, us, waves in CONFIGS:
+        name = f"J-{wait}-w{warps}-h{hold}-{us}us-{waves}w"
+        if time.perf_counter() - t0 > args.budget_s:
+            failed.append({"name": name, "family": "J", "error": "not run: past --budget-s"})
+            continue
+        command = (f"python3 main.py trace --wait {wait} --warps {warps} --hold-regs {hold} "
+                   f"--spin-us {us} --waves {waves} --out TRACE.json")
+        try:
+            trace = simulated(wait, warps, hold, float(us), waves, command) if args.dry_run \
+                else record_trace(None, warps, float(us), command, wait=wait, hold_regs=hold,
+                                  waves=waves)
+            summary = {"blocks": int(len(trace.block)),
+                       "regs_per_thread": trace.meta.get("regs_per_thread"),
+                       "makespan_us": float(trace.end_us.max() - trace.start_us.min())}
+            done.append((name, "J", trace, summary))
+            print(f"{name:28s} {summary['blocks']:6d} blocks {summary['regs_per_thread']} regs "
+                  f"{summary['makespan_us']:8.1f} us", flush=True)
+        except Exception as exc:  # noqa: BLE001 - one failing config must not cost the rest
+            failed.append({"name": name, "family": "J", "error": traceback.format_exc(limit=2)})
+            print(f"{name}: FAILED {type(exc).__name__}: {exc}", flush=True)
+    write_bundle(out, done, failed, {"recorded_by": " ".join(["python3", *sys.argv]),
+                                     "purpose": "blind test of the dispatch model's register rule"})
+    print(f"{len(done)} traces, {len(failed)} failed, {time.perf_counter() - t0:.0f} s -> {out}")
+    return 0 if done else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
