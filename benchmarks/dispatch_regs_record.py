@@ -22,13 +22,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from sim.traces.trace_bundle import write_bundle  # noqa: E402
 
 # registers per thread ptxas gives for each --hold-regs (above); only --dry-run reads it
 REGS = {1: 16, 2: 20, 4: 26, 8: 32, 16: 32, 32: 40, 64: 80}
@@ -71,6 +67,8 @@ def simulated(wait: str, warps: int, hold: int, us: float, waves: float, command
 
 
 def main(argv=None) -> int:
+    from benchmarks.dispatch_validate import record_set
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=75.0,
@@ -80,33 +78,17 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from kernels.tracing.trace import record_trace
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    t0, done, failed = time.perf_counter(), [], []
-    for wait, warps, hold, us, waves in CONFIGS:
-        name = f"J-{wait}-w{warps}-h{hold}-{us}us-{waves}w"
-        if time.perf_counter() - t0 > args.budget_s:
-            failed.append({"name": name, "family": "J", "error": "not run: past --budget-s"})
-            continue
+    def make(wait, warps, hold, us, waves):
         command = (f"python3 main.py trace --wait {wait} --warps {warps} --hold-regs {hold} "
                    f"--spin-us {us} --waves {waves} --out TRACE.json")
-        try:
-            trace = simulated(wait, warps, hold, float(us), waves, command) if args.dry_run \
-                else record_trace(None, warps, float(us), command, wait=wait, hold_regs=hold,
-                                  waves=waves)
-            summary = {"blocks": int(len(trace.block)),
-                       "regs_per_thread": trace.meta.get("regs_per_thread"),
-                       "makespan_us": float(trace.end_us.max() - trace.start_us.min())}
-            done.append((name, "J", trace, summary))
-            print(f"{name:28s} {summary['blocks']:6d} blocks {summary['regs_per_thread']} regs "
-                  f"{summary['makespan_us']:8.1f} us", flush=True)
-        except Exception as exc:  # noqa: BLE001 - one failing config must not cost the rest
-            failed.append({"name": name, "family": "J", "error": traceback.format_exc(limit=2)})
-            print(f"{name}: FAILED {type(exc).__name__}: {exc}", flush=True)
-    write_bundle(out, done, failed, {"recorded_by": " ".join(["python3", *sys.argv]),
-                                     "purpose": "blind test of the dispatch model's register rule"})
-    print(f"{len(done)} traces, {len(failed)} failed, {time.perf_counter() - t0:.0f} s -> {out}")
-    return 0 if done else 1
+        if args.dry_run:
+            return lambda: simulated(wait, warps, hold, float(us), waves, command)
+        return lambda: record_trace(None, warps, float(us), command, wait=wait, hold_regs=hold,
+                                    waves=waves)
+
+    plan = [(f"J-{c[0]}-w{c[1]}-h{c[2]}-{c[3]}us-{c[4]}w", "J", make(*c)) for c in CONFIGS]
+    return record_set(args.out, plan, args.budget_s,
+                      "blind test of the dispatch model's register rule")
 
 
 if __name__ == "__main__":
