@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # GPU run J-dispatch (issue 16, register-limited schedule): a blind set of `trace --hold-regs`
 # traces at settings tests/data/limits_h200 lacks (16, 20, 26, 32 at 2 warps, 40 at 2 and 16
-# warps, 80 registers; 20, 50 and 200 us; sleep with held registers), to score the dispatch
-# model's register rule on. About 20-40 s on an H200 (one process; 18 launches of <= 1.5 ms,
+# warps, 64 at 1 warp, 80 registers; 20, 50 and 200 us; sleep with held registers), to score the dispatch
+# model's register rule on. About 20-40 s on an H200 (one process; 20 launches of <= 1.5 ms,
 # each compiled first); hard limit 85 s. Output: a trace bundle in $OUT plus the log.
 # Usage on the device machine, from the repo root:  bash benchmarks/device_run_j_dispatch.sh OUT
 # (here, without a GPU: bash benchmarks/device_run_j_dispatch.sh /tmp/j --dry-run)

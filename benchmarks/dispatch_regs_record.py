@@ -12,10 +12,9 @@ starts once; each trace's meta holds its own command); all go into one bundle in
 Without a GPU every launch fails with the trace command's own message and the bundle lists them
 as failed (exit status 1). `--dry-run` writes stand-in traces from sim/'s own calibrated model
 instead (meta "dry_run": true): it checks the plan and the scoring commands, never the model.
-Registers per thread that ptxas gives (triton 3.6/3.7, sm_90; checked
-with benchmarks/dispatch_sass.py's tools): hold 1 -> 16, 2 -> 20, 4 -> 26, 8 -> 32, 32 -> 40
-(wait loop on the uniform datapath), 64 at 8 warps -> 80 (regular loop). --hold-regs takes powers
-of two only, so 24, 48 or 56 registers per thread cannot be asked for.
+The registers per thread in CONFIGS are what ptxas gave here (triton 3.7, sm_90, with
+benchmarks/dispatch_sass.py's tools); each trace's meta has the real ones. --hold-regs takes
+powers of two only, so 24, 48 or 56 registers per thread cannot be asked for.
 """
 
 from __future__ import annotations
@@ -26,24 +25,26 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-# registers per thread ptxas gives for each --hold-regs (above); only --dry-run reads it
-REGS = {1: 16, 2: 20, 4: 26, 8: 32, 16: 32, 32: 40, 64: 80}
-
-# (wait, warps, hold_regs, block us, waves) and what the register rule calls each (H200):
+# (wait, warps, hold_regs, block us, waves, registers per thread ptxas gives: only --dry-run reads
+# it) and what the register rule calls each on the H200:
 CONFIGS = [
-    ("spin", 4, 1, 20, 3), ("spin", 4, 1, 200, 3),  # 16 regs, 50% of the file: rule off
-    ("spin", 4, 2, 20, 3), ("spin", 4, 2, 200, 3),  # 20 -> 24 allocated, 75%: off (below 0.8)
-    ("spin", 4, 4, 20, 3), ("spin", 4, 4, 200, 3),  # 26 -> 32 allocated: "full"
-    ("spin", 2, 8, 20, 3), ("spin", 2, 8, 200, 3),  # 32, 32 blocks of 2 warps: "full"
-    ("spin", 16, 32, 20, 3), ("spin", 16, 32, 200, 3),  # 40, 3 blocks, 48 warps: "registers"
-    ("spin", 2, 32, 20, 3), ("spin", 2, 32, 200, 3),  # 40, 24 blocks, 48 warps: "registers"
-    ("spin", 8, 64, 20, 3), ("spin", 8, 64, 200, 3),  # 80, 3 blocks, 24 warps: "registers"
-    ("spin", 4, 16, 50, 2.5), ("spin", 8, 32, 50, 2.5),  # fitted launches, new time and waves
-    ("sleep", 4, 16, 20, 3), ("sleep", 4, 32, 20, 3),  # held registers, warps asleep: rule off
+    ("spin", 4, 1, 20, 3, 16), ("spin", 4, 1, 200, 3, 16),  # 50% of the file: rule off
+    ("spin", 4, 2, 20, 3, 20), ("spin", 4, 2, 200, 3, 20),  # 24 allocated, 75%: off (< 0.8)
+    ("spin", 4, 4, 20, 3, 26), ("spin", 4, 4, 200, 3, 26),  # 32 allocated: "full"
+    ("spin", 2, 8, 20, 3, 32), ("spin", 2, 8, 200, 3, 32),  # 32 blocks of 2 warps: "full"
+    ("spin", 16, 32, 20, 3, 40), ("spin", 16, 32, 200, 3, 40),  # 3 blocks, 48 warps: "registers"
+    ("spin", 2, 32, 20, 3, 40), ("spin", 2, 32, 200, 3, 40),  # 24 blocks, 48 warps: "registers"
+    # 32 one-warp blocks fill the file with half the warp slots, and the wait loop stays on the
+    # regular datapath (at 40+ registers from hold 32 it moves to the uniform one): "registers"
+    ("spin", 1, 32, 20, 3, 64), ("spin", 1, 32, 200, 3, 64),
+    ("spin", 8, 64, 20, 3, 80), ("spin", 8, 64, 200, 3, 80),  # 3 blocks, 24 warps: "registers"
+    ("spin", 4, 16, 50, 2.5, 32), ("spin", 8, 32, 50, 2.5, 40),  # fitted launches, new times
+    ("sleep", 4, 16, 20, 3, 32), ("sleep", 4, 32, 20, 3, 40),  # warps asleep: rule off
 ]
 
 
-def simulated(wait: str, warps: int, hold: int, us: float, waves: float, command: str):
+def simulated(wait: str, warps: int, hold: int, us: float, waves: float, regs: int,
+              command: str):
     """--dry-run: a stand-in trace, the calibrated dispatch model's own schedule."""
     import numpy as np
 
@@ -54,7 +55,7 @@ def simulated(wait: str, warps: int, hold: int, us: float, waves: float, command
     from sim.schedule.policies import run_schedule
     from sim.schedule.scheduler import TpcSpreadPlacement, UniformCost
 
-    gpu, res = preset("H200"), Resources(REGS[hold], 0, 0)
+    gpu, res = preset("H200"), Resources(regs, 0, 0)
     grid = grid_for_waves(gpu, waves, 32 * warps, res)
     per_sm = occupancy(gpu, 32 * warps, res.regs_per_thread).blocks_per_sm
     sim = run_schedule(gpu, grid, per_sm, warps, UniformCost(us), TpcSpreadPlacement(),
@@ -78,11 +79,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from kernels.tracing.trace import record_trace
 
-    def make(wait, warps, hold, us, waves):
+    def make(wait, warps, hold, us, waves, regs):
         command = (f"python3 main.py trace --wait {wait} --warps {warps} --hold-regs {hold} "
                    f"--spin-us {us} --waves {waves} --out TRACE.json")
         if args.dry_run:
-            return lambda: simulated(wait, warps, hold, float(us), waves, command)
+            return lambda: simulated(wait, warps, hold, float(us), waves, regs, command)
         return lambda: record_trace(None, warps, float(us), command, wait=wait, hold_regs=hold,
                                     waves=waves)
 
