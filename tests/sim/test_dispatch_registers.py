@@ -110,3 +110,29 @@ def test_a_profile_file_without_the_register_numbers_still_loads(tmp_path):
     path.write_text(json.dumps({"format": "warpscope-physics/1", "gpu": "H200", "constants": {},
                                 "dispatch": doc}))
     assert load_profile(path).params.regfile_fraction == DispatchParams().regfile_fraction
+
+
+def test_the_blind_recorder_asks_only_for_launches_the_fit_never_saw(limits):
+    """benchmarks/dispatch_regs_record.py (run by benchmarks/device_run_j_dispatch.sh) must be a
+    blind set: no (wait, warps, hold, spin time) of it is in limits_h200, and the registers it
+    expects give the regime its comment names for the new launches."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "dispatch_regs_record",
+        Path(__file__).parents[2] / "benchmarks" / "dispatch_regs_record.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    seen = {(t.meta.get("wait"), t.meta["num_warps"], t.meta["hold_regs"], float(t.meta["spin_us"]))
+            for t in limits.values() if t.meta.get("hold_regs")}
+    asked = {(w, n, h, float(us)) for w, n, h, us, _, _ in mod.CONFIGS}
+    assert len(asked) == len(mod.CONFIGS) and not asked & seen
+    from sim.rules.occupancy import occupancy
+
+    fills = {}
+    for wait, warps, hold, us, waves, regs in mod.CONFIGS:
+        per_sm = occupancy(H200, 32 * warps, regs).blocks_per_sm
+        fills[(warps, hold)] = register_fill(H200, per_sm, warps, regs, builtin_profile().params)
+    assert fills[(4, 1)] == fills[(4, 2)] == "busy"
+    assert fills[(4, 4)] == fills[(2, 8)] == "full"
+    assert fills[(16, 32)] == fills[(2, 32)] == fills[(1, 32)] == fills[(8, 64)] == "registers"
