@@ -13,7 +13,8 @@
 #       exit 2 with one line ("needs a GPU"), and the compare + table run on the H200's traces of
 #       tests/data/kernel_files_h200 instead
 # Comes back under OUT_DIR: summary.txt (the table and every exit status), index_j.json (one row
-# per trace: command, status, compare's numbers, the stamps' cost), traces_j.tar.xz, logs.tgz.
+# per trace: command, status, compare's numbers, the stamps' cost), traces_j.tar.xz, logs.tgz,
+# and dispatch.tgz (the dispatch part's folder, whole) when that part ran.
 set -u
 DRY=0
 if [ "${1:-}" = "--dry-run" ]; then DRY=1; shift; fi
@@ -144,8 +145,9 @@ if [ -f benchmarks/device_run_j_dispatch.sh ]; then
   secs=$(left "$J_TOTAL_S")
   if [ "$secs" -ge 30 ]; then
     say "dispatch part (limit $secs s): bash benchmarks/device_run_j_dispatch.sh $OUT/dispatch"
-    timeout --kill-after=10 "$secs" bash benchmarks/device_run_j_dispatch.sh "$OUT/dispatch" 2>&1 \
-      | tee "$OUT/logs/dispatch.log"
+    dry=(); [ "$DRY" = 1 ] && dry=(--dry-run)
+    timeout --kill-after=10 "$secs" bash benchmarks/device_run_j_dispatch.sh "$OUT/dispatch" \
+      "${dry[@]}" 2>&1 | tee "$OUT/logs/dispatch.log"
     echo "dispatch exit status ${PIPESTATUS[0]}" | tee -a "$OUT/summary.txt" >&2
   else
     echo "dispatch not run: the time is spent" | tee -a "$OUT/summary.txt" >&2
@@ -155,6 +157,8 @@ fi
 say "packing"
 export XZ_OPT="-1 -T0"
 (cd "$OUT" && tar -cJf traces_j.tar.xz traces_j compare && rm -rf traces_j compare)
+# one file for the dispatch part's folder: what comes back from a device run is at most 8 files
+[ -d "$OUT/dispatch" ] && (cd "$OUT" && tar -czf dispatch.tgz dispatch && rm -rf dispatch)
 cp "$OUT/summary.txt" "$OUT/logs/"
 say "done"
 tar -czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"
