@@ -230,14 +230,14 @@ class TripCost:
         # the MVA's time is the block's whole life in its slot; `stamped_ends` says where in it
         # thread 0's end stamp falls
         # the spread is each trip's: a block that loops over `trips` averages it down
-        cv = self.spread / math.sqrt(self.trips)
         base = max(block_us, self.min_us)
-        held = base * (1.0 + cv * SQRT3 * _unit_noise(block_ids, 0))
         # the straggle is the DRAM's service order, so it cannot outlast the SM's own bytes: the
         # last of an SM's resident blocks (FIFO at its port) stamps its end once all their trips
-        # are through; its slot is free `hold` of a trip later (`stamped_ends`)
+        # are through, its slot free `hold` of a trip later (`stamped_ends`). The spread narrows
+        # to fit under that (symmetric: the mean, hence the throughput, stays the MVA's)
         life = self.slowest_us(resident_blocks) / (1.0 - self.hold / (1.0 + self.hold) / self.trips)
-        held = np.minimum(held, max(base, life))
+        half = min(self.spread / math.sqrt(self.trips) * SQRT3, max(0.0, life / base - 1.0))
+        held = base * (1.0 + half * _unit_noise(block_ids, 0))
         # on a 20 ns clock: spread blocks retire in batches, one scheduler step per tick, not per block
         return np.maximum(np.round(held / TICK_US), 1.0) * TICK_US if self.spread else held
 
@@ -346,6 +346,19 @@ def _assemble(gpu: GpuSpec, launch: Launch, mode: str, sim: Simulation, cost,
     return LaunchPrediction(gpu.name, mode, sim, ph.value("launch_overhead_us"), fill, full, tail,
                             float(launch.bytes_moved), float(launch.flops), bound, ceiling,
                             {n: ph.constant(n).label for n in names})
+
+
+def stream_whole_us(gpu: GpuSpec, predictions) -> float:
+    """Launches queued back to back on one stream (torch eager runs one kernel per op), timed by
+    one event pair: the front end has each next grid ready while the one before runs, so past
+    the first launch's overhead every later launch adds its makespan and the grid-to-grid gap
+    (`launch_gap_us`), not a whole overhead."""
+    preds = list(predictions)
+    if not preds:
+        raise UserError("a stream needs at least one launch")
+    rest = preds[1:]
+    gap = physics_for(gpu).value("launch_gap_us") if rest else 0.0
+    return preds[0].whole_launch_us + sum(p.makespan_us + gap for p in rest)
 
 
 def default_mode(declaration) -> str:

@@ -114,3 +114,13 @@ def test_nonsense_is_refused(args):
         predict_bandwidth(preset("H200"), *args)
     with pytest.raises(UserError):
         predict_bandwidth(preset("H200"), 10, 8, 1.0, loop_trips=0)
+
+
+def test_an_sms_slowest_block_ends_by_its_bytes():
+    """A one-wave launch of big single trips: the straggle (DRAM service order) cannot push the
+    last block past the SM's own bytes through its port (FIFO), plus the delay; before the bound
+    the spread put it 60% past that."""
+    gpu = preset("H200")
+    p = predict_bandwidth(gpu, 1056, 8, 1056 * 3072.0 * 100, 4180, max_waves=None)
+    port_us = 8 * 3072.0 * 100 / (4180 / 132) / 1e3  # 8 blocks x 300 KB at the SM's share
+    assert port_us < p.simulation.makespan_us < 1.05 * port_us
