@@ -231,9 +231,23 @@ class TripCost:
         # thread 0's end stamp falls
         # the spread is each trip's: a block that loops over `trips` averages it down
         cv = self.spread / math.sqrt(self.trips)
-        held = max(block_us, self.min_us) * (1.0 + cv * SQRT3 * _unit_noise(block_ids, 0))
+        base = max(block_us, self.min_us)
+        held = base * (1.0 + cv * SQRT3 * _unit_noise(block_ids, 0))
+        # the straggle is the DRAM's service order, so it cannot outlast the SM's own bytes: the
+        # last of an SM's resident blocks (FIFO at its port) stamps its end once all their trips
+        # are through; its slot is free `hold` of a trip later (`stamped_ends`)
+        life = self.slowest_us(resident_blocks) / (1.0 - self.hold / (1.0 + self.hold) / self.trips)
+        held = np.minimum(held, max(base, life))
         # on a 20 ns clock: spread blocks retire in batches, one scheduler step per tick, not per block
         return np.maximum(np.round(held / TICK_US), 1.0) * TICK_US if self.spread else held
+
+    def slowest_us(self, resident_blocks: int) -> float:
+        """The latest a block of a full SM can end: its dispatch, then each trip's delay and the
+        bytes of all the SM's resident blocks through the port at its share."""
+        sms = min(self.sm_count, max(int(resident_blocks), 1))
+        per_sm = math.ceil(max(int(resident_blocks), 1) / sms)
+        port_ns = self.bytes_per_trip / (self.ceiling_gbps / sms)
+        return (self.dispatch_ns + self.trips * (self.delay_ns + per_sm * port_ns)) / 1e3 + self.extra_us
 
     def stamped_ends(self, start_us: np.ndarray, slot_end_us: np.ndarray) -> np.ndarray:
         """Where thread 0 stamps each block's end: the slot is released `hold` of one trip's time

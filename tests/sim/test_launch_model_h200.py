@@ -68,9 +68,6 @@ def test_the_old_models_misses_at_large_sizes(kernel):
     assert len(ratios) == 2 and all(0.9 <= r <= 1.1 for r in ratios), ratios
 
 
-@pytest.mark.xfail(strict=True, reason="known defect since the run-F fit (benchmarks/NOTES-fit.md): "
-                   "the block-time spread is fitted on 4-12 KB trips; one 300 KB trip per block "
-                   "straggles 60% past the SM's byte time, so the one-trip launch comes out slower")
 def test_a_grid_stride_block_runs_longer_than_one_trip():
     gpu = preset("H200")
     one = predict_bandwidth(gpu, 1056, 8, 1056 * 3072.0 * 100, 4180)
