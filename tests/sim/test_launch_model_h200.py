@@ -127,3 +127,19 @@ def test_an_sms_slowest_block_ends_by_its_bytes():
     p = predict_bandwidth(gpu, 1056, 8, 1056 * 3072.0 * 100, 4180, max_waves=None)
     port_us = 8 * 3072.0 * 100 / (4180 / 132) / 1e3  # 8 blocks x 300 KB at the SM's share
     assert port_us < p.simulation.makespan_us < 1.05 * port_us
+
+
+def test_a_stream_pays_one_overhead_and_a_gap_per_later_launch():
+    from sim.model.launch_model import stream_whole_us
+    from sim.rules.physics import physics_for
+
+    gpu = preset("H200")
+    a = predict_bandwidth(gpu, 1024, 16, 12.0 * 2**20)
+    b = predict_bandwidth(gpu, 1024, 16, 8.0 * 2**20)
+    gap = physics_for(gpu).value("launch_gap_us")
+    assert stream_whole_us(gpu, [a]) == a.whole_launch_us
+    both = stream_whole_us(gpu, [a, b])
+    assert both == pytest.approx(a.whole_launch_us + b.makespan_us + gap)
+    assert both < a.whole_launch_us + b.whole_launch_us  # the gap is less than a whole overhead
+    with pytest.raises(UserError):
+        stream_whole_us(gpu, [])
