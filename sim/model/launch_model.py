@@ -62,6 +62,7 @@ class Launch:
     flops: float = 0.0
     duration_us: float = 10.0  # uniform mode: every block
     wait: str = "spin"  # uniform mode: what the warps do while resident
+    regs_per_thread: int = 0  # uniform mode: the dispatch model's register rule (0: unknown)
     work: object = field(default=None, repr=False, compare=False)  # compute: sim.model.matmul_work.BlockWork
 
     @property
@@ -105,6 +106,7 @@ def launch_of(occ: Occupancy, geo: LaunchGeometry, *, bytes_moved: float | None 
     if not occ.can_launch:
         raise UserError(f"no prediction: {occ.reason}")
     nbytes, _ = bytes_of(geo, bytes_moved)
+    extra.setdefault("regs_per_thread", int(occ.regs_per_thread))
     return Launch(geo.blocks, geo.threads_per_block, int(blocks_per_sm or occ.blocks_per_sm),
                   nbytes, geo.elements, loop_trips_of(geo), **extra)
 
@@ -230,10 +232,24 @@ class TripCost:
         # the MVA's time is the block's whole life in its slot; `stamped_ends` says where in it
         # thread 0's end stamp falls
         # the spread is each trip's: a block that loops over `trips` averages it down
-        cv = self.spread / math.sqrt(self.trips)
-        held = max(block_us, self.min_us) * (1.0 + cv * SQRT3 * _unit_noise(block_ids, 0))
+        base = max(block_us, self.min_us)
+        # the straggle is the DRAM's service order, so it cannot outlast the SM's own bytes: the
+        # last of an SM's resident blocks (FIFO at its port) stamps its end once all their trips
+        # are through, its slot free `hold` of a trip later (`stamped_ends`). The spread narrows
+        # to fit under that (symmetric: the mean, hence the throughput, stays the MVA's)
+        life = self.slowest_us(resident_blocks) / (1.0 - self.hold / (1.0 + self.hold) / self.trips)
+        half = min(self.spread / math.sqrt(self.trips) * SQRT3, max(0.0, life / base - 1.0))
+        held = base * (1.0 + half * _unit_noise(block_ids, 0))
         # on a 20 ns clock: spread blocks retire in batches, one scheduler step per tick, not per block
         return np.maximum(np.round(held / TICK_US), 1.0) * TICK_US if self.spread else held
+
+    def slowest_us(self, resident_blocks: int) -> float:
+        """The latest a block of a full SM can end: its dispatch, then each trip's delay and the
+        bytes of all the SM's resident blocks through the port at its share."""
+        sms = min(self.sm_count, max(int(resident_blocks), 1))
+        per_sm = math.ceil(max(int(resident_blocks), 1) / sms)
+        port_ns = self.bytes_per_trip / (self.ceiling_gbps / sms)
+        return (self.dispatch_ns + self.trips * (self.delay_ns + per_sm * port_ns)) / 1e3 + self.extra_us
 
     def stamped_ends(self, start_us: np.ndarray, slot_end_us: np.ndarray) -> np.ndarray:
         """Where thread 0 stamps each block's end: the slot is released `hold` of one trip's time
@@ -300,7 +316,7 @@ def predict_launch(gpu: GpuSpec, launch: Launch, mode: str = "memory", *,
         cost = cost or UniformCost(launch.duration_us, seed=seed)
         sim = run_schedule(gpu, n_sim, launch.blocks_per_sm, launch.warps_per_block, cost, order,
                            schedule=schedule, wait=launch.wait, seed=seed,
-                           sm_interval_us=sm_interval_us)
+                           sm_interval_us=sm_interval_us, regs_per_thread=launch.regs_per_thread)
     sim = replace(sim, skipped_waves=skipped, first_block=first)
     return _assemble(gpu, launch, mode, sim, cost, ph)
 
@@ -332,6 +348,19 @@ def _assemble(gpu: GpuSpec, launch: Launch, mode: str, sim: Simulation, cost,
     return LaunchPrediction(gpu.name, mode, sim, ph.value("launch_overhead_us"), fill, full, tail,
                             float(launch.bytes_moved), float(launch.flops), bound, ceiling,
                             {n: ph.constant(n).label for n in names})
+
+
+def stream_whole_us(gpu: GpuSpec, predictions) -> float:
+    """Launches queued back to back on one stream (torch eager runs one kernel per op), timed by
+    one event pair: the front end has each next grid ready while the one before runs, so past
+    the first launch's overhead every later launch adds its makespan and the grid-to-grid gap
+    (`launch_gap_us`), not a whole overhead."""
+    preds = list(predictions)
+    if not preds:
+        raise UserError("a stream needs at least one launch")
+    rest = preds[1:]
+    gap = physics_for(gpu).value("launch_gap_us") if rest else 0.0
+    return preds[0].whole_launch_us + sum(p.makespan_us + gap for p in rest)
 
 
 def default_mode(declaration) -> str:

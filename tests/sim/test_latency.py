@@ -129,16 +129,36 @@ from sim.model.launch_model import Launch, predict_launch  # noqa: E402
 
 
 def test_mva_by_hand():
-    # one customer never waits: throughput = 1 / (delay + demands)
-    x, r = mean_value_analysis(1, 100.0, [10.0, 40.0])
+    # exponential service (cv^2 = 1) is exact MVA. One customer never waits: 1 / (delay + demands)
+    x, r = mean_value_analysis(1, 100.0, [10.0, 40.0], cv2=1.0)
     assert x == pytest.approx(1 / 150) and list(r) == [10.0, 40.0]
     # two customers, worked by hand: Q(1) = (10/150, 40/150); R(2) = D (1 + Q(1))
     r2 = np.array([10 * (1 + 10 / 150), 40 * (1 + 40 / 150)])
-    x2, got = mean_value_analysis(2, 100.0, [10.0, 40.0])
+    x2, got = mean_value_analysis(2, 100.0, [10.0, 40.0], cv2=1.0)
     np.testing.assert_allclose(got, r2)
     assert x2 == pytest.approx(2 / (100 + r2.sum()))
     # many customers: the busiest queue sets the throughput
-    assert mean_value_analysis(500, 100.0, [10.0, 40.0])[0] == pytest.approx(1 / 40, rel=1e-3)
+    assert mean_value_analysis(500, 100.0, [10.0, 40.0], cv2=1.0)[0] == pytest.approx(1 / 40, rel=1e-3)
+
+
+def test_mva_with_nearly_fixed_service_by_hand():
+    """Residual-time MVA: the customer in service has D (1 + cv^2) / 2 left, the queued ones D."""
+    # two customers, one queue D = 40 after a delay of 100, deterministic service (cv^2 = 0):
+    # m = 1: R = 40, X = 1/140, U = Q = 40/140; m = 2: R = 40 (1 + Q - U) + U 40 / 2
+    u = 40 / 140
+    r2 = 40 + u * 20
+    x2, got = mean_value_analysis(2, 100.0, [40.0], cv2=0.0)
+    assert got[0] == pytest.approx(r2) and x2 == pytest.approx(2 / (100 + r2))
+    # less variable service waits less: throughput falls as cv^2 rises, 1 gives exact MVA back
+    xs = [mean_value_analysis(2, 100.0, [10.0, 40.0], cv2=(1.0, c))[0] for c in (0.0, 0.25, 1.0)]
+    assert xs[0] > xs[1] > xs[2]
+    # two customers whose service outlasts the delay keep a deterministic server always busy
+    x, r = mean_value_analysis(2, 100.0, [150.0], cv2=0.0)
+    assert x == pytest.approx(1 / 150) and 100 + r.sum() == pytest.approx(2 * 150)
+    with pytest.raises(ValueError, match="one cv"):
+        mean_value_analysis(2, 100.0, [10.0, 40.0, 5.0])  # the default names two stations
+    with pytest.raises(ValueError, match="negative"):
+        mean_value_analysis(2, 100.0, [10.0], cv2=-0.5)
 
 
 def test_one_block_per_sm_is_a_sum_of_its_parts():

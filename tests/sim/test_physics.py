@@ -59,7 +59,7 @@ def test_the_h200_file_gives_every_model_constant_its_provenance():
         assert c.provenance in ("measured", "published", "assumed") and c.source, name
         if c.provenance == "measured":
             assert c.date and c.command, name
-    assert ph.value("launch_overhead_us") == 4.0 and ph.value("dram_latency_ns") == 351
+    assert ph.value("launch_overhead_us") == 4.1 and ph.value("dram_latency_ns") == 351
     assert ph.dispatch["gpu"] == "NVIDIA H200" and ph.dispatch["measured"]
 
 
