@@ -131,7 +131,9 @@ class BenchResult:
 # Measuring
 # --------------------------------------------------------------------------------------------
 AHEAD = ("flush", "flush_only", "spin", "none")
-SPIN_CYCLES = 100_000  # ~50 us at boost clock: longer than any launcher's host path here
+SPIN_CYCLES = 500_000  # ~250 us at boost clock: longer than any launcher's host path; torch.compile's
+# is 46-89 us per call on the H200 machine (benchmarks/run_k), so the old 50 us spin let its
+# start event fire early and timed 17-19 us for 5-8 us kernels
 
 
 def gpu_method(ahead: str, reps: int, flush_bytes: int) -> str:
