@@ -60,7 +60,10 @@ def _variant_launch(a, b, c, variant: str, params: dict, programs: int):
     return bind_matmul_persistent(a, b, c, cfg, programs=programs, stream_k=variant == "stream_k")
 
 
-def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False) -> dict:
+def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False, rounds=1) -> dict:
+    """One size: auto, its candidates and cuBLAS, each measured once per round, the rounds
+    interleaved (auto, the candidates, cuBLAS; again), so a drift of the clocks over the seconds
+    a size takes hits every launch alike; each launch's value is its median over the rounds."""
     from kernels.bodies.matmul import bind_matmul_auto
     from kernels.declare.registry import matmul_choice
 
@@ -70,21 +73,28 @@ def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False) -> dict
     b = torch.randn(K, N, device=device, dtype=tdtype)
     c = torch.empty(M, N, device=device, dtype=tdtype)
     flops = 2 * M * N * K
-    row = {"M": M, "N": N, "K": K, "chosen": choice.chosen.label, "candidates": []}
+    row = {"M": M, "N": N, "K": K, "chosen": choice.chosen.label, "candidates": [],
+           "rounds": rounds}
     auto = bind_matmul_auto(a, b, c, gpu, dtype, choice=choice)
-    row["auto_ms"] = clock.ms(auto)
+    runs = [auto] + [_variant_launch(a, b, c, cand.variant, cand.params, cand.programs)
+                     for cand in choice.candidates] + [lambda: torch.matmul(a, b, out=c)]
+    for run in runs:  # compile, allocate, pick cuBLAS's kernel: outside the timed rounds
+        run()
     if check:
+        auto()
         ref = (a.float() @ b.float())
         row["auto_rel_error"] = float((c.float() - ref).norm() / ref.norm())
-    for cand in choice.candidates:
-        run = _variant_launch(a, b, c, cand.variant, cand.params, cand.programs)
-        ms = clock.ms(run)
+    reps = [[clock.ms(run) for run in runs] for _ in range(max(1, rounds))]
+    med = [median(r[i] for r in reps) for i in range(len(runs))]
+    row["auto_ms"], row["auto_rounds_ms"] = med[0], [r[0] for r in reps]
+    for i, cand in enumerate(choice.candidates, start=1):
         row["candidates"].append({"label": cand.label, "variant": cand.variant,
                                   "tile": f"{cand.params['BLOCK_M']}x{cand.params['BLOCK_N']}"
                                           f"x{cand.params['BLOCK_K']}",
-                                  "measured_ms": ms, "predicted_ms": cand.time_us / 1e3,
+                                  "measured_ms": med[i], "measured_rounds_ms": [r[i] for r in reps],
+                                  "predicted_ms": cand.time_us / 1e3,
                                   "tiles": cand.tiles, "waves": cand.waves})
-    row["cublas_ms"] = clock.ms(lambda: torch.matmul(a, b, out=c))
+    row["cublas_ms"], row["cublas_rounds_ms"] = med[-1], [r[-1] for r in reps]
     for key in ("auto_ms", "cublas_ms"):
         row[key.replace("_ms", "_tflops")] = flops / row[key] / 1e9
     best = min(row["candidates"], key=lambda r: r["measured_ms"])
@@ -182,7 +192,12 @@ def copy_ceiling_gbps(clock, on_gpu: bool) -> float | None:
 COPY: dict = {}  # the measured copy ceiling, for the results file
 
 
-def next_step_rows(gpu, clock, on_gpu: bool, dry: bool) -> list[dict]:
+def median(values) -> float:
+    v = sorted(values)
+    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+
+def next_step_rows(gpu, clock, on_gpu: bool, dry: bool, rounds: int = 1) -> list[dict]:
     from kernels.declare.registry import get_kernel
     from sim.model.what_if import WhatIf, predict
 
@@ -193,6 +208,7 @@ def next_step_rows(gpu, clock, on_gpu: bool, dry: bool) -> list[dict]:
         row = {"kernel": spec.name, "n": pair["n"], "lever": pair["lever"],
                "before": pair["before"], "after": pair["after"]}
         try:
+            runs = {}
             for side in ("before", "after"):
                 run, threads, grid, regs, smem, ept = _bound(spec, pair[side], pair["n"], gpu, on_gpu)
                 n = pair["n"]
@@ -201,10 +217,16 @@ def next_step_rows(gpu, clock, on_gpu: bool, dry: bool) -> list[dict]:
                 if what.grid != grid:
                     raise RuntimeError(f"the model's grid {what.grid} is not the launch's {grid}")
                 out = predict(gpu, what, ceiling)
-                row[side + "_measured_ms"] = clock.ms(run)
+                runs[side] = run
                 row[side + "_predicted_ms"] = (out.time_us or float("nan")) / 1e3
                 row[side + "_launch"] = dict(threads=threads, grid=grid, regs=regs, smem=smem,
                                              blocks_per_sm=out.blocks_per_sm, waves=out.waves)
+            # before and after interleaved, once per round: the spread over the rounds is the
+            # measurement's own noise, which the direction test's dead band must exceed
+            reps = [(clock.ms(runs["before"]), clock.ms(runs["after"])) for _ in range(rounds)]
+            for i, side in enumerate(("before", "after")):
+                row[side + "_rounds_ms"] = [r[i] for r in reps]
+                row[side + "_measured_ms"] = median(row[side + "_rounds_ms"])
             row["measured_change"] = row["after_measured_ms"] / row["before_measured_ms"] - 1
             row["predicted_change"] = row["after_predicted_ms"] / row["before_predicted_ms"] - 1
         except Exception as exc:  # noqa: BLE001 - one launch's failure is a row, not the run's end
@@ -221,6 +243,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=320.0)
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="measurements of each launch, interleaved; its value is their median")
     ap.add_argument("--dry-run", action="store_true")
     args = ap.parse_args(argv)
     if args.dry_run:
@@ -247,7 +271,8 @@ def main(argv=None) -> int:
                                                                       time.gmtime()),
               "command": " ".join(sys.argv), "dry_run": args.dry_run, "dtype": dtype,
               "device": torch.cuda.get_device_name() if on_gpu else "cpu (dry run)",
-              "method": "triton.testing.do_bench median (warmup 5 ms, rep 25 ms, L2 flushed per rep)",
+              "method": "triton.testing.do_bench median (warmup 5 ms, rep 25 ms, L2 flushed per rep)"
+                        f"; {args.rounds} interleaved rounds per size, the median of the rounds",
               "versions": {"torch": torch.__version__}}
     try:
         import triton
@@ -265,15 +290,17 @@ def main(argv=None) -> int:
         if time.time() - t0 > 0.6 * args.budget_s:
             result["sawtooth_cut"] = f"stopped at N={N} by the budget"
             break
-        sweep.append(matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=i == 0))
+        sweep.append(matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=i == 0,
+                                  rounds=args.rounds))
         r = sweep[-1]
         print(f"  N={N}: auto {r['auto_tflops']:.0f} TFLOP/s ({r['chosen']}), cuBLAS "
               f"{r['cublas_tflops']:.0f}, best {r['best_measured']}", flush=True)
         save()
     squares = [128] if args.dry_run else [4096, 8192]
-    result["squares"] = [matmul_point(n, n, n, gpu, dtype, clock, torch, device) for n in squares]
+    result["squares"] = [matmul_point(n, n, n, gpu, dtype, clock, torch, device, rounds=args.rounds)
+                         for n in squares]
     save()
-    result["next_step"] = next_step_rows(gpu, clock, on_gpu, args.dry_run)
+    result["next_step"] = next_step_rows(gpu, clock, on_gpu, args.dry_run, args.rounds)
     result["copy_ceiling_gbps"] = COPY.get("gbps")
     result["scale"] = throughput_scale(result["squares"][-1])
     save()
@@ -282,11 +309,27 @@ def main(argv=None) -> int:
 
 
 def throughput_scale(square8192: dict) -> dict:
-    """This machine's cuBLAS at 8192^3 over the fitted run's: the one scale allowed per run."""
-    fit = json.loads(FIT_RUN.read_text())["steps"]["ceilings"]["measured_torch_bf16_8192_tflops"]
+    """This machine's cuBLAS at 8192^3 over that of the run matmul_auto's predictions are in the
+    units of: the one scale allowed per run. The per-candidate efficiencies
+    (resources/fits/H200_matmul_tiles.json) were fitted on that run's measured times, so they
+    carry its machine's throughput; scaling against the compute model's own older fit run
+    (benchmarks/matmul_h200.json) would count that machine difference twice."""
+    from sim.model.matmul_choice import tile_fit
+
+    source = tile_fit().get("source")
+    path = ROOT / source if source else FIT_RUN
+    run = json.loads(path.read_text())
+    if "squares" in run:  # a chooser run: its cuBLAS at 8192^3
+        fit = next(s["cublas_tflops"] for s in run["squares"] if s["M"] == 8192)
+    else:
+        fit = run["steps"]["ceilings"]["measured_torch_bf16_8192_tflops"]
     here = square8192["cublas_tflops"]
     return {"value": here / fit, "how": f"cuBLAS bf16 8192^3 here {here:.0f} TFLOP/s over "
-                                        f"{fit:.0f} in {FIT_RUN.name}"}
+                                        f"{fit:.0f} in {path.relative_to(ROOT)}"}
+
+
+def spread(values) -> float:
+    return (max(values) - min(values)) / median(values)
 
 
 def print_summary(result: dict) -> None:
@@ -296,6 +339,13 @@ def print_summary(result: dict) -> None:
     vs_variants = [r["best_variant_default_tile_ms"] / r["auto_ms"] for r in rows
                    if r["best_variant_default_tile_ms"]]
     vs_cublas = [r["cublas_ms"] / r["auto_ms"] for r in rows]
+    # the chooser alone: its pick's time over the best candidate's, both from the same rounds;
+    # and auto against its own candidate (the same launch measured apart): the noise
+    picked = [(r["best_candidate_ms"], next(c["measured_ms"] for c in r["candidates"]
+                                            if c["label"] == r["chosen"]), r["auto_ms"])
+              for r in rows + result["squares"]]
+    pick_vs_best = [b / c for b, c, _ in picked]
+    repeat = sorted(abs(a / c - 1) for _, c, a in picked)
     tf = [r["cublas_tflops"] for r in rows]
     # cuBLAS's own dips: at least 5% below the mean of its two neighbours
     dips = [i for i in range(1, len(tf) - 1) if tf[i] <= 0.95 * (tf[i - 1] + tf[i + 1]) / 2]
@@ -311,6 +361,11 @@ def print_summary(result: dict) -> None:
         ("auto / best of the 9 candidates, min and median",
          f"{min(vs_best):.2f}, {sorted(vs_best)[len(vs_best) // 2]:.2f}; >= 0.97 at "
          f"{sum(v >= 0.97 for v in vs_best)}/{len(vs_best)}"),
+        ("the pick / best candidate, same rounds (sawtooth + squares), min",
+         f"{min(pick_vs_best):.2f}; >= 0.97 at {sum(v >= 0.97 for v in pick_vs_best)}/"
+         f"{len(pick_vs_best)}"),
+        ("auto vs the same launch as a candidate: |difference| median, max",
+         f"{repeat[len(repeat) // 2]:.1%}, {repeat[-1]:.1%}"),
         ("auto / best of 3 variants at 128x256x64, min",
          f"{min(vs_variants):.2f}; >= 0.97 at {sum(v >= 0.97 for v in vs_variants)}/{len(vs_variants)}"),
         ("auto / cuBLAS in the sawtooth, median",
@@ -324,6 +379,9 @@ def print_summary(result: dict) -> None:
                                              f"{scaled}/{len(pts)}"),
         ("next step: direction right / magnitude within 10%",
          f"{direction}/{len(ns)}, {within}/{len(ns)} ({len(result['next_step']) - len(ns)} failed)"),
+        ("next step: a launch's spread over its rounds (max - min over median), largest",
+         f"{max((spread(r[k]) for r in ns for k in ('before_rounds_ms', 'after_rounds_ms') if k in r), default=float('nan')):.1%}"
+         " (the direction test's dead band: 2%)"),
         ("wall", f"{result['wall_s']:.0f} s"),
     ]
     width = max(len(k) for k, _ in lines)

@@ -32,6 +32,33 @@ CONFIGS = [
 ]
 
 
+def record_set(out, plan, budget_s: float, purpose: str) -> int:
+    """Record `plan` — (name, family, make) with make() -> Trace — into one bundle in `out`,
+    each trace on its own (a failure costs only that trace), none started past `budget_s`."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0, done, failed = time.perf_counter(), [], []
+    for name, family, make in plan:
+        if time.perf_counter() - t0 > budget_s:
+            failed.append({"name": name, "family": family, "error": "not run: past the budget"})
+            continue
+        try:
+            trace = make()
+            summary = {"blocks": int(len(trace.block)),
+                       "regs_per_thread": trace.meta.get("regs_per_thread"),
+                       "makespan_us": float(trace.end_us.max() - trace.start_us.min())}
+            done.append((name, family, trace, summary))
+            print(f"{name:28s} {summary['blocks']:6d} blocks {summary['regs_per_thread']} regs "
+                  f"{summary['makespan_us']:8.1f} us", flush=True)
+        except Exception as exc:  # noqa: BLE001 - one failing config must not cost the rest
+            failed.append({"name": name, "family": family, "error": traceback.format_exc(limit=2)})
+            print(f"{name}: FAILED {type(exc).__name__}: {exc}", flush=True)
+    write_bundle(out, done, failed, {"recorded_by": " ".join(["python3", *sys.argv]),
+                                     "purpose": purpose})
+    print(f"{len(done)} traces, {len(failed)} failed, {time.perf_counter() - t0:.0f} s -> {out}")
+    return 0 if done else 1
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
@@ -39,29 +66,14 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from kernels.tracing.trace import record_trace
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    t0, done, failed = time.perf_counter(), [], []
-    for wait, warps, us, waves in CONFIGS:
-        if time.perf_counter() - t0 > args.budget_s:
-            break
-        name = f"V-{wait}-w{warps}-{us}us-{waves}w"
+    def make(wait, warps, us, waves):
         command = (f"python3 main.py trace --wait {wait} --warps {warps} --spin-us {us} "
                    f"--waves {waves} --out TRACE.json")
-        try:
-            trace = record_trace(None, warps, float(us), command, wait=wait, waves=waves)
-            summary = {"blocks": int(len(trace.block)),
-                       "makespan_us": float(trace.end_us.max() - trace.start_us.min())}
-            done.append((name, "V", trace, summary))
-            print(f"{name:28s} {summary['blocks']:6d} blocks {summary['makespan_us']:8.1f} us",
-                  flush=True)
-        except Exception as exc:  # noqa: BLE001 - one failing config must not cost the rest
-            failed.append({"name": name, "family": "V", "error": traceback.format_exc(limit=2)})
-            print(f"{name}: FAILED {exc}", flush=True)
-    write_bundle(out, done, failed, {"recorded_by": " ".join(["python3", *sys.argv]),
-                                     "purpose": "held-out validation of the dispatch model"})
-    print(f"{len(done)} traces, {len(failed)} failed, {time.perf_counter() - t0:.0f} s -> {out}")
-    return 0 if done else 1
+        return lambda: record_trace(None, warps, float(us), command, wait=wait, waves=waves)
+
+    plan = [(f"V-{wait}-w{warps}-{us}us-{waves}w", "V", make(wait, warps, us, waves))
+            for wait, warps, us, waves in CONFIGS]
+    return record_set(args.out, plan, args.budget_s, "held-out validation of the dispatch model")
 
 
 if __name__ == "__main__":

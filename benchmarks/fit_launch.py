@@ -174,6 +174,19 @@ def summary(trace_rows, kernel_rows) -> dict:
                                          f"{len(kernel_rows)}"}
 
 
+def least_rms(name: str, values, points, chosen: dict, label: str) -> float:
+    """The grid value of constant `name` with the least rms error on `points` (the others held at
+    `chosen`), each printed with its rms and count within 10%."""
+    fits = []
+    for value in values:
+        with constants(**{**chosen, name: value}):
+            errors = np.array([p["error"] for p in kernel_scores(points, preset("H200"))])
+        fits.append((float(np.sqrt(np.mean(errors ** 2))), value, int(np.sum(abs(errors) <= BAR))))
+        print(f"{name} {value:.2f}: {label} rms {fits[-1][0]:.3f}, within 10% {fits[-1][2]} of "
+              f"{len(points)}")
+    return min(fits)[1]
+
+
 def fit() -> dict:
     named = traces(fit=True)
     best = None
@@ -189,23 +202,10 @@ def fit() -> dict:
                 best = (key, spread, hold)
     chosen = {"block_time_spread": best[1], "slot_hold_fraction": best[2]}
     points = [p for p in kernel_points() if p["kernel"] in FIT_KERNELS]
-    fits = []
-    for overhead in OVERHEADS:
-        with constants(launch_overhead_us=overhead, **chosen):
-            errors = np.array([p["error"] for p in kernel_scores(points, preset("H200"))])
-        fits.append((float(np.sqrt(np.mean(errors ** 2))), overhead, int(np.sum(abs(errors) <= BAR))))
-        print(f"launch_overhead_us {overhead:.1f}: FIT kernel times rms {fits[-1][0]:.3f}, "
-              f"within 10% {fits[-1][2]} of {len(points)}")
-    chosen["launch_overhead_us"] = min(fits)[1]
-    pairs = pair_points()
-    gaps = []
-    for gap in GAPS:
-        with constants(launch_gap_us=gap, **chosen):
-            errors = np.array([p["error"] for p in kernel_scores(pairs, preset("H200"))])
-        gaps.append((float(np.sqrt(np.mean(errors ** 2))), gap, int(np.sum(abs(errors) <= BAR))))
-        print(f"launch_gap_us {gap:.2f}: FIT copy pairs rms {gaps[-1][0]:.3f}, "
-              f"within 10% {gaps[-1][2]} of {len(pairs)}")
-    chosen["launch_gap_us"] = min(gaps)[1]
+    chosen["launch_overhead_us"] = least_rms("launch_overhead_us", OVERHEADS, points, chosen,
+                                             "FIT kernel times")
+    chosen["launch_gap_us"] = least_rms("launch_gap_us", GAPS, pair_points(), chosen,
+                                        "FIT copy pairs")
     print(f"check: traced event - recorded makespan, median over the one-wave FIT traces "
           f"{measured_overhead(named):.2f} us")
     print("chosen:", chosen)

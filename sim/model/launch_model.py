@@ -62,6 +62,7 @@ class Launch:
     flops: float = 0.0
     duration_us: float = 10.0  # uniform mode: every block
     wait: str = "spin"  # uniform mode: what the warps do while resident
+    regs_per_thread: int = 0  # uniform mode: the dispatch model's register rule (0: unknown)
     work: object = field(default=None, repr=False, compare=False)  # compute: sim.model.matmul_work.BlockWork
 
     @property
@@ -105,6 +106,7 @@ def launch_of(occ: Occupancy, geo: LaunchGeometry, *, bytes_moved: float | None 
     if not occ.can_launch:
         raise UserError(f"no prediction: {occ.reason}")
     nbytes, _ = bytes_of(geo, bytes_moved)
+    extra.setdefault("regs_per_thread", int(occ.regs_per_thread))
     return Launch(geo.blocks, geo.threads_per_block, int(blocks_per_sm or occ.blocks_per_sm),
                   nbytes, geo.elements, loop_trips_of(geo), **extra)
 
@@ -314,7 +316,7 @@ def predict_launch(gpu: GpuSpec, launch: Launch, mode: str = "memory", *,
         cost = cost or UniformCost(launch.duration_us, seed=seed)
         sim = run_schedule(gpu, n_sim, launch.blocks_per_sm, launch.warps_per_block, cost, order,
                            schedule=schedule, wait=launch.wait, seed=seed,
-                           sm_interval_us=sm_interval_us)
+                           sm_interval_us=sm_interval_us, regs_per_thread=launch.regs_per_thread)
     sim = replace(sim, skipped_waves=skipped, first_block=first)
     return _assemble(gpu, launch, mode, sim, cost, ph)
 

@@ -43,9 +43,14 @@ def tile_label(params: dict) -> str:
 # Stream-K's leftover wave runs slower than its FLOPs, bytes and atomics say where the leftover
 # tiles fill 70-97% of a wave (the cause is not modelled): the excess, in tile times, at these
 # fills (piecewise linear), fitted by benchmarks/stream_k_fit.py on the H200 sawtooth's first wave
-# (M=1024, K=8192, N=256..4096) and checked on its second and third (N=4352..14080).
+# (M=1024, K=8192, N=256..4096) and checked on its second and third (N=4352..14080), all with
+# 128x256x64 tiles. It is that tile's: run H measured no such excess for the 128x128 and 64x128
+# tiles (fitted per tile on run H, the knots came out at or below zero at every fill; carried to
+# them in tile times, it put stream-K 128x128 13-17% slow at fills 0.9-0.97 of run I), so the
+# other tiles get none (benchmarks/NOTES-chooser.md, "Run I").
 STREAM_K_FILLS = (0.0, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97, 1.0)
 STREAM_K_SLOWDOWN = (0.033, 0.138, 0.164, 0.308, 0.192, 0.771, 0.896, 0.242, 0.0)
+STREAM_K_SLOWDOWN_TILE = (128, 256, 64)  # BLOCK_M, BLOCK_N, BLOCK_K it was measured with
 
 
 def leftover_fill(tiles: int, concurrent: int) -> float:
@@ -92,12 +97,14 @@ def candidate_efficiency(spec, params: dict) -> float:
 
 def predict_candidate(spec, dims: dict, gpu: GpuSpec, params: dict, dtype: str):
     """THE prediction of one candidate (switch here when the launch model moves): (prediction,
-    time in us with stream-K's fitted leftover-wave term, over the candidate's efficiency)."""
+    time in us with stream-K's fitted leftover-wave term where its tile has one, over the
+    candidate's efficiency)."""
     from sim.model.throughput import predict_matmul
 
     p = predict_matmul(spec, dims, gpu, params, dtype=dtype)
     time_us = p.time_us
-    if getattr(spec, "constants", {}).get("STREAM_K"):
+    tile = tuple(p.params[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K"))
+    if getattr(spec, "constants", {}).get("STREAM_K") and tile == STREAM_K_SLOWDOWN_TILE:
         time_us += (stream_k_slowdown(leftover_fill(p.tiles, p.concurrent_tiles))
                     * tile_time_us(gpu, p.params, int(dims["K"]), dtype))
     return p, time_us / candidate_efficiency(spec, p.params)

@@ -14,7 +14,15 @@ SM takes new blocks only while few of its warps are busy, and the rest come late
    per `tick_us`, first at `tick_first_us` plus up to `tick_first_spread_us`. At a visit, an SM
    on which nothing started or ended since the previous visit takes every block waiting for it;
    a busy one takes a single block (with probability `tick_single_p`);
-4. exits free warps: the burst rule applies again at once.
+4. exits free warps: the burst rule applies again at once;
+5. registers (only where the launch's registers per thread are known): when the SM's blocks at
+   full occupancy hold at least `regfile_fraction` of the register file, the fill changes
+   (fitted on `trace --hold-regs` traces, benchmarks/NOTES-dispatch.md). Limited by registers
+   with warp slots to spare, busy warps hold nothing back (rules 1-3 off); with the warp slots
+   full too, a visit lets in one block even on a quiet SM, while fewer than
+   `regfile_full_cap_warps` warps are busy. Either way each block starts
+   `regfile_gap_warp_us` x warps per block x exp(busy warps / `regfile_gap_warps`) after the
+   SM's previous start or exit: the fuller the SM, the slower the next block.
 
 The launch's first blocks reach an SM one warp per `fill_warp_us`; later an SM starts at most one
 block per `sm_interval_us`. Warps that sleep or wait on memory hold nothing back: rules 1-3 do
@@ -56,10 +64,12 @@ def _noise(ids: np.ndarray, seed: int) -> np.ndarray:
 
 def dispatch_schedule(gpu: GpuSpec, n_blocks: int, blocks_per_sm: int, warps_per_block: int,
                       duration_us: float, params: DispatchParams, wait: str = "spin",
-                      slot_order: np.ndarray | None = None, seed: int = 0, jitter: float = 0.0):
+                      slot_order: np.ndarray | None = None, seed: int = 0, jitter: float = 0.0,
+                      regs_per_thread: int = 0):
     """Place and start every block of the grid. `slot_order`: global slot ids
     (sm * blocks_per_sm + k) in the order the placement prefers them (default breadth first over
     SM 0, 1, ...). `jitter`: +- fraction of seeded variation of each block's duration.
+    `regs_per_thread`: the compiled kernel's (0: unknown, the register rules stay off).
     Returns (block_sm, block_slot, start_us, end_us) in grid order."""
     if wait not in WAITS:
         raise UserError(f"what the warps do must be one of {', '.join(WAITS)}, got {wait!r}")
@@ -81,22 +91,41 @@ def dispatch_schedule(gpu: GpuSpec, n_blocks: int, blocks_per_sm: int, warps_per
     sm_rank = np.argsort(rank.reshape(S, K).min(axis=1), kind="stable")  # SMs in placement order
     group = np.empty(S, dtype=np.int64)
     group[sm_rank] = np.arange(S) // max(1, params.group_sms)
-    sim = _Lockstep(S, K, w, float(duration_us), params, wait in BUSY_WAITS, group, seed, jitter,
-                    n_blocks)
+    fill = register_fill(gpu, K, w, regs_per_thread, params) if wait in BUSY_WAITS else "waits"
+    sim = _Lockstep(S, K, w, float(duration_us), params, fill, group, seed, jitter, n_blocks)
     sim.run()
     return sim.select(n_blocks, rank, col_slot)
+
+
+def register_fill(gpu: GpuSpec, blocks_per_sm: int, warps_per_block: int, regs_per_thread: int,
+                  params: DispatchParams) -> str:
+    """How an SM of busy warps fills (rule 5): "busy" (rules 1-4), "registers" (the register file
+    limits the blocks, the warp slots are not full: blocks start as if the warps waited, each
+    refill late) or "full" (register file and warp slots both full: one block at a time beyond
+    the burst, each refill late)."""
+    from sim.rules.occupancy import occupancy
+
+    if regs_per_thread <= 0 or params.regfile_fraction > 1:
+        return "busy"
+    occ = occupancy(gpu, warps_per_block * gpu.warp_size, int(regs_per_thread))
+    held = blocks_per_sm * occ.regs_allocated_per_block / gpu.regs_per_sm
+    if held < params.regfile_fraction:
+        return "busy"
+    return "full" if blocks_per_sm * warps_per_block >= gpu.max_warps_per_sm else "registers"
 
 
 class _Lockstep:
     """Every SM's blocks, as if the grid never ran out, stepped one event per SM at a time."""
 
-    def __init__(self, S, K, w, d, p: DispatchParams, busy_kernel, group, seed, jitter, n_blocks):
+    def __init__(self, S, K, w, d, p: DispatchParams, fill, group, seed, jitter, n_blocks):
         self.S, self.K, self.w, self.d, self.p = S, K, w, d, p
         self.jitter, self.seed = jitter, seed
         self.rng = np.random.default_rng(seed)
-        if busy_kernel:
+        self.quiet_all = fill != "full"  # a quiet SM takes every waiting block at a visit
+        self.slow = fill in ("full", "registers") and p.regfile_gap_warp_us > 0
+        if fill in ("busy", "full"):
             self.B, self.min_blocks = p.burst_warps, p.burst_min_blocks
-            self.single_cap = p.tick_single_cap_warps
+            self.single_cap = p.tick_single_cap_warps if fill == "busy" else p.regfile_full_cap_warps
             self.C = max(p.trickle_cap_warps, p.burst_warps + w)  # one block beyond the burst
             self.trickle_p, self.trickle_us = p.trickle_for(w)
             phase = p.tick_first_us + p.tick_first_spread_us * self.rng.random(group.max() + 1)
@@ -145,6 +174,12 @@ class _Lockstep:
         gap = np.where(idx < self.K, p.fill_warp_us * self.w, p.sm_interval_us)  # first: launch
         csum = np.cumsum(gap)
         t = np.maximum(self.now[rr], self.last_start[rr] + gap[g0]) + (csum - csum[g0])
+        if self.slow:  # rule 5: each block waits longer the more warps are busy
+            each = p.regfile_gap_warp_us * self.w * np.exp((self.busy[rr] + self.w * nth)
+                                                           / p.regfile_gap_warps)
+            upto = np.cumsum(each)
+            since = np.maximum(self.now[rr], self.last_start[rr])
+            t = np.maximum(t, since + upto - upto[g0] + each[g0])
         self.last_start[rows] = t[np.cumsum(k) - 1]
         dur = self.d
         if self.jitter:
@@ -230,7 +265,7 @@ class _Lockstep:
             n = np.zeros(S, dtype=np.int64)
             if at_tick.any():
                 self.next_tick[at_tick] += p.tick_us
-                quiet = self.last_activity <= t - p.tick_us + 1e-9
+                quiet = (self.last_activity <= t - p.tick_us + 1e-9) & self.quiet_all
                 single &= self.busy < self.single_cap
                 n = np.where(at_tick, np.where(quiet, self.nwait, np.minimum(self.nwait, single)), 0)
             n1 = n

@@ -57,6 +57,18 @@ class DispatchParams:
     handout_window_us: float = 1.0  # slots freed within this long get blocks one per SM per round
     fill_warp_us: float = 0.012  # the launch's first blocks reach an SM one warp per this
     sm_interval_us: float = 0.078  # later, an SM starts at most one block per this
+    # register file (needs the launch's registers per thread; the defaults turn both rules off,
+    # as a profile fitted before them behaves): from this share of the register file held by
+    # the SM's blocks at full occupancy ...
+    regfile_fraction: float = 2.0
+    # ... a launch whose warp slots are not full (registers limit it) fills like waiting warps,
+    # and one whose warp slots are full too takes beyond the burst one block at a time (no
+    # quiet-SM fill) while fewer warps than this are busy
+    regfile_full_cap_warps: float = 64.0
+    # ... and either way a block starts regfile_gap_warp_us * warps per block * exp(busy warps /
+    # regfile_gap_warps) after the SM's previous start or exit: the fuller, the slower
+    regfile_gap_warp_us: float = 0.0
+    regfile_gap_warps: float = 16.0
 
     def trickle_for(self, warps: int) -> tuple[float, float]:
         """(probability, median wait) for blocks of `warps` warps: the table, interpolated in
@@ -85,7 +97,10 @@ _LIMITS = {  # field -> (lowest, highest) allowed: anything else is a damaged fi
     "trickle_spread": (0, 5), "tick_us": (0.1, 1e4), "tick_first_us": (0, 1e4),
     "tick_first_spread_us": (0, 1e4), "tick_single_p": (0, 1), "tick_single_cap_warps": (0, 64), "group_sms": (1, 1024), "handout_window_us": (0, 1e3),
     "fill_warp_us": (0, 10), "sm_interval_us": (0, 10),
+    "regfile_fraction": (0, 2), "regfile_full_cap_warps": (1, 64), "regfile_gap_warp_us": (0, 1),
+    "regfile_gap_warps": (1, 64),
 }
+OPTIONAL = ("regfile_fraction", "regfile_full_cap_warps", "regfile_gap_warp_us", "regfile_gap_warps")  # a profile fitted before them lacks them
 
 
 def params_from_json(data, where: str) -> DispatchParams:
@@ -93,6 +108,8 @@ def params_from_json(data, where: str) -> DispatchParams:
         raise UserError(f"{where}: field 'params' must be an object")
     values = {}
     for f in fields(DispatchParams):
+        if f.name not in data and f.name in OPTIONAL:
+            continue
         if f.name not in data:
             raise UserError(f"{where}: field 'params.{f.name}' is missing")
         v = data[f.name]

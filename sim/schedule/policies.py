@@ -112,11 +112,12 @@ def make_placement(pid: str, recorded: Placement | None = None) -> Placement:
 def run_schedule(gpu: GpuSpec, n_blocks: int, blocks_per_sm: int, warps_per_block: int, cost,
                  placement: Placement, *, schedule: str = "calibrated", wait: str = "spin",
                  profile: DispatchProfile | None = None, sm_interval_us: float | None = None,
-                 seed: int = 0) -> Simulation:
+                 seed: int = 0, regs_per_thread: int = 0) -> Simulation:
     """One grid under a schedule. Calibrated: blocks of equal time go through the dispatch model
     (what the warps do decides whether busy warps hold new blocks back); memory-bound blocks, whose
     time depends on their neighbours, through the block scheduler at the profile's per-SM start
-    interval. Ideal: the textbook block scheduler. `sm_interval_us` overrides the interval."""
+    interval. Ideal: the textbook block scheduler. `sm_interval_us` overrides the interval.
+    `regs_per_thread`: the compiled kernel's, for the dispatch model's register rule (0: unknown)."""
     schedule = schedule_id(schedule)
     if schedule == "ideal" or not isinstance(cost, UniformCost) or cost.duration_us <= 0:
         if schedule == "ideal":
@@ -132,7 +133,7 @@ def run_schedule(gpu: GpuSpec, n_blocks: int, blocks_per_sm: int, warps_per_bloc
     order = placement.slot_order(gpu, blocks_per_sm)
     sm, slot, start, end = dispatch_schedule(gpu, int(n_blocks), blocks_per_sm, warps_per_block,
                                              cost.duration_us, params, wait, order, seed,
-                                             cost.jitter)
+                                             cost.jitter, regs_per_thread)
     return Simulation(gpu=gpu, blocks_per_sm=blocks_per_sm, n_blocks=int(n_blocks), block_sm=sm,
                       block_slot=slot, block_start_us=start, block_end_us=end,
                       makespan_us=float(end.max()), placement=getattr(placement, "id", "custom"),

@@ -167,7 +167,7 @@ def simulate_launch(launch: TraceLaunch, mode: str = "calibrated",
     place = placement if not isinstance(placement, str) else make_placement(placement)
     return run_schedule(launch.gpu, launch.blocks, launch.blocks_per_sm, launch.warps_per_block,
                         UniformCost(launch.duration_us), place, schedule=mode, wait=launch.wait,
-                        profile=profile, seed=seed)
+                        profile=profile, seed=seed, regs_per_thread=launch.regs_per_thread)
 
 
 # ---- the one place compare asks for a prediction ---------------------------------------------

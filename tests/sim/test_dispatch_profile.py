@@ -73,6 +73,8 @@ def _doc(**params):
     (_doc(tick_us=True), "field 'params.tick_us'"),
     (_doc(trickle={"3000": [0.5, 1.0]}), "field 'params.trickle'"),
     (_doc(trickle=[1, 2]), "field 'params.trickle'"),
+    (_doc(regfile_gap_warps=0), "field 'params.regfile_gap_warps' must be a number in"),
+    (_doc(regfile_fraction="all"), "field 'params.regfile_fraction'"),
     (_doc(trickle_cap_warps=10.0), "'params.trickle_cap_warps' must be at least burst_warps"),
     ({**_doc(), "params": {k: v for k, v in _doc()["params"].items() if k != "tick_us"}},
      "field 'params.tick_us' is missing"),
