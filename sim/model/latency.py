@@ -266,7 +266,7 @@ PORT_CV2 = 0.25
 # other SM's, so it varies far less than an exponential (cv^2 = 1) does. Chosen 2026-12-02 on the
 # FIT set of benchmarks/NOTES-bandwidth.md (the V100's published occupancy sweep and the H200's
 # fitted naive-add rows; `python3 benchmarks/port_cv2_fit.py` prints the grid):
-# mean rms 6.45% at 0, 6.46% at 0.125, 6.52% at 0.25, 6.85% at 0.5, 8.58% at 1 (flat from 0 to 0.25);
+# mean rms 6.46% at 0, 6.47% at 0.125, 6.54% at 0.25, 6.88% at 0.5, 8.58% at 1 (flat from 0 to 0.25);
 # within the flat range the largest value that keeps benchmarks/predict_check.py >= 90% (see the
 # notes: that floor is a constraint on the choice, so predict_check is not blind to it).
 STATION_CV2 = (DISPATCH_CV2, PORT_CV2)
