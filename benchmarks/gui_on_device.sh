@@ -2,7 +2,7 @@
 # Run benchmarks/gui_stalls.py (the real window offscreen: start-up, a live sweep, the recorded
 # 75-point H200 sweep opened from its file, the Experiments tab, the longest GUI-thread stall of
 # each; about 30 s of measuring plus the set-up, never more than 4 minutes) on the GPU machine:
-#     bash benchmarks/gui_on_device.sh $OUT [trace]   (trace: benchmarks/gui_trace_on_gpu.py instead)
+#     bash benchmarks/gui_on_device.sh $OUT [trace [ARGS]]   (trace: benchmarks/gui_trace_on_gpu.py ARGS instead)
 # Writes $OUT/gui_stalls.log and $OUT/stalls/{stalls.json,sweep_tab.png,experiments_tab.png}.
 # The machine's image has no Qt: a stripped
 # PySide6 6.9.3 (QtCore/Gui/Widgets/Svg/Test/OpenGL only), pyqtgraph and the Debian 12 libraries
@@ -30,7 +30,7 @@ if ! python3 -c "from PySide6 import QtWidgets; QtWidgets.QApplication([]); impo
 fi
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 if [ "${2:-}" = trace ]; then  # Kernel source > Trace on the GPU, in the real window
-  timeout 400 python3 benchmarks/gui_trace_on_gpu.py --out "$OUT/trace_on_gpu" > "$OUT/gui_trace_on_gpu.log" 2>&1
+  timeout 400 python3 benchmarks/gui_trace_on_gpu.py --out "$OUT/trace_on_gpu" "${@:3}" > "$OUT/gui_trace_on_gpu.log" 2>&1
   echo "gui_trace_on_gpu.py exit status $?"
   grep -v -e propagateSizeHints -e '^\[kernel host\]' "$OUT/gui_trace_on_gpu.log" | tail -8
   exit 0

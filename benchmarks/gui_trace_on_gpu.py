@@ -1,9 +1,9 @@
-"""The real window on a GPU machine: open the example softmax kernel file, wait for the kernel
+"""The real window on a GPU machine: open a kernel file (the example softmax by default), wait for the kernel
 host to find the GPU, press Kernel source > Trace on the GPU, wait for the trace to be recorded
 and laid beside its prediction, and save screenshots (issue 19: a GPU-only feature seen in the
 real window). Run from the repo root with Qt available (benchmarks/gui_on_device.sh sets it up):
 
-    python3 benchmarks/gui_trace_on_gpu.py --out DIR [--size 1600x1000]
+    python3 benchmarks/gui_trace_on_gpu.py --out DIR [--size 1600x1000] [--file F --kernel NAME]
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--size", default="1600x1000")
+    ap.add_argument("--file", default="resources/examples/softmax_triton.py",
+                    help="the kernel file to open (Triton or Numba), relative to the repo root")
+    ap.add_argument("--kernel", default="softmax_kernel", help="the kernel the file declares")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -32,8 +35,9 @@ def main() -> int:
     uk = w.user_kernels
     found = pump(120, lambda: w.kernels_info is not None)
     print(f"kernel host answered: {found}, device {getattr(w.kernels_info, 'device', None)}", flush=True)
-    uk.open(str(ROOT / "resources" / "examples" / "softmax_triton.py"))
-    pump(120, lambda: w.model.inputs.kernel == "softmax_kernel")
+    uk.open(str(ROOT / args.file))
+    pump(120, lambda: w.model.inputs.kernel == args.kernel)
+    print(f"kernel picked: {w.model.inputs.kernel}", flush=True)
     w.model.update(elements=1 << 24)
     pump(2)
     uk.dock.show()
