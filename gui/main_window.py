@@ -28,14 +28,13 @@ from gui.adapter import Debouncer, HostRunner, PlaybackClock, TaskOutcome, TaskR
 from gui.file_jobs import FileJobs
 from gui.export import ExportItem, export_to_folder, save_png_message
 from gui.export_folder import SUBFOLDER, foreign_files
-from gui.jobs import BandwidthJobs, BenchJobs
+from gui.jobs import BandwidthJobs
 from gui.models.launch import LaunchInputs, compute_state
 from gui.models.session import session_dict
 from gui.models.simulation import SimRun
 from gui.trace_opening import TraceOpening
 from gui.settings import open_settings, saved_inputs, settings_notice
 from gui.user_kernels import UserKernels
-from gui.widgets.qt_bandwidth import QtBandwidth
 from gui.waves_panel import WavesPanel
 from kernels.host.process import describe
 from gui.window_export import export_window
@@ -97,11 +96,12 @@ class MainWindow(QMainWindow):
         self.sim_runner = TaskRunner("simulation", self)
         self.live_runner = HostRunner("kernels", self)
         self.file_jobs = FileJobs(TaskRunner("data files", self, keep_all=True))  # panels' Open…
-        self.models.files = self.file_jobs
+        self.models.files, self.models.live = self.file_jobs, self.live_runner
+        self.models.bandwidth_jobs = jobs
         self.sim_debounce = Debouncer(self.request_simulation, sim_delay_ms, self)
         self.clock = PlaybackClock(16, self)
         self.settings_debounce = Debouncer(self.save_settings, 1500, self)  # keep work safe
-        self.bench_jobs = BenchJobs(self.bench, self.live_runner, jobs)
+        self.bench_jobs = m.bench_jobs
         self._kernels_job: int | None = None
         self._restored_state = False
         self._default_state = None
@@ -129,7 +129,7 @@ class MainWindow(QMainWindow):
         self.occupancy_view = panels.make("occupancy", m)
         self.geometry_view = panels.make("geometry", m)
         self.timeline = panels.make("timeline", m)
-        self.bandwidth = QtBandwidth(self.bench, self.bench_jobs)
+        self.bandwidth = panels.make("bandwidth", m)
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
         self.controls.setMinimumWidth(286)  # the form (270) and its scroll bar

@@ -19,6 +19,8 @@ def test_each_view_opens_alone_with_a_launch(mount, key):
     assert not view.grab().isNull()
     if key in ("sm_view", "playback", "timeline", "verdicts"):
         assert w.simulation.is_current()  # drawn from a run of this launch, made in the stage
+    if key == "waves":
+        assert w.waves.is_current() and w.waves.run.gpu.name == "H200"  # the launch's GPU, here
 
 
 def test_every_view_module_opens_its_view_when_run():
