@@ -164,7 +164,7 @@ def run_window(
         inputs = build_inputs(win.model.inputs, gpu, elements, block, regs, smem)
         win.model.update(**inputs.to_dict())
         if gpu is not None:
-            win.prefer_detected = False
+            win.live_kernels.prefer_detected = False
     win.show()
     if os.environ.get("WARPSCOPE_STARTUP_PROBE"):
         _probe_first_paint(app, win)

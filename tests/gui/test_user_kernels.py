@@ -14,7 +14,7 @@ import pytest
 
 from gui.jobs import KernelJobs
 from tests import compile_fakes as fake
-from gui.main_window import KernelsInfo
+from gui.live_kernels import KernelsInfo
 from gui.models.compiled import COMPILER, COMPILING, FAILED
 from tests.broken_kernel_files import BROKEN, write_broken
 from tests.models.fakes import NO_GPU
@@ -220,7 +220,8 @@ def test_a_window_started_from_settings_never_runs_a_kernel_file(qtbot, make_win
 CLEAN_WINDOW = r"""
 import json, sys, time
 from gui.app import make_app
-from gui.main_window import KernelsInfo, MainWindow
+from gui.live_kernels import KernelsInfo
+from gui.main_window import MainWindow
 from gui.models.launch import LaunchInputs
 from kernels.declare.registry import KERNELS
 from tests.models.fakes import NO_GPU
