@@ -7,7 +7,9 @@ PlaybackClock --tick--> PlaybackModel.advance --time_changed--> SM view, timelin
 BenchModel <--> BenchJobs (HostRunner: the kernel host process) --> sweep, experiments, log;
     results -> LaunchModel. torch/triton/numba load and run only in the host (kernels.host.process).
 
-All state lives in the models (gui/models); nothing here computes it.
+All state lives in the models (gui/models); nothing here computes it. The window's parts live
+beside it: live_kernels.py (loading the kernel host), window_menus.py, window_settings.py (what is
+remembered), window_export.py (export and the dialogs); panels.py makes every view.
 """
 
 from __future__ import annotations
