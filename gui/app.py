@@ -164,7 +164,7 @@ def run_window(
         inputs = build_inputs(win.model.inputs, gpu, elements, block, regs, smem)
         win.model.update(**inputs.to_dict())
         if gpu is not None:
-            win.prefer_detected = False
+            win.live_kernels.prefer_detected = False
     win.show()
     if os.environ.get("WARPSCOPE_STARTUP_PROBE"):
         _probe_first_paint(app, win)
@@ -176,18 +176,25 @@ def _close_on_signals(win) -> None:
     """Ctrl+C in the terminal or a polite kill closes the window normally (settings saved,
     threads stopped) instead of dying mid-frame."""
     import signal
+    import socket
 
-    from PySide6.QtCore import QTimer
+    from PySide6.QtCore import QSocketNotifier, QTimer
 
     def close(*_):
         QTimer.singleShot(0, win.close)
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, close)
-    # Python runs signal handlers between bytecodes; let it in now and then.
-    tick = QTimer(win)
-    tick.timeout.connect(lambda: None)
-    tick.start(250)
+    # Python runs its signal handlers only between bytecodes, and an idle Qt loop runs none: the
+    # C handler writes the signal's number to this socket, whose notifier wakes the loop (no timer
+    # polling, so an idle window uses no CPU).
+    wake_r, wake_w = socket.socketpair()
+    wake_r.setblocking(False)
+    wake_w.setblocking(False)
+    signal.set_wakeup_fd(wake_w.fileno())
+    notifier = QSocketNotifier(wake_r.fileno(), QSocketNotifier.Type.Read, win)
+    notifier.activated.connect(lambda *_: wake_r.recv(64))
+    win._signal_wakeup = (wake_r, wake_w, notifier)  # alive as long as the window
 
 
 def _probe_first_paint(app, win) -> None:

@@ -7,67 +7,38 @@ PlaybackClock --tick--> PlaybackModel.advance --time_changed--> SM view, timelin
 BenchModel <--> BenchJobs (HostRunner: the kernel host process) --> sweep, experiments, log;
     results -> LaunchModel. torch/triton/numba load and run only in the host (kernels.host.process).
 
-All state lives in the models (gui/models); nothing here computes it.
+All state lives in the models (gui/models); nothing here computes it. The window's parts live
+beside it: live_kernels.py (loading the kernel host), window_menus.py, window_settings.py (what is
+remembered), window_export.py (export and the dialogs); panels.py makes every view.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QTabBar,
-                               QVBoxLayout, QWidget)
+from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QTabBar, QVBoxLayout, QWidget
 
 from gui import help as help_texts
 from gui import panels, style, teach_panels
 from gui.adapter import Debouncer, HostRunner, PlaybackClock, TaskOutcome, TaskRunner
 from gui.file_jobs import FileJobs
-from gui.export import ExportItem, export_to_folder, save_png_message
-from gui.export_folder import SUBFOLDER, foreign_files
-from gui.jobs import BandwidthJobs, BenchJobs
-from gui.models.launch import LaunchInputs, compute_state
+from gui.export import ExportItem
+from gui.jobs import BandwidthJobs
+from gui.live_kernels import KernelsInfo, LiveKernels
+from gui.models.launch import LaunchInputs
 from gui.models.session import session_dict
 from gui.models.simulation import SimRun
 from gui.trace_opening import TraceOpening
-from gui.settings import open_settings, saved_inputs, settings_notice
+from gui.settings import open_settings, saved_inputs
 from gui.user_kernels import UserKernels
-from gui.widgets.qt_bandwidth import QtBandwidth
 from gui.waves_panel import WavesPanel
-from kernels.host.process import describe
-from gui.window_export import export_window
+from gui.window_export import export_dialog, export_window
+from gui.window_menus import build_menus
+from gui.window_settings import SETTINGS_VERSION, restore_window, save_window
 
-SETTINGS_VERSION = 1
 MIN_SIZE = (1024, 640)
 SM_VIEW_KEEPS = 0.55  # of the height the SM view and the timeline share, when a trace opens
-
-
-LOAD_TIMEOUT_S = 180  # torch/triton/numba and the device took 7.4 s on the H200; a stuck CUDA init is killed
-
-
-@dataclass(frozen=True)
-class KernelsInfo:
-    """What the kernel host learned about `kernels` (immutable)."""
-
-    available: dict | None
-    kernels: tuple
-    device: Any
-    device_reason: str
-    error: str = ""
-
-
-def kernels_info_of(outcome: TaskOutcome) -> KernelsInfo:
-    """The host's `describe` job (kernels.host.process.HostInfo) with the kernel table, which is plain
-    declarations and is read here: this process never imports torch, triton or numba."""
-    info = outcome.result if outcome.ok else None
-    if info is None or info.error or info.available is None:
-        return KernelsInfo(None, (), None, "", outcome.error if info is None else info.error)
-    from kernels.declare.registry import KERNELS
-
-    return KernelsInfo(info.available, tuple(KERNELS), info.device, info.device_reason)
 
 
 class MainWindow(QMainWindow):
@@ -81,28 +52,27 @@ class MainWindow(QMainWindow):
         self.setMinimumSize(*MIN_SIZE)
         self.settings = open_settings()
         saved = self._saved_inputs() if restore else None
-        # With no launch given and none saved, the detected GPU (once kernels load) is shown;
-        # a saved detected GPU is re-selected when it is detected again.
-        self.prefer_detected = inputs is None and saved is None
-        self._wanted_gpu = saved.gpu if (inputs is None and saved is not None) else None
 
         # models: the same ones a view opened alone makes (gui/panels.py)
         self.models = m = panels.Models(inputs or saved or LaunchInputs())
         self.model, self.options, self.simulation = m.model, m.options, m.simulation
         self.playback, self.bench, self.traces = m.playback, m.bench, m.traces
         self.playback.play_when_ready = autoplay
-        self.kernels_info: KernelsInfo | None = None
 
         # adapter: the threads and timers
         self.sim_runner = TaskRunner("simulation", self)
         self.live_runner = HostRunner("kernels", self)
         self.file_jobs = FileJobs(TaskRunner("data files", self, keep_all=True))  # panels' Open…
-        self.models.files = self.file_jobs
+        self.models.files, self.models.live = self.file_jobs, self.live_runner
+        self.models.bandwidth_jobs = jobs
         self.sim_debounce = Debouncer(self.request_simulation, sim_delay_ms, self)
         self.clock = PlaybackClock(16, self)
         self.settings_debounce = Debouncer(self.save_settings, 1500, self)  # keep work safe
-        self.bench_jobs = BenchJobs(self.bench, self.live_runner, jobs)
-        self._kernels_job: int | None = None
+        self.bench_jobs = m.bench_jobs
+        # With no launch given and none saved, the detected GPU (once kernels load) is shown;
+        # a saved detected GPU is re-selected when it is detected again.
+        self.live_kernels = LiveKernels(self, prefer_detected=inputs is None and saved is None,
+                                        wanted_gpu=saved.gpu if inputs is None and saved is not None else None)
         self._restored_state = False
         self._default_state = None
         self._launch_error = ""  # the launch's error the status bar shows, cleared once fixed
@@ -129,7 +99,7 @@ class MainWindow(QMainWindow):
         self.occupancy_view = panels.make("occupancy", m)
         self.geometry_view = panels.make("geometry", m)
         self.timeline = panels.make("timeline", m)
-        self.bandwidth = QtBandwidth(self.bench, self.bench_jobs)
+        self.bandwidth = panels.make("bandwidth", m)
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
         self.controls.setMinimumWidth(286)  # the form (270) and its scroll bar
@@ -152,13 +122,11 @@ class MainWindow(QMainWindow):
         self.user_kernels = UserKernels(self, ask_to_reopen=restore)
         self.docks["timeline"].raise_()
 
-        self.kernels_label = QLabel("live kernels: not loaded")
-        self.kernels_label.setProperty("role", "muted")
         self.sim_label = QLabel("")
         self.sim_label.setProperty("role", "muted")
         self.statusBar().addPermanentWidget(self.sim_label)
-        self.statusBar().addPermanentWidget(self.kernels_label)
-        self._build_menus()
+        self.statusBar().addPermanentWidget(self.live_kernels.label)
+        build_menus(self)
         self.teach = teach_panels.install(self)  # verdicts, latency, two GPUs, timing, theme
 
         # wiring: models -> adapter and window
@@ -170,18 +138,14 @@ class MainWindow(QMainWindow):
         self.simulation.wanted.connect(self.sim_debounce.poke)
         self.simulation.changed.connect(self._on_run_changed)
         self.bench.message.connect(self.show_message)
-        self.bench.result_changed.connect(self._on_bench_result)
         self.sim_runner.finished.connect(self._on_simulation_finished)
-        self.live_runner.finished.connect(self._on_live_finished)
-        self.live_runner.progress.connect(self._on_live_progress)
-        self.live_runner.host_changed.connect(self._on_host_changed)
         self.clock.tick.connect(self.playback.advance)
         self.trace_opening = TraceOpening(self, self.traces, self.timeline)
         self.trace_runner = self.trace_opening.runner
         self.traces.changed.connect(self._on_trace_changed)
 
         if restore:
-            self._restore_settings()
+            self._restored_state = restore_window(self)
         else:
             self.resize(1560, 960)
         self.apply_default_dock_sizes()
@@ -224,93 +188,12 @@ class MainWindow(QMainWindow):
         if hasattr(self, "teach"):
             teach_panels.default_sizes(self, h - 60)
 
-    def _build_menus(self) -> None:
-        pb = self.playback
-        m = self.menuBar().addMenu("&File")
-        self.act_open = self._action(m, "&Open bench results…", "Ctrl+O", self._on_open_results)
-        self.user_kernels.add_file_actions(m)
-        self.act_open_trace = self._action(m, "Open &trace…", "Ctrl+T",
-                                           lambda: self.timeline.open_trace_dialog())
-        self.act_export = self._action(m, "&Export everything…", "Ctrl+E", self._on_export)
-        self.act_shot = self._action(m, "Save &screenshot…", "Ctrl+Shift+S", self._on_screenshot)
-        m.addSeparator()
-        self._action(m, "&Quit", QKeySequence.StandardKey.Quit, self.close)
-        m = self.menuBar().addMenu("&Simulation")
-        self.act_play = self._action(m, "&Play / pause", "Space", pb.toggle)
-        self.act_step = self._action(m, "Step &forward", ".", lambda: pb.step(+1))
-        self.act_back = self._action(m, "Step &back", ",", lambda: pb.step(-1))
-        self.act_start = self._action(m, "Go to &start", "Home", lambda: pb.pick(0.0))
-        self.act_end = self._action(m, "Go to &end", "End", lambda: pb.pick(pb.end_us))
-        self.act_loop = self._action(m, "&Loop the animation", "L", self._on_loop_toggled)
-        self.act_loop.setCheckable(True)
-        self.act_loop.setChecked(pb.loop)
-        m.addSeparator()
-        self._action(m, "F&aster", "]", lambda: pb.faster(+1))
-        self._action(m, "S&lower", "[", lambda: pb.faster(-1))
-        m = self.view_menu = self.menuBar().addMenu("&View")
-        for dock in self.docks.values():
-            m.addAction(dock.toggleViewAction())
-        m.addSeparator()
-        self._action(m, "&Reset layout", None, self.reset_layout)
-        m = self.menuBar().addMenu("&Help")
-        sub = m.addMenu("&What am I looking at?")
-        for key, (title, _) in help_texts.PANELS.items():
-            sub.addAction(title, lambda k=key: self.show_help(k))
-        self._action(m, "&About WarpScope", None, self._on_about)
-
-    def _action(self, menu, text, shortcut, slot) -> QAction:
-        act = QAction(text, self)
-        if shortcut is not None:
-            act.setShortcut(QKeySequence(shortcut))
-            act.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        act.triggered.connect(slot)
-        menu.addAction(act)
-        self.addAction(act)
-        return act
-
-    # -- settings ---------------------------------------------------------------------------------
+    # -- settings (gui/window_settings.py) --------------------------------------------------------
     def _saved_inputs(self) -> LaunchInputs | None:
         return saved_inputs(self.settings)  # checked; a damaged file was already set aside
 
-    def _restore_settings(self) -> None:
-        if notice := settings_notice(self.settings):
-            self.show_message(f"Settings: {notice}", error=True, timeout_ms=30000)
-        geo = self.settings.value("window/geometry")
-        if isinstance(geo, QByteArray) and not geo.isEmpty():
-            self.restoreGeometry(geo)
-        else:
-            self._first_run_size()
-        state = self.settings.value("window/state")
-        if isinstance(state, QByteArray) and not state.isEmpty():
-            self._restored_state = bool(self.restoreState(state, SETTINGS_VERSION))
-        # ids, or the spellings of earlier versions ("memory-bound"): the options resolve them
-        self.options.set(str(self.settings.value("sim/cost", self.options.cost)),
-                         str(self.settings.value("sim/placement", self.options.placement)),
-                         str(self.settings.value("sim/schedule", self.options.schedule)),
-                         str(self.settings.value("sim/wait", self.options.wait)))
-        self.playback.set_speed(self.settings.value("sim/speed", 1.0))
-
-    def _first_run_size(self) -> None:
-        """First start: most of the screen, up to 1600 x 1000, centred."""
-        screen = self.screen().availableGeometry() if self.screen() else None
-        if screen is None or screen.width() < 200:
-            self.resize(1560, 960)
-            return
-        w, h = min(1600, screen.width() - 20), min(1000, screen.height() - 20)
-        self.resize(w, h)
-        self.move(screen.x() + (screen.width() - w) // 2, screen.y() + (screen.height() - h) // 2)
-
     def save_settings(self) -> None:
-        s = self.settings
-        s.setValue("launch/inputs", json.dumps(self.model.inputs.to_dict()))
-        s.setValue("window/geometry", self.saveGeometry())
-        s.setValue("window/state", self.saveState(SETTINGS_VERSION))
-        s.setValue("sim/cost", self.options.cost)
-        s.setValue("sim/placement", self.options.placement)
-        s.setValue("sim/schedule", self.options.schedule)
-        s.setValue("sim/wait", self.options.wait)
-        s.setValue("sim/speed", self.playback.speed)
-        s.sync()
+        save_window(self)
 
     def reset_layout(self) -> None:
         if self._default_state is not None:
@@ -353,9 +236,6 @@ class MainWindow(QMainWindow):
 
     def _on_speed_changed(self, _speed: float) -> None:
         self.settings_debounce.poke()
-
-    def _on_loop_toggled(self, on: bool) -> None:
-        self.playback.loop = bool(on)
 
     def _on_playing_changed(self, playing: bool) -> None:
         if playing and not self.isMinimized():
@@ -409,50 +289,19 @@ class MainWindow(QMainWindow):
         self.show_message(f"Simulation failed: {outcome.error}", error=True)
         self.simulation.fail(f"Simulation failed: {outcome.error}")
 
-    # -- live kernels -----------------------------------------------------------------------------
+    # -- live kernels (gui/live_kernels.py) --------------------------------------------------------
+    @property
+    def kernels_info(self) -> KernelsInfo | None:
+        return self.live_kernels.info
+
     def load_kernels(self) -> None:
         """Start the kernel host; it imports torch/triton/numba and detects the device."""
-        if self._kernels_job is None:
-            self.kernels_label.setText("live kernels: starting the kernel host…")
-            self._kernels_job = self.live_runner.submit(describe, "load kernels", timeout_s=LOAD_TIMEOUT_S)
-
-    def _on_live_progress(self, job_id: int, _done: int, _total: int, label: str) -> None:
-        if job_id == self._kernels_job and self.kernels_info is None:
-            self.kernels_label.setText(f"live kernels: {label}")
-
-    def _on_live_finished(self, outcome: TaskOutcome) -> None:
-        if outcome.job_id == self._kernels_job:
-            self.apply_kernels_info(kernels_info_of(outcome))
-
-    def _on_host_changed(self, state: str) -> None:
-        if state.startswith("stopped") and not self.live_runner.busy():  # a job would say it itself
-            self.show_message(f"The kernel host {state}; the next live job starts it again", error=True)
+        self.live_kernels.load()
 
     def apply_kernels_info(self, info: KernelsInfo) -> None:
-        self.kernels_info = info
-        if info.error or info.available is None:
-            self.kernels_label.setText("live kernels: unavailable")
-            self.bench.set_availability(None, info.error)
-            return
-        if info.device is not None:
-            self.user_kernels.source.set_gpu_present(True)  # "Trace on the GPU"
-            label = self.model.add_detected_spec(info.device)
-            if self.prefer_detected or self._wanted_gpu == label:
-                self.model.update(gpu=label)
-        self.model.set_kernels(info.kernels)
-        self.bench.set_kernels(info.kernels)
-        self.bench.set_availability(info.available)
-        self.waves_panel.set_availability(info.available)
-        self.kernels_label.setText("live kernels: " + ", ".join(f"{n} {a.mode}" for n, a in info.available.items()))
+        self.live_kernels.apply(info)
 
-    def _on_bench_result(self, _result) -> None:
-        """Real kernels report their registers and shared memory: use them for the launch."""
-        found = self.bench.measured_resources()
-        if found:
-            self.model.set_measured_resources(found)
-            self.show_message(f"Registers and shared memory of {len(found)} compiled kernel(s) taken "
-                              "from the measurements; pick one under Kernel to use them.")
-
+    # -- traces -----------------------------------------------------------------------------------
     def open_trace(self, path: str, wait: bool = False) -> bool:
         """Lay a recorded trace beside its prediction (gui/trace_opening.py)."""
         return self.trace_opening.open(path, wait)
@@ -492,9 +341,6 @@ class MainWindow(QMainWindow):
         box.show()
         self._help_box = box
 
-    def _on_about(self) -> None:
-        QMessageBox.about(self, "About WarpScope", help_texts.ABOUT)
-
     # -- export -----------------------------------------------------------------------------------
     def export_items(self) -> list[ExportItem]:
         header, rows = self.sm_view.csv_rows()
@@ -513,41 +359,7 @@ class MainWindow(QMainWindow):
         return export_window(self, out_dir, theme or self.teach.export_theme)
 
     def _on_export(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Export everything to a folder")
-        if not folder:
-            return
-        force = False
-        try:
-            strangers = foreign_files(Path(folder))  # files WarpScope did not write: never touched
-        except ValueError as exc:
-            self.show_message(f"Export failed: {exc}", error=True)
-            return
-        if strangers:
-            answer = QMessageBox.question(
-                self, "Export into a folder with other files?",
-                f"{folder} holds files WarpScope did not write ({', '.join(strangers[:3])}"
-                f"{', …' if len(strangers) > 3 else ''}).\n\nExport into its subfolder "
-                f"{SUBFOLDER}/ instead? Your files are not touched.")
-            if answer != QMessageBox.StandardButton.Yes:
-                return
-            force = True
-        try:  # replaces an earlier export whole, in one rename
-            files = export_to_folder(folder, self.export_all, force)
-        except (OSError, ValueError) as exc:
-            self.show_message(f"Export failed: {exc}", error=True)
-            return
-        self.show_message(f"Exported {len(files)} files to {files[0].parent if files else folder}")
-
-    def _on_screenshot(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "warpscope.png", "PNG (*.png)")
-        if path:
-            ok, text = save_png_message(path, self.grab())  # written whole, or not at all
-            self.show_message(text, error=not ok)
-
-    def _on_open_results(self) -> None:
-        self.docks["bandwidth"].show()
-        self.docks["bandwidth"].raise_()
-        self.bandwidth.sweep.open_results_dialog()
+        export_dialog(self)  # File ▸ Export everything…
 
     # -- shutdown ---------------------------------------------------------------------------------
     def shutdown(self) -> None:

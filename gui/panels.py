@@ -1,12 +1,13 @@
 """The window's views and the models they subscribe to, made one way: in the window's docks, in
 a window of their own, and in the tests.
 
-`Models(inputs)` makes the launch, simulation, playback, bench, trace and teaching models (the
-window holds one; a view opened alone makes its own). `PANELS[key](models)` makes a view of
-them. `dock(window, key, widget, area)` is how the window mounts any panel; `Stage(keys,
+`Models(inputs)` makes the launch, simulation, playback, bench, trace, waves, timing and teaching
+models (the window holds one; a view opened alone makes its own). `PANELS[key](models)` makes a
+view of them. `dock(window, key, widget, area)` is how the window mounts any panel; `Stage(keys,
 inputs)` mounts views without the window (tests, and `python -m gui.widgets.qt_<view>`, as
-pyqtgraph's examples open: `open_alone(key)`), simulating on this thread so what is drawn is
-the launch the models hold.
+pyqtgraph's examples open: `open_alone(key)`), simulating (and predicting the sawtooth) on this
+thread so what is drawn is the launch the models hold. Live jobs (a sweep, a timing run) go to
+`Models.live`, the window's kernel host or the stage's own, which starts only with a first job.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ class Models:
         self.bench = BenchModel()
         self.traces = TraceModel()
         self.files = None  # the window's gui.file_jobs.FileJobs: panels' Open… off the GUI thread
+        self.live = None  # a gui.adapter.HostRunner (the window's, or a stage's): the kernel host
+        self.bandwidth_jobs = None  # gui.jobs.BandwidthJobs to run there (None: the real ones)
 
     @cached_property
     def insight(self):
@@ -49,6 +52,34 @@ class Models:
         from gui.models.compare_gpus import CompareGpusModel
 
         return CompareGpusModel(self.model, self.insight)
+
+    @cached_property
+    def bench_jobs(self):
+        from gui.jobs import BenchJobs
+
+        return BenchJobs(self.bench, self.live, self.bandwidth_jobs)
+
+    @cached_property
+    def waves(self):
+        """The matmul sawtooth, for the launch's GPU (it follows the launch's GPU)."""
+        from gui.models.waves import WavesModel
+
+        waves = WavesModel(self.model.state.spec)
+        self.model.changed.connect(lambda state: waves.set_launch_gpu(state.spec))
+        return waves
+
+    @cached_property
+    def timing(self):
+        from gui.models.timing import TimingModel
+
+        return TimingModel()
+
+    @cached_property
+    def kernel_files(self):
+        """The kernel files opened (the window's gui.user_kernels sets its own)."""
+        from gui.models.kernel_files import KernelFilesModel
+
+        return KernelFilesModel()
 
 
 def _controls(m: Models):
@@ -105,17 +136,46 @@ def _compare(m: Models):
     return QtCompareGpus(m.compare, m.model)
 
 
+def _bandwidth(m: Models):
+    from gui.widgets.qt_bandwidth import QtBandwidth
+
+    return QtBandwidth(m.bench, m.bench_jobs)
+
+
+def _waves(m: Models):
+    from gui.widgets.qt_waves import QtWaves
+
+    return QtWaves(m.waves, files=m.files)
+
+
+def _timing(m: Models):
+    from gui.widgets.qt_timing_methods import QtTimingMethods
+
+    view = QtTimingMethods(m.timing, m.live, files=m.files)
+    view.load_file()  # the checked-in H200 run, until a live run replaces it
+    return view
+
+
+def _source(m: Models):
+    from gui.widgets.qt_kernel_source import QtKernelSource
+
+    return QtKernelSource(m.model, m.kernel_files)
+
+
 # key -> (make the view of the models, the window's attribute for it)
 PANELS: dict[str, tuple[Callable[[Models], QWidget], str]] = {
     "controls": (_controls, "controls"), "occupancy": (_occupancy, "occupancy_view"),
     "geometry": (_geometry, "geometry_view"), "sm_view": (_sm_view, "sm_view"),
     "playback": (_playback, "playback_view"), "timeline": (_timeline, "timeline"),
     "verdicts": (_verdicts, "verdicts_view"), "latency": (_latency, "latency_view"),
-    "compare": (_compare, "compare_view"),
+    "compare": (_compare, "compare_view"), "bandwidth": (_bandwidth, "bandwidth"),
+    "waves": (_waves, "waves_view"), "timing": (_timing, "timing_view"),
+    "source": (_source, "source_view"),
 }
 
 
 SIMULATED = {"sm_view", "playback", "timeline", "verdicts"}  # the views that draw a simulated run
+LIVE = {"bandwidth", "timing"}  # the views whose jobs run in the kernel host
 
 
 def make(key: str, models: Models) -> QWidget:
@@ -143,11 +203,17 @@ class Stage(QMainWindow):
     theirs (`stage.model`, `stage.simulation`, …), so a test reads as it would on the window.
     The launch is simulated on this thread, once per burst of changes (no worker thread)."""
 
-    def __init__(self, keys, inputs: LaunchInputs | None = None) -> None:
+    def __init__(self, keys, inputs: LaunchInputs | None = None, bandwidth_jobs=None) -> None:
         super().__init__()
         self.models = m = Models(inputs)
         for name in ("model", "options", "simulation", "playback", "bench", "traces"):
             setattr(self, name, getattr(m, name))
+        self.live_runner = None
+        if set(keys) & LIVE:  # its host process starts with the first job, and ends with the stage
+            from gui.adapter import HostRunner
+
+            self.live_runner = m.live = HostRunner("kernels", self)
+            m.bandwidth_jobs = bandwidth_jobs
         self.views: dict[str, QWidget] = {}
         split = QSplitter(Qt.Orientation.Vertical)
         for key in keys:
@@ -167,9 +233,35 @@ class Stage(QMainWindow):
         if set(keys) & SIMULATED:
             m.simulation.wanted.connect(self._want_run)
             self.simulate_now()
+        self._waves_timer = QTimer(self)  # the same for the sawtooth of the Waves view
+        self._waves_timer.setSingleShot(True)
+        self._waves_timer.setInterval(0)
+        self._waves_timer.timeout.connect(self.predict_waves_now)
+        if "waves" in keys:
+            self.waves = m.waves
+            m.waves.wanted.connect(self._want_waves)
+            self.predict_waves_now()
 
     def _want_run(self) -> None:
         self._sim_timer.start()
+
+    def _want_waves(self) -> None:
+        self._waves_timer.start()
+
+    def predict_waves_now(self) -> None:
+        self._waves_timer.stop()
+        self.models.waves.run_now()
+
+    def shutdown(self) -> None:
+        """Stop the kernel host, if a live view started one (idempotent)."""
+        self._sim_timer.stop()
+        self._waves_timer.stop()
+        if self.live_runner is not None:
+            self.live_runner.shutdown()
+
+    def closeEvent(self, event) -> None:
+        self.shutdown()
+        super().closeEvent(event)
 
     def simulate_now(self):
         """The current launch's run (None if it cannot run), made here."""

@@ -74,12 +74,11 @@ class TeachPanels:
 def install(win) -> TeachPanels:
     """Make the teaching models, views, docks and menu entries of `win` (a MainWindow)."""
     insight, compare = win.models.insight, win.models.compare
-    timing = TimingModel()
+    timing = win.models.timing
     latency_view = panels.make("latency", win.models)
     verdicts_view = panels.make("verdicts", win.models)
     compare_view = panels.make("compare", win.models)
-    timing_view = QtTimingMethods(timing, win.live_runner, files=win.file_jobs)
-    timing_view.load_file()
+    timing_view = panels.make("timing", win.models)
     win.bandwidth.tabs.insertTab(1, _scrolled(timing_view), "Timing methods")
     win.occupancy_bandwidth = QtOccupancyBandwidth(win.model, win.bench)  # computes when shown
     win.bandwidth.tabs.addTab(_scrolled(win.occupancy_bandwidth), "Bandwidth vs occupancy")

@@ -13,16 +13,16 @@ from functools import partial
 from PySide6.QtCore import QObject
 
 from gui.adapter import TaskOutcome, TaskRunner
-from gui.models.waves import LaunchRequest, WavesModel, measure_job
-from gui.widgets.qt_waves import QtWaves
+from gui import panels
+from gui.models.waves import LaunchRequest, measure_job
 
 
 class WavesPanel(QObject):
     def __init__(self, window) -> None:
         super().__init__(window)
         self.window = window
-        self.model = WavesModel(window.model.state.spec)
-        self.view = QtWaves(self.model, files=window.file_jobs)
+        self.model = window.models.waves  # follows the launch's GPU (gui/panels.py)
+        self.view = panels.make("waves", window.models)
         self.runner = TaskRunner("waves", window)
         self._measure_job: int | None = None
         self.model.wanted.connect(self.request)
@@ -33,7 +33,6 @@ class WavesPanel(QObject):
         window.live_runner.finished.connect(self._on_live_finished)
         self.view.timeline_requested.connect(lambda: window.docks["timeline"].raise_())
         self.view.measure_requested.connect(self.measure)
-        window.model.changed.connect(lambda state: self.model.set_launch_gpu(state.spec))
 
     def attach(self, dock) -> None:
         """The dock the view lives in: predictions wait until it is shown (no CPU is spent on a

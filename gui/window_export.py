@@ -8,10 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from gui.export_layout import plot_image
-from gui.export import export_item, save_png, summary_html, summary_page, write_json
+from gui.export import (export_item, export_to_folder, save_png, save_png_message, summary_html,
+                        summary_page, write_json)
+from gui.export_folder import SUBFOLDER, foreign_files
 from gui.models.session import summary_facts
 from gui.theme import theme
 from sim.inputs.errors import UserError
@@ -109,3 +111,40 @@ def lay_out_hidden_dock(win, key: str) -> None:
             front[0].raise_()
         win.resizeDocks([dock], [height], Qt.Orientation.Vertical)
         QApplication.processEvents()
+
+
+def export_dialog(win) -> None:
+    """File ▸ Export everything…: a folder asked for; one with files WarpScope did not write gets
+    a subfolder instead (those files are never touched)."""
+    folder = QFileDialog.getExistingDirectory(win, "Export everything to a folder")
+    if not folder:
+        return
+    force = False
+    try:
+        strangers = foreign_files(Path(folder))
+    except ValueError as exc:
+        win.show_message(f"Export failed: {exc}", error=True)
+        return
+    if strangers:
+        answer = QMessageBox.question(
+            win, "Export into a folder with other files?",
+            f"{folder} holds files WarpScope did not write ({', '.join(strangers[:3])}"
+            f"{', …' if len(strangers) > 3 else ''}).\n\nExport into its subfolder "
+            f"{SUBFOLDER}/ instead? Your files are not touched.")
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        force = True
+    try:  # replaces an earlier export whole, in one rename
+        files = export_to_folder(folder, win.export_all, force)
+    except (OSError, ValueError) as exc:
+        win.show_message(f"Export failed: {exc}", error=True)
+        return
+    win.show_message(f"Exported {len(files)} files to {files[0].parent if files else folder}")
+
+
+def screenshot_dialog(win) -> None:
+    """File ▸ Save screenshot…: the window as a PNG, written whole or not at all."""
+    path, _ = QFileDialog.getSaveFileName(win, "Save screenshot", "warpscope.png", "PNG (*.png)")
+    if path:
+        ok, text = save_png_message(path, win.grab())
+        win.show_message(text, error=not ok)

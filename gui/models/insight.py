@@ -66,6 +66,7 @@ class InsightModel:
         self._sm = 0
         self._window_ns = WINDOWS_NS[0]
         self._activity: tuple | None = None
+        self._curves: list | None = None  # of this launch and run (the latency view redraws often)
         self._recompute()
         launch.changed.connect(self._on_launch_changed)
 
@@ -152,6 +153,11 @@ class InsightModel:
     def curves(self) -> list[Curve]:
         """Model curves for this launch's trip over every blocks-per-SM count the SM allows,
         plain Little's law beside them, and the measured sweep when it is this GPU's."""
+        if self._curves is None:  # made again by _recompute, when the launch or the run changes
+            self._curves = self._make_curves()
+        return self._curves
+
+    def _make_curves(self) -> list[Curve]:
         p, trip = self._prediction, self._trip
         if p is None or trip is None:
             return []
@@ -263,6 +269,7 @@ class InsightModel:
         self._basis = ""
         self._findings = []
         self._activity = None
+        self._curves = None
         if st.occ is None or st.geometry is None:
             return
         ceiling = self._ceiling[0]

@@ -100,3 +100,9 @@ class QtBandwidth(QWidget):
 
     def export_items(self):
         return self.sweep.export_items() + self.experiments.export_items()
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_bandwidth [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("bandwidth"))

@@ -343,3 +343,9 @@ class QtKernelResources(QWidget):
             self.spills.setText(f"⚠ Spills: {origin.stack_bytes:,} B of stack per thread (local "
                                 "memory, through L1/L2 and DRAM): slower than the registers "
                                 "suggest.")
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_kernel_source [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("source"))

@@ -228,3 +228,9 @@ class QtTimingMethods(QWidget):
             finally:
                 self._force = False
         return [ExportItem("timing_methods", self.plot.getPlotItem(), *self.timing.export_rows())]
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_timing_methods [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("timing"))

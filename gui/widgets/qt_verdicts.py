@@ -83,6 +83,7 @@ class QtVerdicts(QWidget):
         lay.addWidget(self.list, 1)
         self._header = ""
         self._steps: list = []
+        self._steps_of: tuple | None = None  # (launch state, ceiling) the steps were found for
         self.list.anchorClicked.connect(self._on_try)
         insight.changed.connect(self._on_changed)
         simulation.changed.connect(self._on_changed)
@@ -95,7 +96,10 @@ class QtVerdicts(QWidget):
         self._header = f"<b>{html.escape(launch)}</b><br>" + "<br>".join(
             f"<span style='color:{style.MUTED}'>{html.escape(line)}</span>" for line in lines)
         ceiling = self.insight.ceiling_for(st.spec)[0]
-        self._steps = [(s, try_changes(s, st)) for s in steps_for(st, ceiling)]
+        if self._steps_of is None or self._steps_of[0] is not st or self._steps_of[1] != ceiling:
+            # a new run changes the header only: the steps (three what-if launches) stay
+            self._steps = [(s, try_changes(s, st)) for s in steps_for(st, ceiling)]
+            self._steps_of = (st, ceiling)
         self.list.setHtml(f"<p>{self._header}</p>" + choice_html(st) + verdicts_html(self.insight.findings)
                           + next_steps_html([s for s, _ in self._steps],
                                             [c is not None for _, c in self._steps]))

@@ -270,3 +270,9 @@ class QtWaves(QWidget):
                 rows.append([s.kernel, *(m.dims_list[i][d] for d in "MNK"), s.median[i], s.predicted[i]])
         return [ExportItem("waves_sawtooth", self.plot.getPlotItem(),
                            ["kernel", "M", "N", "K", "measured_tflops", "predicted_tflops"], rows)]
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_waves [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("waves"))

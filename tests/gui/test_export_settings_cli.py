@@ -54,8 +54,8 @@ def _check_exports(out: Path, files: list[Path]) -> None:
     assert set(left) == names  # nothing written that export did not report
 
 
-def test_export_all_writes_valid_files(qtbot, make_window, tmp_path):
-    win = make_window("H200", 1_000_000, 256, regs=40)
+def test_export_all_writes_valid_files(qtbot, win, tmp_path):
+    win = win("H200", 1_000_000, 256, regs=40)  # the shared window (building one costs seconds)
     win.show()
     qtbot.waitExposed(win)
     run = wait_sim(qtbot, win)
@@ -92,7 +92,7 @@ def test_export_all_writes_valid_files(qtbot, make_window, tmp_path):
     assert QImage(str(out / "summary.png")).height() > 1000
 
 
-def test_svg_fallback_when_pyqtgraph_exporter_breaks(qtbot, make_window, tmp_path, monkeypatch):
+def test_svg_fallback_when_pyqtgraph_exporter_breaks(qtbot, mount, tmp_path, monkeypatch):
     """pyqtgraph 0.14's SVGExporter raises on Qt >= 6.11; we must still write an SVG."""
     import pyqtgraph.exporters as ex
 
@@ -102,18 +102,17 @@ def test_svg_fallback_when_pyqtgraph_exporter_breaks(qtbot, make_window, tmp_pat
     monkeypatch.setattr(ex.SVGExporter, "export", broken)
     from gui.export import export_svg
 
-    win = make_window("T4", 100_000, 128)
-    wait_sim(qtbot, win)
+    win = mount("T4", 100_000, 128, views=("occupancy",))  # the view alone
     path = export_svg(win.occupancy_view.threads_plot.getPlotItem(), tmp_path / "t.svg")
     root = ET.parse(path).getroot()
     assert root.tag.endswith("svg")
     assert path.stat().st_size > 1000
 
 
-def test_export_to_unwritable_place_is_a_user_error(qtbot, make_window, tmp_path):
+def test_export_to_unwritable_place_is_a_user_error(qtbot, win, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    win = make_window("T4")
+    win = win("T4")
     with pytest.raises(UserError):
         win.export_all(blocker / "sub")
 

@@ -68,19 +68,14 @@ def test_second_gpu_names_what_differs(mount):
     assert view.sides[1].title.text().startswith("<b>T4</b>")
 
 
-def test_timing_toggles_and_a_live_run(make_window, qtbot):
+def test_timing_toggles_and_a_live_run(mount, qtbot):
     from gui.adapter import TaskRunner
     from gui.models.timing import TimingModel
     from gui.widgets.qt_timing_methods import QtTimingMethods
     from sim.traces.latency_data import load_latency_run
 
-    w = make_window("H200", 2**20, 256)
-    w.show()
-    qtbot.waitExposed(w)
-    _raise(w, "bandwidth")
-    w.bandwidth.tabs.setCurrentIndex(1)  # the window's Timing methods tab: drawn when seen
-    assert w.teach.timing_view.isVisible()
-    assert "device events, L2 flushed" in w.teach.timing_view.notes.text()
+    alone = mount("H200", 2**20, 256, views=("timing",), show=True).timing_view  # the checked-in run
+    assert alone.isVisible() and "device events, L2 flushed" in alone.notes.text()
 
     records = load_latency_run().methods[:6]  # add_triton at 2^16, every method
     runner = TaskRunner("timing test")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gui import user_kernels
-from gui.main_window import KernelsInfo
+from gui.live_kernels import KernelsInfo
 from sim.traces.trace import write_trace
 from sim.traces.trace_bundle import load_bundle
 from tests.models.fakes import NO_GPU

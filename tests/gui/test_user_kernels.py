@@ -1,7 +1,8 @@
 """Your own kernel in the window: File ▸ Open kernel…, its source, registers and shared memory from
 the compiler for the selected GPU (built-in kernels too), compiled off the GUI thread, a broken
 file or kernel answered with one line while the window keeps working, and files of an earlier
-session offered again, never opened without a yes."""
+session offered again, never opened without a yes. (That the window's own process imports no
+compiler for any of it: tests/gui/test_window_host.py, in a fresh process.)"""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 
 from gui.jobs import KernelJobs
 from tests import compile_fakes as fake
-from gui.main_window import KernelsInfo
+from gui.live_kernels import KernelsInfo
 from gui.models.compiled import COMPILER, COMPILING, FAILED
 from tests.broken_kernel_files import BROKEN, write_broken
 from tests.models.fakes import NO_GPU
@@ -215,52 +216,3 @@ def test_a_window_started_from_settings_never_runs_a_kernel_file(qtbot, make_win
     win = make_window("H200")
     qtbot.wait(50)
     assert win.user_kernels.reopen_box is None and not win.user_kernels.files.files
-
-
-CLEAN_WINDOW = r"""
-import json, sys, time
-from gui.app import make_app
-from gui.main_window import KernelsInfo, MainWindow
-from gui.models.launch import LaunchInputs
-from kernels.declare.registry import KERNELS
-from tests.models.fakes import NO_GPU
-
-app = make_app()
-w = MainWindow(LaunchInputs(gpu="T4"), restore=False, load_kernels=False)
-w.apply_kernels_info(KernelsInfo(NO_GPU, tuple(KERNELS), None, ""))
-def wait(cond, seconds=120):
-    end = time.monotonic() + seconds
-    while not cond() and time.monotonic() < end:
-        app.processEvents()
-        time.sleep(0.01)
-    return cond()
-w.controls.kernel.setCurrentIndex(w.controls.kernel.findData("add_numba"))
-numba = wait(lambda: w.model.state.origin.kind == "compiler") and w.model.inputs.regs_per_thread
-w.user_kernels.open(sys.argv[1])
-wait(lambda: w.model.inputs.kernel == "softmax_kernel")
-softmax = wait(lambda: w.model.state.origin.kind == "compiler") and w.model.inputs.regs_per_thread
-out = {"numba": numba, "softmax": softmax, "blocks": w.model.state.geometry.blocks,
-       "gpu_modules": sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "triton", "numba"))}
-w.close()
-print("RESULT " + json.dumps(out))
-"""
-
-
-@pytest.mark.slow  # a window in a fresh process, two real compiles in the compiler host
-def test_the_windows_process_never_imports_a_compiler_for_your_kernel(tmp_path):
-    """Compiling a built-in kernel and opening and compiling a kernel file happen in other
-    processes: the window's own imports none of torch, triton and numba."""
-    import os
-    import subprocess
-    import sys
-
-    root = Path(__file__).resolve().parents[2]
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", WARPSCOPE_SETTINGS_DIR=str(tmp_path),
-               PYTHONPATH=str(root))
-    p = subprocess.run([sys.executable, "-c", CLEAN_WINDOW, SOFTMAX], cwd=root, env=env,
-                       capture_output=True, text=True, timeout=400)
-    line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")), None)
-    assert line, f"exit {p.returncode}\n{p.stdout}\n{p.stderr[-3000:]}"
-    out = json.loads(line.removeprefix("RESULT "))
-    assert out["numba"] > 0 and out["softmax"] > 0 and out["blocks"] == 1_000_000 // 4096
-    assert out["gpu_modules"] == []

@@ -32,8 +32,8 @@ def test_the_sawtooth_is_predicted_only_once_its_tab_is_shown(qtbot, make_window
     qtbot.waitUntil(w.waves.is_current, timeout=10000)
 
 
-def test_a_measured_sawtooth_is_drawn_beside_its_prediction(qtbot, window):
-    w = window
+def test_a_measured_sawtooth_is_drawn_beside_its_prediction(qtbot, mount):
+    w = mount("L40S", views=("waves",))  # the view alone: its model, predicted on this thread
     assert w.waves_view.open_path(str(RUN))
     w.predict_waves_now()
     view = w.waves_view
@@ -86,12 +86,12 @@ def test_a_recorded_matmul_schedule_sits_beside_its_simulation(window, kind):
     assert w.timeline.trace_plot.isVisibleTo(w) and "makespan recorded" in w.timeline.caption.text()
 
 
-def test_the_throughput_panel_plots_tflops_for_matmuls(window):
+def test_the_throughput_panel_plots_tflops_for_matmuls(mount):
     from tests.models.test_throughput_panel import _matmul, _result
 
     from kernels.declare.registry import KERNELS
 
-    w = window
+    w = mount("L40S", views=("bandwidth",))
     w.bench.set_kernels(KERNELS)
     w.bench.set_result(_result([_matmul("matmul_tiled", n, t) for n, t in ((2048, 604), (4096, 734))],
                                compute_ceiling_tflops=704.4))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gui.main_window import KernelsInfo
+from gui.live_kernels import KernelsInfo
 from tests.models.fakes import GPU, NO_GPU, fake_sweep
 
 
@@ -18,7 +18,7 @@ def _kernels():
 def test_window_applies_kernels_info(make_window):
     win = make_window("H200", 1_000_000, 256)
     win.apply_kernels_info(KernelsInfo(NO_GPU, _kernels(), None, "no CUDA GPU"))
-    assert "interpreter" in win.kernels_label.text()
+    assert "interpreter" in win.live_kernels.label.text()
     assert win.bandwidth.banner.isVisibleTo(win.bandwidth)
     names = [win.controls.kernel.itemData(i) for i in range(win.controls.kernel.count())]
     assert names[0] == "custom" and "add_triton" in names
@@ -37,7 +37,7 @@ def test_window_applies_kernels_info(make_window):
 def test_window_survives_kernels_failing_to_load(make_window):
     win = make_window("H200")
     win.apply_kernels_info(KernelsInfo(None, (), None, "", "ImportError: no torch"))
-    assert "unavailable" in win.kernels_label.text()
+    assert "unavailable" in win.live_kernels.label.text()
     assert "no torch" in win.bandwidth.banner.text()
 
 
@@ -57,7 +57,7 @@ def test_detected_device_is_listed_first_and_chosen(make_window):
     from sim.rules.devices import preset
 
     win = make_window("H200")
-    win.prefer_detected = True
+    win.live_kernels.prefer_detected = True
     dev = replace(preset("H200"), name="NVIDIA H200", sm_count=132, detected=True)
     win.apply_kernels_info(KernelsInfo(GPU, _kernels(), dev, ""))
     assert win.controls.gpu.itemText(0) == "NVIDIA H200"
