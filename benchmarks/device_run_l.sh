@@ -15,7 +15,8 @@ start=$(date +%s)
 bash benchmarks/device_run_j_dispatch.sh "$OUT/dispatch" > "$OUT/dispatch.log" 2>&1
 echo "dispatch set: exit $? after $(( $(date +%s) - start )) s"; tail -3 "$OUT/dispatch.log"
 tar -C "$OUT" -czf "$OUT/dispatch.tgz" dispatch && rm -rf "$OUT/dispatch"
-timeout 150 mkdir -p "$OUT/gui" && bash benchmarks/gui_on_device.sh "$OUT/gui" trace --file resources/examples/stencil_numba.py \
+mkdir -p "$OUT/gui"
+timeout 150 bash benchmarks/gui_on_device.sh "$OUT/gui" trace --file resources/examples/stencil_numba.py \
   --kernel stencil_kernel > "$OUT/gui.log" 2>&1
 echo "window: exit $? after $(( $(date +%s) - start )) s"; tail -8 "$OUT/gui.log"
 left=$(( 300 - ($(date +%s) - start) ))
