@@ -29,9 +29,11 @@ def score(folder: str) -> list[dict]:
     from sim.traces.compare import compare_trace
     from sim.rules.devices import preset_for_device_name
     from sim.traces.trace_bundle import load_bundle
+    from kernels.declare.kernel_file import with_declared_chain
 
     rows = []
     for name, trace in load_bundle(folder).items():
+        trace = with_declared_chain(trace)  # a kernel file's declared passes and reductions
         gpu = preset_for_device_name(trace.gpu, trace.meta.get("sm_count"))
         if gpu is None:
             raise UserError(f"{name}: {trace.gpu!r} is no preset")

@@ -5,6 +5,7 @@ another, sim.model.launch_model.stream_whole_us). The FIT and TEST sets are fixe
 score was looked at (benchmarks/NOTES-fit.md). No GPU needed:
 
     python3 benchmarks/fit_launch.py --fit     # search on FIT, print the constants (slow: ~3 min)
+    python3 benchmarks/fit_launch.py --fit-step  # the reduction step alone (its one FIT point)
     python3 benchmarks/fit_launch.py           # score FIT and TEST with resources/physics/H200.json
     python3 benchmarks/fit_launch.py --json    # the same as JSON (tests/models pins the counts)
 
@@ -13,7 +14,9 @@ then mean residency error; the overhead plays no part there: makespans are first
 stamp). The overhead is then the grid value with the least rms error on the FIT kernel times
 (add, copy: Triton and torch); the traces' own (traced event time - recorded makespan), median
 over the FIT traces of one wave or less, is printed beside it as a check. Last the stream gap:
-least rms on run K's pairs of independent torch copies (FIT; eager add+ReLU is TEST).
+least rms on run K's pairs of independent torch copies (FIT; eager add+ReLU is TEST). Last the
+reduction step (`reduction_step_ns`, sim.model.launch_model.chain_ns): the value that meets the
+one FIT point STEP_FIT, torch's softmax on one row; every other chained kernel is TEST.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from sim.rules.devices import preset  # noqa: E402
 from sim.model.launch_model import Launch, predict_launch, stream_whole_us  # noqa: E402
 from sim.rules.physics import physics_for  # noqa: E402
 from sim.traces.trace_bundle import load_bundle  # noqa: E402
+from kernels.declare.kernel_file import EXAMPLES, open_kernel_file, with_declared_chain  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 RUN_F = ROOT / "benchmarks" / "run_f"
@@ -60,7 +64,13 @@ EAGER = {"add_relu_torch_eager": (("add_triton", 12.0), ("copy_triton", 8.0))}  
 # timed the CPU
 EXCLUDED = {("add_relu_torch_compile", 2**16), ("add_relu_torch_compile", 2**18),
             ("add_relu_torch_compile", 2**20)}
-FITTED = ("launch_overhead_us", "block_time_spread", "slot_hold_fraction", "launch_gap_us")
+FITTED = ("launch_overhead_us", "block_time_spread", "slot_hold_fraction", "launch_gap_us",
+          "reduction_step_ns")
+# the reduction step's one FIT point, chosen before any score with it (benchmarks/NOTES-fit.md,
+# 2026-12-02 third pass): torch's softmax on one row of 4,096 (one 1,024-thread block, two
+# block-wide reductions, alone on the GPU). Every other softmax size stays TEST
+STEP_FIT = ("softmax_kernel_torch", 2**12)
+STEP_RANGE = (0.0, 200.0)  # ns: bisection bounds
 GAPS = (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
 GRID = {"block_time_spread": (0.3, 0.35, 0.4, 0.45), "slot_hold_fraction": (0.25, 0.3, 0.35)}
 SEARCH_MAX_BLOCKS = 2**17  # the search skips the 2^27 add traces (slow to schedule); scored after
@@ -86,11 +96,19 @@ def _rows(name: str) -> list[dict]:
     return json.loads((RUN_F / name).read_text())["measurements"]
 
 
+def declared_chains() -> dict:
+    """kernel name -> (passes, reductions) as the example files declare them (`chain`, and the
+    torch peer's `peer_chain`); a kernel not named here makes one sweep and no reduction."""
+    specs = open_kernel_file(Path(EXAMPLES) / "softmax_triton.py", cpu_fallback=False)
+    return {sp.name: (sp.passes, sp.reductions) for sp in specs}
+
+
 def kernel_points() -> list[dict]:
     """Every measured kernel time of run F with the launches that predict it."""
     rows = [r for f in ("bench_f.json", "bench_f_b1.json", "bench_f_b2.json", "bench_f_compile.json")
             for r in _rows(f)]
     by = {(r["kernel"], r["elements"]): r for r in rows}
+    chains = declared_chains()
     out = []
     for r in rows:
         if (r["kernel"], r["elements"]) in EXCLUDED:
@@ -106,8 +124,10 @@ def kernel_points() -> list[dict]:
             if geo is None or not geo.get("grid_blocks"):
                 continue
             parts = [(geo, float(r["bytes_moved"]))]
+        passes, reductions = chains.get(r["kernel"], (1, 0))
         launches = [Launch(int(g["grid_blocks"]), int(g["threads_per_block"]), int(g["blocks_per_sm"]),
-                           nbytes, int(r["elements"])) for g, nbytes in parts]
+                           nbytes, int(r["elements"]), passes=passes, reductions=reductions)
+                    for g, nbytes in parts]
         out.append({"kernel": r["kernel"], "elements": r["elements"],
                     "measured_us": r["median_ms"] * 1e3, "launches": launches})
     return out
@@ -141,7 +161,7 @@ def traces(fit: bool) -> dict:
     if not fit:
         for b in TEST_BUNDLES:
             got.update({f"{b.name}/{n}": t for n, t in load_bundle(b).items()})
-    return got
+    return {n: with_declared_chain(t) for n, t in got.items()}  # its kernel file's chain
 
 
 def trace_scores(named: dict) -> list[dict]:
@@ -187,6 +207,25 @@ def least_rms(name: str, values, points, chosen: dict, label: str) -> float:
     return min(fits)[1]
 
 
+def is_fit_kernel(p: dict) -> bool:
+    return p["kernel"] in FIT_KERNELS or (p["kernel"], p["elements"]) == STEP_FIT
+
+
+def fit_step(chosen: dict) -> float:
+    """The reduction step (ns) at which the STEP_FIT point's prediction meets its measured time
+    (bisection: the prediction grows with the step)."""
+    point = [p for p in kernel_points() if (p["kernel"], p["elements"]) == STEP_FIT]
+    lo, hi = STEP_RANGE
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        with constants(**{**chosen, "reduction_step_ns": mid}):
+            error = kernel_scores(point, preset("H200"))[0]["error"]
+        lo, hi = (mid, hi) if error < 0 else (lo, mid)
+    print(f"reduction_step_ns {mid:.1f}: {STEP_FIT[0]} at {STEP_FIT[1]:,} measured "
+          f"{point[0]['measured_us']:.2f} us, error {error:+.2%}")
+    return round(mid, 1)
+
+
 def fit() -> dict:
     named = traces(fit=True)
     best = None
@@ -201,11 +240,12 @@ def fit() -> dict:
             if best is None or key > best[0]:
                 best = (key, spread, hold)
     chosen = {"block_time_spread": best[1], "slot_hold_fraction": best[2]}
-    points = [p for p in kernel_points() if p["kernel"] in FIT_KERNELS]
+    points = [p for p in kernel_points() if p["kernel"] in FIT_KERNELS]  # no chain: step plays no part
     chosen["launch_overhead_us"] = least_rms("launch_overhead_us", OVERHEADS, points, chosen,
                                              "FIT kernel times")
     chosen["launch_gap_us"] = least_rms("launch_gap_us", GAPS, pair_points(), chosen,
                                         "FIT copy pairs")
+    chosen["reduction_step_ns"] = fit_step(chosen)
     print(f"check: traced event - recorded makespan, median over the one-wave FIT traces "
           f"{measured_overhead(named):.2f} us")
     print("chosen:", chosen)
@@ -218,7 +258,7 @@ def report() -> dict:
     out = {"constants": {k: physics_for(gpu).value(k) for k in FITTED}}
     for label, fit_set in (("fit", True), ("test", False)):
         rows = trace_scores(traces(fit_set))
-        kern = [p for p in ks if (p["kernel"] in FIT_KERNELS) == fit_set]
+        kern = [p for p in ks if is_fit_kernel(p) == fit_set]
         if fit_set:  # the stream gap's FIT data
             kern += kernel_scores(pair_points(), gpu)
         out[label] = {**summary(rows, kern), "trace_rows": rows,
@@ -230,10 +270,15 @@ def report() -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fit", action="store_true")
+    ap.add_argument("--fit-step", action="store_true",
+                    help="only the reduction step, the other constants as stored (fast)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if args.fit:
         fit()
+        return 0
+    if args.fit_step:
+        fit_step({})
         return 0
     out = report()
     if args.json:

@@ -228,3 +228,33 @@ def open_once(path, digest: str | None = None, *, cpu_fallback: bool = True) -> 
     _OPENED_HERE[path] = (now, specs)
     add_kernels(specs)  # again, if the registry was reset: it keeps the newest of each name
     return specs
+
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                        "resources", "examples")
+
+# `trace --kernel softmax` traces one row of tutorial 02's softmax (kernels/bodies/trace_kernels.py)
+TRACE_KERNEL_FILES = {"softmax-trace": os.path.join(EXAMPLES, "softmax_triton.py")}
+
+
+def with_declared_chain(trace):
+    """A trace whose meta names its kernel file but not its chain (recorded before the tracer wrote
+    one) with the chain that file declares (`chain`, kernels.declare.spec.chain_of) put in its meta,
+    for sim.traces.compare; other traces as they are. A file under some checkout's
+    resources/examples/ is read from this checkout's (the same example, as declared now). Runs the
+    file: a benchmark's or a host process's call, never the window's."""
+    from dataclasses import replace
+
+    meta = trace.meta
+    path = TRACE_KERNEL_FILES.get(meta.get("kernel"), meta.get("kernel_file"))
+    if "chain" in meta or not isinstance(path, str) or path == "built-in":
+        return trace
+    here = os.path.join(EXAMPLES, os.path.basename(path))
+    if os.path.basename(os.path.dirname(path)) == "examples" and os.path.isfile(here):
+        path = here
+    if not os.path.isfile(path):
+        return trace
+    decls = load_kernel_file(path, cpu_fallback=False)
+    match = [d for d in decls if d["name"] == meta.get("kernel")] or decls[:1]  # the trace kernel
+    chain = match[0].get("chain")
+    return trace if chain is None else replace(trace, meta={**meta, "chain": dict(chain)})

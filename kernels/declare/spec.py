@@ -30,6 +30,8 @@ DEFAULT_CHECK_SIZES = (1, 128, 1024, 1_048_583)  # the article's sizes: odd ones
 KEYS = {"kernel", "name", "title", "description", "group", "inputs", "output", "args", "block",
         "sweep", "constants", "grid", "tile", "bytes", "flops", "reference", "rtol", "atol", "peer",
         "dims", "check_sizes", "backend",
+        # the block's dependent chain (sim.model.launch_model.chain_ns), its own and its peer's
+        "chain", "peer_chain",
         # built-in extras: the article's teaching versions, torch's two-kernel eager op, ...
         "teaching", "kind", "kernels_per_call", "cpu_max_elements"}
 
@@ -115,6 +117,9 @@ class KernelSpec:
     kind: str = "kernel"
     kernels_per_call: int = 1
     cpu_max_elements: int = 1_048_583  # largest size the interpreter/simulator check runs
+    passes: int = 1  # dependent sweeps a block makes over its data (`chain`)
+    reductions: int = 0  # block-wide reductions among them
+    peer_chain: Mapping[str, int] | None = None  # the torch peer's own chain, where declared
     origin: str = "built-in"  # or the file a user's declaration came from
 
     # -- what the views ask ------------------------------------------------------------------
@@ -270,8 +275,24 @@ class KernelSpec:
                             title=f"{self.title} (torch peer)", group=self.group, inputs=self.inputs,
                             output=self.output, bytes=self.bytes, flops=self.flops,
                             reference=self.reference, rtol=self.rtol, atol=self.atol,
-                            dims=self.dims, check_sizes=self.check_sizes),
+                            dims=self.dims, check_sizes=self.check_sizes,
+                            chain=self.peer_chain),
                        origin=self.origin)
+
+
+def chain_of(value, where: str = "") -> tuple[int, int]:
+    """A declaration's `chain`, dict(passes=P, reductions=R): P dependent sweeps over the block's
+    data (a layernorm: mean, variance, normalise = 3), R block-wide reductions (a softmax: max,
+    sum = 2). None: one sweep, no reduction."""
+    if value is None:
+        return 1, 0
+    if not isinstance(value, Mapping) or set(value) - {"passes", "reductions"}:
+        raise UserError(f"{where}'chain' must be dict(passes=..., reductions=...), got {value!r}")
+    passes, reductions = value.get("passes", 1), value.get("reductions", 0)
+    if type(passes) is not int or type(reductions) is not int or passes < 1 or reductions < 0:
+        raise UserError(f"{where}'chain' wants passes >= 1 and reductions >= 0 (whole numbers), "
+                        f"got {value!r}")
+    return passes, reductions
 
 
 def _as_tuple(value) -> tuple:
@@ -333,6 +354,8 @@ def declare(decl: Mapping[str, Any], origin: str = "built-in") -> KernelSpec:
     bytes_fn = decl.get("bytes")
     if bytes_fn is None and n_arrays is not None:
         bytes_fn = lambda n, _k=n_arrays: 4 * n * (_k + 1)  # noqa: E731 - inputs read, output written
+    passes, reductions = chain_of(decl.get("chain"), f"{where}{name}: ")
+    chain_of(decl.get("peer_chain"), f"{where}{name}: peer_")
     for key in ("output", "args", "grid", "tile", "bytes", "flops", "reference", "peer", "dims"):
         if decl.get(key) is not None and not callable(decl[key]):
             raise UserError(f"{where}{name}: '{key}' must be a function (a lambda)")
@@ -349,7 +372,8 @@ def declare(decl: Mapping[str, Any], origin: str = "built-in") -> KernelSpec:
         check_sizes=tuple(int(s) for s in decl.get("check_sizes", DEFAULT_CHECK_SIZES)),
         teaching=bool(decl.get("teaching", False)), kind=kind,
         kernels_per_call=int(decl.get("kernels_per_call", 1)),
-        cpu_max_elements=int(decl.get("cpu_max_elements", 1_048_583)), origin=origin)
+        cpu_max_elements=int(decl.get("cpu_max_elements", 1_048_583)), origin=origin,
+        passes=passes, reductions=reductions, peer_chain=decl.get("peer_chain"))
 
 
 def _doc(kernel) -> str:

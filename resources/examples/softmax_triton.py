@@ -58,6 +58,11 @@ WARPSCOPE = dict(
     block=dict(BLOCK_SIZE=triton.next_power_of_2(COLS), num_warps=8),
     sweep="num_warps",  # BLOCK_SIZE must cover a row; the warps are free to choose
     bytes=lambda n: 2 * 4 * max(1, n // COLS) * COLS,  # read x once, write out once
+    # one sweep (the row stays in registers), two block-wide reductions: tl.max, then tl.sum
+    chain=dict(passes=1, reductions=2),
+    # torch's kernel (cunn_SoftMaxForwardReg, profiled on the H200 in benchmarks/run_k): the row
+    # in registers too, a block-wide max and a block-wide sum
+    peer_chain=dict(passes=1, reductions=2),
     reference=softmax64,
     rtol=1e-5,
     peer=lambda torch, x: torch.softmax(x, dim=1),

@@ -59,6 +59,8 @@ class Launch:
     bytes_moved: float = 0.0  # one call's DRAM traffic
     elements: int = 0
     loop_trips: int = 1  # DRAM round trips one block makes in a row (grid-stride: its loop)
+    passes: int = 1  # dependent sweeps a block makes over its data (layernorm: 3; `chain_ns`)
+    reductions: int = 0  # block-wide reductions between / after them (softmax: max and sum)
     flops: float = 0.0
     duration_us: float = 10.0  # uniform mode: every block
     wait: str = "spin"  # uniform mode: what the warps do while resident
@@ -206,7 +208,8 @@ class TripCost:
         ceiling = float(ceiling_gbps or achievable_gbps(gpu, ph))
         return cls(gpu.sm_count, launch.bytes_moved / launch.grid_blocks / launch.loop_trips,
                    int(launch.loop_trips), ceiling,
-                   ph.value("trip_overhead_ns") + ph.value("dram_latency_ns"),  # latency.dram_latency_ns
+                   ph.value("trip_overhead_ns") + ph.value("dram_latency_ns")  # latency.dram_latency_ns
+                   + chain_ns(gpu, launch, ph) / launch.loop_trips,  # think time, spread over the trips
                    profile_for(gpu.name).params.sm_interval_us * 1e3,
                    **{"spread": ph.value("block_time_spread"), "hold": ph.value("slot_hold_fraction"),
                       **knobs})
@@ -269,6 +272,30 @@ class TripCost:
 def _solved(cost: TripCost, resident_blocks: int):
     """TripCost's MVA, once per (cost, resident count): a long grid asks for the same few."""
     return cost._solve_now(resident_blocks)
+
+
+CHAIN_CONSTANTS = ("l2_latency_ns", "l2_gbps", "reduction_step_ns")
+
+
+def chain_ns(gpu: GpuSpec, launch: Launch, physics: GpuPhysics | None = None) -> float:
+    """A block's dependent work besides its DRAM trips, in ns: each sweep after the first
+    re-reads the block's bytes from the L2 (its latency, then the bytes at this SM's share of the
+    L2's bandwidth; where the resident blocks' rows outgrow the L2, a DRAM round trip instead),
+    and each block-wide reduction is ceil(log2(threads)) dependent shuffle/barrier steps of
+    `reduction_step_ns`. In the network it is think time: the block holds its slot, the port
+    serves the SM's other blocks meanwhile. 0 for a one-sweep kernel with no reduction."""
+    if launch.passes <= 1 and launch.reductions <= 0:
+        return 0.0
+    ph = physics or physics_for(gpu)
+    per_block = launch.bytes_moved / max(launch.grid_blocks, 1)
+    resident = min(launch.grid_blocks, gpu.sm_count * launch.blocks_per_sm)
+    if resident * per_block <= gpu.l2_bytes:
+        sweep = ph.value("l2_latency_ns") + per_block / (ph.value("l2_gbps") / gpu.sm_count)
+    else:
+        sweep = ph.value("dram_latency_ns") + per_block / (achievable_gbps(gpu, ph) / gpu.sm_count)
+    steps = math.ceil(math.log2(max(launch.threads_per_block, 2)))
+    return (max(launch.passes, 1) - 1) * sweep + max(launch.reductions, 0) * steps * \
+        ph.value("reduction_step_ns")
 
 
 def achievable_gbps(gpu: GpuSpec, physics: GpuPhysics | None = None) -> float:
@@ -345,6 +372,8 @@ def _assemble(gpu: GpuSpec, launch: Launch, mode: str, sim: Simulation, cost,
     fill += extra
     names = ("launch_overhead_us", "dram_latency_ns", "copy_fraction", "trip_overhead_ns") \
         if mode == "memory" else ("launch_overhead_us",)
+    if mode == "memory" and (launch.passes > 1 or launch.reductions > 0):
+        names += CHAIN_CONSTANTS
     return LaunchPrediction(gpu.name, mode, sim, ph.value("launch_overhead_us"), fill, full, tail,
                             float(launch.bytes_moved), float(launch.flops), bound, ceiling,
                             {n: ph.constant(n).label for n in names})
@@ -372,20 +401,31 @@ def default_mode(declaration) -> str:
     return "compute" if declaration is not None and is_tiled_matmul(declaration) else "memory"
 
 
+def declared_chain(declaration) -> dict:
+    """The `Launch` fields for the chain a kernel declares (a kernels/declare/spec.py KernelSpec's
+    passes and reductions, or its `chain` dict as a trace's meta keeps it); one sweep and no
+    reduction for a kernel that declares none."""
+    def get(key, default):
+        value = declaration.get(key) if isinstance(declaration, dict) else \
+            getattr(declaration, key, None)
+        return value if isinstance(value, int) and not isinstance(value, bool) else default
+    return {"passes": max(1, get("passes", 1)), "reductions": max(0, get("reductions", 0))}
+
+
 def predict_geometry(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,
                      bytes_moved: float | None = None, mode: str | None = None, work=None,
                      ceiling_gbps: float | None = None, **kw) -> LaunchPrediction:
     """`predict_launch` for a launch the occupancy and geometry describe (the surfaces' path).
     `work`: the kernel's sim.model.throughput.LaunchWork (or a BlockWork); `mode` None: default_mode
-    of its kernel."""
+    of its kernel; its kernel's declared chain (`declared_chain`) goes into the launch."""
     if mode is None:
         mode = default_mode(getattr(work, "kernel", None))
-    extra = {}
+    extra = declared_chain(getattr(work, "kernel", None))
     if mode == "compute":
         if work is None:
             raise UserError("the compute-bound model needs a kernel that says what each block "
                             "computes (a matmul kernel); use the memory-bound or uniform model")
         built = work.build() if hasattr(work, "build") else work
-        extra = dict(work=built, flops=float(np.sum(built.flops)))
+        extra.update(work=built, flops=float(np.sum(built.flops)))
     return predict_launch(gpu, launch_of(occ, geo, bytes_moved=bytes_moved, **extra), mode,
                           ceiling_gbps=ceiling_gbps, **kw)

@@ -192,6 +192,7 @@ class Request:
     elements: int | None = None  # memory: the kernel's elements and each block's share
     elements_per_block: int | None = None
     bytes_moved: float = 0.0  # memory: one call's DRAM traffic (the trace's meta, else an add's)
+    chain: tuple = ()  # memory: the kernel's declared chain, meta "chain" as (key, value) pairs
     matmul: object = None  # compute: sim.traces.matmul_trace.RecordedMatmul
     resources: tuple[int, int] | None = None  # compute: compiled (registers, shared memory)
     dtype: str = "float16"
@@ -219,7 +220,7 @@ def predict(req: Request) -> Predicted:
         return Predicted(pred.item_timeline(), pred.blocks_per_sm, pred.simulation.placement,
                          pred.time_us, pred)
     if req.model == "memory":
-        from sim.model.launch_model import Launch, predict_launch
+        from sim.model.launch_model import Launch, declared_chain, predict_launch
 
         if not isinstance(req.placement, str):
             raise UserError("the 'recorded' placement is for traces of equal blocks and matmuls; "
@@ -227,7 +228,7 @@ def predict(req: Request) -> Predicted:
         trips = max(1, math.ceil(req.elements / (launch.blocks * req.elements_per_block)))
         model = predict_launch(launch.gpu, Launch(launch.blocks, launch.threads_per_block,
                                                   launch.blocks_per_sm, req.bytes_moved,
-                                                  req.elements, trips),
+                                                  req.elements, trips, **declared_chain(dict(req.chain))),
                                "memory", placement=req.placement, max_waves=None)
         return Predicted(model.timeline, launch.blocks_per_sm, model.simulation.placement,
                          model.whole_launch_us, model)
@@ -273,8 +274,9 @@ def request_of_trace(trace: Trace, gpu: GpuSpec, blocks_per_sm: int | None = Non
         moved = meta.get("bytes_moved")
         moved = float(moved) if isinstance(moved, (int, float)) and moved > 0 \
             else elements * BYTES_PER_ELEMENT_ADD
+        chain = meta.get("chain") if isinstance(meta.get("chain"), dict) else {}
         return Request("memory", placement=place, elements=elements, elements_per_block=per_block,
-                       bytes_moved=moved, **common)
+                       bytes_moved=moved, chain=tuple(sorted(chain.items())), **common)
     return Request("uniform", placement=place, **common)
 
 
