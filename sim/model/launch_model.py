@@ -378,10 +378,11 @@ def default_mode(declaration) -> str:
 
 def predict_geometry(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,
                      bytes_moved: float | None = None, mode: str | None = None, work=None,
-                     ceiling_gbps: float | None = None, **kw) -> LaunchPrediction:
+                     ceiling_gbps: float | None = None, loads: int = DEFAULT_LOADS,
+                     **kw) -> LaunchPrediction:
     """`predict_launch` for a launch the occupancy and geometry describe (the surfaces' path).
     `work`: the kernel's sim.model.throughput.LaunchWork (or a BlockWork); `mode` None: default_mode
-    of its kernel."""
+    of its kernel; `loads`: the input arrays the kernel declares."""
     if mode is None:
         mode = default_mode(getattr(work, "kernel", None))
     extra = {}
@@ -391,5 +392,5 @@ def predict_geometry(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,
                             "computes (a matmul kernel); use the memory-bound or uniform model")
         built = work.build() if hasattr(work, "build") else work
         extra = dict(work=built, flops=float(np.sum(built.flops)))
-    return predict_launch(gpu, launch_of(occ, geo, bytes_moved=bytes_moved, **extra), mode,
+    return predict_launch(gpu, launch_of(occ, geo, bytes_moved=bytes_moved, loads=int(loads), **extra), mode,
                           ceiling_gbps=ceiling_gbps, **kw)
