@@ -17,7 +17,8 @@ from sim.rules.physics import Constant, physics_for
 
 STRENGTH = {"assumed": 0, "published": 1, "measured": 2}
 NAMES = {"launch_overhead_us": "launch overhead", "dram_latency_ns": "DRAM latency",
-         "copy_fraction": "copy bandwidth", "trip_overhead_ns": "trip overhead"}
+         "copy_fraction": "copy bandwidth", "trip_overhead_ns": "trip overhead",
+         "trip_load_ns": "per-load trip overhead"}
 
 
 @dataclass(frozen=True)

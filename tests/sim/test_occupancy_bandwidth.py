@@ -33,8 +33,9 @@ def test_the_sweep_file_s_points_and_their_predictions():
     assert len(forced) == 36 and {p.blocks_per_sm for p in forced} == {1, 2}
     p = next(q for q in points if q.kernel == "copy" and q.threads == 256 and q.forced_text == "1/SM")
     assert p.bytes_moved == 16 * p.elements and p.grid == -(-p.elements // 256)
+    assert p.loads == 1 and {q.loads for q in points if q.kernel == "add"} == {2}  # from their bytes
     gpu = preset("H200")
-    direct = predict_launch(gpu, Launch(p.grid, 256, 1, p.bytes_moved, p.elements), "memory")
+    direct = predict_launch(gpu, Launch(p.grid, 256, 1, p.bytes_moved, p.elements, loads=1), "memory")
     assert predict_point(gpu, p).bandwidth_gbps == direct.bandwidth_gbps
 
 
