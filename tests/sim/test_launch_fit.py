@@ -25,7 +25,8 @@ def fit():
 
 def test_fitted_constants_are_measured_with_their_command():
     ph = physics_for("H200")
-    for name in ("launch_overhead_us", "block_time_spread", "slot_hold_fraction", "launch_gap_us"):
+    for name in ("launch_overhead_us", "block_time_spread", "slot_hold_fraction", "launch_gap_us",
+                 "reduction_step_ns"):
         c = ph.constant(name)
         assert c.provenance == "measured" and "benchmarks/fit_launch.py --fit" in c.command
         assert "TEST (held out)" in c.source
@@ -33,6 +34,10 @@ def test_fitted_constants_are_measured_with_their_command():
 
 def test_fit_and_test_sets_do_not_overlap(fit):
     assert not set(fit.FIT_KERNELS) & set(fit.TEST_KERNELS)
+    # the reduction step's one FIT point is a TEST kernel's one size, scored with FIT only
+    assert fit.STEP_FIT[0] in fit.TEST_KERNELS and fit.is_fit_kernel(
+        {"kernel": fit.STEP_FIT[0], "elements": fit.STEP_FIT[1]})
+    assert not fit.is_fit_kernel({"kernel": fit.STEP_FIT[0], "elements": 2 * fit.STEP_FIT[1]})
     assert all(not n.startswith(fit.FIT_TRACE) for n in fit.traces(fit=False) if "/" not in n)
 
 
