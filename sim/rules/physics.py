@@ -91,6 +91,19 @@ class GpuPhysics:
                             "assume it from)") from None
 
 
+def cite(source: str, limit: int = 90) -> str:
+    """A source's citation without its working: up to its first parenthesis or colon."""
+    head = min((i for i in (source.find(" ("), source.find(": ")) if i > 0), default=len(source))
+    text = source[:head].strip().rstrip(",;")
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def _origin(c: Constant) -> str:
+    """How another GPU's figure was found, for beside the value that assumes it."""
+    return (f"published there: {cite(c.source)}" if c.provenance == "published"
+            else f"{c.label} there")
+
+
 def physics_key(name: str) -> str:
     """A preset's file name: spaces as '_' ("A100 80GB" -> "A100_80GB")."""
     return name.replace(" ", "_")
@@ -173,9 +186,10 @@ def resolve_references(files: dict[str, GpuPhysics], where: str) -> dict[str, Gp
             raise UserError(f"{where}: {gpu}'s {name} must be in {MODEL_CONSTANTS[name]}; "
                             f"{ref.gpu}'s {ref.constant} it is assumed from is in {target.unit}")
         # a reference to a reference names the GPU and figure at the chain's end
-        end_gpu, end_name, end_label = ends.get((ref.gpu, ref.constant), (ref.gpu, ref.constant, target.label))
-        ends[(gpu, name)] = (end_gpu, end_name, end_label)
-        origin = (f"{end_name}, " if end_name != name else "") + f"{end_label} there"
+        end_gpu, end_name, end_origin = ends.get((ref.gpu, ref.constant),
+                                                 (ref.gpu, ref.constant, _origin(target)))
+        ends[(gpu, name)] = (end_gpu, end_name, end_origin)
+        origin = (f"{end_name}, " if end_name != name else "") + end_origin
         done[(gpu, name)] = c = Constant(target.value, target.unit, "assumed", ref.source,
                                          assumed_from=end_gpu, origin=origin)
         return c
@@ -219,7 +233,7 @@ def _physics_of_preset(name: str) -> GpuPhysics:
         if donors:
             c = _files()[donors[0]].constants[cname]
             constants[cname] = replace(c, provenance="assumed", assumed_from=donors[0],
-                                       origin=f"{c.label} there",
+                                       origin=_origin(c),
                                        source=f"no figure for {name}: {donors[0]}'s ({c.label})")
     return GpuPhysics(name, constants, own.dispatch if own else None)
 
@@ -243,7 +257,7 @@ def _labelled(ph: GpuPhysics, m: "DeviceMatch") -> GpuPhysics:
     """A device that is not exactly its preset: every constant is an assumption from it."""
     if m.exact:
         return ph
-    consts = {k: replace(c, provenance="assumed", assumed_from=ph.gpu, origin=f"{c.label} there",
+    consts = {k: replace(c, provenance="assumed", assumed_from=ph.gpu, origin=_origin(c),
                          source=f"{m.why}; {ph.gpu}'s figure ({c.label})")
               for k, c in ph.constants.items()}
     return GpuPhysics(ph.gpu, consts, None)
