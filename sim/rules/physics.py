@@ -29,7 +29,7 @@ PHYSICS_DIR = resource("physics")
 PROVENANCES = ("measured", "published", "assumed")
 # what the launch model reads, and the unit each must be in
 MODEL_CONSTANTS = {"launch_overhead_us": "us", "dram_latency_ns": "ns", "copy_fraction": "fraction",
-                   "trip_overhead_ns": "ns", "block_time_spread": "fraction",
+                   "trip_overhead_ns": "ns", "trip_load_ns": "ns", "block_time_spread": "fraction",
                    "slot_hold_fraction": "fraction", "launch_gap_us": "us"}
 
 
