@@ -238,3 +238,14 @@ def test_a_file_that_is_not_a_latency_run_is_one_line(tmp_path):
         load_latency_run(bad)
     with pytest.raises(UserError, match="cannot read"):
         load_latency_run(tmp_path / "missing.json")
+
+
+def test_the_launch_model_s_trip_reads_the_same_overhead():
+    """One formula (TripCosts.overhead_ns): the launch model's block cost and predict_loaded agree,
+    and a copy-like launch's delay is one trip_load_ns shorter than the add's."""
+    from sim.model.launch_model import TripCost
+
+    one, two = (TripCost.for_gpu(H200, Launch(1056, 256, 8, 1056 * 2048.0, loads=k)) for k in (1, 2))
+    costs = trip_costs_for(H200)
+    assert two.delay_ns - one.delay_ns == costs.load_ns == 80.0
+    assert one.delay_ns == costs.overhead_ns(1) + H200.dram_latency_ns
