@@ -70,8 +70,9 @@ def test_held_out_kernel_times(fit):
     within = sum(abs(p["error"]) <= fit.BAR for p in rows)
     # measured 2026-12-01: 60 of 68; 2026-12-02: 64; with the per-load trip overhead (the example
     # softmax loads one array: 99 ns a trip, not 180) 60, every miss the softmax (8 of 17: its
-    # row's reduction is a chain of passes, not one trip; benchmarks/NOTES-bandwidth.md)
-    assert len(rows) == 68 and within >= 60
+    # row's reduction is a chain of passes, not one trip; benchmarks/NOTES-bandwidth.md); with its
+    # declared chain (two reductions, NOTES-fit.md third pass) 66: misses 2^22 +26%, 2^23 +15%
+    assert len(rows) == 68 and within >= 66
     assert all(p["kernel"] == "softmax_kernel" for p in rows if abs(p["error"]) > fit.BAR)
 
 
@@ -114,3 +115,30 @@ def test_blocks_straggle_and_slots_are_not_all_stamped():
     full = np.mean([np.count_nonzero((sim.block_start_us <= t) & (sim.block_end_us > t)) for t in mid])
     assert abs(full / (132 * 16) - 1 / (1 + hold)) < 0.08
     assert isinstance(p.sources, dict) and TripCost.for_gpu(gpu, Launch(1, 128, 16, 1e6)).hold == hold
+
+
+def test_held_out_torch_softmax_with_its_declared_chain(fit):
+    """torch's softmax declares one sweep and two block-wide reductions (resources/examples/
+    softmax_triton.py `peer_chain`); the reduction step was fitted on its one-row launch only
+    (fit.STEP_FIT). Its 16 other sizes are held out: measured 2026-12-02 16 of 16 within 10%
+    (-0.1..-9.3%); 0 of 17 (-20..-37%) before the chain."""
+    points = [p for p in fit.kernel_points()
+              if p["kernel"] == "softmax_kernel_torch" and not fit.is_fit_kernel(p)]
+    rows = fit.kernel_scores(points, preset("H200"))
+    assert len(rows) == 16 and sum(abs(p["error"]) <= fit.BAR for p in rows) >= 16
+    assert all(p["launches"][0].reductions == 2 for p in rows)
+
+
+def test_held_out_kernel_file_traces_with_their_chain(fit):
+    """The example layernorm (3 sweeps, 2 reductions) and softmax (1 sweep, 2 reductions) traced
+    on the H200, one wave of 2^20 elements: makespan -61% / -23% before the chain; measured
+    2026-12-02 -28% / +9%. The layernorm still misses (NOTES-fit.md: each sweep is 4 loop steps)."""
+    from sim.traces.trace_bundle import load_bundle
+
+    traces = load_bundle(fit.DATA / "kernel_files_h200")
+    named = {n: fit.with_declared_chain(traces[n])
+             for n in ("layernorm_triton_n20", "softmax_triton_n20")}
+    assert named["layernorm_triton_n20"].meta["chain"] == {"passes": 3, "reductions": 2}
+    rows = {r["name"]: r for r in fit.trace_scores(named)}
+    assert -0.35 < rows["layernorm_triton_n20"]["makespan_error"] < -0.15
+    assert rows["softmax_triton_n20"]["makespan_ok"]
