@@ -256,7 +256,7 @@ def kernel_launch(args, gpu):
                         regs_per_thread=compiled.regs_per_thread if compiled else None,
                         smem_per_block=compiled.smem_per_block if compiled else None,
                         note=note, compiled=compiled, sizes=dims, declaration=spec,
-                        block_params=dict(facts["params"]), choice=choice)
+                        block_params=dict(facts["params"]), choice=choice, chain=facts["chain"])
 
 
 def _param(value) -> str:

@@ -167,6 +167,7 @@ class KernelLaunch:
     declaration: object = None  # the kernel's declaration (kernels.declare.spec.KernelSpec), for its work
     block_params: dict | None = None  # the block parameters launched (BLOCK_SIZE, num_warps, ...)
     choice: object | None = None  # matmul_auto: sim.model.matmul_choice.MatmulChoice, what and why
+    chain: dict | None = None  # its declared passes and reductions (sim.model.launch_model.chain_ns)
 
     @property
     def loads(self) -> int:
@@ -305,7 +306,8 @@ def launch_prediction(gpu, occ, geo, kernel=None):
     if not occ.can_launch:
         return None
     return predict_geometry(gpu, occ, geo, bytes_moved=kernel.bytes_moved if kernel else None,
-                            work=kernel_work(gpu, occ, geo, kernel), **_loads(kernel))
+                            work=kernel_work(gpu, occ, geo, kernel), **_loads(kernel),
+                            chain=kernel.chain if kernel else None)
 
 
 def prediction_rows(p, gpu) -> list[tuple[str, str, str]]:

@@ -138,6 +138,7 @@ def launch_facts(spec, elements: int, block, warps, sm_count: int, cc, *, settin
              "params": {k: list(v) if isinstance(v, tuple) else v for k, v in shape.params.items()},
              "dims": spec.size_dims(elements, dims),
              "bytes_moved": spec.bytes_moved(elements, dims=dims) if spec.bytes else None,
+             "chain": {"passes": spec.passes, "reductions": spec.reductions},
              "compiled": None}
     if cc is not None:
         from kernels.build.compile import CompileError
@@ -196,6 +197,17 @@ def _compiled(value) -> dict:
     return out
 
 
+def _chain(value) -> dict:
+    """A launch's declared chain (kernels.declare.spec.chain_of), as plain passes and reductions."""
+    from kernels.declare.spec import chain_of
+
+    try:
+        passes, reductions = chain_of(value)
+    except UserError as exc:
+        raise UserCodeError(str(exc)) from None
+    return {"passes": passes, "reductions": reductions}
+
+
 def check_facts(facts, where: str) -> dict:
     """launch_facts' answer, each field checked again in the process that shows it."""
     if not isinstance(facts, dict):
@@ -208,6 +220,7 @@ def check_facts(facts, where: str) -> dict:
         "params": _params,
         "dims": _dims,
         "bytes_moved": _optional(lambda v: whole(v, "a whole number of bytes")),
+        "chain": _chain,
         "compiled": _optional(_compiled),
     }
     return {key: _field(facts, key, where, read) for key, read in readers.items()}

@@ -419,14 +419,14 @@ def declared_chain(declaration) -> dict:
 def predict_geometry(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,
                      bytes_moved: float | None = None, mode: str | None = None, work=None,
                      ceiling_gbps: float | None = None, loads: int = DEFAULT_LOADS,
-                     **kw) -> LaunchPrediction:
+                     chain: dict | None = None, **kw) -> LaunchPrediction:
     """`predict_launch` for a launch the occupancy and geometry describe (the surfaces' path).
     `work`: the kernel's sim.model.throughput.LaunchWork (or a BlockWork); `mode` None: default_mode
-    of its kernel; `loads`: the input arrays the kernel declares; its kernel's declared chain
-    (`declared_chain`) goes into the launch."""
+    of its kernel; `loads`: the input arrays the kernel declares; `chain`: its declared passes and
+    reductions (`declared_chain`; None: its kernel's, where `work` names one)."""
     if mode is None:
         mode = default_mode(getattr(work, "kernel", None))
-    extra = declared_chain(getattr(work, "kernel", None))
+    extra = declared_chain(chain if chain is not None else getattr(work, "kernel", None))
     if mode == "compute":
         if work is None:
             raise UserError("the compute-bound model needs a kernel that says what each block "

@@ -64,3 +64,18 @@ def test_a_declaration_says_its_chain_and_its_peers():
     for bad in (dict(passes=0), dict(reductions=-1), dict(sweeps=2), dict(passes=1.5), 3):
         with pytest.raises(UserError, match="chain"):
             chain_of(bad)
+
+
+def test_the_surfaces_path_takes_a_declared_chain():
+    """`explain` hands a kernel file's declared chain to predict_geometry (sim/cli.py)."""
+    from sim.model.launch_model import predict_geometry
+    from sim.rules.geometry import launch_geometry
+    from sim.rules.occupancy import occupancy
+
+    occ = occupancy(H200, 256, 40, 0)
+    geo = launch_geometry(H200, 4096, 256, occ, blocks=1, elements_per_block=4096)
+    plain = predict_geometry(H200, occ, geo, bytes_moved=8 * 4096)
+    chained = predict_geometry(H200, occ, geo, bytes_moved=8 * 4096,
+                               chain={"passes": 1, "reductions": 2})
+    step_us = physics_for(H200).value("reduction_step_ns") / 1e3
+    assert chained.whole_launch_us - plain.whole_launch_us == pytest.approx(2 * 8 * step_us, rel=0.35)
