@@ -34,6 +34,7 @@ import sim.model.launch_model as lm  # noqa: E402
 from sim.traces.compare import compare_trace  # noqa: E402
 from sim.rules.devices import preset  # noqa: E402
 from sim.model.launch_model import Launch, predict_launch, stream_whole_us  # noqa: E402
+from sim.model.latency import DEFAULT_LOADS  # noqa: E402
 from sim.rules.physics import physics_for  # noqa: E402
 from sim.traces.trace_bundle import load_bundle  # noqa: E402
 
@@ -86,6 +87,16 @@ def _rows(name: str) -> list[dict]:
     return json.loads((RUN_F / name).read_text())["measurements"]
 
 
+def loads_of(kernel: str) -> int:
+    """Input arrays a run F kernel loads: its declaration's (kernels/declare/registry.py); the
+    example softmax (examples/, not in the registry) reads its one input."""
+    from kernels.declare.registry import get_kernel
+
+    if kernel.startswith("softmax_kernel"):
+        return 1
+    return get_kernel(kernel).arity or DEFAULT_LOADS
+
+
 def kernel_points() -> list[dict]:
     """Every measured kernel time of run F with the launches that predict it."""
     rows = [r for f in ("bench_f.json", "bench_f_b1.json", "bench_f_b2.json", "bench_f_compile.json")
@@ -107,7 +118,8 @@ def kernel_points() -> list[dict]:
                 continue
             parts = [(geo, float(r["bytes_moved"]))]
         launches = [Launch(int(g["grid_blocks"]), int(g["threads_per_block"]), int(g["blocks_per_sm"]),
-                           nbytes, int(r["elements"])) for g, nbytes in parts]
+                           nbytes, int(r["elements"]), loads=loads_of(g.get("kernel", r["kernel"])))
+                    for g, nbytes in parts]
         out.append({"kernel": r["kernel"], "elements": r["elements"],
                     "measured_us": r["median_ms"] * 1e3, "launches": launches})
     return out
@@ -121,7 +133,7 @@ def pair_points() -> list[dict]:
     for r in json.loads(RUN_K.read_text())["pairs"]:
         g = by[r["n"]]
         la = Launch(int(g["grid_blocks"]), int(g["threads_per_block"]), int(g["blocks_per_sm"]),
-                    8.0 * r["n"], int(r["n"]))
+                    8.0 * r["n"], int(r["n"]), loads=loads_of("copy_torch"))
         out.append({"kernel": "copy_pair_torch", "elements": r["n"], "measured_us": r["pair"],
                     "launches": [la, la]})
     return out

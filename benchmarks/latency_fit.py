@@ -3,12 +3,16 @@ sweep and report its error on the rest.
 
     .venv/bin/python benchmarks/latency_fit.py [--json benchmarks/latency_h200.json]
 
-Two constants are fitted (a grid search, least squares of the relative error): the overhead of a
-block's trip that is neither DRAM latency nor queueing (`overhead_ns`), and the launch's start and
-drain (`launch_us`). Everything else is measured in the same run: the DRAM latency (pointer chase,
-64 MiB), the block dispatch interval (idle blocks), the copy ceiling. Splits:
+A block trip's overhead (neither DRAM latency nor queueing) is a fixed part plus a cost per input
+array past the first (sim.model.latency.TripCosts). The fixed part is measured in the same run, not
+fitted: the idle block's slot turn at 1 block/SM less its one start at the dispatcher (the network
+counts that start as its own station). Two constants are fitted (a grid search, least squares of
+the relative error): the cost per extra input array (`load_ns`; every row's kernel loads two
+arrays, x and y) and the launch's start and drain (`launch_us`). Everything else is measured in
+the same run: the DRAM latency (pointer chase, 64 MiB), the block dispatch interval (idle
+blocks), the copy ceiling. Splits:
 
-- "2^24 -> 2^26" (the one resources/physics/H200.json's trip_overhead_ns comes from): fit on every 2^24 row, report the 2^26 rows;
+- "2^24 -> 2^26" (the one resources/physics/H200.json's trip_load_ns comes from): fit on every 2^24 row, report the 2^26 rows;
 - "fast add -> naive add": fit on the four-per-thread add only, report the naive add.
 
 Plain Little's law with the unloaded latency (sim.model.latency.predict) is shown beside it.
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 from pathlib import Path
 
@@ -30,12 +35,21 @@ from sim.model.latency import BlockTrip, TripCosts, predict, predict_loaded  # n
 from sim.traces.latency_data import (CHECKED_IN, ELEMENTS_PER_THREAD, LatencyRun,  # noqa: E402
                               OccupancyRow, load_latency_run)
 
-OVERHEADS_NS = np.arange(0.0, 400.0, 5.0)
+LOAD_NS = np.arange(0.0, 300.0, 5.0)
+LOADS = 2  # both kernels of the run (add_numba, add_numba_naive) load x and y
 LAUNCHES_US = np.arange(0.0, 10.0, 0.2)
 
 
 def trip(row: OccupancyRow) -> BlockTrip:
-    return BlockTrip(row.threads, row.elements_per_thread)
+    return BlockTrip(row.threads, row.elements_per_thread, loads=LOADS)
+
+
+def fixed_overhead_ns(path, dispatch_ns: float) -> float:
+    """The idle 256-thread block's slot turn at 1 block/SM less its dispatch: what a trip costs
+    besides DRAM, queueing and its loads (measured, not fitted)."""
+    idle = json.loads(Path(path).read_text())["calibration"]["idle_blocks"]
+    turn = next(c["slot_turn_ns"] for c in idle if c.get("target_blocks_per_sm") == 1)
+    return turn - dispatch_ns
 
 
 def run_gpu(run: LatencyRun) -> tuple[GpuSpec, float]:
@@ -54,7 +68,7 @@ class FitCosts:
 
     @property
     def overhead_ns(self) -> float:
-        return self.trip.overhead_ns
+        return self.trip.overhead_ns(LOADS)
 
 
 def loaded(gpu, row: OccupancyRow, costs: FitCosts) -> float:
@@ -78,12 +92,12 @@ def errors(gpu, rows, costs) -> np.ndarray:
     return np.array([loaded(gpu, r, costs) / r.gbps - 1 for r in rows])
 
 
-def fit(gpu, rows, dispatch_cycles: float):
+def fit(gpu, rows, dispatch_cycles: float, fixed_ns: float):
     best = None
-    for overhead in OVERHEADS_NS:
+    for load in LOAD_NS:
         for launch in LAUNCHES_US:
-            costs = FitCosts(TripCosts(float(overhead), dispatch_cycles / gpu.clock_mhz * 1e3,
-                                       "fit"), float(launch))
+            costs = FitCosts(TripCosts(fixed_ns, dispatch_cycles / gpu.clock_mhz * 1e3, "fit",
+                                       float(load)), float(launch))
             rms = float(np.sqrt(np.mean(errors(gpu, rows, costs) ** 2)))
             if best is None or rms < best[0]:
                 best = (rms, costs)
@@ -117,15 +131,18 @@ def main(argv=None) -> int:
     gpu, dispatch_cycles = run_gpu(run)
     CEILING[0] = run.copy_ceiling_gbps
     rows = list(run.occupancy)
+    fixed = fixed_overhead_ns(args.json, run.dispatch_ns)
     print(f"{run.source()}: DRAM latency (chase) {run.dram_latency_ns:.1f} ns; dispatch "
           f"{dispatch_cycles:.1f} cycles ({run.dispatch_ns:.1f} ns); copy ceiling "
-          f"{run.copy_ceiling_gbps:,.0f} GB/s")
+          f"{run.copy_ceiling_gbps:,.0f} GB/s; fixed trip overhead (idle turn - dispatch) "
+          f"{fixed:.1f} ns")
     splits = {"2^24 -> 2^26": (lambda r: r.elements == 2**24, lambda r: r.elements == 2**26),
               "fast add -> naive add": (lambda r: r.kernel == "add_numba",
                                         lambda r: r.kernel == "add_numba_naive")}
     for name, (train, test) in splits.items():
-        rms, costs = fit(gpu, [r for r in rows if train(r)], dispatch_cycles)
-        print(f"\n## {name}: fitted overhead_ns={costs.overhead_ns:.0f}, "
+        rms, costs = fit(gpu, [r for r in rows if train(r)], dispatch_cycles, fixed)
+        print(f"\n## {name}: fitted load_ns={costs.trip.load_ns:.0f} (overhead at {LOADS} loads "
+              f"{costs.overhead_ns:.0f} ns), "
               f"launch_us={costs.launch_us:.1f} (fit rms {rms:.1%})")
         print(summary(gpu, "fitted on", [r for r in rows if train(r)], costs))
         held = [r for r in rows if test(r)]

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 import sim.model.latency as latency  # noqa: E402
 import sim.model.launch_model as launch_model  # noqa: E402
-from benchmarks.published_check import predict_us, published_rows  # noqa: E402
+from benchmarks.published_check import loads_of, predict_us, published_rows  # noqa: E402
 from benchmarks.predict_check import fitted, predicted, rows  # noqa: E402
 from sim.rules.devices import preset  # noqa: E402
 
@@ -37,7 +37,7 @@ def fit_errors() -> tuple[np.ndarray, np.ndarray]:
             continue
         nbytes = float(r["bytes_moved"])
         t = predict_us(preset(r["preset"]), int(r["elements"]), int(r["threads_per_block"]),
-                       int(r["blocks_per_sm"]), nbytes)
+                       int(r["blocks_per_sm"]), nbytes, loads_of(r))
         published.append(nbytes / t / 1e3 / float(r["measured_gbps"]) - 1)
     h200 = preset("H200")
     own = [predicted(h200, m) / m["bandwidth_gbps"] - 1 for m in rows() if fitted(m)]

@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from kernels.declare.registry import get_kernel  # noqa: E402
 from sim.rules.devices import preset  # noqa: E402
+from sim.model.latency import DEFAULT_LOADS  # noqa: E402
 from sim.model.launch_model import Launch, predict_launch  # noqa: E402
 
 FILES = ("gpu_blocks_h200.json", "gpu_bench_h200.json")
@@ -42,10 +43,10 @@ def rows():
 
 
 def predicted(gpu, m) -> float:
-    trips = get_kernel(m["kernel"]).loop_trips(m["elements"], m["grid_blocks"],
-                                               m["threads_per_block"])
+    spec = get_kernel(m["kernel"])
+    trips = spec.loop_trips(m["elements"], m["grid_blocks"], m["threads_per_block"])
     launch = Launch(m["grid_blocks"], m["threads_per_block"], m["blocks_per_sm"],
-                    m["bytes_moved"], m["elements"], trips)
+                    m["bytes_moved"], m["elements"], trips, loads=spec.arity or DEFAULT_LOADS)
     return predict_launch(gpu, launch, "memory", ceiling_gbps=m["_ceiling"]).bandwidth_gbps
 
 

@@ -34,10 +34,26 @@ ARTICLE_WITHIN = 0.10
 ARTICLE_L40S_MS = {1000: 0.0041, 65536: 0.0061, 1048576: 0.0205, 16777216: 0.3123}
 
 
+# Input arrays each kernel loads (gpu-benches@1c36d50 gpu-stream/gpu-stream.cu and
+# gpu-small-kernels: read sums A, scale is B = s*A, triad A = B + s*C); the article's is the add (x, y)
+LOADS = {"gpu-stream read": 1, "gpu-stream scale": 1, "gpu-stream triad": 2,
+         "gpu-small-kernels scale": 1}
+ARTICLE_LOADS = 2
+
+
+def loads_of(row: dict) -> int:
+    """The input arrays of a published row's kernel (a new kernel must be added to LOADS)."""
+    try:
+        return LOADS[row["kernel"]]
+    except KeyError:
+        raise SystemExit(f"published_check: say how many arrays {row['kernel']!r} loads (LOADS)") from None
+
+
 def predict_us(gpu: GpuSpec, elements: int, threads: int, blocks_per_sm: int,
-               bytes_moved: float) -> float:
+               bytes_moved: float, loads: int) -> float:
     """The launch model's whole-launch time of one launch, in microseconds."""
-    launch = Launch(math.ceil(elements / threads), threads, blocks_per_sm, bytes_moved, elements)
+    launch = Launch(math.ceil(elements / threads), threads, blocks_per_sm, bytes_moved, elements,
+                    loads=loads)
     return predict_launch(gpu, launch, "memory").whole_launch_us
 
 
@@ -53,7 +69,8 @@ def check() -> dict:
     for r in published_rows():
         gpu = preset(r["preset"])
         elements, nbytes = int(r["elements"]), float(r["bytes_moved"])
-        t = predict_us(gpu, elements, int(r["threads_per_block"]), int(r["blocks_per_sm"]), nbytes)
+        t = predict_us(gpu, elements, int(r["threads_per_block"]), int(r["blocks_per_sm"]), nbytes,
+                       loads_of(r))
         err = (nbytes / t / 1e3) / float(r["measured_gbps"]) - 1  # GB/s, predicted vs measured
         where = "size" if r["_file"].startswith("gpu_small") else "occupancy"
         if where == "size" and nbytes <= gpu.l2_bytes:
@@ -62,7 +79,7 @@ def check() -> dict:
     article = {}
     gpu = preset("L40S")
     for n, ms in ARTICLE_L40S_MS.items():
-        t = predict_us(gpu, n, 256, 6, 12 * n)  # 6 = 1536 threads per SM / 256
+        t = predict_us(gpu, n, 256, 6, 12 * n, ARTICLE_LOADS)  # 6 = 1536 threads per SM / 256
         article[n] = {"measured_us": ms * 1e3, "predicted_us": round(t, 2), "error": t / (ms * 1e3) - 1}
     return {"model": "sim.model.launch_model.predict_launch (memory)", "groups": groups,
             "article": article}

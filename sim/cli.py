@@ -168,6 +168,13 @@ class KernelLaunch:
     block_params: dict | None = None  # the block parameters launched (BLOCK_SIZE, num_warps, ...)
     choice: object | None = None  # matmul_auto: sim.model.matmul_choice.MatmulChoice, what and why
 
+    @property
+    def loads(self) -> int:
+        """Input arrays each thread loads: the declaration's count of inputs, else the add's."""
+        from sim.model.latency import DEFAULT_LOADS
+
+        return getattr(self.declaration, "arity", None) or DEFAULT_LOADS
+
 
 def resolve_launch(args):
     """(gpu, occupancy, geometry, kernel launch or None) for parsed launch arguments; UserError
@@ -298,7 +305,7 @@ def launch_prediction(gpu, occ, geo, kernel=None):
     if not occ.can_launch:
         return None
     return predict_geometry(gpu, occ, geo, bytes_moved=kernel.bytes_moved if kernel else None,
-                            work=kernel_work(gpu, occ, geo, kernel))
+                            work=kernel_work(gpu, occ, geo, kernel), **_loads(kernel))
 
 
 def prediction_rows(p, gpu) -> list[tuple[str, str, str]]:
@@ -328,7 +335,13 @@ def print_choice(choice) -> None:
 
 
 def _findings(gpu, occ, geo, kernel):
-    return launch_findings(gpu, occ, geo, bytes_moved=kernel.bytes_moved if kernel else None)
+    return launch_findings(gpu, occ, geo, bytes_moved=kernel.bytes_moved if kernel else None,
+                           **_loads(kernel))
+
+
+def _loads(kernel) -> dict:
+    """The kernel's input arrays for the memory-bound model (none named: its default)."""
+    return {"loads": kernel.loads} if kernel is not None else {}
 
 
 def _next_steps(gpu, occ, geo, kernel):
@@ -382,7 +395,7 @@ def cmd_simulate(args) -> int:
         built = work.build()
         extra = dict(work=built, flops=float(np.sum(built.flops)))
     launch = launch_of(occ, geo, bytes_moved=bytes_moved, duration_us=args.duration_us,
-                       wait=args.wait, **extra)
+                       wait=args.wait, **_loads(kernel), **extra)
     profile = profile_for(gpu.name)
     cost = None
     if args.cost == "memory":

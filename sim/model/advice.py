@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sim.rules.devices import GpuSpec
 from sim.rules.geometry import LaunchGeometry
-from sim.model.latency import LoadedPrediction, predict_loaded
+from sim.model.latency import DEFAULT_LOADS, LoadedPrediction, predict_loaded
 from sim.rules.occupancy import Occupancy, occupancy
 
 MIN_IMPACT = 0.05  # findings that waste less than this share of the GPU are not worth a line
@@ -59,7 +59,7 @@ def bandwidth_outlook(p: LoadedPrediction, basis: str = "") -> BandwidthOutlook:
 
 
 def launch_findings(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,
-                    bytes_moved: int | None = None,
+                    bytes_moved: int | None = None, loads: int = DEFAULT_LOADS,
                     ceiling_gbps: float | None = None) -> list[Finding]:
     """`findings` with the latency model's outlook for the launch, taken as memory-bound (the
     kernel's declared bytes, else the article's vector add): what `explain`, the window's
@@ -68,7 +68,7 @@ def launch_findings(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,
     if occ.can_launch and gpu.dram_latency_ns is not None:
         from sim.model.launch_model import achievable_gbps, block_trip_of
 
-        trip, basis = block_trip_of(geo, bytes_moved)
+        trip, basis = block_trip_of(geo, bytes_moved, loads)
         steady = predict_loaded(gpu, occ.blocks_per_sm, trip, grid_blocks=geo.blocks,
                                 ceiling_gbps=ceiling_gbps or achievable_gbps(gpu))
         outlook = bandwidth_outlook(steady, basis)

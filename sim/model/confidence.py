@@ -13,11 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sim.rules.devices import GpuSpec
-from sim.rules.physics import Constant, physics_for
+from sim.rules.physics import Constant, cite, physics_for
 
 STRENGTH = {"assumed": 0, "published": 1, "measured": 2}
 NAMES = {"launch_overhead_us": "launch overhead", "dram_latency_ns": "DRAM latency",
-         "copy_fraction": "copy bandwidth", "trip_overhead_ns": "trip overhead"}
+         "copy_fraction": "copy bandwidth", "trip_overhead_ns": "trip overhead",
+         "trip_load_ns": "per-load trip overhead"}
 
 
 @dataclass(frozen=True)
@@ -70,13 +71,6 @@ class Confidence:
         return {"level": self.level, "short": self.short, "gpu": self.gpu, "label": self.label,
                 "constants": {n: {"provenance": c.provenance, "label": c.label}
                               for n, c in self.constants}}
-
-
-def cite(source: str, limit: int = 90) -> str:
-    """A source's citation without its working: up to its first parenthesis or colon."""
-    head = min((i for i in (source.find(" ("), source.find(": ")) if i > 0), default=len(source))
-    text = source[:head].strip().rstrip(",;")
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
 def confidence_of(gpu: GpuSpec, names) -> Confidence:

@@ -35,10 +35,9 @@ from typing import ClassVar
 import numpy as np
 
 from sim.rules.devices import GpuSpec
-from sim.schedule.dispatch_profile import profile_for
 from sim.inputs.errors import UserError
 from sim.rules.geometry import BYTES_PER_ELEMENT_ADD, LaunchGeometry
-from sim.model.latency import BUSY, mean_value_analysis
+from sim.model.latency import BUSY, DEFAULT_LOADS, mean_value_analysis, trip_costs_for
 from sim.rules.occupancy import Occupancy
 from sim.rules.physics import GpuPhysics, physics_for
 from sim.schedule.scheduler import Simulation, _unit_noise
@@ -59,6 +58,7 @@ class Launch:
     bytes_moved: float = 0.0  # one call's DRAM traffic
     elements: int = 0
     loop_trips: int = 1  # DRAM round trips one block makes in a row (grid-stride: its loop)
+    loads: int = DEFAULT_LOADS  # input arrays each thread loads (sim.model.latency.DEFAULT_LOADS)
     flops: float = 0.0
     duration_us: float = 10.0  # uniform mode: every block
     wait: str = "spin"  # uniform mode: what the warps do while resident
@@ -86,18 +86,20 @@ def loop_trips_of(geo: LaunchGeometry) -> int:
     return max(1, math.ceil(geo.elements / (geo.blocks * geo.threads_per_block)))
 
 
-def block_trip_of(geo: LaunchGeometry, bytes_moved: float | None = None):
+def block_trip_of(geo: LaunchGeometry, bytes_moved: float | None = None,
+                  loads: int = DEFAULT_LOADS):
     """(sim.model.latency.BlockTrip, what the traffic rests on): one block's trip as the latency view
-    and the verdicts describe it: the same bytes and loop trips `launch_of` gives the model."""
+    and the verdicts describe it: the same bytes, loop trips and loads `launch_of` gives the model."""
     from sim.model.latency import BlockTrip
 
     nbytes, basis = bytes_of(geo, bytes_moved)
     per_element, trips = nbytes / geo.elements, loop_trips_of(geo)
     if geo.elements_per_block:
         return BlockTrip(geo.threads_per_block, geo.elements_per_block / geo.threads_per_block,
-                         per_element), basis
+                         per_element, loads=int(loads)), basis
     per_thread = geo.elements / (geo.blocks * geo.threads_per_block)
-    return BlockTrip(geo.threads_per_block, per_thread, per_element, round_trips=trips), basis
+    return BlockTrip(geo.threads_per_block, per_thread, per_element, round_trips=trips,
+                     loads=int(loads)), basis
 
 
 def launch_of(occ: Occupancy, geo: LaunchGeometry, *, bytes_moved: float | None = None,
@@ -180,7 +182,8 @@ class LaunchPrediction:
 class TripCost:
     """A block's time from the loaded model: each SM a closed network whose customers are its
     resident blocks (the live GPU-wide count when the block starts, spread over the SMs); a trip
-    passes the SM's dispatcher (once per block), a delay (trip overhead + the DRAM round trip) and
+    passes the SM's dispatcher (once per block), a delay (the trip overhead for the kernel's input
+    arrays, sim.model.latency.TripCosts, + the DRAM round trip) and
     the SM's memory port, which moves the trip's bytes at the active SMs' share of the ceiling.
     A block makes `trips` such trips in a row."""
 
@@ -204,10 +207,11 @@ class TripCost:
             raise UserError("a memory-bound prediction needs at least one block and some bytes "
                             "to move (a block must take at least 0.001 us)")
         ceiling = float(ceiling_gbps or achievable_gbps(gpu, ph))
+        costs = trip_costs_for(gpu, ph)  # the overhead for the launch's loads, as predict_loaded's
         return cls(gpu.sm_count, launch.bytes_moved / launch.grid_blocks / launch.loop_trips,
                    int(launch.loop_trips), ceiling,
-                   ph.value("trip_overhead_ns") + ph.value("dram_latency_ns"),  # latency.dram_latency_ns
-                   profile_for(gpu.name).params.sm_interval_us * 1e3,
+                   costs.overhead_ns(launch.loads) + ph.value("dram_latency_ns"),  # latency.dram_latency_ns
+                   costs.dispatch_ns,
                    **{"spread": ph.value("block_time_spread"), "hold": ph.value("slot_hold_fraction"),
                       **knobs})
 
@@ -343,7 +347,7 @@ def _assemble(gpu: GpuSpec, launch: Launch, mode: str, sim: Simulation, cost,
     tail = tl.tail_us
     full = max(0.0, makespan - fill - tail)
     fill += extra
-    names = ("launch_overhead_us", "dram_latency_ns", "copy_fraction", "trip_overhead_ns") \
+    names = ("launch_overhead_us", "dram_latency_ns", "copy_fraction", "trip_overhead_ns", "trip_load_ns") \
         if mode == "memory" else ("launch_overhead_us",)
     return LaunchPrediction(gpu.name, mode, sim, ph.value("launch_overhead_us"), fill, full, tail,
                             float(launch.bytes_moved), float(launch.flops), bound, ceiling,
@@ -374,10 +378,11 @@ def default_mode(declaration) -> str:
 
 def predict_geometry(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,
                      bytes_moved: float | None = None, mode: str | None = None, work=None,
-                     ceiling_gbps: float | None = None, **kw) -> LaunchPrediction:
+                     ceiling_gbps: float | None = None, loads: int = DEFAULT_LOADS,
+                     **kw) -> LaunchPrediction:
     """`predict_launch` for a launch the occupancy and geometry describe (the surfaces' path).
     `work`: the kernel's sim.model.throughput.LaunchWork (or a BlockWork); `mode` None: default_mode
-    of its kernel."""
+    of its kernel; `loads`: the input arrays the kernel declares."""
     if mode is None:
         mode = default_mode(getattr(work, "kernel", None))
     extra = {}
@@ -387,5 +392,5 @@ def predict_geometry(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,
                             "computes (a matmul kernel); use the memory-bound or uniform model")
         built = work.build() if hasattr(work, "build") else work
         extra = dict(work=built, flops=float(np.sum(built.flops)))
-    return predict_launch(gpu, launch_of(occ, geo, bytes_moved=bytes_moved, **extra), mode,
+    return predict_launch(gpu, launch_of(occ, geo, bytes_moved=bytes_moved, loads=int(loads), **extra), mode,
                           ceiling_gbps=ceiling_gbps, **kw)

@@ -53,6 +53,13 @@ class SweepPoint:
     measured_gbps: float
 
     @property
+    def loads(self) -> int:
+        """Input arrays: each sweep kernel writes one array and reads the rest
+        (kernels/measure/occupancy_sweep.py), so its bytes per element say how many it reads."""
+        size = {"fp64": 8, "fp32": 4, "fp16": 2}.get(self.dtype, 4)
+        return max(round(self.bytes_moved / self.elements / size) - 1, 0)
+
+    @property
     def forced_text(self) -> str:
         return f"{self.blocks_per_sm}/SM" if self.forced else "unpadded"
 
@@ -79,6 +86,7 @@ def sweep_points(measurements) -> list[SweepPoint]:
 
 
 def predict_point(gpu: GpuSpec, p: SweepPoint) -> LaunchPrediction:
-    """The launch model for one measured point: its grid, block size, blocks per SM and bytes."""
+    """The launch model for one measured point: its grid, block size, blocks per SM, bytes and
+    input arrays."""
     return predict_launch(gpu, Launch(p.grid, p.threads, p.blocks_per_sm, p.bytes_moved,
-                                      p.elements), "memory")
+                                      p.elements, loads=p.loads), "memory")

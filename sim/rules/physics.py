@@ -3,9 +3,12 @@ that says which preset a device name is.
 
 Format "warpscope-physics/1" (docs/GPU_DATA.md): every constant is an object with its value,
 unit, provenance ("measured", "published", "assumed") and source; a GPU's calibrated dispatch
-model is its "dispatch" section (sim/schedule/dispatch_profile.py reads it). A preset with no file, or a
-file that lacks a constant, takes the constant from the nearest preset that has it, labelled
-"assumed from <that GPU>". Code holds formulas; the numbers of a particular GPU live here.
+model is its "dispatch" section (sim/schedule/dispatch_profile.py reads it). A constant taken as
+it is from another GPU is a reference, {"assumed_from": "H200", "source": "why"}, never a copy:
+it is resolved here at load time, so a refit of the H200 reaches every GPU that assumes its figure.
+A preset with no file, or a file that lacks a constant, takes the constant from the nearest preset
+that has it, labelled "assumed from <that GPU>". Code holds formulas; the numbers of a particular
+GPU live here.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ PHYSICS_DIR = resource("physics")
 PROVENANCES = ("measured", "published", "assumed")
 # what the launch model reads, and the unit each must be in
 MODEL_CONSTANTS = {"launch_overhead_us": "us", "dram_latency_ns": "ns", "copy_fraction": "fraction",
-                   "trip_overhead_ns": "ns", "block_time_spread": "fraction",
+                   "trip_overhead_ns": "ns", "trip_load_ns": "ns", "block_time_spread": "fraction",
                    "slot_hold_fraction": "fraction", "launch_gap_us": "us"}
 
 
@@ -39,22 +42,35 @@ class Constant:
     date: str = ""  # measured: when
     command: str = ""  # measured: how
     assumed_from: str = ""  # assumed: the GPU it is taken from
+    origin: str = ""  # assumed: how that GPU's figure was found ("measured 2026-12-02: ... there")
 
     @property
     def short_label(self) -> str:
         """"measured 2026-11-29", "published", "assumed from H200"."""
         if self.provenance == "measured":
             return f"measured {self.date}"
-        return self.label if self.provenance == "assumed" else "published"
+        if self.provenance == "assumed":
+            return f"assumed from {self.assumed_from}" if self.assumed_from else "assumed"
+        return "published"
 
     @property
     def label(self) -> str:
         """What a surface prints beside the number."""
         if self.provenance == "assumed":
-            return f"assumed from {self.assumed_from}" if self.assumed_from else "assumed"
+            if not self.assumed_from:
+                return "assumed"
+            return f"assumed from {self.assumed_from}" + (f" ({self.origin})" if self.origin else "")
         if self.provenance == "measured":
             return f"measured {self.date}: {self.command}" if self.command else f"measured {self.date}"
         return f"published: {self.source}"
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """A constant stored as "take <gpu>'s <constant>" (docs/GPU_DATA.md), not as a number."""
+    gpu: str
+    constant: str  # the name in that GPU's file (usually the same name)
+    source: str  # why that GPU's figure stands in
 
 
 @dataclass(frozen=True)
@@ -62,6 +78,7 @@ class GpuPhysics:
     gpu: str  # the preset's name
     constants: dict = field(default_factory=dict)  # name -> Constant
     dispatch: dict | None = None  # the "dispatch" section as stored (sim.schedule.dispatch_profile reads it)
+    references: dict = field(default_factory=dict)  # name -> Reference, until resolve_references
 
     def value(self, name: str) -> float:
         return self.constant(name).value
@@ -74,9 +91,37 @@ class GpuPhysics:
                             "assume it from)") from None
 
 
+def cite(source: str, limit: int = 90) -> str:
+    """A source's citation without its working: up to its first parenthesis or colon."""
+    head = min((i for i in (source.find(" ("), source.find(": ")) if i > 0), default=len(source))
+    text = source[:head].strip().rstrip(",;")
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def _origin(c: Constant) -> str:
+    """How another GPU's figure was found, for beside the value that assumes it."""
+    return (f"published there: {cite(c.source)}" if c.provenance == "published"
+            else f"{c.label} there")
+
+
 def physics_key(name: str) -> str:
     """A preset's file name: spaces as '_' ("A100 80GB" -> "A100_80GB")."""
     return name.replace(" ", "_")
+
+
+def _reference(name: str, raw: dict, where: str) -> Reference:
+    gpu, other = raw.get("assumed_from"), raw.get("constant", name)
+    if "value" in raw:
+        raise UserError(f"{where}: constant {name!r} has both a 'value' and 'assumed_from'; "
+                        "give one (a reference is never a copy)")
+    if not isinstance(gpu, str) or not gpu.strip():
+        raise UserError(f"{where}: constant {name!r} needs a GPU's name in 'assumed_from', got {gpu!r}")
+    if not isinstance(other, str) or not other:
+        raise UserError(f"{where}: constant {name!r} needs a constant's name in 'constant', got {other!r}")
+    if raw.get("provenance", "assumed") != "assumed":
+        raise UserError(f"{where}: constant {name!r} is assumed_from {gpu!r}, so its provenance is "
+                        f"'assumed', not {raw.get('provenance')!r}")
+    return Reference(gpu, other, str(raw.get("source", "")))
 
 
 def _constant(name: str, raw, where: str) -> Constant:
@@ -107,19 +152,62 @@ def read_physics(path) -> GpuPhysics:
     dispatch = data.get("dispatch")
     if dispatch is not None and not isinstance(dispatch, dict):
         raise UserError(f"{where}: field 'dispatch' must be an object")
+    refs = {k: _reference(k, v, where) for k, v in consts.items()
+            if isinstance(v, dict) and "assumed_from" in v}
     return GpuPhysics(str(data.get("gpu", "")),
-                      {k: _constant(k, v, where) for k, v in consts.items()}, dispatch)
+                      {k: _constant(k, v, where) for k, v in consts.items() if k not in refs},
+                      dispatch, refs)
+
+
+def resolve_references(files: dict[str, GpuPhysics], where: str) -> dict[str, GpuPhysics]:
+    """Every reference replaced by the constant it names, followed to a number (a chain of
+    references ends at the GPU whose figure it is); one line on a loop, a missing GPU or constant."""
+    done: dict[tuple[str, str], Constant] = {}
+    ends: dict[tuple[str, str], tuple[str, str, str]] = {}  # a resolved reference -> where it ends
+
+    def get(gpu: str, name: str, chain: tuple) -> Constant:
+        if (gpu, name) in done:
+            return done[(gpu, name)]
+        if (gpu, name) in chain:
+            loop = " -> ".join(f"{g} {n}" for g, n in chain + ((gpu, name),))
+            raise UserError(f"{where}: the assumed_from references loop: {loop}")
+        if gpu not in files:
+            g, n = chain[-1]
+            raise UserError(f"{where}: {g}'s {n} is assumed from {gpu!r}, which has no file there")
+        ph = files[gpu]
+        if name in ph.constants:
+            return ph.constants[name]
+        if name not in ph.references:
+            g, n = chain[-1]
+            raise UserError(f"{where}: {g}'s {n} is assumed from {gpu}'s {name}, which {gpu} lacks")
+        ref = ph.references[name]
+        target = get(ref.gpu, ref.constant, chain + ((gpu, name),))
+        if MODEL_CONSTANTS.get(name, target.unit) != target.unit:
+            raise UserError(f"{where}: {gpu}'s {name} must be in {MODEL_CONSTANTS[name]}; "
+                            f"{ref.gpu}'s {ref.constant} it is assumed from is in {target.unit}")
+        # a reference to a reference names the GPU and figure at the chain's end
+        end_gpu, end_name, end_origin = ends.get((ref.gpu, ref.constant),
+                                                 (ref.gpu, ref.constant, _origin(target)))
+        ends[(gpu, name)] = (end_gpu, end_name, end_origin)
+        origin = (f"{end_name}, " if end_name != name else "") + end_origin
+        done[(gpu, name)] = c = Constant(target.value, target.unit, "assumed", ref.source,
+                                         assumed_from=end_gpu, origin=origin)
+        return c
+
+    return {g: replace(ph, constants={**ph.constants, **{n: get(g, n, ()) for n in ph.references}},
+                       references={})
+            for g, ph in files.items()}
 
 
 @functools.lru_cache(maxsize=None)
 def _files() -> dict[str, GpuPhysics]:
-    """Preset name -> its own file (only the presets that have one)."""
+    """Preset name -> its own file (only the presets that have one), references resolved."""
     out = {}
     for name in _presets():
         path = PHYSICS_DIR / f"{physics_key(name)}.json"
         if path.is_file():
             out[name] = read_physics(path)
-    return out
+    return resolve_references(out, str(PHYSICS_DIR))
 
 
 def _nearest(spec: GpuSpec, candidates: list[str]) -> list[str]:
@@ -145,6 +233,7 @@ def _physics_of_preset(name: str) -> GpuPhysics:
         if donors:
             c = _files()[donors[0]].constants[cname]
             constants[cname] = replace(c, provenance="assumed", assumed_from=donors[0],
+                                       origin=_origin(c),
                                        source=f"no figure for {name}: {donors[0]}'s ({c.label})")
     return GpuPhysics(name, constants, own.dispatch if own else None)
 
@@ -168,7 +257,7 @@ def _labelled(ph: GpuPhysics, m: "DeviceMatch") -> GpuPhysics:
     """A device that is not exactly its preset: every constant is an assumption from it."""
     if m.exact:
         return ph
-    consts = {k: replace(c, provenance="assumed", assumed_from=ph.gpu,
+    consts = {k: replace(c, provenance="assumed", assumed_from=ph.gpu, origin=_origin(c),
                          source=f"{m.why}; {ph.gpu}'s figure ({c.label})")
               for k, c in ph.constants.items()}
     return GpuPhysics(ph.gpu, consts, None)

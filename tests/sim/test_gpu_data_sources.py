@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from sim.rules.devices import presets
+from sim.rules.physics import physics_for
 
 ROOT = Path(__file__).resolve().parents[2]
 PHYSICS = ROOT / "resources" / "physics"
@@ -34,6 +35,12 @@ def problems(doc: dict, preset_names: list[str]) -> list[str]:
     for name, c in consts.items():
         if not isinstance(c, dict):
             out.append(f"{name} is not an object")
+            continue
+        if "assumed_from" in c:  # a reference: the named GPU's figure, resolved by the loader
+            if c["assumed_from"] not in preset_names:
+                out.append(f"{name} is assumed from {c['assumed_from']!r}, no preset")
+            if "value" in c or not c.get("source"):
+                out.append(f"{name}: a reference has a source and no value")
             continue
         for key in ("value", "unit", "provenance", "source"):
             if c.get(key) in (None, ""):
@@ -82,10 +89,14 @@ def test_the_check_finds_each_defect():
         "assumed from 'Z9000'": {"provenance": "assumed", "from": "Z9000"},
         "cites the seed article": {"source": "the article's table: 645 GB/s"},
         "measured without": {"provenance": "measured"},
+        "is assumed from 'Z9000'": {"assumed_from": "Z9000", "value": None},
+        "a reference has a source and no value": {"assumed_from": "H200"},
     }
     for expect, change in cases.items():
         bad = json.loads(json.dumps(doc))
         bad["constants"]["copy_fraction"].update(change)
+        if change.get("value", 1) is None:
+            del bad["constants"]["copy_fraction"]["value"]
         assert any(expect in p for p in problems(bad, names)), expect
     bad = json.loads(json.dumps(doc))
     del bad["constants"]["l2_gbps"]
@@ -105,8 +116,40 @@ def test_no_check_point_is_a_constants_source():
     for key, doc in physics_files().items():
         c = doc["constants"]["copy_fraction"]
         m = re.search(r"gpu-stream/(\S+): scale kernel .*?(\d+) threads x 2 blocks", c["source"])
-        if c["provenance"] != "published" or not m:
+        if c.get("provenance") != "published" or not m:
             continue
         source = [r for r in rows if r["source"].endswith(f"gpu-stream/{m.group(1)}")
                   and r["kernel"] == "gpu-stream scale" and r["threads_per_block"] == m.group(2)]
         assert source == [], f"{key}: its copy_fraction row is in the check set"
+
+
+def copies(docs: dict, figure) -> list[str]:
+    """Assumed constants stored as a number equal (within 1%: a rounded copy is a copy) to the
+    figure of the GPU they say they are from, or to an H200 measured one: they would go stale
+    with it; an assumed figure that is the other GPU's as it is must be an assumed_from reference."""
+    out = []
+    for key, doc in docs.items():
+        for name, c in doc["constants"].items():
+            if c.get("provenance") != "assumed" or "value" not in c:
+                continue
+            for gpu in {c.get("from"), "H200"} - {None, doc["gpu"]}:
+                other = figure(gpu, name)  # the H200's counts where it was measured (fitted)
+                if other is None or (gpu != c.get("from") and other.provenance != "measured"):
+                    continue
+                if abs(c["value"] - other.value) <= 0.01 * abs(other.value):
+                    out.append(f"{key}'s {name} = {c['value']} copies {gpu}'s {other.value}")
+    return out
+
+
+def _figure(gpu, name):
+    return physics_for(gpu).constants.get(name)
+
+
+def test_no_preset_carries_a_copy_of_another_gpus_figure():
+    assert copies(physics_files(), _figure) == []
+    # the check finds one: the H200's launch overhead pasted into the L40S's file as a number
+    doc = physics_files()["L40S"]
+    h200 = _figure("H200", "launch_overhead_us").value
+    doc["constants"]["launch_overhead_us"] = {"value": h200, "unit": "us", "provenance": "assumed",
+                                              "from": "H200", "source": "x"}
+    assert copies({"L40S": doc}, _figure) == [f"L40S's launch_overhead_us = {h200} copies H200's {h200}"]

@@ -49,10 +49,11 @@ def _check():
 def test_held_out_points_within_ten_percent():
     """Issue 9: at least 90% of the held-out H200 points within 10% (117 of 124 when written; 116
     since the run-F fit of 2026-12-01, benchmarks/NOTES-fit.md; 114 since the port's nearly fixed
-    service of 2026-12-02, benchmarks/NOTES-bandwidth.md, which this floor constrained)."""
+    service of 2026-12-02, benchmarks/NOTES-bandwidth.md, which this floor constrained; 116 with
+    the per-load trip overhead of 2026-12-02, the same NOTES' last section)."""
     result = _check()
     assert result["points"] == 124
-    assert result["within_10pct"] >= 112, [(r["kernel"], r["elements"], r["block_size"], r["ratio"])
+    assert result["within_10pct"] >= 116, [(r["kernel"], r["elements"], r["block_size"], r["ratio"])
                                            for r in result["misses"]]
     assert result["size_sweep_within_10pct"] >= 45  # the second split (90%): no size-sweep row is fitted on
 

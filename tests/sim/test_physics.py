@@ -40,7 +40,7 @@ def test_the_one_rule_on_real_driver_names(name):
     assert same_gpu(name, m.preset) == m.exact
     ph = physics_for(name)
     if not m.exact:  # a stand-in's constants are assumptions, labelled with the GPU they are from
-        assert all(c.provenance == "assumed" and c.label == f"assumed from {m.preset.name}"
+        assert all(c.provenance == "assumed" and c.short_label == f"assumed from {m.preset.name}"
                    for c in ph.constants.values())
         assert ph.dispatch is None
 
