@@ -36,6 +36,7 @@ CONFIGS = [
     ("spin", 2, 32, 20, 3, 40), ("spin", 2, 32, 200, 3, 40),  # 24 blocks, 48 warps: "registers"
     # 32 one-warp blocks fill the file with half the warp slots, and the wait loop stays on the
     # regular datapath (at 40+ registers from hold 32 it moves to the uniform one): "registers"
+    # when recorded; since the second fit (block slots full count as full slots): "full"
     ("spin", 1, 32, 20, 3, 64), ("spin", 1, 32, 200, 3, 64),
     ("spin", 8, 64, 20, 3, 80), ("spin", 8, 64, 200, 3, 80),  # 3 blocks, 24 warps: "registers"
     ("spin", 4, 16, 50, 2.5, 32), ("spin", 8, 32, 50, 2.5, 40),  # fitted launches, new times

@@ -274,16 +274,16 @@ class InsightModel:
             return
         ceiling = self._ceiling[0]
         self._findings = launch_findings(st.spec, st.occ, st.geometry, bytes_moved=st.bytes_moved,
-                                         ceiling_gbps=ceiling)
+                                         loads=st.loads, ceiling_gbps=ceiling)
         if not st.occ.can_launch or st.spec.dram_latency_ns is None:
             return
-        self._trip, self._basis = block_trip_of(st.geometry, st.bytes_moved)
+        self._trip, self._basis = block_trip_of(st.geometry, st.bytes_moved, st.loads)
         self._prediction = predict_loaded(st.spec, st.occ.blocks_per_sm, self._trip,
                                           ceiling_gbps=ceiling, grid_blocks=st.geometry.blocks)
         try:  # a matmul kernel is compute-bound (sim.model.launch_model.default_mode)
             self._launch = predict_geometry(st.spec, st.occ, st.geometry,
                                             bytes_moved=st.bytes_moved, ceiling_gbps=ceiling,
-                                            work=st.work)
+                                            work=st.work, loads=st.loads)
         except UserError:  # e.g. more tiles than the simulator keeps: no whole-launch line
             self._launch = None
         self._sm = min(self._sm, st.spec.sm_count - 1)

@@ -16,6 +16,7 @@ from typing import Any
 
 from psygnal import Signal
 
+from kernels.tracing.trace_file import TRACED_BACKENDS
 from sim.inputs.errors import UserError
 from sim.inputs.files import read_user_file
 
@@ -54,6 +55,7 @@ class SourceView:
     text: str
     line: int  # 1-based line of the kernel's def (0: not found)
     note: str = ""  # read-only, where it comes from
+    traceable: bool = False  # a user's file whose backend `trace --kernel-file` stamps
 
 
 def def_line(text: str, function: str) -> int:
@@ -125,7 +127,8 @@ class KernelFilesModel:
             return SourceView(f"{opened.name} — {function}", opened.path, opened.source,
                               def_line(opened.source, function),
                               "Read-only: the file as it was opened. Edit it in your editor, then "
-                              "File ▸ Open kernel… again.")
+                              "File ▸ Open kernel… again.",
+                              traceable=spec.backend in TRACED_BACKENDS)
         if spec.origin != "built-in" or not isinstance(spec.kernel, str):
             return None
         found = importlib.util.find_spec(spec.kernel.rpartition(":")[0])

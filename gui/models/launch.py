@@ -27,6 +27,7 @@ from sim.inputs.errors import UserError
 from sim.rules.geometry import LaunchGeometry, launch_geometry, launch_text
 from sim.rules.occupancy import Occupancy, occupancy, sweep_registers, sweep_smem, sweep_threads
 from sim.model.throughput import launch_work
+from sim.model.latency import DEFAULT_LOADS
 from sim.inputs.units import parse_bytes, parse_count
 
 MAX_ELEMENTS = 2**31
@@ -138,6 +139,7 @@ class LaunchState:
     bytes_moved: int | None = None  # one call's DRAM traffic, as the kernel declares it
     work: Any = None  # what each block computes (sim.model.matmul_work.BlockWork), for the compute model
     origin: ResourceOrigin = BY_HAND  # where registers and shared memory came from
+    loads: int = DEFAULT_LOADS  # input arrays each thread loads (the kernel's declared inputs)
 
     @property
     def ok(self) -> bool:
@@ -211,6 +213,7 @@ def compute_state(inputs: LaunchInputs, spec: GpuSpec, kernel=None) -> LaunchSta
         occ = occupancy(spec, inputs.threads_per_block, inputs.regs_per_thread,
                         inputs.smem_per_block, inputs.carveout_percent)
         work = None
+        loads = getattr(kernel, "arity", None) or DEFAULT_LOADS
         if kernel is None:  # a custom launch: matrix sizes mean nothing to it
             per_block, blocks, nbytes, sizes = inputs.threads_per_block, None, None, None
         else:
@@ -225,7 +228,7 @@ def compute_state(inputs: LaunchInputs, spec: GpuSpec, kernel=None) -> LaunchSta
                               elements_per_block=per_block, sizes=sizes)
     except (ValueError, TypeError) as exc:  # UserError is a ValueError
         return LaunchState(inputs, spec, None, None, str(exc).splitlines()[0])
-    return LaunchState(inputs, spec, occ, geo, "", per_block, nbytes, work)
+    return LaunchState(inputs, spec, occ, geo, "", per_block, nbytes, work, loads=loads)
 
 
 def _declared_bytes(kernel, n: int, dims: dict | None = None) -> int | None:

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar
 from gui import style
 from gui.models.compiled import BENCH, COMPILER, COMPILING, FAILED, ResourceOrigin
 from gui.models.kernel_files import KernelFilesModel, missing_package_hint
-from kernels.tracing.trace_file import TRACED_BACKENDS
 from gui.models.launch import LaunchModel, LaunchState
 
 PLACEHOLDER = ("No kernel selected. Pick one under Kernel, or open your own with File ▸ Open "
@@ -265,8 +264,7 @@ class QtKernelSource(QWidget):
             return
         self._path = view.path if view.path in self.files.files else ""
         self.reopen_button.setVisible(bool(self._path))
-        self.trace_button.setVisible(bool(self._path) and self._gpu
-                                     and spec.backend in TRACED_BACKENDS)
+        self.trace_button.setVisible(bool(self._path) and self._gpu and view.traceable)
         self.title.setText(view.title)
         self.title.setToolTip(view.path)
         self.note.setText(view.note)

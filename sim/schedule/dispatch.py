@@ -18,8 +18,8 @@ SM takes new blocks only while few of its warps are busy, and the rest come late
 5. registers (only where the launch's registers per thread are known): when the SM's blocks at
    full occupancy hold at least `regfile_fraction` of the register file, the fill changes
    (fitted on `trace --hold-regs` traces, benchmarks/NOTES-dispatch.md). Limited by registers
-   with warp slots to spare, busy warps hold nothing back (rules 1-3 off); with the warp slots
-   full too, a visit lets in one block even on a quiet SM, while fewer than
+   with warp and block slots to spare, busy warps hold nothing back (rules 1-3 off); with the
+   warp slots or the block slots (`max_blocks_per_sm`) full too, a visit lets in one block even on a quiet SM, while fewer than
    `regfile_full_cap_warps` warps are busy. Either way each block starts
    `regfile_gap_warp_us` x warps per block x exp(busy warps / `regfile_gap_warps`) after the
    SM's previous start or exit: the fuller the SM, the slower the next block.
@@ -101,8 +101,8 @@ def register_fill(gpu: GpuSpec, blocks_per_sm: int, warps_per_block: int, regs_p
                   params: DispatchParams) -> str:
     """How an SM of busy warps fills (rule 5): "busy" (rules 1-4), "registers" (the register file
     limits the blocks, the warp slots are not full: blocks start as if the warps waited, each
-    refill late) or "full" (register file and warp slots both full: one block at a time beyond
-    the burst, each refill late)."""
+    refill late) or "full" (register file and the warp or block slots full: one block at a time
+    beyond the burst, each refill late)."""
     from sim.rules.occupancy import occupancy
 
     if regs_per_thread <= 0 or params.regfile_fraction > 1:
@@ -111,7 +111,10 @@ def register_fill(gpu: GpuSpec, blocks_per_sm: int, warps_per_block: int, regs_p
     held = blocks_per_sm * occ.regs_allocated_per_block / gpu.regs_per_sm
     if held < params.regfile_fraction:
         return "busy"
-    return "full" if blocks_per_sm * warps_per_block >= gpu.max_warps_per_sm else "registers"
+    # a slot limit binding too (all warp slots, or all block slots: 1-warp blocks at 64 registers)
+    slots_full = (blocks_per_sm * warps_per_block >= gpu.max_warps_per_sm
+                  or blocks_per_sm >= gpu.max_blocks_per_sm)
+    return "full" if slots_full else "registers"
 
 
 class _Lockstep:

@@ -48,12 +48,12 @@ def test_the_model_still_gives_the_rows_the_fit_was_made_on(N):
 
 
 def test_held_out_run_i_replay_score():
-    """Every sixth size of run I and its squares (12 sizes): before any efficiency 33/108 within
+    """Every sixth size of run I and its squares (12 sizes): before any efficiency 34/108 (33 with the 4.0 us launch overhead) within
     10% and auto >= 0.97 x best at 5/12; the fit on run H must keep 98/108 and 12/12."""
     test_run = json.loads(tiles_fit.TEST_RUN.read_text())
     rows = tiles_fit.model_rows(test_run["sawtooth"][::6] + test_run["squares"])
     before, after = tiles_fit.replay(rows, {}), tiles_fit.replay(rows, tile_fit()["efficiency"])
-    assert (before["within_10pct"], before["auto_ge_097"], before["predictions"]) == (33, 5, 108)
+    assert (before["within_10pct"], before["auto_ge_097"], before["predictions"]) == (34, 5, 108)
     assert after["within_10pct"] >= 98 and after["auto_ge_097"] == 12
 
 
