@@ -152,11 +152,11 @@ def _render_svg(target, path: Path, title: str, heading: str = "") -> None:
 
     gen = QSvgGenerator()
     gen.setFileName(str(path))
-    band = 26 if heading else 0
     if _is_plot_item(target):
         rect = target.sceneBoundingRect()
         size = QSize(max(1, int(rect.width())), max(1, int(rect.height())))
     else:
+        font, flags, band = _heading_band(target.width(), heading)
         size = QSize(target.width(), target.height() + band)
     gen.setSize(size)
     gen.setViewBox(QRect(0, 0, size.width(), size.height()))
@@ -170,12 +170,9 @@ def _render_svg(target, path: Path, title: str, heading: str = "") -> None:
         else:
             p.fillRect(QRectF(0, 0, size.width(), size.height()), QColor(style.PLOT_BG))
             if heading:
-                f = QFont("DejaVu Sans")
-                f.setPixelSize(13)
-                p.setFont(f)
+                p.setFont(font)
                 p.setPen(QColor(style.FG))
-                p.drawText(QRectF(8, 0, size.width() - 16, band), Qt.AlignmentFlag.AlignVCenter,
-                           heading)
+                p.drawText(QRectF(8, 0, size.width() - 16, band), flags, heading)
             QWidget.render(target, p, QPoint(0, band))
     finally:
         p.end()
@@ -212,17 +209,25 @@ def export_item(item: ExportItem, out_dir: Path, caption: str = "") -> list[Path
     return [png, svg, write_csv(base.with_suffix(".csv"), item.header, item.rows)]
 
 
-def titled_image(image: QImage, heading: str) -> QImage:
-    """`image` under a band with `heading` (same scale as the image)."""
+def _heading_band(width: float, heading: str) -> tuple[QFont, int, int]:
+    """The font, flags and height of the band a heading takes above an image `width` wide,
+    wrapped: the same in the PNG and the SVG (the SVG's one-line band clipped long headings)."""
     from PySide6.QtGui import QFontMetrics
 
-    dpr = image.devicePixelRatio() or 1.0
-    width = image.width() / dpr
     f = QFont("DejaVu Sans")
     f.setPixelSize(13)
     flags = int(Qt.TextFlag.TextWordWrap) | int(Qt.AlignmentFlag.AlignVCenter)
+    if not heading:
+        return f, flags, 0
     text = QFontMetrics(f).boundingRect(QRect(0, 0, int(width - 16), 1000), flags, heading)
-    band = text.height() + 10
+    return f, flags, text.height() + 10
+
+
+def titled_image(image: QImage, heading: str) -> QImage:
+    """`image` under a band with `heading` (same scale as the image)."""
+    dpr = image.devicePixelRatio() or 1.0
+    width = image.width() / dpr
+    f, flags, band = _heading_band(width, heading)
     out = QImage(image.width(), image.height() + round(band * dpr), QImage.Format.Format_ARGB32)
     out.setDevicePixelRatio(dpr)
     out.fill(QColor(style.PLOT_BG))

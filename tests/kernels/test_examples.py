@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from kernels.measure import harness
-from kernels.build.compile import CompiledResources, resources_many, spec_request
+from kernels.build.compile import CompiledResources, spec_request
 from kernels.declare.kernel_file import load_kernel_file
 from kernels.declare.spec import declare
 from kernels_env import AVAILABLE
+from shared_compile import resources_once
 from sim.rules.devices import preset, presets
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
@@ -42,10 +43,11 @@ def test_each_example_is_a_kernel_of_its_backend(specs):
 
 def test_every_example_compiles_for_every_preset(specs):
     """Distinct compute capabilities only (12 presets share 8); one batch, so one compiler
-    process per backend."""
+    process per backend. The same requests as test_kernel_file_cli.py's (its size has the same
+    remainder mod 16): the run compiles them once."""
     requests = [(file, cc, spec_request(spec, spec.check_sizes[-1], None, cc))
                 for file, spec in specs.items() for cc in CCS]
-    results = resources_many([r for _, _, r in requests])  # the session's cache: shared
+    results = resources_once([r for _, _, r in requests])  # the run's cache: shared
     for (file, cc, _), res in zip(requests, results):
         assert isinstance(res, CompiledResources), f"{file} for {cc}: {res}"
         assert res.compute_capability == cc

@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 
 import main
-from kernels.build.compile import resources_many
 from kernels.declare.kernel_file import open_kernel_file
 from kernels.declare.registry import get_kernel
 from kernels.build.resources import launch_request
+from kernels.declare.user_code import launch_facts
 from sim.inputs.errors import UserError
 from sim.rules.devices import preset, presets
 from tests.broken_kernel_files import BROKEN, write_broken
+from shared_compile import resources_once
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 FILES = ("softmax_triton.py", "layernorm_triton.py", "stencil_numba.py")
@@ -26,8 +27,8 @@ N = 1_000_000  # explain's default --elements
 
 @pytest.fixture(scope="module")
 def expected():
-    """(file, cc) -> compiled resources, in one batch into the session's cache, which the CLI
-    calls below then read instead of compiling 36 times."""
+    """(file, cc) -> compiled resources, in one batch into the run's cache (test_examples.py asks
+    for the same), which the CLI calls below then read instead of compiling 36 times."""
     ccs = sorted({preset(p).compute_capability for p in presets()})
     keys, requests = [], []
     for file in FILES:
@@ -35,7 +36,7 @@ def expected():
         for cc in ccs:
             keys.append((file, cc))
             requests.append(launch_request(spec, N, None, cc)[0])
-    return dict(zip(keys, resources_many(requests)))
+    return dict(zip(keys, resources_once(requests)))
 
 
 def _explain(capsys, *args) -> tuple[int, str, str]:
@@ -44,9 +45,18 @@ def _explain(capsys, *args) -> tuple[int, str, str]:
     return code, out, err
 
 
+def _one_preset_per_target() -> list[str]:
+    """The first preset of each compute capability: the registers are the target's, so the CLI
+    runs once per target (each `explain --kernel-file` starts the file's own process, ~3 CPU-s)."""
+    first = {}
+    for gpu in presets():
+        first.setdefault(preset(gpu).compute_capability, gpu)
+    return list(first.values())
+
+
 @pytest.mark.parametrize("file", FILES)
 def test_explain_kernel_file_prints_compiled_registers_for_every_preset(file, expected, capsys):
-    for gpu in presets():
+    for gpu in _one_preset_per_target():
         spec = preset(gpu)
         want = expected[(file, spec.compute_capability)]
         code, out, err = _explain(capsys, "--kernel-file", str(EXAMPLES / file), "--gpu", gpu,
@@ -59,6 +69,16 @@ def test_explain_kernel_file_prints_compiled_registers_for_every_preset(file, ex
         assert c["compiler"] == want.compiler and c["stack_bytes"] == want.stack_bytes
         assert json.loads(out)["occupancy"]["regs_per_thread"] == want.regs_per_thread
         assert f"registers from {want.compiler} for {c['target']}" in kernel["note"]
+    # every preset, the others too: the facts the file's process computes for explain
+    declared = open_kernel_file(EXAMPLES / file)[0]
+    for gpu in presets():
+        spec = preset(gpu)
+        want = expected[(file, spec.compute_capability)]
+        c = launch_facts(declared, N, None, None, spec.sm_count, spec.compute_capability)[
+            "compiled"]
+        assert (c["regs_per_thread"], c["stack_bytes"]) == (want.regs_per_thread,
+                                                            want.stack_bytes), gpu
+        assert c["target"] == f"sm_{spec.compute_capability[0]}{spec.compute_capability[1]}"
 
 
 def test_explain_prints_the_compiled_resources_table(expected, capsys):
