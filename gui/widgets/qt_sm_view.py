@@ -51,13 +51,16 @@ def _build_lut() -> np.ndarray:
 
 
 def _fit_line(fm, parts: list[tuple[str, ...]], width: int, sep: str = "   ·   ") -> str:
-    """Join the parts, each in its longest form that lets the whole line fit `width`."""
+    """Join the parts, each in its longest form that lets the whole line fit `width`; if even
+    the shortest forms do not fit, the last parts are left out whole (never cut mid-word)."""
     chosen = [alts[0] for alts in parts]
     for i in reversed(range(len(parts))):
         for alt in parts[i]:
             chosen[i] = alt
             if fm.horizontalAdvance(sep.join(c for c in chosen if c)) <= width:
                 return sep.join(c for c in chosen if c)
+    while len(chosen) > 1 and fm.horizontalAdvance(sep.join(c for c in chosen if c)) > width:
+        chosen.pop()
     return sep.join(c for c in chosen if c)
 
 

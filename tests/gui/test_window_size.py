@@ -133,3 +133,19 @@ def test_tabbed_docks_keep_their_names_whole(qtbot, win):
                         for b in bars)
     titles = {bar.tabText(i) for bar in bars for i in range(bar.count())}
     assert {"Timeline", "Bandwidth"} <= titles
+
+
+def test_the_sm_views_status_line_leaves_out_what_does_not_fit(qapp):
+    """At 1024 x 640 the SM view's status line (time, wave, busy slots, all blocks) was cut
+    mid-word ("all b") in the window and in its export: parts that don't fit go whole."""
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    from gui.widgets.qt_sm_view import _fit_line
+
+    fm = QFontMetrics(QFont("DejaVu Sans", 9))
+    parts = [("t = 2.18 µs (drawn part)",), ("wave 14 of 14.80",), ("74% busy",), ("all blocks 13.1 µs",)]
+    full = _fit_line(fm, parts, 10_000)
+    assert full.endswith("all blocks 13.1 µs")
+    narrow = fm.horizontalAdvance(full) - 20
+    line = _fit_line(fm, parts, narrow)
+    assert fm.horizontalAdvance(line) <= narrow and line.endswith("74% busy")
