@@ -232,3 +232,10 @@ def test_a_kernel_file_trace_says_what_compare_needs_and_what_the_stamps_cost(tm
     launch = launch_of_trace(back, h200)
     assert (launch.blocks, launch.threads_per_block, launch.wait) == (4, 128, "memory")
     assert back.end_us.max() == pytest.approx(0.83)  # 1800 + 30 ns after the first start
+    # the declared chain travels in the trace, so compare runs no kernel file to find it
+    assert meta["chain"] == {"passes": 1, "reductions": 0}
+    from dataclasses import replace
+    chained = _trace(replace(spec, passes=3, reductions=2), h200, shape, Resources(30, 0, 0),
+                     Resources(26, 0, 0), torch.tensor(rows, dtype=torch.int64), 1 << 12,
+                     3 * 4 * (1 << 12), "warpscope trace --kernel-file f.py", timing)
+    assert chained.meta["chain"] == {"passes": 3, "reductions": 2}
