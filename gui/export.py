@@ -22,16 +22,14 @@ import csv
 import html
 import io
 import json
-import re
 import xml.etree.ElementTree as ET
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QWidget
 
 from gui import style
 from gui.export_layout import lay_out, slide_plot, widget_slide

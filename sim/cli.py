@@ -17,7 +17,7 @@ from sim.inputs.args import arg_bytes, arg_count, arg_path, arg_real
 from sim.rules.occupancy import LIMITERS, occupancy
 from sim.schedule.dispatch_profile import WAITS, profile_for
 from sim.schedule.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
-                          cost_model_id, make_placement, placement_id, schedule_id)
+                          cost_model_id, placement_id, schedule_id)
 from sim.model.launch_model import (MAX_WAVES, BYTES_PER_ELEMENT_ADD, TripCost, default_mode, launch_of,
                               predict_geometry, predict_launch)
 from sim.traces.trace import MIN_BLOCK_US, check_trace_size, save_trace
