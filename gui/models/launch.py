@@ -21,11 +21,12 @@ from psygnal import Signal
 
 from gui.models.compiled import (BENCH, BY_HAND, COMPILER, HAND, CompileTarget, ResourceOrigin,
                                  block_params, block_threads, compile_target, compiled_origin,
-                                 compiling_origin, failed_origin, threads_curve)
+                                 compiling_origin, failed_origin)
+from gui.models.occupancy_curves import OccupancyCurves, occupancy_curves
 from sim.rules.devices import GpuSpec, preset, presets
 from sim.inputs.errors import UserError
 from sim.rules.geometry import LaunchGeometry, launch_geometry, launch_text
-from sim.rules.occupancy import Occupancy, occupancy, sweep_registers, sweep_smem, sweep_threads
+from sim.rules.occupancy import Occupancy, occupancy
 from sim.model.throughput import launch_work
 from sim.model.latency import DEFAULT_LOADS
 from sim.inputs.units import parse_bytes, parse_count
@@ -161,37 +162,6 @@ class LaunchState:
         if self.occ is not None and not self.occ.can_launch:
             return f"This launch cannot run on {self.spec.name}: {self.occ.reason}"
         return ""
-
-
-@dataclass(frozen=True)
-class OccupancyCurves:
-    """The CUDA Occupancy Calculator's three charts for a launch: active warps per SM as one input
-    varies, the others fixed. Each is (x values, warps); the launch itself is the marker."""
-
-    threads: tuple
-    registers: tuple
-    smem: tuple  # x in bytes
-    threads_note: str = ""  # where the threads curve's registers come from, when compiled
-
-
-def occupancy_curves(state: LaunchState, sweep: dict | None = None,
-                     note: str = "") -> OccupancyCurves | None:
-    """None when the inputs are nonsense (no occupancy to sweep around). `sweep`: num_warps ->
-    compiled resources of a Triton kernel; its threads curve then has one point per num_warps,
-    each with its own registers."""
-    if state.occ is None:
-        return None
-    spec, i = state.spec, state.inputs
-    co = i.carveout_percent
-    try:
-        threads = (tuple(threads_curve(spec, sweep, co)) if sweep
-                   else sweep_threads(spec, i.regs_per_thread, i.smem_per_block, co))
-        return OccupancyCurves(threads,
-                               sweep_registers(spec, i.threads_per_block, i.smem_per_block, co),
-                               sweep_smem(spec, i.threads_per_block, i.regs_per_thread, co),
-                               note)
-    except ValueError:
-        return None
 
 
 def _check_ranges(inputs: LaunchInputs) -> None:
