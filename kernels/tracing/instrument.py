@@ -46,10 +46,17 @@ def _statements(text: str) -> list[ast.stmt]:
 PROTON_SCOPE = "program"
 _PROTON_ENTRY = f'{PREFIX}pl.enter_scope("{PROTON_SCOPE}")'
 _PROTON_EXIT = f'{PREFIX}pl.exit_scope("{PROTON_SCOPE}")'
-# Numba (kernels/tracing/numba_stamps.py): the readers are intrinsics emitting the same inline
-# PTX; thread (0, 0, 0) of each block stores the row
-_NUMBA_ENTRY = f"{PREFIX}start = {PREFIX}globaltimer()"
-_NUMBA_EXIT = f"""
+# Numba (kernels/tracing/numba_stamps.py): intrinsics emitting the same inline PTX. At entry
+# every thread reads the timer and the SM and takes its block's row address (0 off thread
+# (0, 0, 0)), all branch-free; at each exit thread (0, 0, 0) reads the timer and stores the row.
+# The older copy (run J, "numba-row-at-exit") found the row at exit, after the kernel's work
+_NUMBA_ENTRY = f"""
+{PREFIX}start = {PREFIX}globaltimer()
+{PREFIX}sm = {PREFIX}smid()
+{PREFIX}row = {PREFIX}stamp_row({STAMPS})
+"""
+_NUMBA_EXIT = f"{PREFIX}store_row({PREFIX}row, {PREFIX}sm, {PREFIX}start)"
+_NUMBA_ROW_AT_EXIT = f"""
 if {PREFIX}cuda.threadIdx.x == 0 and {PREFIX}cuda.threadIdx.y == 0 and {PREFIX}cuda.threadIdx.z == 0:
     {PREFIX}b = {PREFIX}cuda.blockIdx.x + {PREFIX}cuda.gridDim.x * ({PREFIX}cuda.blockIdx.y
                  + {PREFIX}cuda.gridDim.y * {PREFIX}cuda.blockIdx.z)
@@ -58,7 +65,8 @@ if {PREFIX}cuda.threadIdx.x == 0 and {PREFIX}cuda.threadIdx.y == 0 and {PREFIX}c
     {STAMPS}[{PREFIX}b, 2] = {PREFIX}globaltimer()
 """
 PROBES = {"stamps": (_ENTRY, _EXIT, True), "proton": (_PROTON_ENTRY, _PROTON_EXIT, False),
-          "numba": (_NUMBA_ENTRY, _NUMBA_EXIT, True)}
+          "numba": (_NUMBA_ENTRY, _NUMBA_EXIT, True),
+          "numba-row-at-exit": (f"{PREFIX}start = {PREFIX}globaltimer()", _NUMBA_ROW_AT_EXIT, True)}
 
 
 class _StampReturns(ast.NodeTransformer):

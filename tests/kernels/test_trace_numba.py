@@ -27,9 +27,9 @@ def k(x, out):
 """
 
 
-def _stores(node) -> int:
-    return sum(isinstance(n, ast.Subscript) and getattr(n.value, "id", "") == STAMPS
-               and isinstance(n.ctx, ast.Store) for n in ast.walk(node))
+def _calls(node, name: str) -> int:
+    return sum(isinstance(n, ast.Call) and getattr(n.func, "id", "") == PREFIX + name
+               for n in ast.walk(node))
 
 
 def test_the_numba_copy_takes_the_stamps_first_and_stores_a_row_at_every_exit():
@@ -37,11 +37,24 @@ def test_the_numba_copy_takes_the_stamps_first_and_stores_a_row_at_every_exit():
     fn = ast.parse(src).body[0]
     assert name == fn.name == "k" + PREFIX + "traced" and not fn.decorator_list
     assert [a.arg for a in fn.args.args] == [STAMPS, "x", "out"]
-    assert ast.unparse(fn.body[0]) == f"{PREFIX}start = {PREFIX}globaltimer()"
+    # at entry, in every thread and branch-free: the timer, the SM, the block's row
+    assert [ast.unparse(s) for s in fn.body[:3]] == [
+        f"{PREFIX}start = {PREFIX}globaltimer()", f"{PREFIX}sm = {PREFIX}smid()",
+        f"{PREFIX}row = {PREFIX}stamp_row({STAMPS})"]
     early = next(n for n in fn.body if isinstance(n, ast.If))
-    assert _stores(early) == 3 and isinstance(early.body[-1], ast.Return)  # sm, start, end
-    assert _stores(fn.body[-1]) == 3 and _stores(fn) == 6  # and at the end
-    assert "threadIdx.x == 0" in ast.unparse(fn.body[-1].test)  # only thread (0, 0, 0) stores
+    assert _calls(early, "store_row") == 1 and isinstance(early.body[-1], ast.Return)
+    assert _calls(fn.body[-1], "store_row") == 1 and _calls(fn, "store_row") == 2  # and the end
+    assert ast.unparse(fn.body[-1]) == f"{PREFIX}store_row({PREFIX}row, {PREFIX}sm, {PREFIX}start)"
+
+
+def test_run_js_copy_stays_selectable_to_measure_against():
+    """probe "numba-row-at-exit": thread (0, 0, 0) finds its row and the SM at each exit."""
+    src, _ = instrumented_source(EARLY, probe="numba-row-at-exit")
+    fn = ast.parse(src).body[0]
+    assert ast.unparse(fn.body[0]) == f"{PREFIX}start = {PREFIX}globaltimer()"
+    stores = [n for n in ast.walk(fn) if isinstance(n, ast.Subscript)
+              and getattr(n.value, "id", "") == STAMPS and isinstance(n.ctx, ast.Store)]
+    assert len(stores) == 6 and "threadIdx.x == 0" in ast.unparse(fn.body[-1].test)
 
 
 PTX = """
@@ -53,23 +66,26 @@ from kernels.declare.kernel_file import open_kernel_file
 from numba import types
 cuda = numba_cuda()
 spec = open_kernel_file({stencil!r}, cpu_fallback=False)[0]
-stamped = instrument_numba(spec.kernel)
-sig = (types.int64[:, :], types.float32[:, :], types.float32[:, :])
-ptx, _ = cuda.compile(stamped.py_func, sig, cc=(9, 0), output="ptx")
-print(ptx.count("%globaltimer"), ptx.count("%smid"), ptx.count("call"))
+sig = (types.int64[:, ::1], types.float32[:, ::1], types.float32[:, ::1])
+for probe in ("numba", "numba-row-at-exit"):
+    ptx, _ = cuda.compile(instrument_numba(spec.kernel, probe).py_func, sig, cc=(9, 0), output="ptx")
+    print(ptx.count("%globaltimer"), ptx.count("%smid"), ptx.count("call"),
+          ptx.count("st.global.u64") + ptx.count("st.u64"))
 """
 
 
 def test_the_stencils_copy_compiles_for_sm90_with_inline_reads():
     """Through NVVM (not the simulator): the timer read at entry, at the early return and at the
-    end, the SM at both exits, and no call (run G's linked readers were calls)."""
+    end, no call (run G's linked readers were calls), three 64-bit stores at each exit; the SM
+    read once at entry (run J's copy: at both exits)."""
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     done = subprocess.run([sys.executable, "-c", PTX.format(root=str(ROOT), stencil=STENCIL)],
                           capture_output=True, text=True, env=env, timeout=300)
     if "DynamicLibNotFoundError" in done.stderr:
         pytest.skip("numba-cuda finds no NVVM here")
     assert done.returncode == 0, done.stderr[-3000:]
-    assert [int(v) for v in done.stdout.split()] == [3, 2, 0]
+    assert [[int(v) for v in line.split()] for line in done.stdout.splitlines()] == [
+        [3, 1, 0, 6], [3, 2, 0, 6]]
 
 
 @pytest.fixture(scope="module")
