@@ -13,6 +13,12 @@
    memory-bound model's predicted change (sim.model.what_if, the registers the compiler reported)
    beside the measured one.
 
+Run M (issue 21, the TMA kernels): `--targets-first` measures 4096^3, 8192^3 and run L's seven
+cuBLAS dips first, then the rest of the sawtooth while the budget lasts; `--extras` adds, at those
+first nine sizes, TMA configurations beyond the candidates (TMA_EXTRAS: loop flags, stages, a
+256x128 tile), each with the compiler's registers, shared memory and spills; `--skip-next-step`
+leaves part 3 out.
+
 Usage: python3 benchmarks/chooser_run.py --out DIR [--budget-s 300]; --dry-run: tiny sizes on the
 CPU (TRITON_INTERPRET=1, NUMBA_ENABLE_CUDASIM=1), to catch argument errors before a device run.
 """
@@ -30,8 +36,22 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 FIT_RUN = ROOT / "benchmarks" / "matmul_h200.json"
-VARIANTS = ("tiled", "persistent", "stream_k")
-SPEC_OF = {"tiled": "matmul_tiled", "persistent": "matmul_persistent", "stream_k": "matmul_stream_k"}
+# run L's cuBLAS dips (>= 5% below both neighbours' mean): M=1024, K=8192, these N
+DIPS = (3328, 4352, 5376, 6400, 8704, 10752, 12800)
+# TMA launches beyond matmul_auto's candidates (which hold the TMA kernels at the three tiles,
+# the persistent one flattened): (variant, (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, warps, stages),
+# loop flags). Warp specialisation is benchmarks/tile_explore.py's (--set tma-ws): a kernel that
+# hangs there cannot take this run with it.
+TMA_EXTRAS = (
+    ("tma_persistent", (128, 256, 64, 8, 8, 3), dict(flatten=False)),
+    ("tma_persistent", (128, 256, 64, 8, 8, 3), dict(flatten=True, epilogue_subtile=True)),
+    ("tma_persistent", (128, 256, 64, 8, 8, 4), dict(flatten=True, epilogue_subtile=True)),
+    ("tma_persistent", (128, 256, 64, 8, 8, 4), dict(flatten=False, epilogue_subtile=True)),
+    ("tma", (128, 256, 64, 8, 8, 4), {}),
+    ("tma", (256, 128, 64, 8, 8, 3), {}),
+    ("tma_persistent", (256, 128, 64, 8, 8, 3), dict(flatten=True)),
+    ("tma_persistent", (128, 128, 64, 8, 8, 5), dict(flatten=True)),
+)
 
 
 class Clock:
@@ -50,20 +70,27 @@ class Clock:
         return float(triton.testing.do_bench(fn, warmup=5, rep=25, return_mode="median"))
 
 
-def _variant_launch(a, b, c, variant: str, params: dict, programs: int):
+def _variant_launch(a, b, c, variant: str, params: dict, programs: int, loop=None):
     from kernels.bodies.matmul import MatmulConfig, bind_matmul, bind_matmul_persistent
 
     cfg = MatmulConfig(params["BLOCK_M"], params["BLOCK_N"], params["BLOCK_K"], params["GROUP_M"],
                        params["num_warps"], params["num_stages"])
     if variant == "tiled":
         return bind_matmul(a, b, c, cfg)
-    return bind_matmul_persistent(a, b, c, cfg, programs=programs, stream_k=variant == "stream_k")
+    if variant in ("persistent", "stream_k"):
+        return bind_matmul_persistent(a, b, c, cfg, programs=programs,
+                                      stream_k=variant == "stream_k")
+    from kernels.bodies.matmul_tma import bind_matmul_tma_variant
+
+    return bind_matmul_tma_variant(a, b, c, variant, cfg, programs, **(loop or {}))
 
 
-def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False, rounds=1) -> dict:
-    """One size: auto, its candidates and cuBLAS, each measured once per round, the rounds
-    interleaved (auto, the candidates, cuBLAS; again), so a drift of the clocks over the seconds
-    a size takes hits every launch alike; each launch's value is its median over the rounds."""
+def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False, rounds=1,
+                 extras=()) -> dict:
+    """One size: auto, its candidates, `extras` (TMA_EXTRAS entries) and cuBLAS, each measured
+    once per round, the rounds interleaved (auto, the candidates, the extras, cuBLAS; again), so
+    a drift of the clocks over the seconds a size takes hits every launch alike; each launch's
+    value is its median over the rounds."""
     from kernels.bodies.matmul import bind_matmul_auto
     from kernels.declare.registry import matmul_choice
 
@@ -77,13 +104,22 @@ def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False, rounds=
            "rounds": rounds}
     auto = bind_matmul_auto(a, b, c, gpu, dtype, choice=choice)
     runs = [auto] + [_variant_launch(a, b, c, cand.variant, cand.params, cand.programs)
-                     for cand in choice.candidates] + [lambda: torch.matmul(a, b, out=c)]
-    for run in runs:  # compile, allocate, pick cuBLAS's kernel: outside the timed rounds
-        run()
-    if check:
-        auto()
+                     for cand in choice.candidates]
+    from benchmarks.tile_explore import compiled_info, tma_launches
+
+    # compile, allocate, pick cuBLAS's kernel: outside the timed rounds
+    compiled = [compiled_info(run()) for run in runs]
+    extra_runs, row["extras"], row["extras_failed"] = tma_launches(a, b, c, gpu.sm_count, extras)
+    runs += extra_runs + [lambda: torch.matmul(a, b, out=c)]
+    runs[-1]()
+    errors = []
+    if check:  # every launch of this size against fp32 torch, C poisoned before each
         ref = (a.float() @ b.float())
-        row["auto_rel_error"] = float((c.float() - ref).norm() / ref.norm())
+        for run in runs[:-1]:
+            c.fill_(float("nan"))
+            run()
+            errors.append(float((c.float() - ref).norm() / ref.norm()))
+        row["auto_rel_error"] = errors[0]
     reps = [[clock.ms(run) for run in runs] for _ in range(max(1, rounds))]
     med = [median(r[i] for r in reps) for i in range(len(runs))]
     row["auto_ms"], row["auto_rounds_ms"] = med[0], [r[0] for r in reps]
@@ -93,15 +129,27 @@ def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False, rounds=
                                           f"x{cand.params['BLOCK_K']}",
                                   "measured_ms": med[i], "measured_rounds_ms": [r[i] for r in reps],
                                   "predicted_ms": cand.time_us / 1e3,
-                                  "tiles": cand.tiles, "waves": cand.waves})
+                                  "tiles": cand.tiles, "waves": cand.waves,
+                                  "efficiency_assumed": cand.assumed, **compiled[i]})
+    first = 1 + len(choice.candidates)
+    for i, extra in enumerate(row["extras"], start=first):
+        extra.update(measured_ms=med[i], measured_rounds_ms=[r[i] for r in reps])
+    for launch, err in zip(row["candidates"] + row["extras"], errors[1:]):
+        launch["rel_error"] = err
     row["cublas_ms"], row["cublas_rounds_ms"] = med[-1], [r[-1] for r in reps]
     for key in ("auto_ms", "cublas_ms"):
         row[key.replace("_ms", "_tflops")] = flops / row[key] / 1e9
     best = min(row["candidates"], key=lambda r: r["measured_ms"])
     row["best_measured"] = best["label"]
-    default = [r for r in row["candidates"] if r["tile"] == "128x256x64"]
+    # the issue's "3 variants": the pointer kernels at the default tile
+    default = [r for r in row["candidates"] if r["tile"] == "128x256x64"
+               and r["variant"] in ("tiled", "persistent", "stream_k")]
     row["best_variant_default_tile_ms"] = min(r["measured_ms"] for r in default) if default else None
     row["best_candidate_ms"] = best["measured_ms"]
+    tma = [r for r in row["candidates"] + row["extras"] if r["variant"].startswith("tma")]
+    if tma:
+        best_tma = min(tma, key=lambda r: r["measured_ms"])
+        row["best_tma"], row["best_tma_ms"] = best_tma["label"], best_tma["measured_ms"]
     return row
 
 
@@ -246,6 +294,10 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=3,
                     help="measurements of each launch, interleaved; its value is their median")
     ap.add_argument("--dry-run", action="store_true")
+    ap.add_argument("--targets-first", action="store_true",
+                    help="4096^3, 8192^3 and run L's cuBLAS dips first, then the sawtooth")
+    ap.add_argument("--extras", action="store_true", help="TMA_EXTRAS at the squares and the dips")
+    ap.add_argument("--skip-next-step", action="store_true", help="no next-step pairs (part 3)")
     args = ap.parse_args(argv)
     if args.dry_run:
         os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -285,24 +337,40 @@ def main(argv=None) -> int:
         result["wall_s"] = time.time() - t0
         (out_dir / "chooser_h200.json").write_text(json.dumps(result, indent=1))
 
-    sweep = result["sawtooth"] = []
-    for i, N in enumerate(sizes):
-        if time.time() - t0 > 0.6 * args.budget_s:
-            result["sawtooth_cut"] = f"stopped at N={N} by the budget"
-            break
-        sweep.append(matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=i == 0,
-                                  rounds=args.rounds))
-        r = sweep[-1]
-        print(f"  N={N}: auto {r['auto_tflops']:.0f} TFLOP/s ({r['chosen']}), cuBLAS "
-              f"{r['cublas_tflops']:.0f}, best {r['best_measured']}", flush=True)
-        save()
     squares = [128] if args.dry_run else [4096, 8192]
-    result["squares"] = [matmul_point(n, n, n, gpu, dtype, clock, torch, device, rounds=args.rounds)
-                         for n in squares]
-    save()
-    result["next_step"] = next_step_rows(gpu, clock, on_gpu, args.dry_run, args.rounds)
-    result["copy_ceiling_gbps"] = COPY.get("gbps")
-    result["scale"] = throughput_scale(result["squares"][-1])
+    dips = [256] if args.dry_run else list(DIPS)
+    if args.targets_first:  # the issue's targets first, then the rest of the sawtooth
+        plan = ([(n, n, n) for n in squares] + [(M, n, K) for n in dips]
+                + [(M, n, K) for n in sizes if n not in dips])
+    else:
+        plan = [(M, n, K) for n in sizes] + [(n, n, n) for n in squares]
+    targets = {(n, n, n) for n in squares} | {(M, n, K) for n in dips}
+    # the sawtooth's share of the budget: what the squares and the next step leave it
+    share = 0.95 if args.skip_next_step else 0.6
+    sweep = result["sawtooth"] = []
+    result["squares"] = []
+    for i, (m, n, k) in enumerate(plan):
+        square = m == n == k and n in squares
+        if not square and time.time() - t0 > share * args.budget_s:
+            result.setdefault("sawtooth_cut", f"stopped at N={n} by the budget")
+            continue
+        extras = TMA_EXTRAS if args.extras and (m, n, k) in targets else ()
+        row = matmul_point(m, n, k, gpu, dtype, clock, torch, device, check=i == 0,
+                           rounds=args.rounds, extras=extras)
+        (result["squares"] if square else sweep).append(row)
+        print(f"  {m}x{n}x{k}: auto {row['auto_tflops']:.0f} TFLOP/s ({row['chosen']}), cuBLAS "
+              f"{row['cublas_tflops']:.0f}, best {row['best_measured']}"
+              + (f"; best TMA {row['best_tma']} {row['cublas_ms'] / row['best_tma_ms']:.3f}x cuBLAS"
+                 if "best_tma" in row else "")
+              + (f"; {len(row['extras_failed'])} extras failed" if row["extras_failed"] else ""),
+              flush=True)
+        save()
+    sweep.sort(key=lambda r: r["N"])
+    if not args.skip_next_step:
+        result["next_step"] = next_step_rows(gpu, clock, on_gpu, args.dry_run, args.rounds)
+        result["copy_ceiling_gbps"] = COPY.get("gbps")
+    big = [r for r in result["squares"] if r["M"] == max(squares)]
+    result["scale"] = throughput_scale(big[0]) if big else {"value": 1.0, "how": "no 8192^3 here"}
     save()
     print_summary(result)
     return 0
@@ -332,58 +400,89 @@ def spread(values) -> float:
     return (max(values) - min(values)) / median(values)
 
 
+def _speed(row: dict, key: str) -> float:
+    """cuBLAS's time over a launch's: above 1, the launch is faster."""
+    return row["cublas_ms"] / row[key]
+
+
 def print_summary(result: dict) -> None:
-    rows = result["sawtooth"]
+    rows, squares = result["sawtooth"], result["squares"]
     scale = result["scale"]["value"]
     vs_best = [r["best_candidate_ms"] / r["auto_ms"] for r in rows]
     vs_variants = [r["best_variant_default_tile_ms"] / r["auto_ms"] for r in rows
                    if r["best_variant_default_tile_ms"]]
-    vs_cublas = [r["cublas_ms"] / r["auto_ms"] for r in rows]
+    vs_cublas = [_speed(r, "auto_ms") for r in rows]
     # the chooser alone: its pick's time over the best candidate's, both from the same rounds;
     # and auto against its own candidate (the same launch measured apart): the noise
     picked = [(r["best_candidate_ms"], next(c["measured_ms"] for c in r["candidates"]
                                             if c["label"] == r["chosen"]), r["auto_ms"])
-              for r in rows + result["squares"]]
+              for r in rows + squares]
     pick_vs_best = [b / c for b, c, _ in picked]
     repeat = sorted(abs(a / c - 1) for _, c, a in picked)
-    tf = [r["cublas_tflops"] for r in rows]
-    # cuBLAS's own dips: at least 5% below the mean of its two neighbours
-    dips = [i for i in range(1, len(tf) - 1) if tf[i] <= 0.95 * (tf[i - 1] + tf[i + 1]) / 2]
-    pts = [c for r in rows + result["squares"] for c in r["candidates"]]
+    # cuBLAS's own dips: at least 5% below the mean of its two neighbours (256 apart)
+    dips = [i for i in range(1, len(rows) - 1)
+            if rows[i + 1]["N"] - rows[i - 1]["N"] == 512 and rows[i]["cublas_tflops"]
+            <= 0.95 * (rows[i - 1]["cublas_tflops"] + rows[i + 1]["cublas_tflops"]) / 2]
+    run_l_dips = [r for r in rows if r["N"] in DIPS]
+    # predictions: of the candidates whose efficiency was fitted, and apart the assumed ones
+    pts = [c for r in rows + squares for c in r["candidates"] if not c.get("efficiency_assumed")]
     raw = sum(abs(c["predicted_ms"] / c["measured_ms"] - 1) <= 0.10 for c in pts)
     scaled = sum(abs(c["predicted_ms"] / scale / c["measured_ms"] - 1) <= 0.10 for c in pts)
-    ns = [r for r in result["next_step"] if "error" not in r]
-    direction = sum((r["predicted_change"] > 0.02) == (r["measured_change"] > 0.02)
-                    and (r["predicted_change"] < -0.02) == (r["measured_change"] < -0.02) for r in ns)
-    within = sum(abs((1 + r["predicted_change"]) / (1 + r["measured_change"]) - 1) <= 0.10 for r in ns)
+    assumed = [c for r in rows + squares for c in r["candidates"] if c.get("efficiency_assumed")]
+    assumed_ok = sum(abs(c["predicted_ms"] / scale / c["measured_ms"] - 1) <= 0.10 for c in assumed)
+
+    def med(values):
+        return f"{median(values):.2f}" if values else "n/a"
+
     lines = [
-        ("sizes in the sawtooth", f"{len(rows)}"),
-        ("auto / best of the 9 candidates, min and median",
-         f"{min(vs_best):.2f}, {sorted(vs_best)[len(vs_best) // 2]:.2f}; >= 0.97 at "
+        ("sizes in the sawtooth", f"{len(rows)}" + (f" ({result['sawtooth_cut']})"
+                                                   if "sawtooth_cut" in result else "")),
+        ("auto / best of its candidates, min and median",
+         f"{min(vs_best, default=float('nan')):.2f}, {med(vs_best)}; >= 0.97 at "
          f"{sum(v >= 0.97 for v in vs_best)}/{len(vs_best)}"),
         ("the pick / best candidate, same rounds (sawtooth + squares), min",
          f"{min(pick_vs_best):.2f}; >= 0.97 at {sum(v >= 0.97 for v in pick_vs_best)}/"
          f"{len(pick_vs_best)}"),
         ("auto vs the same launch as a candidate: |difference| median, max",
          f"{repeat[len(repeat) // 2]:.1%}, {repeat[-1]:.1%}"),
-        ("auto / best of 3 variants at 128x256x64, min",
-         f"{min(vs_variants):.2f}; >= 0.97 at {sum(v >= 0.97 for v in vs_variants)}/{len(vs_variants)}"),
-        ("auto / cuBLAS in the sawtooth, median",
-         f"{sorted(vs_cublas)[len(vs_cublas) // 2]:.2f}; >= 1 at {sum(v >= 1 for v in vs_cublas)}"),
-        ("where cuBLAS dips >= 5% below its neighbours: auto >= cuBLAS",
+        ("auto / best of 3 pointer variants at 128x256x64, min",
+         f"{min(vs_variants, default=float('nan')):.2f}; >= 0.97 at "
+         f"{sum(v >= 0.97 for v in vs_variants)}/{len(vs_variants)}"),
+        ("auto / cuBLAS in the sawtooth, median", f"{med(vs_cublas)}; >= 1 at "
+                                                  f"{sum(v >= 1 for v in vs_cublas)}"),
+        ("where cuBLAS dips >= 5% below its neighbours here: auto >= cuBLAS",
          f"{sum(vs_cublas[i] >= 1 for i in dips)}/{len(dips)} (N = "
          f"{', '.join(str(rows[i]['N']) for i in dips) or 'none'})"),
-        *[(f"auto / cuBLAS at {s['M']}^3", f"{s['cublas_ms'] / s['auto_ms']:.2f} ({s['chosen']})")
-          for s in result["squares"]],
-        ("candidate predictions within 10%", f"raw {raw}/{len(pts)}, with scale {scale:.3f}: "
-                                             f"{scaled}/{len(pts)}"),
-        ("next step: direction right / magnitude within 10%",
-         f"{direction}/{len(ns)}, {within}/{len(ns)} ({len(result['next_step']) - len(ns)} failed)"),
-        ("next step: a launch's spread over its rounds (max - min over median), largest",
-         f"{max((spread(r[k]) for r in ns for k in ('before_rounds_ms', 'after_rounds_ms') if k in r), default=float('nan')):.1%}"
-         " (the direction test's dead band: 2%)"),
-        ("wall", f"{result['wall_s']:.0f} s"),
+        *[(f"{s['M']}^3: auto / cuBLAS; best TMA / cuBLAS",
+           f"{_speed(s, 'auto_ms'):.3f} ({s['chosen']}); "
+           + (f"{_speed(s, 'best_tma_ms'):.3f} ({s['best_tma']})" if "best_tma" in s else "n/a"))
+          for s in squares],
+        *[(f"run L's dip N={r['N']}: auto / cuBLAS; best TMA / cuBLAS",
+           f"{_speed(r, 'auto_ms'):.3f}; "
+           + (f"{_speed(r, 'best_tma_ms'):.3f} ({r['best_tma']})" if "best_tma" in r else "n/a"))
+          for r in run_l_dips],
+        ("TMA launches that failed to compile or run",
+         "; ".join(sorted({f"{e['label']}: {e['error'][:60]}" for r in rows + squares
+                           for e in r.get("extras_failed", [])})) or "none"),
+        ("fitted candidates' predictions within 10%",
+         f"raw {raw}/{len(pts)}, with scale {scale:.3f}: {scaled}/{len(pts)}"),
+        ("assumed (TMA) candidates' predictions within 10%, with the scale",
+         f"{assumed_ok}/{len(assumed)}"),
     ]
+    ns = [r for r in result.get("next_step", []) if "error" not in r]
+    if "next_step" in result:
+        direction = sum((r["predicted_change"] > 0.02) == (r["measured_change"] > 0.02)
+                        and (r["predicted_change"] < -0.02) == (r["measured_change"] < -0.02)
+                        for r in ns)
+        within = sum(abs((1 + r["predicted_change"]) / (1 + r["measured_change"]) - 1) <= 0.10
+                     for r in ns)
+        lines += [
+            ("next step: direction right / magnitude within 10%",
+             f"{direction}/{len(ns)}, {within}/{len(ns)} ({len(result['next_step']) - len(ns)} failed)"),
+            ("next step: a launch's spread over its rounds (max - min over median), largest",
+             f"{max((spread(r[k]) for r in ns for k in ('before_rounds_ms', 'after_rounds_ms') if k in r), default=float('nan')):.1%}"
+             " (the direction test's dead band: 2%)")]
+    lines.append(("wall", f"{result['wall_s']:.0f} s"))
     width = max(len(k) for k, _ in lines)
     print("\nSummary (benchmarks/chooser_run.py)")
     for k, v in lines:

@@ -333,7 +333,7 @@ def bind_matmul_persistent(a, b, c, config: MatmulConfig = DEFAULT_CONFIG, *, pr
 
 def bind_matmul_auto(a, b, c, gpu, dtype: str | None = None, choice=None):
     """A zero-argument launch of what matmul_auto chose for this product on `gpu` (a GpuSpec):
-    the variant and tile the launch model predicts fastest (kernels.declare.registry.matmul_choice), no
+    the variant (this file's kernels or kernels/bodies/matmul_tma.py's) and tile the launch model predicts fastest (kernels.declare.registry.matmul_choice), no
     autotuning run. The choice is made here, once (or passed in, made for these sizes);
     `run.choice` says what and why."""
     from kernels.declare.registry import matmul_choice
@@ -349,9 +349,13 @@ def bind_matmul_auto(a, b, c, gpu, dtype: str | None = None, choice=None):
                           p["num_stages"])
     if best.variant == "tiled":
         run = bind_matmul(a, b, c, config)
-    else:
+    elif best.variant in ("persistent", "stream_k"):
         run = bind_matmul_persistent(a, b, c, config, programs=best.programs,
                                      stream_k=best.variant == "stream_k")
+    else:
+        from kernels.bodies.matmul_tma import bind_matmul_tma_variant
+
+        run = bind_matmul_tma_variant(a, b, c, best.variant, config, best.programs)
     run.choice = choice
     return run
 

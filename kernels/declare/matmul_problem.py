@@ -1,6 +1,6 @@
 """Matrix multiplication, the problem's side: inputs, the float64 reference and its tolerance,
-FLOPs and bytes, and the declarations of the Triton kernels in kernels/bodies/matmul.py
-(docs/KERNEL_FILES.md). numpy only, so the registry, the simulator and the window can read it
+FLOPs and bytes, and the declarations of the Triton kernels in kernels/bodies/matmul.py and
+kernels/bodies/matmul_tma.py (docs/KERNEL_FILES.md). numpy only, so the registry, the simulator and the window can read it
 without triton; each kernel is named as "kernels.bodies.matmul:<function>" and imported when launched.
 """
 
@@ -11,6 +11,7 @@ import numpy as np
 from kernels.declare.spec import cdiv
 
 KERNELS = "kernels.bodies.matmul"
+TMA_KERNELS = "kernels.bodies.matmul_tma"
 
 
 # --------------------------------------------------------------------------------------------
@@ -67,6 +68,10 @@ def _strides(M, N, K):
 
 
 _BLOCK = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3)
+# The TMA persistent kernel's loop options (kernels/bodies/matmul_tma.py), as declared and as its
+# launcher's defaults: the tile loop and the K loop pipelined as one, no warp specialisation
+# (Triton 3.7.1 compiles it for sm_90 without splitting the warps), C stored in one box.
+TMA_LOOP = dict(FLATTEN=True, WARP_SPECIALIZE=False, EPILOGUE_SUBTILE=False)
 _COMMON = dict(
     output=lambda a, *_, M, N: np.empty((M, N), dtype=a.dtype),
     flops=matmul_flops,
@@ -106,10 +111,29 @@ MATMUL = [
                                                       *_strides(M, N, K), None),
          grid=lambda sm_count: sm_count,
          block=dict(_BLOCK), constants=dict(STREAM_K=True, STAMP=False), **_COMMON),
+    # The TMA kernels take descriptors, made from A, B, C and the launch's BLOCK sizes by the
+    # declared wrapper; TMA needs K and N multiples of 8 (16-byte rows), hence their check sizes.
+    dict(kernel=f"{TMA_KERNELS}:matmul_tma_declared", backend="triton", name="matmul_tma",
+         title="Matmul, TMA, one program per tile",
+         description="Tiled, with A, B and C through Hopper tensor descriptors (TMA boxes into "
+                     "shared memory, no address arithmetic); the schedule of matmul_tiled.",
+         inputs=_inputs, args=lambda a, b, out, M, N, K: (a, b, out, M, N, K),
+         grid=lambda M, N, BLOCK_M, BLOCK_N: cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N),
+         block=dict(_BLOCK), **{**_COMMON, "check_sizes": [64, 104, 256]}),
+    dict(kernel=f"{TMA_KERNELS}:matmul_tma_persistent_declared", backend="triton",
+         name="matmul_tma_persistent", title="Matmul, TMA, persistent (one program per SM)",
+         description="Tutorial 09's TMA persistent loop: one program per SM over the tiles, the "
+                     "tile and K loops pipelined as one (flatten); the schedule of "
+                     "matmul_persistent.",
+         inputs=_inputs, args=lambda a, b, out, M, N, K: (a, b, out, M, N, K),
+         grid=lambda M, N, BLOCK_M, BLOCK_N, sm_count: min(
+             sm_count, cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)),
+         block=dict(_BLOCK), constants=dict(TMA_LOOP),
+         **{**_COMMON, "check_sizes": [64, 104, 256]}),
     dict(kernel=f"{KERNELS}:matmul_auto_kernel", backend="triton", name="matmul_auto",
          title="Matmul, auto (variant and tile chosen by the model)",
-         description="Tiled, persistent or stream-K, and one of three tiles: whichever the launch "
-                     "model predicts fastest for these sizes on this GPU, with no autotuning run "
+         description="Tiled, persistent, stream-K, TMA tiled or TMA persistent, and one of "
+                     "three tiles: whichever the launch model predicts fastest for these sizes on this GPU, with no autotuning run "
                      "(sim/model/matmul_choice.py; `explain --kernel matmul_auto` says why).",
          inputs=_ws_inputs,
          args=lambda a, b, ws, counts, out, M, N, K: (a, b, out, ws, counts, M, N, K,
@@ -117,6 +141,12 @@ MATMUL = [
          grid=lambda M, N, K, sm_count: _auto_programs(M, N, K, sm_count),
          block=dict(num_warps=8), **_COMMON),
 ]
+
+
+# matmul_auto's candidates: variant (sim.model.matmul_choice.VARIANTS) -> its declaration's name
+AUTO_VARIANTS = {"tiled": "matmul_tiled", "persistent": "matmul_persistent",
+                 "stream_k": "matmul_stream_k", "tma": "matmul_tma",
+                 "tma_persistent": "matmul_tma_persistent"}
 
 
 def _auto_programs(M, N, K, sm_count):

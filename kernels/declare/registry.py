@@ -10,7 +10,7 @@ from __future__ import annotations
 from sim.inputs.errors import UserError
 
 from kernels.bodies import reference
-from kernels.declare.matmul_problem import MATMUL
+from kernels.declare.matmul_problem import AUTO_VARIANTS, MATMUL
 from kernels.declare.spec import KernelSpec, cdiv, declare
 
 TRITON = "kernels.bodies.triton_kernels"
@@ -154,8 +154,7 @@ def parse_kernel_list(text: str) -> list[KernelSpec]:
 
 def matmul_variants() -> dict[str, KernelSpec]:
     """matmul_auto's candidates' declarations, by variant (sim.model.matmul_choice.VARIANTS)."""
-    return {"tiled": _BY_NAME["matmul_tiled"], "persistent": _BY_NAME["matmul_persistent"],
-            "stream_k": _BY_NAME["matmul_stream_k"]}
+    return {variant: _BY_NAME[name] for variant, name in AUTO_VARIANTS.items()}
 
 
 _CHOICES: dict = {}  # (sizes, GPU, dtype) -> choice: the grid rule asks at every slider move

@@ -1,4 +1,5 @@
-"""matmul_auto's choice: which variant (tiled, persistent, stream-K) and which tile, by the model.
+"""matmul_auto's choice: which variant (tiled, persistent, stream-K, TMA tiled or TMA persistent)
+and which tile, by the model.
 
 No autotuning run: every candidate (a variant and a tile configuration from a small set) is
 predicted by the compute-bound launch model (`predict_candidate`, the one place a prediction is
@@ -17,12 +18,18 @@ from sim.rules.devices import GpuSpec
 from sim.inputs.errors import UserError
 from sim.inputs.files import read_json_file
 from sim.inputs.places import resource
+from sim.model.matmul_work import ITEMSIZE
 
-VARIANTS = ("tiled", "persistent", "stream_k")
-# Nine candidates are simulated per choice (the window asks at every slider move): bigger
+VARIANTS = ("tiled", "persistent", "stream_k", "tma", "tma_persistent")
+# Fifteen candidates are simulated per choice (the window asks at every slider move): bigger
 # products than 2^16 tiles (16384 x 32768 in 128 x 256 tiles; 0.2 s a candidate) are refused.
 MAX_CHOICE_TILES = 2**16
-VARIANT_TITLES = {"tiled": "tiled", "persistent": "persistent", "stream_k": "stream-K"}
+VARIANT_TITLES = {"tiled": "tiled", "persistent": "persistent", "stream_k": "stream-K",
+                  "tma": "TMA-tiled", "tma_persistent": "TMA-persistent"}  # one word each
+# The TMA kernels (kernels/bodies/matmul_tma.py) reach A, B and C through tensor descriptors,
+# whose row strides the CUDA driver's cuTensorMapEncodeTiled takes only in multiples of 16 bytes.
+TMA_VARIANTS = ("tma", "tma_persistent")
+TMA_ROW_ALIGN_BYTES = 16
 
 # (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages): tutorial 03's Hopper winner, a
 # half-size tile that fills a wave where the big one fills half (N=2048 at M=1024: 64 vs 128
@@ -51,6 +58,13 @@ def tile_label(params: dict) -> str:
 STREAM_K_FILLS = (0.0, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97, 1.0)
 STREAM_K_SLOWDOWN = (0.033, 0.138, 0.164, 0.308, 0.192, 0.771, 0.896, 0.242, 0.0)
 STREAM_K_SLOWDOWN_TILE = (128, 256, 64)  # BLOCK_M, BLOCK_N, BLOCK_K it was measured with
+
+
+def tma_fits(M: int, N: int, K: int, itemsize: int = 2) -> bool:
+    """Whether TMA can address these row-major matrices: every row of A (K long), of B and of C
+    (N long) on a 16-byte boundary. M is free: it counts rows, it is no row's length."""
+    return (M >= 1 and (int(K) * itemsize) % TMA_ROW_ALIGN_BYTES == 0
+            and (int(N) * itemsize) % TMA_ROW_ALIGN_BYTES == 0)
 
 
 def leftover_fill(tiles: int, concurrent: int) -> float:
@@ -90,9 +104,31 @@ def candidate_key(spec, params: dict) -> str:
     return f"{spec.name} {tile_label(params)}"
 
 
+def efficiency_key(spec, params: dict) -> str:
+    """The fit's entry this kernel and tile take their efficiency from: their own, else (a kernel
+    not measured yet) that of the kernel the fit says it is assumed like ("assumed_from"), at
+    the same tile; "" where neither was fitted."""
+    fit = tile_fit()
+    fitted = fit.get("efficiency", {})
+    key = candidate_key(spec, params)
+    if key in fitted:
+        return key
+    donor = fit.get("assumed_from", {}).get(spec.name)
+    donor_key = f"{donor} {tile_label(params)}" if donor else ""
+    return donor_key if donor_key in fitted else ""
+
+
 def candidate_efficiency(spec, params: dict) -> float:
-    """The fitted model-over-measured time of this kernel and tile; 1 where none was fitted."""
-    return float(tile_fit().get("efficiency", {}).get(candidate_key(spec, params), 1.0))
+    """The fitted model-over-measured time of this kernel and tile (or of the kernel it is
+    assumed like, efficiency_key); 1 where none was fitted."""
+    key = efficiency_key(spec, params)
+    return float(tile_fit()["efficiency"][key]) if key else 1.0
+
+
+def efficiency_assumed(spec, params: dict) -> bool:
+    """True where the efficiency is another kernel's (no measurement of this one yet)."""
+    key = efficiency_key(spec, params)
+    return bool(key) and key != candidate_key(spec, params)
 
 
 def predict_candidate(spec, dims: dict, gpu: GpuSpec, params: dict, dtype: str):
@@ -122,6 +158,7 @@ class Candidate:
     time_us: float
     tflops: float
     efficiency: float = 1.0  # the fitted one its time was divided by (candidate_efficiency)
+    assumed: bool = False  # that efficiency is another kernel's (efficiency_assumed)
 
     @property
     def label(self) -> str:
@@ -153,7 +190,8 @@ class MatmulChoice:
 
     def rows(self) -> list[tuple[str, str, str, str, str]]:
         """(candidate, tiles, waves, predicted us, TFLOP/s) per candidate, fastest first."""
-        return [(("-> " if i == 0 else "   ") + c.label, f"{c.tiles:,}", f"{c.waves:.2f}",
+        return [(("-> " if i == 0 else "   ") + c.label + (" (assumed)" if c.assumed else ""),
+                 f"{c.tiles:,}", f"{c.waves:.2f}",
                  f"{c.time_us:,.1f}", f"{c.tflops:,.0f}") for i, c in enumerate(self.candidates)]
 
     def to_dict(self) -> dict:
@@ -162,7 +200,8 @@ class MatmulChoice:
                 "candidates": [{"variant": c.variant, "params": dict(c.params), "tiles": c.tiles,
                                 "programs": c.programs, "blocks_per_sm": c.blocks_per_sm,
                                 "concurrent_tiles": c.concurrent_tiles,
-                                "waves": c.waves, "time_us": c.time_us, "tflops": c.tflops}
+                                "waves": c.waves, "time_us": c.time_us, "tflops": c.tflops,
+                                "efficiency": c.efficiency, "efficiency_assumed": c.assumed}
                                for c in self.candidates],
                 "skipped": list(self.skipped)}
 
@@ -170,7 +209,9 @@ class MatmulChoice:
 def choose(specs: dict, dims: dict, gpu: GpuSpec, dtype: str = "bfloat16",
            tiles=CANDIDATE_TILES) -> MatmulChoice:
     """The fastest predicted candidate for an M x N x K product. `specs`: variant -> its
-    declaration (kernels.declare.registry's matmul_tiled, matmul_persistent, matmul_stream_k)."""
+    declaration (kernels.declare.registry.matmul_variants); a variant not given is not weighed.
+    Equal times keep VARIANTS' order, so a TMA kernel whose efficiency is only assumed like its
+    pointer twin's is never chosen over it."""
     try:
         sizes = {k: int(dims[k]) for k in ("M", "N", "K")}
     except (KeyError, TypeError, ValueError):
@@ -178,7 +219,11 @@ def choose(specs: dict, dims: dict, gpu: GpuSpec, dtype: str = "bfloat16",
     if min(sizes.values()) < 1:
         raise UserError(f"M, N and K must be at least 1, got {sizes}")
     found, skipped = [], []
-    for variant in VARIANTS:
+    for variant in (v for v in VARIANTS if v in specs):
+        if variant in TMA_VARIANTS and not tma_fits(**sizes, itemsize=ITEMSIZE[dtype]):
+            skipped.append(f"{VARIANT_TITLES[variant]}: TMA needs K and N multiples of "
+                           f"{TMA_ROW_ALIGN_BYTES // ITEMSIZE[dtype]} (16-byte rows)")
+            continue
         for tile in tiles:
             params = tile_params(tile)
             n_tiles = -(-sizes["M"] // params["BLOCK_M"]) * -(-sizes["N"] // params["BLOCK_N"])
@@ -197,7 +242,8 @@ def choose(specs: dict, dims: dict, gpu: GpuSpec, dtype: str = "bfloat16",
             found.append(Candidate(variant, params, p.tiles, p.programs, p.blocks_per_sm,
                                    p.concurrent_tiles, p.waves, time_us,
                                    2 * sizes["M"] * sizes["N"] * sizes["K"] / time_us / 1e6,
-                                   candidate_efficiency(specs[variant], p.params)))
+                                   candidate_efficiency(specs[variant], p.params),
+                                   efficiency_assumed(specs[variant], p.params)))
     if not found:
         raise UserError(f"no matmul candidate for M={sizes['M']:,} N={sizes['N']:,} "
                         f"K={sizes['K']:,} on {gpu.name}: {skipped[0] if skipped else ''}")

@@ -1,4 +1,4 @@
-"""matmul_auto's choice: the fastest predicted of three variants x three tiles, and why."""
+"""matmul_auto's choice: the fastest predicted of five variants x three tiles, and why."""
 
 import json
 from pathlib import Path
@@ -20,10 +20,30 @@ def _choose(M, N, K, tiles=CANDIDATE_TILES):
 
 def test_every_candidate_is_weighed_and_the_fastest_is_chosen():
     c = _choose(1024, 4096, 8192)
-    assert len(c.candidates) == 9
+    assert len(c.candidates) == 15
     times = [x.time_us for x in c.candidates]
     assert times == sorted(times) and c.chosen.time_us == min(times)
     assert c.chosen.label in c.why() and "tiles" in c.why()
+
+
+def test_tma_candidates_are_assumed_like_their_pointer_twins_and_lose_the_tie():
+    """No GPU timing of the TMA kernels yet: each takes its pointer twin's fitted efficiency
+    (resources/fits/H200_matmul_tiles.json "assumed_from"), is marked so, and the twin wins."""
+    c = _choose(4096, 4096, 4096)
+    by = {(x.variant, x.label.split(" ", 1)[1]): x for x in c.candidates}
+    for tma, twin in (("tma", "tiled"), ("tma_persistent", "persistent")):
+        for x in (x for x in c.candidates if x.variant == tma):
+            other = next(o for o in c.candidates if o.variant == twin and o.params == x.params)
+            assert x.assumed and not other.assumed and x.time_us == other.time_us
+            assert c.candidates.index(other) < c.candidates.index(x)
+    assert not c.chosen.variant.startswith("tma") and by
+    assert any("(assumed)" in row[0] for row in c.rows())
+
+
+def test_tma_candidates_are_skipped_where_rows_are_not_16_byte_aligned():
+    c = _choose(1024, 4100, 8192)  # N = 4100: 8200-byte rows of B and C
+    assert {x.variant for x in c.candidates} == {"tiled", "persistent", "stream_k"}
+    assert sum("16-byte rows" in s for s in c.skipped) == 2
 
 
 def test_half_a_wave_of_big_tiles_takes_a_smaller_tile():

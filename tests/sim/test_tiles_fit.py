@@ -40,7 +40,7 @@ def test_the_model_still_gives_the_rows_the_fit_was_made_on(N):
     got = choose(matmul_variants(), dict(M=1024, N=N, K=8192), preset("H200"), "bfloat16")
     stored = {k: model for M, n, K, k, _, model in STORED["rows"] if n == N}
     specs = matmul_variants()
-    for c in got.candidates:
+    for c in (c for c in got.candidates if not c.assumed):  # the TMA ones: not fitted yet
         key = f"{specs[c.variant].name} {c.label.split(' ', 1)[1]}"
         assert c.efficiency < 1.0
         assert c.time_us * c.efficiency == pytest.approx(stored[key], abs=2e-3)

@@ -1,0 +1,119 @@
+"""The TMA matmul kernels against float64, through the interpreter, and compiled for sm_90.
+
+Triton's interpreter runs host-side tensor descriptors (it turns each into its own descriptor
+object and copies boxes with numpy), so the kernels' own code is checked here on the CPU, in
+fp16 and fp32 (its bfloat16 is wrong upstream), at sizes with ragged edges on both sides and a K
+that is not a multiple of BLOCK_K (the boxes past the matrix read zeros and store nothing). The
+sm_90 code (TMA copies, wgmma, the pipelined and warp-specialised loops) is compiled without a GPU
+in a subprocess (matmul_tma_compile.py); it is not run here.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from kernels_env import HAS_GPU
+
+from kernels.bodies import matmul as mm
+from kernels.bodies import matmul_tma as mt
+
+DEVICE = "cuda" if HAS_GPU else "cpu"
+SMALL = mm.MatmulConfig(64, 64, 32, 2, 4, 2)
+# (100, 152, 168): 2 x 3 = 6 tiles, the last row and column of tiles ragged, 6 K-iterations of 32
+# with 8 in the last; 5 persistent programs: one of them takes two tiles
+M, N, K = 100, 152, 168
+
+
+def _inputs(dtype, m=M, n=N, k=K, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(m, k, generator=g).to(dtype).to(DEVICE),
+            torch.randn(k, n, generator=g).to(dtype).to(DEVICE))
+
+
+def _poisoned(a, b):
+    return torch.full((a.shape[0], b.shape[1]), float("nan"), dtype=a.dtype, device=DEVICE)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("variant, loop", [
+    ("tma", {}), ("tma_persistent", {}), ("tma_persistent", dict(flatten=False)),
+    ("tma_persistent", dict(epilogue_subtile=True)),
+    ("tma_persistent", dict(warp_specialize=True, flatten=False))])
+def test_matches_float64(variant, loop, dtype):
+    a, b = _inputs(dtype)
+    c = _poisoned(a, b)
+    mt.bind_matmul_tma_variant(a, b, c, variant, SMALL, programs=5, **loop)()
+    err = mm.relative_error(c, mm.reference(a, b))
+    assert err < mm.TOLERANCE[str(dtype).removeprefix("torch.")], err
+
+
+def test_more_programs_than_tiles_and_repeated_calls():
+    """8 programs for 2 tiles: the launcher keeps 2; a second call gives the same answer."""
+    a, b = _inputs(torch.float32, 64, 128, 64, seed=2)
+    c = _poisoned(a, b)
+    run = mt.bind_matmul_tma_persistent(a, b, c, SMALL, programs=8)
+    ref = mm.reference(a, b)
+    for _ in range(2):
+        c.fill_(float("nan"))
+        run()
+        assert mm.relative_error(c, ref) < mm.TOLERANCE["float32"]
+
+
+def test_rows_tma_cannot_reach_are_refused():
+    a, b = _inputs(torch.float16, 100, 150, 160)  # N = 150: 300-byte rows, not 16-byte aligned
+    with pytest.raises(ValueError, match="multiples of 8"):
+        mt.bind_matmul_tma(a, b, _poisoned(a, b), SMALL)
+    a, b = _inputs(torch.float16)
+    with pytest.raises(ValueError, match="row-major"):
+        mt.bind_matmul_tma(a, b.t().contiguous().t(), _poisoned(a, b), SMALL)
+    with pytest.raises(ValueError, match="not a TMA variant"):
+        mt.bind_matmul_tma_variant(a, b, _poisoned(a, b), "tiled", SMALL, 4)
+
+
+def test_declarations_run_and_check_through_the_registry():
+    """`check --kernel matmul_tma,matmul_tma_persistent`: launched by kernels/launching with their
+    declared grids (the wrapper makes the descriptors from the launch's BLOCK sizes)."""
+    from kernels.measure.check import run_checks
+
+    results = run_checks(["matmul_tma", "matmul_tma_persistent"], [104])
+    assert [(r.kernel, r.status) for r in results] == [
+        ("matmul_tma", "OK"), ("matmul_tma_persistent", "OK")], results
+
+
+def test_auto_launches_a_tma_choice():
+    """A choice whose pick is a TMA candidate (the first TMA one, taken as chosen) launches it."""
+    from dataclasses import replace
+
+    from kernels.declare.registry import auto_gpu, matmul_choice
+
+    a, b = _inputs(torch.float16, 128, 256, 64, seed=4)
+    gpu = auto_gpu(4)
+    choice = matmul_choice(dict(M=128, N=256, K=64), gpu, "float16")
+    for variant in ("tma", "tma_persistent"):
+        pick = next(c for c in choice.candidates if c.variant == variant)
+        forced = replace(choice, candidates=(pick,))
+        c = _poisoned(a, b)
+        run = mm.bind_matmul_auto(a, b, c, gpu, "float16", choice=forced)
+        run()
+        assert run.choice.chosen.variant == variant
+        assert mm.relative_error(c, mm.reference(a, b)) < mm.TOLERANCE["float16"]
+
+
+def test_tma_kernels_compile_for_sm90():
+    """TMA copies and wgmma in every required configuration, no spills; the warp-specialised
+    ones compile, and whether Triton split their warps is reported, not required."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    script = Path(__file__).with_name("matmul_tma_compile.py")
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                          timeout=300)
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert done.returncode == 0 and rows, done.stdout + done.stderr
+    for row in rows:
+        if row["required"]:
+            assert "error" not in row, row
+            assert row["wgmma"] and row["tma"] and row["stack"] == 0, row
+            assert row["shared_metadata"] <= 232448, row  # the H200's 227 KiB per block
