@@ -8,6 +8,7 @@ score was looked at (benchmarks/NOTES-fit.md). No GPU needed:
     python3 benchmarks/fit_launch.py --fit-step  # the reduction step alone (its one FIT point)
     python3 benchmarks/fit_launch.py           # score FIT and TEST with resources/physics/H200.json
     python3 benchmarks/fit_launch.py --json    # the same as JSON (tests/models pins the counts)
+    python3 benchmarks/fit_launch.py --next-step  # issue 21's next-step pairs (runs I, L: TEST)
 
 The spread and the hold are a grid search on the FIT add traces (count within all three bars,
 then mean residency error; the overhead plays no part there: makespans are first to last
@@ -77,6 +78,11 @@ GRID = {"block_time_spread": (0.3, 0.35, 0.4, 0.45), "slot_hold_fraction": (0.25
 SEARCH_MAX_BLOCKS = 2**17  # the search skips the 2^27 add traces (slow to schedule); scored after
 OVERHEADS = (3.8, 3.9, 4.0, 4.1, 4.2, 4.3, 4.4)
 BAR = 0.10  # kernel times: within 10%
+# issue 21's next-step pairs, each measured before and after one lever's change (2^26 elements;
+# benchmarks/chooser_run.py `next_step_rows`): TEST for the launch model, nothing fitted on them
+NEXT_STEP_RUNS = (ROOT / "benchmarks" / "run_i" / "chooser_h200.json",
+                  ROOT / "benchmarks" / "run_l" / "chooser" / "chooser_h200.json")
+DEAD_BAND = 0.02  # chooser_run.py's: a change within +-2% is "no change"
 
 
 @contextlib.contextmanager
@@ -279,13 +285,51 @@ def report() -> dict:
     return out
 
 
+def next_step_scores(path: Path) -> list[dict]:
+    """Each measured next-step pair of one chooser run re-predicted with this checkout's model,
+    as chooser_run.py predicts it (sim.model.what_if.predict at the run's copy ceiling)."""
+    from kernels.declare.registry import get_kernel
+    from sim.model.what_if import WhatIf, predict
+
+    run, gpu = json.loads(path.read_text()), preset("H200")
+    out = []
+    for r in run["next_step"]:
+        if r.get("error"):
+            continue
+        n, spec, times = r["n"], get_kernel(r["kernel"]), {}
+        for side in ("before", "after"):
+            la, setting = r[side + "_launch"], r[side]
+            ept = setting["BLOCK_SIZE"] // la["threads"] if "BLOCK_SIZE" in setting else None
+            what = WhatIf(la["threads"], la["regs"], la["smem"], n, spec.bytes_moved(n) / n,
+                          elements_per_thread=ept, grid_blocks=None if ept else la["grid"])
+            times[side] = predict(gpu, what, run["copy_ceiling_gbps"]).time_us
+        predicted, measured = times["after"] / times["before"] - 1, r["measured_change"]
+        out.append({"pair": f"{r['kernel']} {r['lever']} {r['before']} -> {r['after']}",
+                    "before_us": times["before"], "after_us": times["after"],
+                    "predicted": predicted, "measured": measured,
+                    "direction_ok": (predicted > DEAD_BAND) == (measured > DEAD_BAND)
+                    and (predicted < -DEAD_BAND) == (measured < -DEAD_BAND),
+                    "magnitude_ok": abs((1 + predicted) / (1 + measured) - 1) <= BAR})
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fit", action="store_true")
     ap.add_argument("--fit-step", action="store_true",
                     help="only the reduction step, the other constants as stored (fast)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--next-step", action="store_true", help="only the next-step pairs (TEST)")
     args = ap.parse_args()
+    if args.next_step:
+        for path in NEXT_STEP_RUNS:
+            rows = next_step_scores(path)
+            for r in rows:
+                print(f"  {r['pair']:78s} predicted {r['predicted']:+.1%} measured "
+                      f"{r['measured']:+.1%}{'' if r['direction_ok'] else '  direction MISS'}")
+            print(f"{path.relative_to(ROOT)}: direction right {sum(r['direction_ok'] for r in rows)} "
+                  f"of {len(rows)}, magnitude within 10% {sum(r['magnitude_ok'] for r in rows)} of {len(rows)}")
+        return 0
     if args.fit:
         fit()
         return 0

@@ -303,6 +303,17 @@ def mean_value_analysis(customers: int, delay_ns: float, demands_ns,
     customers of large demand (an SM holding one or two big blocks) exponential service stalls
     far below the ceiling that the cards reach; throughput is capped at the bottleneck's 1 / D
     (the approximation can overshoot it: the excess time is then queueing at the bottleneck)."""
+    throughputs, residences = mva_levels(customers, delay_ns, demands_ns, cv2)
+    if not len(throughputs):
+        return 0.0, np.asarray(demands_ns, dtype=float).copy()
+    return float(throughputs[-1]), residences[-1]
+
+
+def mva_levels(customers: int, delay_ns: float, demands_ns,
+               cv2=STATION_CV2) -> tuple[np.ndarray, np.ndarray]:
+    """`mean_value_analysis` at every population 1..`customers` (MVA computes them in turn
+    anyway): throughputs per ns, shape (customers,), and residence times, (customers, stations).
+    The launch model's drain asks for an SM's rate as its blocks leave one by one."""
     demands = np.asarray(demands_ns, dtype=float)
     cv2 = np.asarray(cv2, dtype=float)
     if cv2.ndim and cv2.shape != demands.shape:
@@ -312,15 +323,17 @@ def mean_value_analysis(customers: int, delay_ns: float, demands_ns,
         raise ValueError(f"a squared coefficient of variation cannot be negative, got {cv2}")
     queue, busy = np.zeros_like(demands), np.zeros_like(demands)
     cap = 1.0 / demands.max() if demands.size and demands.max() > 0 else math.inf
-    throughput, residence = 0.0, demands.copy()
-    for m in range(1, int(customers) + 1):
+    n = max(int(customers), 0)
+    throughputs, residences = np.zeros(n), np.zeros((n, demands.size))
+    for m in range(1, n + 1):
         residence = demands * (1.0 + queue - busy) + busy * demands * (1.0 + cv2) / 2.0
         throughput = m / (delay_ns + residence.sum())
         if throughput > cap:  # saturated: the customers' extra time is spent queued at the bottleneck
             residence[int(np.argmax(demands))] += m / cap - delay_ns - residence.sum()
             throughput = cap
         queue, busy = throughput * residence, throughput * demands
-    return throughput, residence
+        throughputs[m - 1], residences[m - 1] = throughput, residence
+    return throughputs, residences
 
 
 def predict_loaded(gpu: GpuSpec, blocks_per_sm: int, trip: BlockTrip, *,

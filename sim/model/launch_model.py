@@ -37,7 +37,8 @@ import numpy as np
 from sim.rules.devices import GpuSpec
 from sim.inputs.errors import UserError
 from sim.rules.geometry import BYTES_PER_ELEMENT_ADD, LaunchGeometry
-from sim.model.latency import BUSY, DEFAULT_LOADS, mean_value_analysis, trip_costs_for
+from sim.model.drain import drain
+from sim.model.latency import BUSY, DEFAULT_LOADS, mva_levels, trip_costs_for
 from sim.rules.occupancy import Occupancy
 from sim.rules.physics import GpuPhysics, physics_for
 from sim.schedule.scheduler import Simulation, _unit_noise
@@ -223,23 +224,32 @@ class TripCost:
         return self.dispatch_ns + self.delay_ns
 
     def _solve(self, resident_blocks: int):
-        return _solved(self, int(resident_blocks))
-
-    def _solve_now(self, resident_blocks: int):
+        """The MVA for `resident_blocks` live GPU-wide, spread evenly over the SMs."""
         sms = min(self.sm_count, max(int(resident_blocks), 1))
-        port_ns = self.bytes_per_trip / (self.ceiling_gbps / sms)  # GB/s = bytes per ns
-        demands = (self.dispatch_ns / self.trips, port_ns)  # a looping block is dispatched once
         per_sm = math.ceil(max(int(resident_blocks), 1) / sms)
-        per_ns, residence = mean_value_analysis(per_sm, self.delay_ns, demands)
-        return per_ns, residence, demands
+        per_ns, residence = (a[per_sm - 1] for a in _solved(self, per_sm, sms))
+        return per_ns, residence, self._demands(sms)
+
+    def _demands(self, sms: int) -> tuple[float, float]:
+        port_ns = self.bytes_per_trip / (self.ceiling_gbps / sms)  # GB/s = bytes per ns
+        return self.dispatch_ns / self.trips, port_ns  # a looping block is dispatched once
+
+    def life_us(self, resident_blocks: int) -> float:
+        """A block's whole life in its slot while `resident_blocks` are live GPU-wide."""
+        _, residence, _ = self._solve(resident_blocks)
+        return max(self.trips * (self.delay_ns + float(residence.sum())) / 1e3 + self.extra_us,
+                   self.min_us)
+
+    def levels(self, per_sm: int, sms: int) -> tuple[np.ndarray, np.ndarray]:
+        """The MVA of one SM holding k = 1..`per_sm` blocks (index k - 1) while `sms` SMs share
+        the DRAM: block trips per ns and residences (what the drain, sim.model.drain, reads)."""
+        return _solved(self, int(per_sm), int(sms))
 
     def durations(self, block_ids: np.ndarray, resident_blocks: int) -> np.ndarray:
-        _, residence, _ = self._solve(resident_blocks)
-        block_us = self.trips * (self.delay_ns + float(residence.sum())) / 1e3 + self.extra_us
         # the MVA's time is the block's whole life in its slot; `stamped_ends` says where in it
         # thread 0's end stamp falls
         # the spread is each trip's: a block that loops over `trips` averages it down
-        base = max(block_us, self.min_us)
+        base = self.life_us(resident_blocks)
         # the straggle is the DRAM's service order, so it cannot outlast the SM's own bytes: the
         # last of an SM's resident blocks (FIFO at its port) stamps its end once all their trips
         # are through, its slot free `hold` of a trip later (`stamped_ends`). The spread narrows
@@ -273,9 +283,10 @@ class TripCost:
 
 
 @functools.lru_cache(maxsize=4096)
-def _solved(cost: TripCost, resident_blocks: int):
-    """TripCost's MVA, once per (cost, resident count): a long grid asks for the same few."""
-    return cost._solve_now(resident_blocks)
+def _solved(cost: TripCost, per_sm: int, sms: int):
+    """TripCost's MVA on one SM at every population up to `per_sm`, `sms` SMs sharing the DRAM,
+    once per (cost, per_sm, sms): a long grid and the drain ask for the same few."""
+    return mva_levels(per_sm, cost.delay_ns, cost._demands(sms))
 
 
 CHAIN_CONSTANTS = ("l2_latency_ns", "l2_gbps", "reduction_step_ns")
@@ -332,6 +343,8 @@ def predict_launch(gpu: GpuSpec, launch: Launch, mode: str = "memory", *,
         cost = cost or TripCost.for_gpu(gpu, launch, ceiling_gbps, ph)
         sim = run_schedule(gpu, n_sim, launch.blocks_per_sm, launch.warps_per_block, cost, order,
                            schedule="ideal")  # the MVA holds the dispatcher: no second spacing
+        if isinstance(cost, TripCost):  # past the last start the blocks share what the others free
+            sim = drain(sim, cost)
         if isinstance(cost, TripCost) and cost.hold:
             ends = cost.stamped_ends(sim.block_start_us, sim.block_end_us)
             sim = replace(sim, block_end_us=ends, makespan_us=float(ends.max()))

@@ -1,0 +1,57 @@
+"""The drain: memory-bound blocks end sooner once nothing refills the GPU.
+
+The block scheduler (sim.schedule.scheduler) fixes a block's time when it starts, from the blocks
+live at that moment (sim.model.launch_model.TripCost). While blocks still wait, every freed slot
+is refilled at once (the memory-bound schedule is "ideal"), so each SM keeps its full count and
+the time fixed at the start is right: a block shares its SM's memory port with a full set of
+neighbours all its life. After the last block starts nothing refills, and a block that started
+late no longer waits behind neighbours that are not there. What an SM still has to do is the
+bytes its live blocks have not moved yet (each block's share of its life still ahead): they go
+through its port at the rate the TripCost's MVA gives its live blocks (the port's share of the
+DRAM, or what their latency allows), then one round trip per trip left. `drain` ends no block
+of the SM later than that; blocks due sooner keep their ends (the DRAM's service order stays).
+The SM's share of the DRAM stays what it was at the last start: the H200's traces drain no
+faster as SMs go idle (benchmarks/NOTES-fit.md, fourth pass: that variant took the FIT traces
+from 11 to 8 of 14). A block waiting on latency rather than on the port gains little: no SM
+ends before its least advanced block would alone. In a grid of one wave or less every block
+still has all its bytes ahead at the last start, and the bound is about the start-time one
+(`TripCost.slowest_us`, on the SM's own count).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+
+def drain(sim, cost):
+    """`sim` (a sim.schedule.scheduler.Simulation under `cost`, a TripCost) with the ends after
+    its last start bounded by each SM's bytes still to move (see the module docstring)."""
+    start, end = sim.block_start_us, sim.block_end_us
+    t = float(start.max())
+    live = np.flatnonzero(end > t)
+    if not live.size:
+        return sim
+    sms = sim.gpu.sm_count
+    sm = sim.block_sm[live]
+    ahead = (end[live] - t) / np.maximum(end[live] - start[live], 1e-12)  # share of its life left
+    count = np.bincount(sm, minlength=sms)
+    busy = int(np.count_nonzero(count))
+    per_ns, _ = cost.levels(int(count.max()), busy)  # block trips per ns on an SM of k live blocks
+    rate = np.where(count > 0, per_ns[np.maximum(count, 1) - 1], 1.0) * cost.bytes_per_trip
+    bytes_left = np.bincount(sm, ahead, minlength=sms) * cost.bytes_per_trip * cost.trips
+    trips_left = np.zeros(sms)
+    np.maximum.at(trips_left, sm, np.ceil(ahead * cost.trips - 1e-9))
+    bound = (cost.dispatch_ns + trips_left * cost.delay_ns + bytes_left / rate) / 1e3 + cost.extra_us
+    # the bound is on the end stamp; the slot frees `hold` of a trip later (TripCost.stamped_ends)
+    cap = bound / (1.0 - cost.hold / (1.0 + cost.hold) / cost.trips)
+    furthest = np.zeros(sms)
+    np.maximum.at(furthest, sm, ahead)
+    cap = np.maximum(cap, furthest * cost.life_us(busy))
+    ends = np.maximum(np.minimum(end[live], t + cap[sm]), start[live] + cost.min_us)
+    if np.array_equal(ends, end[live]):
+        return sim
+    new_end = end.copy()
+    new_end[live] = ends
+    return replace(sim, block_end_us=new_end, makespan_us=float(new_end.max()))
