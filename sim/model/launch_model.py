@@ -41,6 +41,7 @@ from sim.model.drain import drain
 from sim.model.latency import BUSY, DEFAULT_LOADS, mva_levels, trip_costs_for
 from sim.rules.occupancy import Occupancy
 from sim.rules.physics import GpuPhysics, physics_for
+from sim.schedule.dispatch_profile import warp_pacing_us
 from sim.schedule.scheduler import Simulation, _unit_noise
 
 MODES = ("memory", "compute", "uniform")
@@ -342,7 +343,8 @@ def predict_launch(gpu: GpuSpec, launch: Launch, mode: str = "memory", *,
     if mode == "memory":
         cost = cost or TripCost.for_gpu(gpu, launch, ceiling_gbps, ph)
         sim = run_schedule(gpu, n_sim, launch.blocks_per_sm, launch.warps_per_block, cost, order,
-                           schedule="ideal")  # the MVA holds the dispatcher: no second spacing
+                           schedule="ideal",  # the MVA holds the dispatcher: only many warps' pacing
+                           sm_interval_us=warp_pacing_us(gpu.name, launch.warps_per_block))
         if isinstance(cost, TripCost):  # past the last start the blocks share what the others free
             sim = drain(sim, cost)
         if isinstance(cost, TripCost) and cost.hold:

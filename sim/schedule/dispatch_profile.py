@@ -56,7 +56,10 @@ class DispatchParams:
     group_sms: int = 16  # SMs served together: one TPC of each GPC
     handout_window_us: float = 1.0  # slots freed within this long get blocks one per SM per round
     fill_warp_us: float = 0.012  # the launch's first blocks reach an SM one warp per this
-    sm_interval_us: float = 0.078  # later, an SM starts at most one block per this
+    sm_interval_us: float = 0.078  # later, an SM starts at most one block per this ...
+    # ... and at most one warp per this (0: off, as a profile fitted before it behaves): a block
+    # of w warps waits max(sm_interval_us, w * sm_interval_warp_us) after the SM's previous start
+    sm_interval_warp_us: float = 0.0
     # register file (needs the launch's registers per thread; the defaults turn both rules off,
     # as a profile fitted before them behaves): from this share of the register file held by
     # the SM's blocks at full occupancy ...
@@ -85,6 +88,10 @@ class DispatchParams:
         (p0, m0), (p1, m1) = self.trickle[keys[i - 1]], self.trickle[keys[i]]
         return p0 + f * (p1 - p0), math.exp(math.log(m0) + f * (math.log(m1) - math.log(m0)))
 
+    def start_interval_us(self, warps: int) -> float:
+        """The least time between two block starts on one SM, for blocks of `warps` warps."""
+        return max(self.sm_interval_us, max(1, int(warps)) * self.sm_interval_warp_us)
+
     def to_json(self) -> dict:
         data = asdict(self)
         data["trickle"] = {str(k): [round(float(p), 4), round(float(m), 4)]
@@ -96,11 +103,12 @@ _LIMITS = {  # field -> (lowest, highest) allowed: anything else is a damaged fi
     "burst_warps": (1, 64), "burst_min_blocks": (1, 32), "trickle_cap_warps": (1, 64),
     "trickle_spread": (0, 5), "tick_us": (0.1, 1e4), "tick_first_us": (0, 1e4),
     "tick_first_spread_us": (0, 1e4), "tick_single_p": (0, 1), "tick_single_cap_warps": (0, 64), "group_sms": (1, 1024), "handout_window_us": (0, 1e3),
-    "fill_warp_us": (0, 10), "sm_interval_us": (0, 10),
+    "fill_warp_us": (0, 10), "sm_interval_us": (0, 10), "sm_interval_warp_us": (0, 1),
     "regfile_fraction": (0, 2), "regfile_full_cap_warps": (1, 64), "regfile_gap_warp_us": (0, 1),
     "regfile_gap_warps": (1, 64),
 }
-OPTIONAL = ("regfile_fraction", "regfile_full_cap_warps", "regfile_gap_warp_us", "regfile_gap_warps")  # a profile fitted before them lacks them
+OPTIONAL = ("regfile_fraction", "regfile_full_cap_warps", "regfile_gap_warp_us", "regfile_gap_warps",
+            "sm_interval_warp_us")  # a profile fitted before them lacks them
 
 
 def params_from_json(data, where: str) -> DispatchParams:
@@ -230,6 +238,15 @@ def user_dir() -> Path:
 
 def user_profile_path(gpu_name: str) -> Path:
     return user_dir() / f"{gpu_key(gpu_name)}.json"
+
+
+def warp_pacing_us(gpu_name: str, warps_per_block: int) -> float:
+    """How far apart one SM starts blocks of that many warps where the per-warp interval binds,
+    else 0: sim.model.launch_model's memory-bound dispatcher already serves one block per
+    `sm_interval_us` inside its blocks' time, and blocks of many warps are paced on top."""
+    params = profile_for(gpu_name).params
+    interval = params.start_interval_us(warps_per_block)
+    return interval if interval > params.sm_interval_us else 0.0
 
 
 def builtin_profile() -> DispatchProfile:

@@ -116,7 +116,8 @@ def run_schedule(gpu: GpuSpec, n_blocks: int, blocks_per_sm: int, warps_per_bloc
     """One grid under a schedule. Calibrated: blocks of equal time go through the dispatch model
     (what the warps do decides whether busy warps hold new blocks back); memory-bound blocks, whose
     time depends on their neighbours, through the block scheduler at the profile's per-SM start
-    interval. Ideal: the textbook block scheduler. `sm_interval_us` overrides the interval.
+    interval for its blocks' warps. Ideal: the textbook block scheduler. `sm_interval_us` overrides
+    the interval (the same for every block size).
     `regs_per_thread`: the compiled kernel's, for the dispatch model's register rule (0: unknown)."""
     schedule = schedule_id(schedule)
     if schedule == "ideal" or not isinstance(cost, UniformCost) or cost.duration_us <= 0:
@@ -124,12 +125,12 @@ def run_schedule(gpu: GpuSpec, n_blocks: int, blocks_per_sm: int, warps_per_bloc
             interval = sm_interval_us or 0.0
         else:
             interval = sm_interval_us if sm_interval_us is not None else \
-                (profile or profile_for(gpu.name)).params.sm_interval_us
+                (profile or profile_for(gpu.name)).params.start_interval_us(warps_per_block)
         return simulate(gpu, n_blocks, blocks_per_sm, cost, placement,
                         sm_dispatch_interval_us=interval)
     params = (profile or profile_for(gpu.name)).params
     if sm_interval_us is not None:
-        params = replace(params, sm_interval_us=sm_interval_us)
+        params = replace(params, sm_interval_us=sm_interval_us, sm_interval_warp_us=0.0)
     order = placement.slot_order(gpu, blocks_per_sm)
     sm, slot, start, end = dispatch_schedule(gpu, int(n_blocks), blocks_per_sm, warps_per_block,
                                              cost.duration_us, params, wait, order, seed,
