@@ -337,8 +337,11 @@ def print_choice(choice) -> None:
 
 
 def _findings(gpu, occ, geo, kernel):
+    from sim.model.launch_model import default_mode
+
+    memory = default_mode(kernel.declaration if kernel else None) == "memory"
     return launch_findings(gpu, occ, geo, bytes_moved=kernel.bytes_moved if kernel else None,
-                           **_loads(kernel))
+                           memory_bound=memory, **_loads(kernel))
 
 
 def _loads(kernel) -> dict:

@@ -274,7 +274,8 @@ class InsightModel:
             return
         ceiling = self._ceiling[0]
         self._findings = launch_findings(st.spec, st.occ, st.geometry, bytes_moved=st.bytes_moved,
-                                         loads=st.loads, ceiling_gbps=ceiling)
+                                         loads=st.loads, ceiling_gbps=ceiling,
+                                         memory_bound=st.work is None)  # a matmul: its FLOPs
         if not st.occ.can_launch or st.spec.dram_latency_ns is None:
             return
         self._trip, self._basis = block_trip_of(st.geometry, st.bytes_moved, st.loads)

@@ -60,12 +60,13 @@ def bandwidth_outlook(p: LoadedPrediction, basis: str = "") -> BandwidthOutlook:
 
 def launch_findings(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,
                     bytes_moved: int | None = None, loads: int = DEFAULT_LOADS,
-                    ceiling_gbps: float | None = None) -> list[Finding]:
-    """`findings` with the latency model's outlook for the launch, taken as memory-bound (the
-    kernel's declared bytes, else the article's vector add): what `explain`, the window's
-    verdicts panel and the export all show."""
+                    ceiling_gbps: float | None = None, memory_bound: bool = True) -> list[Finding]:
+    """`findings` with the latency model's outlook for a memory-bound launch (the kernel's
+    declared bytes, else the article's vector add): what `explain`, the window's verdicts panel
+    and the export all show. A compute-bound launch (a matmul: `memory_bound=False`) gets no
+    bytes-in-flight advice: its time is its tiles' FLOPs, not its loads in flight."""
     outlook = None
-    if occ.can_launch and gpu.dram_latency_ns is not None:
+    if memory_bound and occ.can_launch and gpu.dram_latency_ns is not None:
         from sim.model.launch_model import achievable_gbps, block_trip_of
 
         trip, basis = block_trip_of(geo, bytes_moved, loads)

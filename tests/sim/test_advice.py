@@ -141,3 +141,16 @@ def test_outlook_carries_the_prediction_and_its_basis():
 
 def test_register_verdict_says_theoretical():
     assert "theoretical" in verdicts("T4", 10**7, 256, regs=72)["registers"].title
+
+
+def test_a_compute_bound_launch_gets_no_bytes_in_flight_advice():
+    """A matmul's time is its tiles' FLOPs: the launch that is latency-bound as a stream (the naive
+    add's geometry) gets no "more loads in flight" finding once it is said to be compute-bound, and
+    `explain` says nothing about loads for matmul_auto's pick."""
+    gpu = preset("H200")
+    occ = occupancy(gpu, 256)
+    geo = launch_geometry(gpu, 2**26, 256, occ)
+    as_stream = {f.key for f in launch_findings(gpu, occ, geo, ceiling_gbps=4129)}
+    as_compute = {f.key for f in launch_findings(gpu, occ, geo, ceiling_gbps=4129, memory_bound=False)}
+    assert "bytes-in-flight" in as_stream and "bytes-in-flight" not in as_compute
+    assert as_compute == as_stream - {"bytes-in-flight", "block-dispatch"}
