@@ -6,8 +6,7 @@
    cuBLAS (torch.matmul), all in this process, triton.testing.do_bench median (L2 flushed
    before each rep). Then 4096^3 and 8192^3 likewise.
 2. Each candidate's predicted time beside its measured time, raw and with one throughput scale
-   for the run: cuBLAS at 8192^3 here over cuBLAS at 8192^3 in benchmarks/matmul_h200.json (the
-   run the compute model was fitted on).
+   for the run (run_scale: the median over the sizes of cuBLAS in the tile fit's run over here).
 3. The next step measured: launches of Triton and Numba kernels before and after one change
    (num_warps, BLOCK_SIZE, threads per block, a register cap, shared memory, grid), with the
    memory-bound model's predicted change (sim.model.what_if, the registers the compiler reported)
@@ -17,7 +16,8 @@ Run M (issue 21, the TMA kernels): `--targets-first` measures 4096^3, 8192^3 and
 cuBLAS dips first, then the rest of the sawtooth while the budget lasts; `--extras` adds, at those
 first nine sizes, TMA configurations beyond the candidates (TMA_EXTRAS: loop flags, stages, a
 256x128 tile), each with the compiler's registers, shared memory and spills; `--skip-next-step`
-leaves part 3 out.
+leaves part 3 out. Run N (benchmarks/device_run_n_matmul.sh): `--declared-loop` measures every
+candidate with loop flags of its own (the tile fit's "loop") also with the declared flags.
 
 Usage: python3 benchmarks/chooser_run.py --out DIR [--budget-s 300]; --dry-run: tiny sizes on the
 CPU (TRITON_INTERPRET=1, NUMBA_ENABLE_CUDASIM=1), to catch argument errors before a device run.
@@ -35,7 +35,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-FIT_RUN = ROOT / "benchmarks" / "matmul_h200.json"
 # run L's cuBLAS dips (>= 5% below both neighbours' mean): M=1024, K=8192, these N
 DIPS = (3328, 4352, 5376, 6400, 8704, 10752, 12800)
 # TMA launches beyond matmul_auto's candidates (which hold the TMA kernels at the three tiles,
@@ -52,6 +51,9 @@ TMA_EXTRAS = (
     ("tma_persistent", (256, 128, 64, 8, 8, 3), dict(flatten=True)),
     ("tma_persistent", (128, 128, 64, 8, 8, 5), dict(flatten=True)),
 )
+
+
+TILE_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
 
 
 class Clock:
@@ -86,7 +88,7 @@ def _variant_launch(a, b, c, variant: str, params: dict, programs: int, loop=Non
 
 
 def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False, rounds=1,
-                 extras=()) -> dict:
+                 extras=(), declared_loop=False) -> dict:
     """One size: auto, its candidates, `extras` (TMA_EXTRAS entries) and cuBLAS, each measured
     once per round, the rounds interleaved (auto, the candidates, the extras, cuBLAS; again), so
     a drift of the clocks over the seconds a size takes hits every launch alike; each launch's
@@ -95,6 +97,9 @@ def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False, rounds=
     from kernels.declare.registry import matmul_choice
 
     choice = matmul_choice(dict(M=M, N=N, K=K), gpu, dtype)
+    if declared_loop:  # a candidate with loop flags of its own, also as declared: their gain here
+        extras = tuple(extras) + tuple((c.variant, tuple(c.params[k] for k in TILE_KEYS), {})
+                                       for c in choice.candidates if c.loop)
     tdtype = getattr(torch, dtype)
     a = torch.randn(M, K, device=device, dtype=tdtype)
     b = torch.randn(K, N, device=device, dtype=tdtype)
@@ -103,7 +108,7 @@ def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False, rounds=
     row = {"M": M, "N": N, "K": K, "chosen": choice.chosen.label, "candidates": [],
            "rounds": rounds}
     auto = bind_matmul_auto(a, b, c, gpu, dtype, choice=choice)
-    runs = [auto] + [_variant_launch(a, b, c, cand.variant, cand.params, cand.programs)
+    runs = [auto] + [_variant_launch(a, b, c, cand.variant, cand.params, cand.programs, cand.loop)
                      for cand in choice.candidates]
     from benchmarks.tile_explore import compiled_info, tma_launches
 
@@ -128,7 +133,7 @@ def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False, rounds=
                                   "tile": f"{cand.params['BLOCK_M']}x{cand.params['BLOCK_N']}"
                                           f"x{cand.params['BLOCK_K']}",
                                   "measured_ms": med[i], "measured_rounds_ms": [r[i] for r in reps],
-                                  "predicted_ms": cand.time_us / 1e3,
+                                  "predicted_ms": cand.time_us / 1e3, "loop": dict(cand.loop),
                                   "tiles": cand.tiles, "waves": cand.waves,
                                   "efficiency_assumed": cand.assumed, **compiled[i]})
     first = 1 + len(choice.candidates)
@@ -298,6 +303,8 @@ def main(argv=None) -> int:
                     help="4096^3, 8192^3 and run L's cuBLAS dips first, then the sawtooth")
     ap.add_argument("--extras", action="store_true", help="TMA_EXTRAS at the squares and the dips")
     ap.add_argument("--skip-next-step", action="store_true", help="no next-step pairs (part 3)")
+    ap.add_argument("--declared-loop", action="store_true",
+                    help="flagged candidates also with the declared loop flags, at every size")
     args = ap.parse_args(argv)
     if args.dry_run:
         os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -356,7 +363,7 @@ def main(argv=None) -> int:
             continue
         extras = TMA_EXTRAS if args.extras and (m, n, k) in targets else ()
         row = matmul_point(m, n, k, gpu, dtype, clock, torch, device, check=i == 0,
-                           rounds=args.rounds, extras=extras)
+                           rounds=args.rounds, extras=extras, declared_loop=args.declared_loop)
         (result["squares"] if square else sweep).append(row)
         print(f"  {m}x{n}x{k}: auto {row['auto_tflops']:.0f} TFLOP/s ({row['chosen']}), cuBLAS "
               f"{row['cublas_tflops']:.0f}, best {row['best_measured']}"
@@ -369,31 +376,12 @@ def main(argv=None) -> int:
     if not args.skip_next_step:
         result["next_step"] = next_step_rows(gpu, clock, on_gpu, args.dry_run, args.rounds)
         result["copy_ceiling_gbps"] = COPY.get("gbps")
-    big = [r for r in result["squares"] if r["M"] == max(squares)]
-    result["scale"] = throughput_scale(big[0]) if big else {"value": 1.0, "how": "no 8192^3 here"}
+    from benchmarks.tiles_fit import this_run_scale
+
+    result["scale"] = this_run_scale(result)
     save()
     print_summary(result)
     return 0
-
-
-def throughput_scale(square8192: dict) -> dict:
-    """This machine's cuBLAS at 8192^3 over that of the run matmul_auto's predictions are in the
-    units of: the one scale allowed per run. The per-candidate efficiencies
-    (resources/fits/H200_matmul_tiles.json) were fitted on that run's measured times, so they
-    carry its machine's throughput; scaling against the compute model's own older fit run
-    (benchmarks/matmul_h200.json) would count that machine difference twice."""
-    from sim.model.matmul_choice import tile_fit
-
-    source = tile_fit().get("source")
-    path = ROOT / source if source else FIT_RUN
-    run = json.loads(path.read_text())
-    if "squares" in run:  # a chooser run: its cuBLAS at 8192^3
-        fit = next(s["cublas_tflops"] for s in run["squares"] if s["M"] == 8192)
-    else:
-        fit = run["steps"]["ceilings"]["measured_torch_bf16_8192_tflops"]
-    here = square8192["cublas_tflops"]
-    return {"value": here / fit, "how": f"cuBLAS bf16 8192^3 here {here:.0f} TFLOP/s over "
-                                        f"{fit:.0f} in {path.relative_to(ROOT)}"}
 
 
 def spread(values) -> float:
@@ -420,9 +408,9 @@ def print_summary(result: dict) -> None:
     pick_vs_best = [b / c for b, c, _ in picked]
     repeat = sorted(abs(a / c - 1) for _, c, a in picked)
     # cuBLAS's own dips: at least 5% below the mean of its two neighbours (256 apart)
-    dips = [i for i in range(1, len(rows) - 1)
-            if rows[i + 1]["N"] - rows[i - 1]["N"] == 512 and rows[i]["cublas_tflops"]
-            <= 0.95 * (rows[i - 1]["cublas_tflops"] + rows[i + 1]["cublas_tflops"]) / 2]
+    from benchmarks.tiles_fit import cublas_dips
+
+    dips = cublas_dips(rows)
     run_l_dips = [r for r in rows if r["N"] in DIPS]
     # predictions: of the candidates whose efficiency was fitted, and apart the assumed ones
     pts = [c for r in rows + squares for c in r["candidates"] if not c.get("efficiency_assumed")]
@@ -465,8 +453,11 @@ def print_summary(result: dict) -> None:
          "; ".join(sorted({f"{e['label']}: {e['error'][:60]}" for r in rows + squares
                            for e in r.get("extras_failed", [])})) or "none"),
         ("fitted candidates' predictions within 10%",
-         f"raw {raw}/{len(pts)}, with scale {scale:.3f}: {scaled}/{len(pts)}"),
-        ("assumed (TMA) candidates' predictions within 10%, with the scale",
+         f"with this run's scale {scale:.3f} ({result['scale']['how']}): {scaled}/{len(pts)}; "
+         f"raw {raw}/{len(pts)}" + (f"; cuBLAS 8192^3 alone would say "
+                                    f"{result['scale']['cublas_8192_only']:.3f}"
+                                    if "cublas_8192_only" in result["scale"] else "")),
+        ("assumed candidates' predictions within 10%, with the scale",
          f"{assumed_ok}/{len(assumed)}"),
     ]
     ns = [r for r in result.get("next_step", []) if "error" not in r]
@@ -482,6 +473,11 @@ def print_summary(result: dict) -> None:
             ("next step: a launch's spread over its rounds (max - min over median), largest",
              f"{max((spread(r[k]) for r in ns for k in ('before_rounds_ms', 'after_rounds_ms') if k in r), default=float('nan')):.1%}"
              " (the direction test's dead band: 2%)")]
+    gain = [e["measured_ms"] / c["measured_ms"] for r in rows + squares for c in r["candidates"]
+            if c.get("loop") for e in r["extras"] if e["label"] == c["label"].split(" [")[0]]
+    if gain:
+        lines.append(("loop flags (tile fit) / declared flags, same rounds: median, min",
+                      f"{median(gain):.3f}, {min(gain):.3f} over {len(gain)} sizes"))
     lines.append(("wall", f"{result['wall_s']:.0f} s"))
     width = max(len(k) for k, _ in lines)
     print("\nSummary (benchmarks/chooser_run.py)")

@@ -59,10 +59,10 @@ def tma_label(variant: str, params: dict, loop: dict) -> str:
     """The candidate's label (matmul_choice), with the loop flags that differ from the declared
     ones (TMA_LOOP): the default loop reads as the candidate itself."""
     from kernels.declare.matmul_problem import TMA_LOOP
-    from sim.model.matmul_choice import VARIANT_TITLES, tile_label
+    from sim.model.matmul_choice import VARIANT_TITLES, loop_suffix, tile_label
 
-    flags = " ".join(f"{k}={v}" for k, v in sorted(loop.items()) if v != TMA_LOOP[k.upper()])
-    return f"{VARIANT_TITLES[variant]} {tile_label(params)}" + (f" [{flags}]" if flags else "")
+    flags = {k: v for k, v in loop.items() if v != TMA_LOOP[k.upper()]}
+    return f"{VARIANT_TITLES[variant]} {tile_label(params)}{loop_suffix(flags)}"
 
 
 def compiled_info(handle) -> dict:

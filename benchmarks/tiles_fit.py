@@ -1,25 +1,31 @@
-"""Fit matmul_auto's per-candidate efficiency (resources/fits/H200_matmul_tiles.json) on run H.
+"""Fit matmul_auto's per-candidate efficiency (resources/fits/H200_matmul_tiles.json): pointer kernels on run H, TMA kernels on run M.
 
 The compute-bound model's tensor efficiency was fitted on the 128x256x64 w8 tile only. A smaller
 tile does fewer FLOPs per byte it stages through shared memory (64x128: 43 FLOP/B against 85 for
 128x256), and a w4 tile has half the warps to cover the wgmma and load latencies, so it sustains a
 smaller share of the tensor rate; the variant's loop (persistent's per-program tile walk,
-stream-K's K-split units) changes what the pipeline overlaps. On the H200 sawtooth
-(benchmarks/run_h/chooser_h200.json) measured / predicted is nearly flat in N per candidate
-(1.04 for tiled 128x256, 1.6 for persistent 64x128), so the missing piece is one sustained
-efficiency per (variant, tile): the candidate's time is the model's time over it.
+stream-K's K-split units, TMA boxes instead of pointer loads) changes what the pipeline overlaps.
+Measured / predicted is nearly flat in N per candidate, so the missing piece is one sustained
+efficiency per (kernel, tile): the candidate's time is the model's time over it.
 
-* fitted on run H's whole sawtooth: M=1024, K=8192, N = 2048..16384 step 256 (57 sizes; until
-  2026-12-02 every other one, 29 sizes: run I showed the one extra run of data the better use);
-* tested on run H's squares (4096^3, 8192^3) and on run I (benchmarks/run_i, the same sweep
-  recorded on 2026-12-02 after the fit, 57 sizes + the squares), which no fit has seen.
+* pointer kernels (tiled, persistent, stream-K): FIT on run H's whole sawtooth (M=1024, K=8192,
+  N = 2048..16384 step 256, 57 sizes); TEST on run H's squares and run I (57 sizes + squares).
+* TMA kernels (tiled, persistent; benchmarks/run_m/matmul, 2026-12-02): FIT on run M's
+  even-indexed sawtooth sizes (N = 2048, 2560, ..., 16384: 29), TEST on its odd ones (28) and
+  its squares. Run M's machine is not run H's: its times are taken in run H's units by run M's
+  throughput scale (chooser_run.run_scale: the median over the sizes both ran of cuBLAS there
+  over cuBLAS here), so both kernels' efficiencies share one set of units. The TMA persistent
+  kernel's loop flags (matmul_choice.candidate_loop) are the measured-best of run M's extras at
+  the fit sizes where both were measured, where they beat the declared ones by > LOOP_MARGIN.
 
 The stored fit keeps the rows it was fitted on (the model's time without the efficiency, per
 size and candidate), so a test can check that the fit is those rows' and that the model still
-gives them.
+gives them. `--score` replays run M with the stored fit: per size, the candidate the model picks
+now, timed by what run M measured for it, against the issue's bars (score_run).
 
-Usage: python3 benchmarks/tiles_fit.py [--write]  (prints the fit and the held-out check;
---write stores it, with its provenance, in resources/fits/H200_matmul_tiles.json)
+Usage: python3 benchmarks/tiles_fit.py [--write] [--score]  (prints the fit and the held-out
+check; --write stores it, with its provenance, in resources/fits/H200_matmul_tiles.json;
+--score: run M's replay against the bars, with the stored fit)
 """
 
 from __future__ import annotations
@@ -36,7 +42,12 @@ sys.path.insert(0, str(ROOT))
 
 RUN = ROOT / "benchmarks" / "run_h" / "chooser_h200.json"
 TEST_RUN = ROOT / "benchmarks" / "run_i" / "chooser_h200.json"
+TMA_RUN = ROOT / "benchmarks" / "run_m" / "matmul" / "chooser" / "chooser_h200.json"
 COMMAND = "python3 benchmarks/tiles_fit.py --write"
+TMA_DATE = "2026-12-02"  # run M's
+# a loop flag set replaces the declared one only where it is faster by more than this at the fit
+# sizes (a launch's round-to-round spread in run M: median 1.6%, of a geometric mean over sizes less)
+LOOP_MARGIN = 0.01
 
 
 def split(run: dict, test_run: dict | None = None) -> tuple[list, list]:
@@ -45,42 +56,85 @@ def split(run: dict, test_run: dict | None = None) -> tuple[list, list]:
     return run["sawtooth"], test
 
 
+def split_tma(run: dict) -> tuple[list, list]:
+    """(fitted on, tested on) for the TMA kernels: run M's even-indexed sawtooth sizes (N = 2048,
+    2560, ...); its odd-indexed ones and its squares."""
+    saw = sorted(run["sawtooth"], key=lambda p: p["N"])
+    return ([p for p in saw if (p["N"] - 2048) // 256 % 2 == 0],
+            [p for p in saw if (p["N"] - 2048) // 256 % 2 == 1] + run["squares"])
+
+
 def key(candidate: dict) -> str:
-    """The fit's key: the kernel's name and the tile (sim.model.matmul_choice.candidate_key)."""
+    """The fit's key: the kernel's name, the tile and any loop flags in the label (as
+    sim.model.matmul_choice.candidate_key)."""
     return f"matmul_{candidate['variant']} {candidate['label'].split(' ', 1)[1]}"
 
 
-def model_rows(points: list) -> list[list[tuple[str, float, float]]]:
-    """Per size: (key, measured us, the model's us now without the efficiency) per candidate."""
+def base_key(k: str) -> str:
+    """The key without its loop flags: the model's time is the same for every flag set."""
+    return k.split(" [", 1)[0]
+
+
+def loop_of(k: str) -> dict:
+    """The loop flags a key's label carries: "... [flatten=False]" -> {"flatten": False}."""
+    flags = k.split(" [", 1)[1].rstrip("]").split() if " [" in k else []
+    return {f.split("=")[0]: f.split("=")[1] == "True" for f in flags}
+
+
+def model_rows(points: list, extras: bool = False) -> list[list[tuple[str, float, float]]]:
+    """Per size: (key, measured us, the model's us now without the efficiency) per candidate
+    (and per TMA extra at a candidate's tile, `extras`)."""
     from kernels.declare.registry import matmul_variants
     from sim.rules.devices import preset
-    from sim.model.matmul_choice import choose
+    from sim.model.matmul_choice import choose, tile_label
 
     specs, gpu = matmul_variants(), preset("H200")
     out = []
     for p in points:
-        raw = {f"{specs[c.variant].name} {c.label.split(' ', 1)[1]}": c.time_us * c.efficiency
+        raw = {f"{specs[c.variant].name} {tile_label(c.params)}": c.time_us * c.efficiency
                for c in choose(specs, dict(M=p["M"], N=p["N"], K=p["K"]), gpu, "bfloat16").candidates}
-        out.append([(key(c), c["measured_ms"] * 1e3, raw[key(c)]) for c in p["candidates"]])
+        launches = p["candidates"] + (p.get("extras", []) if extras else [])
+        out.append([(key(c), c["measured_ms"] * 1e3, raw[base_key(key(c))]) for c in launches
+                    if base_key(key(c)) in raw])
     return out
 
 
-def fit(rows) -> dict[str, float]:
-    """Per key: the model's time over the measured one, geometric mean over the sizes."""
+def fit(rows, scale: float = 1.0, prefix: str = "") -> dict[str, float]:
+    """Per key (those starting with `prefix`): the model's time over the measured one in the fit
+    run's units (measured x the run's throughput scale), geometric mean over the sizes."""
     ratios: dict[str, list] = {}
     for size in rows:
         for k, measured, model in size:
-            ratios.setdefault(k, []).append(model / measured)
+            if k.startswith(prefix):
+                ratios.setdefault(k, []).append(model / (measured * scale))
     return {k: round(float(np.exp(np.mean(np.log(v)))), 4) for k, v in sorted(ratios.items())}
 
 
-def replay(rows, efficiency: dict[str, float]) -> dict:
+def best_loops(rows, prefix: str = "matmul_tma_persistent") -> dict[str, dict]:
+    """Per kernel and tile (`prefix`): the loop flags measured fastest over the declared ones,
+    geometric mean of (declared's time / theirs) over the sizes both ran, where above
+    1 + LOOP_MARGIN; {base key: flags}. Also returns every flag set's gain, for the record."""
+    gains: dict[str, list] = {}
+    for size in rows:
+        measured = dict((k, m) for k, m, _ in size)
+        for k, m in measured.items():
+            if k.startswith(prefix) and " [" in k and base_key(k) in measured:
+                gains.setdefault(k, []).append(measured[base_key(k)] / m)
+    mean = {k: float(np.exp(np.mean(np.log(v)))) for k, v in gains.items()}
+    best: dict[str, dict] = {}
+    for k, g in sorted(mean.items(), key=lambda kv: -kv[1]):
+        if g > 1 + LOOP_MARGIN and base_key(k) not in best:
+            best[base_key(k)] = loop_of(k)
+    return best, {k: (round(g, 4), len(gains[k])) for k, g in sorted(mean.items())}
+
+
+def replay(rows, efficiency: dict[str, float], scale: float = 1.0) -> dict:
     """Predictions within 10% and, per size, auto's pick by prediction and its measured time over
     the best measured candidate's."""
     within = total = 0
     picks = []
     for size in rows:
-        pred = [(k, measured, model / efficiency.get(k, 1.0)) for k, measured, model in size]
+        pred = [(k, measured, model / efficiency.get(k, 1.0) / scale) for k, measured, model in size]
         within += sum(abs(p / m - 1) <= 0.10 for _, m, p in pred)
         total += len(pred)
         chosen = min(pred, key=lambda r: r[2])
@@ -91,59 +145,224 @@ def replay(rows, efficiency: dict[str, float]) -> dict:
             "auto_min": float(ratios.min()), "auto_median": float(np.median(ratios))}
 
 
+def stored_rows(stored: dict, field: str = "rows") -> list[list[tuple[str, float, float]]]:
+    """The rows a stored fit was fitted on, grouped per size as model_rows gives them."""
+    sizes: dict = {}
+    for M, N, K, k, measured, model in stored[field]:
+        sizes.setdefault((M, N, K), []).append((k, measured, model))
+    return list(sizes.values())
+
+
+def _json_rows(points, rows) -> list[str]:
+    return [json.dumps([p["M"], p["N"], p["K"], k, round(m, 3), round(t, 3)])
+            for p, size in zip(points, rows) for k, m, t in size]
+
+
+def write_fit(eff: dict, loops: dict, gains: dict, scale: dict, train_pts, train,
+              tma_pts, tma_rows) -> None:
+    """resources/fits/H200_matmul_tiles.json: run H's provenance and rows as before, run M's
+    (the TMA kernels') beside them."""
+    from sim.model.matmul_choice import TILE_FIT_PATH
+
+    meta = json.dumps({
+        "format": "warpscope-tile-fit/3", "gpu": "H200", "date": "2026-12-02",
+        "command": COMMAND, "source": str(RUN.relative_to(ROOT)),
+        "fitted_on": "run H's sawtooth: M=1024, K=8192, N=2048..16384 step 256 "
+                     "(57 sizes x 9 candidates)",
+        "tested_on": f"run H's 4096^3 and 8192^3; {TEST_RUN.relative_to(ROOT)} (57 sizes + "
+                     "the squares, recorded 2026-12-02)",
+        "meaning": "per candidate (kernel, tile, loop flags): the compute model's time over the "
+                   "measured one, in run H's units; the candidate's predicted time is the model's "
+                   "over this. rows: [M, N, K, candidate, measured us, the model's us] it was "
+                   "fitted on (tma_rows: run M's measured us, times tma.scale in run H's units)",
+        "tma": {"kernels": "matmul_tma, matmul_tma_persistent (kernels/bodies/matmul_tma.py)",
+                "source": str(TMA_RUN.relative_to(ROOT)), "date": TMA_DATE,
+                "fitted_on": "run M's even-indexed sawtooth sizes: N = 2048, 2560, ..., 16384 "
+                             "(29 sizes x 6 TMA candidates; the loop flags' entries: the 3 of "
+                             "run L's dips among them, 8704, 10752, 12800)",
+                "tested_on": "run M's odd-indexed sawtooth sizes (28) and 4096^3, 8192^3",
+                "scale": scale},
+        "loop": loops,
+        "loop_why": "matmul_auto's loop flags for these kernels and tiles: the fastest of run M's "
+                    "extras at the fit sizes, geometric mean of the declared flags' time over "
+                    f"theirs, where above 1 + {LOOP_MARGIN} (the model cannot tell flags apart)",
+        "loop_gains": gains,
+        "efficiency": eff}, indent=1)
+    text = (meta[:-2] + ',\n "rows": [\n  ' + ",\n  ".join(_json_rows(train_pts, train))
+            + '\n ],\n "tma_rows": [\n  ' + ",\n  ".join(_json_rows(tma_pts, tma_rows))
+            + "\n ]\n}\n")
+    TILE_FIT_PATH.write_text(text)
+    print(f"wrote {TILE_FIT_PATH.relative_to(ROOT)}")
+
+
+def _check_line(name, rows, pts, eff, scale=1.0):
+    before, after = replay(rows, {}, scale), replay(rows, eff, scale)
+    print(f"{name} ({len(pts)} sizes): within 10% {before['within_10pct']}/{before['predictions']}"
+          f" -> {after['within_10pct']}/{after['predictions']}; auto >= 0.97 x best "
+          f"{before['auto_ge_097']}/{before['sizes']} (min {before['auto_min']:.3f}) -> "
+          f"{after['auto_ge_097']}/{after['sizes']} (min {after['auto_min']:.3f})")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="store the fit in resources/fits/")
+    ap.add_argument("--score", action="store_true", help="run M replayed against the bars")
     args = ap.parse_args(argv)
-    from sim.model.matmul_choice import TILE_FIT_PATH, tile_fit
+    from sim.model.matmul_choice import loop_suffix, tile_fit
 
-    run = json.loads(RUN.read_text())
+    run, run_m = json.loads(RUN.read_text()), json.loads(TMA_RUN.read_text())
     train_pts, test_pts = split(run, json.loads(TEST_RUN.read_text()))
     train, test = model_rows(train_pts), model_rows(test_pts)
-    eff = fit(train)
+    eff = fit(train, prefix="matmul_")
+    eff = {k: v for k, v in eff.items() if not k.startswith("matmul_tma")}
+    scale = run_scale(run_m, run)
+    tma_pts, tma_test_pts = split_tma(run_m)
+    tma_rows = model_rows(tma_pts, extras=True)
+    tma_rows = [[r for r in size if r[0].startswith("matmul_tma")] for size in tma_rows]
+    loops, gains = best_loops(tma_rows)
+    keep = {f"{b}{loop_suffix(f)}" for b, f in loops.items()}
+    eff_tma = {k: v for k, v in fit(tma_rows, scale["value"], "matmul_tma").items()
+               if " [" not in k or k in keep}
+    tma_rows = [[r for r in size if " [" not in r[0] or r[0] in keep] for size in tma_rows]
+    eff_all = dict(sorted({**eff, **eff_tma}.items()))
     old = tile_fit().get("efficiency", {})
-    print("efficiency (model time / measured), fitted on run H's sawtooth (stored one beside):")
-    for k, v in eff.items():
-        print(f"  {k:<40} {v:.4f}  ({old.get(k, float('nan')):.4f})")
-    held = len(run["squares"])  # the test rows: run H's squares first, then run I
-    for name, rows, pts in (("fitted on", train, train_pts),
-                            ("tested on: run H's squares", test[:held], test_pts[:held]),
-                            ("tested on: run I", test[held:], test_pts[held:])):
-        before, after = replay(rows, {}), replay(rows, eff)
-        print(f"{name} ({len(pts)} sizes): within 10% {before['within_10pct']}/{before['predictions']}"
-              f" -> {after['within_10pct']}/{after['predictions']}; auto >= 0.97 x best "
-              f"{before['auto_ge_097']}/{before['sizes']} (min {before['auto_min']:.3f}) -> "
-              f"{after['auto_ge_097']}/{after['sizes']} (min {after['auto_min']:.3f})")
-        if name.startswith("tested on"):
-            for p, (b, a) in zip(pts, zip(before["picks"], after["picks"])):
-                if min(b[1], a[1]) < 0.97:
-                    print(f"  {p['M']}x{p['N']}x{p['K']}: before {b[0]} {b[1]:.3f}; "
-                          f"after {a[0]} {a[1]:.3f}")
+    print(f"run M's throughput scale: {scale['value']:.4f} ({scale['how']})")
+    print("efficiency (model time / measured, run H's units); stored one beside:")
+    for k, v in eff_all.items():
+        print(f"  {k:<52} {v:.4f}  ({old.get(k, float('nan')):.4f})")
+    print(f"loop flags chosen: {loops}; every flag set's gain at the fit sizes: {gains}")
+    held = len(run["squares"])
+    _check_line("pointer kernels, fitted on run H's sawtooth", train, train_pts, eff_all)
+    _check_line("tested on: run H's squares", test[:held], test_pts[:held], eff_all)
+    _check_line("tested on: run I", test[held:], test_pts[held:], eff_all)
     if args.write:
-        meta = json.dumps({
-            "format": "warpscope-tile-fit/2", "gpu": "H200", "date": "2026-12-02",
-            "command": COMMAND, "source": str(RUN.relative_to(ROOT)),
-            "fitted_on": "run H's sawtooth: M=1024, K=8192, N=2048..16384 step 256 "
-                         "(57 sizes x 9 candidates)",
-            "tested_on": f"run H's 4096^3 and 8192^3; {TEST_RUN.relative_to(ROOT)} (57 sizes + "
-                         "the squares, recorded 2026-12-02)",
-            "meaning": "per candidate (kernel, tile): the compute model's time over the measured "
-                       "one; the candidate's predicted time is the model's over this. rows: "
-                       "[M, N, K, candidate, measured us, the model's us] it was fitted on",
-            "efficiency": eff}, indent=1)
-        rows = [json.dumps([p["M"], p["N"], p["K"], k, round(m, 3), round(t, 3)])
-                for p, size in zip(train_pts, train) for k, m, t in size]
-        TILE_FIT_PATH.write_text(meta[:-2] + ',\n "rows": [\n  ' + ",\n  ".join(rows) + "\n ]\n}\n")
-        print(f"wrote {TILE_FIT_PATH.relative_to(ROOT)}")
+        write_fit(eff_all, loops, gains, scale, train_pts, train, tma_pts, tma_rows)
+        tile_fit.cache_clear()
+    if args.score:
+        print_score(score_run(run_m, scale["value"]), scale)
     return 0
 
 
-def stored_rows(stored: dict) -> list[list[tuple[str, float, float]]]:
-    """The rows a stored fit was fitted on, grouped per size as model_rows gives them."""
-    sizes: dict = {}
-    for M, N, K, k, measured, model in stored["rows"]:
-        sizes.setdefault((M, N, K), []).append((k, measured, model))
-    return list(sizes.values())
+# --- one throughput scale per run ----------------------------------------------------------
+def run_scale(run: dict, reference: dict) -> dict:
+    """This run's throughput over the reference run's (the one the efficiencies are in the units
+    of: the tile fit's run H), the one scale allowed per run: the median, over every size both
+    measured, of the reference's cuBLAS time over this run's. One size is a fragile reference:
+    run M's cuBLAS at 8192^3 ran 14% below run H's while its median over 59 sizes was 0.8% below
+    (and its candidates' median 1.4%)."""
+    def times(r):
+        return {(p["M"], p["N"], p["K"]): p["cublas_ms"] for p in r["sawtooth"] + r["squares"]}
+
+    here, ref = times(run), times(reference)
+    ratios = sorted(ref[k] / here[k] for k in here if k in ref)
+    if not ratios:
+        return {"value": 1.0, "sizes": 0, "how": "no size in common with the reference run: 1"}
+    lo, hi = ratios[len(ratios) // 10], ratios[-1 - len(ratios) // 10]
+    return {"value": float(np.median(ratios)), "sizes": len(ratios),
+            "how": f"median over {len(ratios)} sizes of cuBLAS there over cuBLAS here "
+                   f"(10-90%: {lo:.3f}-{hi:.3f})"}
+
+
+def scale_reference() -> tuple[dict, str]:
+    """The run the tile fit's efficiencies are in the units of (its "source"), and its path."""
+    from sim.model.matmul_choice import tile_fit
+
+    source = tile_fit().get("source", "benchmarks/run_h/chooser_h200.json")
+    return json.loads((ROOT / source).read_text()), source
+
+
+def this_run_scale(result: dict) -> dict:
+    """run_scale against scale_reference(), with the old one-size figure (cuBLAS 8192^3) beside."""
+    reference, source = scale_reference()
+    scale = run_scale(result, reference)
+    scale["how"] += f" in {source}"
+    for s in result["squares"]:
+        ref = next((r for r in reference["squares"] if r["M"] == s["M"] == 8192), None)
+        if ref:
+            scale["cublas_8192_only"] = ref["cublas_ms"] / s["cublas_ms"]
+    return scale
+
+
+def cublas_dips(rows: list) -> list[int]:
+    """Indices of the sizes where cuBLAS runs at least 5% below the mean of its two neighbours
+    (256 apart in N): rows sorted by N."""
+    def tflops(r):
+        return r.get("cublas_tflops") or 2 * r["M"] * r["N"] * r["K"] / r["cublas_ms"] / 1e9
+
+    return [i for i in range(1, len(rows) - 1)
+            if rows[i + 1]["N"] - rows[i - 1]["N"] == 512
+            and tflops(rows[i]) <= 0.95 * (tflops(rows[i - 1]) + tflops(rows[i + 1])) / 2]
+
+
+# --- run M replayed with the stored fit: the issue's bars ----------------------------------
+def score_run(run: dict, scale: float) -> list[dict]:
+    """Per size of a chooser run (sawtooth, then squares): the candidate the model picks now,
+    timed by what the run measured for it, beside the best measured candidate and cuBLAS; and
+    each candidate's prediction (in the run's units: over `scale`) beside its measurement. A
+    candidate with loop flags the run did not measure at a size is timed by the run's launch of
+    the same kernel and tile with the declared flags ("stand_in")."""
+    from kernels.declare.registry import matmul_variants
+    from sim.rules.devices import preset
+    from sim.model.matmul_choice import choose
+
+    specs, gpu = matmul_variants(), preset("H200")
+    fit_n = {p["N"] for p in split_tma(run)[0]}
+    out = []
+    for p in sorted(run["sawtooth"], key=lambda p: p["N"]) + run["squares"]:
+        measured = {key(c): c["measured_ms"] for c in p["candidates"] + p.get("extras", [])}
+        choice = choose(specs, dict(M=p["M"], N=p["N"], K=p["K"]), gpu, "bfloat16")
+        cands = []
+        for c in choice.candidates:
+            k = f"{specs[c.variant].name} {c.label.split(' ', 1)[1]}"
+            stand_in = k not in measured
+            cands.append({"key": k, "measured_ms": measured[k if not stand_in else base_key(k)],
+                          "predicted_ms": c.time_us / 1e3 / scale, "stand_in": stand_in,
+                          "tma": c.variant.startswith("tma")})
+        pick = cands[0]  # choose sorts fastest first
+        best = min(c["measured_ms"] for c in cands)
+        old = next(c["measured_ms"] for c in p["candidates"] if c["label"] == p["chosen"])
+        square = p["M"] == p["N"] == p["K"]
+        out.append({"M": p["M"], "N": p["N"], "K": p["K"], "square": square,
+                    "set": "test" if square or p["N"] not in fit_n else "fit",
+                    "pick": pick["key"], "pick_stand_in": pick["stand_in"],
+                    "pick_vs_best": best / pick["measured_ms"], "run_pick_vs_best": best / old,
+                    "pick_vs_cublas": p["cublas_ms"] / pick["measured_ms"],
+                    "cublas_ms": p["cublas_ms"], "candidates": cands})
+    return out
+
+
+def print_score(rows: list[dict], scale: dict) -> None:
+    from benchmarks.chooser_run import DIPS
+
+    saw = [r for r in rows if not r["square"]]
+    misses = [r for r in saw if r["pick_vs_best"] < 0.97]
+    print("\nReplay of run M with the stored fit (the pick timed by run M's measurement of it):")
+    print(f"  bar 1, pick >= 0.97 x best measured candidate: {len(saw) - len(misses)}/{len(saw)} "
+          f"sawtooth sizes (min {min(r['pick_vs_best'] for r in saw):.3f}); misses: "
+          + ", ".join(f"N={r['N']} ({r['set']}) {r['pick']} {r['pick_vs_best']:.3f}" for r in misses)
+          + f"; the run's own pick (the model then) timed alike: "
+          f"{sum(r['run_pick_vs_best'] >= 0.97 for r in saw)}/{len(saw)}")
+    for r in rows:
+        if r["square"]:
+            print(f"  bar 2, {r['M']}^3: pick {r['pick']} {r['pick_vs_cublas']:.3f} x cuBLAS")
+    own = {saw[i]["N"] for i in cublas_dips(saw)}
+    for r in (r for r in saw if r["N"] in set(DIPS) | own):
+        tag = ("run L's and run M's dip" if r["N"] in own and r["N"] in DIPS else
+               "run L's dip" if r["N"] in DIPS else "run M's dip")
+        print(f"  bar 3, {tag} N={r['N']}: pick {r['pick']} {r['pick_vs_cublas']:.3f} x cuBLAS"
+              f" (best candidate {r['pick_vs_cublas'] / r['pick_vs_best']:.3f})")
+    print(f"  stand-ins (flags not measured at that size, timed as the declared flags): "
+          f"{sum(r['pick_stand_in'] for r in rows)} picks")
+    for name, pick in (("fit (even sawtooth)", lambda r: r["set"] == "fit"),
+                       ("test (odd sawtooth + squares)", lambda r: r["set"] == "test")):
+        for kind, sel in (("TMA", lambda c: c["tma"]), ("pointer", lambda c: not c["tma"])):
+            pts = [c for r in rows if pick(r) for c in r["candidates"]
+                   if sel(c) and not c["stand_in"]]
+            scaled = sum(abs(c["predicted_ms"] / c["measured_ms"] - 1) <= 0.10 for c in pts)
+            raw = sum(abs(c["predicted_ms"] * scale["value"] / c["measured_ms"] - 1) <= 0.10
+                      for c in pts)
+            print(f"  bar 4, {name}, {kind}: within 10% {scaled}/{len(pts)} with the run's "
+                  f"scale {scale['value']:.3f}, {raw}/{len(pts)} raw")
 
 
 if __name__ == "__main__":

@@ -13,18 +13,36 @@ import chooser_run  # noqa: E402
 RUN_I = json.loads((ROOT / "benchmarks" / "run_i" / "chooser_h200.json").read_text())
 
 
-def test_the_scale_is_against_the_run_the_tile_fit_was_made_on():
-    """Run H carries the efficiencies' machine: run I's cuBLAS 8192^3 736 over run H's 734, not
-    over matmul_h200.json's 704 (that counted run H's machine twice)."""
-    scale = chooser_run.throughput_scale(RUN_I["squares"][-1])
-    assert scale["value"] == pytest.approx(1.0034, abs=1e-3)
+RUN_M = json.loads((ROOT / "benchmarks" / "run_m" / "matmul" / "chooser" / "chooser_h200.json")
+                   .read_text())
+
+
+def test_the_scale_is_the_median_over_sizes_against_the_run_the_tile_fit_was_made_on():
+    """Run H carries the efficiencies' machine. One size is fragile: run M's cuBLAS at 8192^3 was
+    0.864 x run H's, its median over the 59 sizes 0.992 (and its candidates' 0.986)."""
+    from tiles_fit import this_run_scale
+
+    scale = this_run_scale(RUN_M)
+    assert scale["value"] == pytest.approx(0.9923, abs=1e-3) and scale["sizes"] == 59
+    assert scale["cublas_8192_only"] == pytest.approx(0.864, abs=1e-3)
     assert "run_h" in scale["how"]
+    assert this_run_scale(RUN_I)["value"] == pytest.approx(1.0029, abs=1e-3)
+
+
+def test_run_ms_summary_with_the_median_scale(capsys):
+    from tiles_fit import this_run_scale
+
+    chooser_run.print_summary({**RUN_M, "scale": this_run_scale(RUN_M)})
+    line = next(x for x in capsys.readouterr().out.splitlines() if "fitted candidates'" in x)
+    assert "scale 0.992" in line and ": 513/531; raw 508/531" in line and "say 0.864" in line
 
 
 def test_the_summary_tells_the_pick_from_the_repeat_noise(capsys):
-    chooser_run.print_summary({**RUN_I, "scale": chooser_run.throughput_scale(RUN_I["squares"][-1])})
+    from tiles_fit import this_run_scale
+
+    chooser_run.print_summary({**RUN_I, "scale": this_run_scale(RUN_I)})
     out = capsys.readouterr().out
-    assert "auto / best of the 9 candidates, min and median" in out and "54/57" in out
+    assert "auto / best of its candidates, min and median" in out and "54/57" in out
     line = next(x for x in out.splitlines() if "the pick / best candidate, same rounds" in x)
     assert line.rstrip().endswith("0.64; >= 0.97 at 58/59")
     line = next(x for x in out.splitlines() if "auto vs the same launch" in x)
