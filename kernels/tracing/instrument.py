@@ -47,15 +47,14 @@ PROTON_SCOPE = "program"
 _PROTON_ENTRY = f'{PREFIX}pl.enter_scope("{PROTON_SCOPE}")'
 _PROTON_EXIT = f'{PREFIX}pl.exit_scope("{PROTON_SCOPE}")'
 # Numba (kernels/tracing/numba_stamps.py): intrinsics emitting the same inline PTX. At entry
-# every thread reads the timer and the SM and takes its block's row address (0 off thread
-# (0, 0, 0)), all branch-free; at each exit thread (0, 0, 0) reads the timer and stores the row.
-# The older copy (run J, "numba-row-at-exit") found the row at exit, after the kernel's work
-_NUMBA_ENTRY = f"""
-{PREFIX}start = {PREFIX}globaltimer()
-{PREFIX}sm = {PREFIX}smid()
-{PREFIX}row = {PREFIX}stamp_row({STAMPS})
-"""
-_NUMBA_EXIT = f"{PREFIX}store_row({PREFIX}row, {PREFIX}sm, {PREFIX}start)"
+# every thread reads the timer (one CS2R); at each exit thread (0, 0, 0) reads it again and the
+# SM, finds its row (32-bit index math, the launch's dims baked in) and stores it, in one
+# intrinsic; the default ("numba-exit-split") pushes the end stamp into both branches of a
+# trailing `if` (kernels/tracing/numba_stamps.py says why). Run J's copy ("numba-row-at-exit")
+# did the exit in Numba code (64-bit signed index math), kept to measure against
+_NUMBA_START = f"{PREFIX}start = {PREFIX}globaltimer()"
+_NUMBA_EXIT = (f"{PREFIX}stamp_exit({STAMPS}, {PREFIX}start, {PREFIX}grid_dims, "
+               f"{PREFIX}block_dims)")
 _NUMBA_ROW_AT_EXIT = f"""
 if {PREFIX}cuda.threadIdx.x == 0 and {PREFIX}cuda.threadIdx.y == 0 and {PREFIX}cuda.threadIdx.z == 0:
     {PREFIX}b = {PREFIX}cuda.blockIdx.x + {PREFIX}cuda.gridDim.x * ({PREFIX}cuda.blockIdx.y
@@ -64,9 +63,15 @@ if {PREFIX}cuda.threadIdx.x == 0 and {PREFIX}cuda.threadIdx.y == 0 and {PREFIX}c
     {STAMPS}[{PREFIX}b, 1] = {PREFIX}start
     {STAMPS}[{PREFIX}b, 2] = {PREFIX}globaltimer()
 """
-PROBES = {"stamps": (_ENTRY, _EXIT, True), "proton": (_PROTON_ENTRY, _PROTON_EXIT, False),
-          "numba": (_NUMBA_ENTRY, _NUMBA_EXIT, True),
-          "numba-row-at-exit": (f"{PREFIX}start = {PREFIX}globaltimer()", _NUMBA_ROW_AT_EXIT, True)}
+NUMBA_PROBES = ("numba-exit-split", "numba-exit-dims", "numba-exit", "numba-row-at-exit")
+# probe: (entry, exit, the stamps as a first argument, the exit pushed into a trailing if's branches)
+PROBES = {"stamps": (_ENTRY, _EXIT, True, False),
+          "proton": (_PROTON_ENTRY, _PROTON_EXIT, False, False),
+          "numba-exit-split": (_NUMBA_START, _NUMBA_EXIT, True, True),
+          "numba-exit-dims": (_NUMBA_START, _NUMBA_EXIT, True, False),
+          "numba-exit": (_NUMBA_START, _NUMBA_EXIT, True, False),
+          "numba-row-at-exit": (_NUMBA_START, _NUMBA_ROW_AT_EXIT, True, False)}
+PROBES["numba"] = PROBES[NUMBA_PROBES[0]]  # the default
 
 
 class _StampReturns(ast.NodeTransformer):
@@ -91,7 +96,7 @@ def instrumented_source(src: str, name: str | None = None,
     """(source, function name) of the stamped copy of one kernel's source (its `def`, with or
     without decorators); probe "proton" wraps the program in one Proton scope instead (no extra
     argument). UserError where the kernel cannot take the stamps."""
-    entry, exit_text, extra_arg = PROBES[probe]
+    entry, exit_text, extra_arg, split_tail = PROBES[probe]
     try:
         tree = ast.parse(textwrap.dedent(src))
     except SyntaxError as exc:
@@ -117,11 +122,24 @@ def instrumented_source(src: str, name: str | None = None,
     doc = body[:1] if body and isinstance(body[0], ast.Expr) and isinstance(
         getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str) else []
     rest = body[len(doc):]
-    tail = [] if rest and isinstance(rest[-1], ast.Return) else _statements(exit_text)
-    fn.body = [*doc, *_statements(entry), *rest, *tail]
+    fn.body = [*doc, *_statements(entry), *_stamp_end(rest, exit_text, split_tail)]
     tree.body = [fn]
     ast.fix_missing_locations(tree)
     return ast.unparse(tree) + "\n", fn.name
+
+
+def _stamp_end(body: list[ast.stmt], exit_text: str, into_branches: bool) -> list[ast.stmt]:
+    """`body` with the exit stamp at its end (none after a `return`: that one has its own);
+    into_branches: pushed into both branches of a trailing `if` (and theirs), so each path keeps
+    its own exit as the kernel had, not one after the branches merge."""
+    last = body[-1] if body else None
+    if isinstance(last, ast.Return):
+        return body
+    if into_branches and isinstance(last, ast.If):
+        last.body = _stamp_end(last.body, exit_text, True)
+        last.orelse = _stamp_end(last.orelse, exit_text, True)
+        return body
+    return [*body, *_statements(exit_text)]
 
 
 def next_filename(name: str) -> str:

@@ -5,15 +5,20 @@ intrinsics that emit the same inline PTX as the Triton stamps (kernels/bodies/tr
 `mov.u64 %globaltimer` and `mov.u32 %smid`, volatile so every read is fresh. Run G (2026-12-01)
 linked C functions instead (cuda.declare_device + a .cu compiled by NVRTC): a call per read cost
 +6.3% on the stencil at 2^24; inline PTX needs no link step and no NVRTC.
-The rewrite is kernels/tracing/instrument.py's (probe "numba"): a first argument, the stamps,
-an int64 [blocks, 3] C-contiguous array. At entry every thread reads the timer and the SM and
-takes its block's row address (`stamp_row`: 0 in every thread but (0, 0, 0)); before every
-return and at the end, `store_row` has thread (0, 0, 0) read the timer and store (sm, start ns,
-end ns). Why this split: the stencil's blocks live about 2,000 cycles, so what runs after a
-block's last store lengthens its life and the launch's time. Finding the row at exit (run J's
-copy, probe "numba-row-at-exit": +6.1% at 2^24) put a chain of special-register reads and 64-bit
-index math there; at entry the same work is branch-free and overlaps the kernel's own start,
-and the exit keeps a timer read and three stores.
+The rewrite is kernels/tracing/instrument.py's (probe "numba", i.e. "numba-exit-split"): a
+first argument, the stamps, an int64 [blocks, 3] C-contiguous array. At entry every thread reads
+the timer (one CS2R); before every return and at the end, `stamp_exit` has thread (0, 0, 0) read
+the timer and the SM, find its row and store (sm, start ns, end ns). Why: the stencil's blocks
+live about 2,000 cycles and the launch is bound by block starts and block life, so every
+instruction a warp adds costs. Run M (2026-12-02, sm_90 SASS, the stencil at 2^24): run J's copy
+("numba-row-at-exit": the row found in Numba code, 64-bit signed index math with negative-index
+wrap, 36 instructions after the last store) cost +6.0%; finding the row at entry in every thread
+cost +11.2%. `stamp_exit` does the index in 32-bit unsigned math in LLVM IR (13 instructions
+after the last store, 2 slow: S2UR SMID, the stamps pointer's LDC); the launch's grid and block
+dims are baked in ("numba-exit" keeps all three axes), so no CTAID.Z or TID.Z read; and the
+end stamp goes into both branches of a trailing `if`, so each path keeps its own EXIT as the
+kernel had (one exit after the merge added BSSY/BSYNC and moves to every warp: 79 instructions
+on the stencil's interior path vs 67 plain; split: 69).
 numba-cuda's simulator runs kernels as Python: it has no PTX, so recording needs a GPU (the
 caller checks: kernels.tracing.trace.require_gpu).
 """
@@ -31,7 +36,7 @@ from kernels.tracing.instrument import PREFIX, instrumented_source, next_filenam
 GLOBALTIMER_PTX = "mov.u64 $0, %globaltimer;"
 SMID_PTX = "mov.u32 $0, %smid;"
 INSTRUMENT = ("kernels/tracing/numba_stamps.py: the @cuda.jit kernel's source recompiled with "
-              "%smid/%globaltimer read by inline PTX at entry and the timer again before every "
+              "%globaltimer read by inline PTX at entry, and the timer again and %smid before every "
               "return (thread (0, 0, 0) of each block stores the row)")
 
 
@@ -59,46 +64,49 @@ def readers() -> dict:
         typer.__name__ = f"warpscope_{name}"
         return intrinsic(typer)
 
-    def stamp_row_codegen(context, builder, sig, args):
+    def stamp_exit_codegen(context, builder, sig, args):
+        grid_dims, block_dims = (t.literal_value for t in sig.args[2:])
         sreg = functools.partial(call_sreg, builder)
-        wide = functools.partial(builder.zext, typ=i64)
-        block = builder.add(wide(sreg("ctaid.x")), builder.mul(wide(sreg("nctaid.x")), builder.add(
-            wide(sreg("ctaid.y")), builder.mul(wide(sreg("nctaid.y")), wide(sreg("ctaid.z"))))))
-        data = context.make_array(sig.args[0])(context, builder, args[0]).data
-        row = builder.ptrtoint(builder.gep(data, [builder.mul(block, ir.Constant(i64, 3))]), i64)
-        tid = builder.or_(builder.or_(sreg("tid.x"), sreg("tid.y")), sreg("tid.z"))
-        first = builder.icmp_unsigned("==", tid, ir.Constant(i32, 0))
-        return builder.select(first, row, ir.Constant(i64, 0))  # a select: no branch at entry
-
-    def stamp_row(typingctx, stamps):
-        """The address of this block's row in thread (0, 0, 0), 0 in every other thread."""
-        if (getattr(stamps, "dtype", None) != types.int64 or getattr(stamps, "ndim", 0) != 2
-                or getattr(stamps, "layout", "") != "C"):
-            return None
-        return types.uint64(stamps), stamp_row_codegen
-
-    def store_row_codegen(context, builder, sig, args):
-        row, sm, start = args
-        with builder.if_then(builder.icmp_unsigned("!=", row, ir.Constant(i64, 0)), likely=False):
+        unused = ir.Constant(i32, 0)
+        tid = [sreg(f"tid.{a}") if d < block_dims else unused for d, a in enumerate("xyz")]
+        first = builder.icmp_unsigned("==", builder.or_(builder.or_(tid[0], tid[1]), tid[2]),
+                                      unused)
+        with builder.if_then(first, likely=False):
             end = read(builder, GLOBALTIMER_PTX, 64, "=l")  # first: the stores are not the kernel's
-            at = builder.inttoptr(row, row_type)
-            for column, value in enumerate((builder.zext(sm, i64), start, end)):
-                builder.store(value, builder.gep(at, [ir.Constant(i32, column)]))
+            sm = read(builder, SMID_PTX, 32, "=r")
+            # the block's flat index, 32-bit unsigned (a grid of < 2^32 blocks: the host checks)
+            axes = "xyz"[:grid_dims]
+            block = sreg(f"ctaid.{axes[-1]}")
+            for a in reversed(axes[:-1]):
+                block = builder.add(sreg(f"ctaid.{a}"), builder.mul(
+                    sreg(f"nctaid.{a}"), block, flags=["nuw"]), flags=["nuw"])
+            data = context.make_array(sig.args[0])(context, builder, args[0]).data
+            at = builder.gep(builder.addrspacecast(data, row_type),
+                             [builder.mul(builder.zext(block, i64), ir.Constant(i64, 3),
+                                          flags=["nuw"])], inbounds=True)
+            for column, value in enumerate((builder.zext(sm, i64), args[1], end)):
+                builder.store(value, builder.gep(at, [ir.Constant(i32, column)], inbounds=True))
         return context.get_dummy_value()
 
-    def store_row(typingctx, row, sm, start):
-        """Thread (0, 0, 0) (row not 0): (sm, start, the timer now) into its block's row."""
-        return types.void(types.uint64, types.uint32, types.uint64), store_row_codegen
+    def stamp_exit(typingctx, stamps, start, grid_dims, block_dims):
+        """Thread (0, 0, 0): the timer, the SM, its block's row, then (sm, start, end) stored;
+        grid_dims and block_dims (literal 1-3) leave out the axes the launch does not use."""
+        dims = [getattr(t, "literal_value", None) for t in (grid_dims, block_dims)]  # globals
+        if (getattr(stamps, "dtype", None) != types.int64 or getattr(stamps, "ndim", 0) != 2
+                or getattr(stamps, "layout", "") != "C" or not all(d in (1, 2, 3) for d in dims)):
+            return None
+        return types.void(stamps, types.uint64, grid_dims, block_dims), stamp_exit_codegen
 
     return {PREFIX + "globaltimer": reader(GLOBALTIMER_PTX, 64, "=l", types.uint64, "globaltimer"),
             PREFIX + "smid": reader(SMID_PTX, 32, "=r", types.uint32, "smid"),
-            PREFIX + "stamp_row": intrinsic(stamp_row), PREFIX + "store_row": intrinsic(store_row)}
+            PREFIX + "stamp_exit": intrinsic(prefer_literal=True)(stamp_exit)}
 
 
-def instrument_numba(dispatcher, probe: str = "numba"):
+def instrument_numba(dispatcher, probe: str = "numba", dims: tuple[int, int] = (3, 3)):
     """The stamped copy of a numba @cuda.jit kernel, a new dispatcher with the kernel's own
-    module globals; its first argument is the int64 [blocks, 3] stamps array (probe
-    "numba-row-at-exit": run J's copy, kept to measure against)."""
+    module globals; its first argument is the int64 [blocks, 3] stamps array. `dims`: how many
+    axes the launch's grid and block have, baked into the copy ("numba-exit" takes all three;
+    "numba-row-at-exit" is run J's copy, kept to measure against)."""
     from kernels.launching.compat import numba_cuda
 
     cuda = numba_cuda()
@@ -117,11 +125,19 @@ def instrument_numba(dispatcher, probe: str = "numba"):
     filename = next_filename(fn.__name__)
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     scope = dict(fn.__globals__)
-    scope.update({PREFIX + "cuda": cuda, **readers()})
+    grid_dims, block_dims = (3, 3) if probe == "numba-exit" else dims
+    scope.update({PREFIX + "cuda": cuda, PREFIX + "grid_dims": grid_dims,
+                  PREFIX + "block_dims": block_dims, **readers()})
     exec(compile(src, filename, "exec"), scope)  # noqa: S102 - the user's own kernel, re-stated
     options = {k: v for k, v in getattr(dispatcher, "targetoptions", {}).items()
                if k in ("fastmath", "lineinfo", "debug", "opt", "max_registers", "link", "lto")}
     return cuda.jit(**options)(scope[name])
+
+
+def launch_dims(shape) -> tuple[int, int]:
+    """(axes of the grid, axes of the block) of a Numba LaunchShape."""
+    threads = shape.params["threads"]
+    return len(shape.grid), len(threads) if isinstance(threads, (tuple, list)) else 1
 
 
 def bind_numba_traced(spec, shape, args, stamps, probe: str = "numba"):
@@ -131,10 +147,12 @@ def bind_numba_traced(spec, shape, args, stamps, probe: str = "numba"):
     from kernels.declare.spec import resolve
     from kernels.launching.launch import Launch
 
-    stamped = instrument_numba(resolve(spec.kernel), probe)
-    arrays = device_arrays((stamps, *args))
     threads = shape.params["threads"]
     grid = shape.grid if len(shape.grid) > 1 else shape.grid[0]
+    if shape.grid_blocks >= 1 << 32:  # the stamps' row index is 32-bit
+        raise UserError(f"{spec.name}: {shape.grid_blocks:,} blocks, more than the stamps index")
+    stamped = instrument_numba(resolve(spec.kernel), probe, launch_dims(shape))
+    arrays = device_arrays((stamps, *args))
     configured = stamped[grid, threads]
 
     def run():

@@ -37,14 +37,35 @@ def test_the_numba_copy_takes_the_stamps_first_and_stores_a_row_at_every_exit():
     fn = ast.parse(src).body[0]
     assert name == fn.name == "k" + PREFIX + "traced" and not fn.decorator_list
     assert [a.arg for a in fn.args.args] == [STAMPS, "x", "out"]
-    # at entry, in every thread and branch-free: the timer, the SM, the block's row
-    assert [ast.unparse(s) for s in fn.body[:3]] == [
-        f"{PREFIX}start = {PREFIX}globaltimer()", f"{PREFIX}sm = {PREFIX}smid()",
-        f"{PREFIX}row = {PREFIX}stamp_row({STAMPS})"]
+    assert ast.unparse(fn.body[0]) == f"{PREFIX}start = {PREFIX}globaltimer()"  # entry: the timer
     early = next(n for n in fn.body if isinstance(n, ast.If))
-    assert _calls(early, "store_row") == 1 and isinstance(early.body[-1], ast.Return)
-    assert _calls(fn.body[-1], "store_row") == 1 and _calls(fn, "store_row") == 2  # and the end
-    assert ast.unparse(fn.body[-1]) == f"{PREFIX}store_row({PREFIX}row, {PREFIX}sm, {PREFIX}start)"
+    assert _calls(early, "stamp_exit") == 1 and isinstance(early.body[-1], ast.Return)
+    assert _calls(fn, "stamp_exit") == 2  # and the end
+    assert ast.unparse(fn.body[-1]) == (f"{PREFIX}stamp_exit({STAMPS}, {PREFIX}start, "
+                                        f"{PREFIX}grid_dims, {PREFIX}block_dims)")
+
+
+TRAILING_IF = EARLY.replace("    out[i] = x[i]\n", """    if i == 0:
+        out[i] = 0
+    elif i == 1:
+        out[i] = 1
+    else:
+        for j in range(2):
+            out[i] = x[i]
+""")
+
+
+def test_the_default_pushes_the_end_stamp_into_each_branch_of_a_trailing_if():
+    """Each path keeps its own exit (the stencil's interior path: 69 SASS instructions, 79 with
+    one exit after the merge, 67 plain); "numba-exit-dims" keeps one exit after the if."""
+    fn = ast.parse(instrumented_source(TRAILING_IF, probe="numba")[0]).body[0]
+    last = fn.body[-1]
+    assert isinstance(last, ast.If) and _calls(last.body[-1], "stamp_exit") == 1
+    inner = last.orelse[0]
+    assert _calls(inner.body[-1], "stamp_exit") == 1 and _calls(inner.orelse[-1], "stamp_exit") == 1
+    assert isinstance(inner.orelse[0], ast.For) and _calls(fn, "stamp_exit") == 4
+    merged = ast.parse(instrumented_source(TRAILING_IF, probe="numba-exit-dims")[0]).body[0]
+    assert _calls(merged, "stamp_exit") == 2 and _calls(merged.body[-1], "stamp_exit") == 1
 
 
 def test_run_js_copy_stays_selectable_to_measure_against():
@@ -67,17 +88,19 @@ from numba import types
 cuda = numba_cuda()
 spec = open_kernel_file({stencil!r}, cpu_fallback=False)[0]
 sig = (types.int64[:, ::1], types.float32[:, ::1], types.float32[:, ::1])
-for probe in ("numba", "numba-row-at-exit"):
-    ptx, _ = cuda.compile(instrument_numba(spec.kernel, probe).py_func, sig, cc=(9, 0), output="ptx")
+for probe, dims in (("numba", (2, 2)), ("numba-exit", (2, 2)), ("numba-row-at-exit", (3, 3))):
+    ptx, _ = cuda.compile(instrument_numba(spec.kernel, probe, dims).py_func, sig, cc=(9, 0),
+                          output="ptx")
     print(ptx.count("%globaltimer"), ptx.count("%smid"), ptx.count("call"),
-          ptx.count("st.global.u64") + ptx.count("st.u64"))
+          ptx.count("st.global.u64") + ptx.count("st.u64"), ptx.count("%ctaid.z"))
 """
 
 
 def test_the_stencils_copy_compiles_for_sm90_with_inline_reads():
-    """Through NVVM (not the simulator): the timer read at entry, at the early return and at the
-    end, no call (run G's linked readers were calls), three 64-bit stores at each exit; the SM
-    read once at entry (run J's copy: at both exits)."""
+    """Through NVVM (not the simulator): the timer read at entry and at each exit, the SM at each
+    exit, no call (run G's linked readers were calls), three 64-bit stores at each exit. The
+    default: exits at the early return and in both branches of the trailing if, no %ctaid.z for a
+    2D grid; "numba-exit" (all axes) and run J's copy: the early return and the end."""
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     done = subprocess.run([sys.executable, "-c", PTX.format(root=str(ROOT), stencil=STENCIL)],
                           capture_output=True, text=True, env=env, timeout=300)
@@ -85,7 +108,7 @@ def test_the_stencils_copy_compiles_for_sm90_with_inline_reads():
         pytest.skip("numba-cuda finds no NVVM here")
     assert done.returncode == 0, done.stderr[-3000:]
     assert [[int(v) for v in line.split()] for line in done.stdout.splitlines()] == [
-        [3, 1, 0, 6], [3, 2, 0, 6]]
+        [4, 3, 0, 9, 0], [3, 2, 0, 6, 2], [3, 2, 0, 6, 2]]
 
 
 @pytest.fixture(scope="module")
