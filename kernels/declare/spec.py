@@ -283,11 +283,14 @@ class KernelSpec:
 def chain_of(value, where: str = "") -> tuple[int, int]:
     """A declaration's `chain`, dict(passes=P, reductions=R): P dependent sweeps over the block's
     data (a layernorm: mean, variance, normalise = 3), R block-wide reductions (a softmax: max,
-    sum = 2). None: one sweep, no reduction."""
+    sum = 2); optional `tile` (the block parameter a sweep steps by) and `loads` (global loads a
+    thread issues per element), read by sim.model.chain. None: one sweep, no reduction."""
     if value is None:
         return 1, 0
-    if not isinstance(value, Mapping) or set(value) - {"passes", "reductions"}:
-        raise UserError(f"{where}'chain' must be dict(passes=..., reductions=...), got {value!r}")
+    if not isinstance(value, Mapping) or set(value) - {"passes", "reductions", "tile", "loads"} \
+            or not isinstance(value.get("tile", ""), str) or type(value.get("loads", 1)) is not int:
+        raise UserError(f"{where}'chain' must be dict(passes=..., reductions=..., tile='PARAM', "
+                        f"loads=...), got {value!r}")
     passes, reductions = value.get("passes", 1), value.get("reductions", 0)
     if type(passes) is not int or type(reductions) is not int or passes < 1 or reductions < 0:
         raise UserError(f"{where}'chain' wants passes >= 1 and reductions >= 0 (whole numbers), "

@@ -89,8 +89,9 @@ WARPSCOPE = dict(
     sweep="BLOCK_SIZE",
     bytes=lambda n: 4 * (2 * max(1, n // COLS) * COLS + 2 * COLS),  # x and y once, w and b
     # three dependent sweeps over the row (mean, variance, normalise), a block-wide tl.sum after
-    # each of the first two: the later sweeps find the row in the cache, but each waits for the last
-    chain=dict(passes=3, reductions=2),
+    # each of the first two: the later sweeps find the row in the cache, but each waits for the last;
+    # each sweep walks the row in BLOCK_SIZE steps (4,096 / 1,024 = 4 dependent round trips)
+    chain=dict(passes=3, reductions=2, tile="BLOCK_SIZE"),
     reference=layer_norm64,
     rtol=1e-4,
     atol=1e-5,

@@ -52,6 +52,10 @@ WARPSCOPE = dict(
     grid=lambda H, W, threads: (math.ceil(W / threads[0]), math.ceil(H / threads[1])),
     block=dict(threads=(32, 8)),
     bytes=lambda H, W: 2 * 4 * H * W,  # read u once, write out once
+    # one sweep, but five global loads in the compiled kernel for one input array (sm_90 SASS:
+    # LDG count 5, benchmarks/run_m/stamps/stamps_cost.json "plain"): each past the first
+    # lengthens a block's round trip (sim.model.chain)
+    chain=dict(passes=1, loads=5),
     reference=stencil64,
     rtol=1e-6,
     peer=stencil_torch,

@@ -37,6 +37,7 @@ import numpy as np
 from sim.rules.devices import GpuSpec
 from sim.inputs.errors import UserError
 from sim.rules.geometry import BYTES_PER_ELEMENT_ADD, LaunchGeometry
+from sim.model.chain import declared_chain  # noqa: F401 (its home; callers import it from here too)
 from sim.model.drain import drain
 from sim.model.latency import BUSY, DEFAULT_LOADS, mva_levels, trip_costs_for
 from sim.rules.occupancy import Occupancy
@@ -295,7 +296,7 @@ CHAIN_CONSTANTS = ("l2_latency_ns", "l2_gbps", "reduction_step_ns")
 
 def chain_ns(gpu: GpuSpec, launch: Launch, physics: GpuPhysics | None = None) -> float:
     """A block's dependent work besides its DRAM trips, in ns: each sweep after the first
-    re-reads the block's bytes from the L2 (its latency, then the bytes at this SM's share of the
+    re-reads the block's bytes from the L2 (its latency once per loop trip, then the bytes at this SM's share of the
     L2's bandwidth; where the resident blocks' rows outgrow the L2, a DRAM round trip instead),
     and each block-wide reduction is ceil(log2(threads)) dependent shuffle/barrier steps of
     `reduction_step_ns`. In the network it is think time: the block holds its slot, the port
@@ -305,10 +306,11 @@ def chain_ns(gpu: GpuSpec, launch: Launch, physics: GpuPhysics | None = None) ->
     ph = physics or physics_for(gpu)
     per_block = launch.bytes_moved / max(launch.grid_blocks, 1)
     resident = min(launch.grid_blocks, gpu.sm_count * launch.blocks_per_sm)
+    steps = launch.loop_trips  # a sweep walks the block's share in these dependent steps
     if resident * per_block <= gpu.l2_bytes:
-        sweep = ph.value("l2_latency_ns") + per_block / (ph.value("l2_gbps") / gpu.sm_count)
+        sweep = steps * ph.value("l2_latency_ns") + per_block / (ph.value("l2_gbps") / gpu.sm_count)
     else:
-        sweep = ph.value("dram_latency_ns") + per_block / (achievable_gbps(gpu, ph) / gpu.sm_count)
+        sweep = steps * ph.value("dram_latency_ns") + per_block / (achievable_gbps(gpu, ph) / gpu.sm_count)
     steps = math.ceil(math.log2(max(launch.threads_per_block, 2)))
     return (max(launch.passes, 1) - 1) * sweep + max(launch.reductions, 0) * steps * \
         ph.value("reduction_step_ns")
@@ -418,17 +420,6 @@ def default_mode(declaration) -> str:
     from sim.model.throughput import is_tiled_matmul
 
     return "compute" if declaration is not None and is_tiled_matmul(declaration) else "memory"
-
-
-def declared_chain(declaration) -> dict:
-    """The `Launch` fields for the chain a kernel declares (a kernels/declare/spec.py KernelSpec's
-    passes and reductions, or its `chain` dict as a trace's meta keeps it); one sweep and no
-    reduction for a kernel that declares none."""
-    def get(key, default):
-        value = declaration.get(key) if isinstance(declaration, dict) else \
-            getattr(declaration, key, None)
-        return value if isinstance(value, int) and not isinstance(value, bool) else default
-    return {"passes": max(1, get("passes", 1)), "reductions": max(0, get("reductions", 0))}
 
 
 def predict_geometry(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,

@@ -27,6 +27,7 @@ from typing import ClassVar
 import numpy as np
 
 from sim.rules.devices import GpuSpec
+from sim.model.chain import resolved_chain
 from sim.schedule.dispatch_profile import DispatchProfile
 from sim.inputs.errors import UserError
 from sim.rules.geometry import BYTES_PER_ELEMENT_ADD
@@ -225,7 +226,8 @@ def predict(req: Request) -> Predicted:
         if not isinstance(req.placement, str):
             raise UserError("the 'recorded' placement is for traces of equal blocks and matmuls; "
                             "a memory-bound kernel's blocks are predicted from its launch")
-        trips = max(1, math.ceil(req.elements / (launch.blocks * req.elements_per_block)))
+        trips = max(1, math.ceil(req.elements / (launch.blocks * req.elements_per_block)),
+                    int(dict(req.chain).get("trips", 1)))  # a declared tile's steps per sweep
         model = predict_launch(launch.gpu, Launch(launch.blocks, launch.threads_per_block,
                                                   launch.blocks_per_sm, req.bytes_moved,
                                                   req.elements, trips, **declared_chain(dict(req.chain))),
@@ -274,7 +276,8 @@ def request_of_trace(trace: Trace, gpu: GpuSpec, blocks_per_sm: int | None = Non
         moved = meta.get("bytes_moved")
         moved = float(moved) if isinstance(moved, (int, float)) and moved > 0 \
             else elements * BYTES_PER_ELEMENT_ADD
-        chain = meta.get("chain") if isinstance(meta.get("chain"), dict) else {}
+        chain = resolved_chain(meta.get("chain") if isinstance(meta.get("chain"), dict) else {},
+                               meta.get("block_params"), per_block)
         return Request("memory", placement=place, elements=elements, elements_per_block=per_block,
                        bytes_moved=moved, chain=tuple(sorted(chain.items())), **common)
     return Request("uniform", placement=place, **common)

@@ -2,8 +2,8 @@
 starts blocks of many warps no faster than one warp per interval. Fitted on ONE trace (run J's
 Numba stencil at 2^20, benchmarks/dispatch_ramp_fit.py): 0.0157 us. The checked-in H200 profile
 keeps it off (0): on, it costs 5 held-out kernel times (the naive Numba add +11..+17%,
-benchmarks/NOTES-dispatch.md). The stencil at 2^24 (run J and kernel_files_h200, held out) is
-pinned here with the fitted value."""
+benchmarks/NOTES-dispatch.md). The stencil at 2^24 (run J and kernel_files_h200, held out) now
+meets its makespan without it, from its declared loads (sim/model/chain.py)."""
 
 import importlib.util
 from dataclasses import replace
@@ -54,14 +54,15 @@ def test_the_split_is_one_fit_trace(f):
 
 
 @pytest.mark.parametrize("bundle", ["benchmarks/run_j/traces", "tests/data/kernel_files_h200"])
-def test_held_out_stencil_at_2_24_meets_its_makespan_with_the_rule_and_not_without(f, bundle):
+def test_held_out_stencil_at_2_24_meets_its_makespan_without_the_rule(f, bundle):
+    # since the stencil declares its five loads (sim/model/chain.py) the rule is not needed:
+    # measured 2026-12-02, off: -8.3% / +1.1% (before the loads: -25.2% / -14.8%); on: +3.8% / +12.0%
     with f.warp_interval(0.0):
         off = f.compare(ROOT / bundle, "stencil_numba_n24")
     with f.warp_interval(FITTED_US):
         on = f.compare(ROOT / bundle, "stencil_numba_n24")
-    # measured 2026-12-02: -25.2% / -14.8% off, -6.2% / +0.8% on
-    assert off.makespan_error < -0.14
-    assert abs(on.makespan_error) <= 0.10
+    assert abs(off.makespan_error) <= 0.10
+    assert on.makespan_error > off.makespan_error + 0.05
 
 
 def test_an_interval_override_is_the_interval_for_every_block_size():

@@ -132,13 +132,15 @@ def test_held_out_torch_softmax_with_its_declared_chain(fit):
 def test_held_out_kernel_file_traces_with_their_chain(fit):
     """The example layernorm (3 sweeps, 2 reductions) and softmax (1 sweep, 2 reductions) traced
     on the H200, one wave of 2^20 elements: makespan -61% / -23% before the chain; measured
-    2026-12-02 -28% / +9%. The layernorm still misses (NOTES-fit.md: each sweep is 4 loop steps)."""
+    2026-12-02 -28% / +9%; +5.7% for the layernorm since its chain's tile makes each sweep 4 loop
+    steps (sim/model/chain.py)."""
     from sim.traces.trace_bundle import load_bundle
 
     traces = load_bundle(fit.DATA / "kernel_files_h200")
     named = {n: fit.with_declared_chain(traces[n])
              for n in ("layernorm_triton_n20", "softmax_triton_n20")}
-    assert named["layernorm_triton_n20"].meta["chain"] == {"passes": 3, "reductions": 2}
+    assert named["layernorm_triton_n20"].meta["chain"] == {"passes": 3, "reductions": 2,
+                                                           "tile": "BLOCK_SIZE"}
     rows = {r["name"]: r for r in fit.trace_scores(named)}
-    assert -0.35 < rows["layernorm_triton_n20"]["makespan_error"] < -0.15
+    assert rows["layernorm_triton_n20"]["makespan_ok"]
     assert rows["softmax_triton_n20"]["makespan_ok"]
