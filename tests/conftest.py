@@ -1,10 +1,11 @@
 """For every test: Hypothesis's per-example deadline is off (a wall-clock limit: on CI's two busy
 cores it failed correct code as "flaky"; performance targets live in benchmarks/); compiled kernel
 resources are cached in a folder of this test session, never in the user's cache
-(kernels/build/compile.py writes under $XDG_CACHE_HOME/warpscope/compiled); and the kernel files a test
-opens join the registry for that test only."""
+(kernels/build/compile.py writes under $XDG_CACHE_HOME/warpscope/compiled), and so is the run's
+bytecode; and the kernel files a test opens join the registry for that test only."""
 
 import os
+import shutil
 import sys
 import tempfile
 
@@ -17,6 +18,20 @@ settings.load_profile("warpscope")
 _RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID")  # the workers of one run share their compiles
 os.environ["XDG_CACHE_HOME"] = (os.path.join(tempfile.gettempdir(), f"warpscope-test-cache-{_RUN}")
                                 if _RUN else tempfile.mkdtemp(prefix="warpscope-test-cache-"))
+
+# Bytecode, shared by every Python process of this run, in the run's cache folder: pip installs
+# with --no-compile and this machine sets PYTHONDONTWRITEBYTECODE=1, so each worker and each child
+# process (kernel hosts, compilers, the CLI) compiled torch, numba and Qt's Python from source
+# again, ~1 s of CPU for torch alone. Set here, before the workers start, and inherited by them.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(os.environ["XDG_CACHE_HOME"], "bytecode")
+sys.dont_write_bytecode = False
+sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
+
+
+def pytest_unconfigure(config):
+    if not hasattr(config, "workerinput"):  # the controller, once its workers have ended
+        shutil.rmtree(os.environ["PYTHONPYCACHEPREFIX"], ignore_errors=True)  # tens of MB
 
 
 @pytest.fixture(autouse=True)
