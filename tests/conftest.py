@@ -22,14 +22,17 @@ if _MADE_HERE:
     os.environ["WARPSCOPE_TEST_RUN_CACHE"] = tempfile.mkdtemp(prefix="warpscope-test-cache-")
 os.environ["XDG_CACHE_HOME"] = os.environ["WARPSCOPE_TEST_RUN_CACHE"]
 
-# Bytecode, shared by every Python process of the run, in that folder: pip installs with
-# --no-compile and this machine sets PYTHONDONTWRITEBYTECODE=1, so each worker and each child
-# process (kernel hosts, compilers, the CLI) compiled torch, numba and Qt's Python from source
-# again (~1 s of CPU for torch alone; 287 -> 227 CPU-s for the suite).
-os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(os.environ["XDG_CACHE_HOME"], "bytecode")
-sys.dont_write_bytecode = False
-sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
+# Bytecode where none is written (PYTHONDONTWRITEBYTECODE=1, as on this machine, and pip's
+# --no-compile): shared by every Python process of the run, in its folder. Each worker and each
+# child process (kernel hosts, compilers, the CLI) compiled torch, numba and Qt's Python from
+# source again, ~1 s of CPU for torch alone (the suite: 287 -> 227 CPU-s). Where Python writes
+# bytecode beside the sources (benchmarks/fresh_machine.sh's `env -i`), that stays as it is.
+# The workers inherit the prefix from the environment.
+if sys.dont_write_bytecode:
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(os.environ["XDG_CACHE_HOME"], "bytecode")
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
 
 
 def pytest_unconfigure(config):
