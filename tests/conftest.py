@@ -25,7 +25,7 @@ os.environ["XDG_CACHE_HOME"] = os.environ["WARPSCOPE_TEST_RUN_CACHE"]
 # Bytecode where none is written (PYTHONDONTWRITEBYTECODE=1, as on this machine, and pip's
 # --no-compile): shared by every Python process of the run, in its folder. Each worker and each
 # child process (kernel hosts, compilers, the CLI) compiled torch, numba and Qt's Python from
-# source again, ~1 s of CPU for torch alone (the suite: 287 -> 227 CPU-s). Where Python writes
+# source again, ~1 s of CPU for torch alone (the suite: 271 -> 227 CPU-s, docs/SETUP.md). Where Python writes
 # bytecode beside the sources (benchmarks/fresh_machine.sh's `env -i`), that stays as it is.
 # The workers inherit the prefix from the environment.
 if sys.dont_write_bytecode:
