@@ -1,10 +1,11 @@
 """For every test: Hypothesis's per-example deadline is off (a wall-clock limit: on CI's two busy
 cores it failed correct code as "flaky"; performance targets live in benchmarks/); compiled kernel
 resources are cached in a folder of this test session, never in the user's cache
-(kernels/build/compile.py writes under $XDG_CACHE_HOME/warpscope/compiled); and the kernel files a test
-opens join the registry for that test only."""
+(kernels/build/compile.py writes under $XDG_CACHE_HOME/warpscope/compiled), and so is the run's
+bytecode; and the kernel files a test opens join the registry for that test only."""
 
 import os
+import shutil
 import sys
 import tempfile
 
@@ -14,9 +15,29 @@ from hypothesis import settings
 settings.register_profile("warpscope", deadline=None)
 settings.load_profile("warpscope")
 
-_RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID")  # the workers of one run share their compiles
-os.environ["XDG_CACHE_HOME"] = (os.path.join(tempfile.gettempdir(), f"warpscope-test-cache-{_RUN}")
-                                if _RUN else tempfile.mkdtemp(prefix="warpscope-test-cache-"))
+# One folder per run, made by the process that starts first (xdist's controller, or the only one
+# with -n 0) and inherited by its workers, so they share their compiles; removed when it ends.
+_MADE_HERE = "WARPSCOPE_TEST_RUN_CACHE" not in os.environ
+if _MADE_HERE:
+    os.environ["WARPSCOPE_TEST_RUN_CACHE"] = tempfile.mkdtemp(prefix="warpscope-test-cache-")
+os.environ["XDG_CACHE_HOME"] = os.environ["WARPSCOPE_TEST_RUN_CACHE"]
+
+# Bytecode where none is written (PYTHONDONTWRITEBYTECODE=1, as on this machine, and pip's
+# --no-compile): shared by every Python process of the run, in its folder. Each worker and each
+# child process (kernel hosts, compilers, the CLI) compiled torch, numba and Qt's Python from
+# source again, ~1 s of CPU for torch alone (the suite: 271 -> 227 CPU-s, docs/SETUP.md). Where Python writes
+# bytecode beside the sources (benchmarks/fresh_machine.sh's `env -i`), that stays as it is.
+# The workers inherit the prefix from the environment.
+if sys.dont_write_bytecode:
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(os.environ["XDG_CACHE_HOME"], "bytecode")
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
+
+
+def pytest_unconfigure(config):
+    if _MADE_HERE:  # after the workers have ended: ~100 MB of bytecode and compiles
+        shutil.rmtree(os.environ["WARPSCOPE_TEST_RUN_CACHE"], ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,8 @@ import tempfile
 
 # Before anything imports Qt: no display here, and never the user's settings file.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-os.environ["WARPSCOPE_SETTINGS_DIR"] = tempfile.mkdtemp(prefix="warpscope-settings-")
+os.environ["WARPSCOPE_SETTINGS_DIR"] = tempfile.mkdtemp(prefix="settings-",
+                                                     dir=os.environ["WARPSCOPE_TEST_RUN_CACHE"])
 
 import pytest
 

@@ -6,7 +6,8 @@ import os
 import tempfile
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-os.environ["WARPSCOPE_SETTINGS_DIR"] = tempfile.mkdtemp(prefix="warpscope-hostile-settings-")
+os.environ["WARPSCOPE_SETTINGS_DIR"] = tempfile.mkdtemp(prefix="settings-",
+                                                     dir=os.environ["WARPSCOPE_TEST_RUN_CACHE"])
 
 import pytest  # noqa: E402
 
