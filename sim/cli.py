@@ -167,7 +167,7 @@ class KernelLaunch:
     declaration: object = None  # the kernel's declaration (kernels.declare.spec.KernelSpec), for its work
     block_params: dict | None = None  # the block parameters launched (BLOCK_SIZE, num_warps, ...)
     choice: object | None = None  # matmul_auto: sim.model.matmul_choice.MatmulChoice, what and why
-    chain: dict | None = None  # its declared passes and reductions (sim.model.launch_model.chain_ns)
+    chain: dict | None = None  # its declared chain: passes, reductions, tile, loads (sim.model.chain)
 
     @property
     def loads(self) -> int:
@@ -307,7 +307,17 @@ def launch_prediction(gpu, occ, geo, kernel=None):
         return None
     return predict_geometry(gpu, occ, geo, bytes_moved=kernel.bytes_moved if kernel else None,
                             work=kernel_work(gpu, occ, geo, kernel), **_loads(kernel),
-                            chain=kernel.chain if kernel else None)
+                            chain=_resolved(kernel, geo))
+
+
+def _resolved(kernel, geo) -> dict | None:
+    """The kernel's declared chain with its tile's steps per sweep for this launch (as compare
+    resolves a trace's), None without a kernel."""
+    if kernel is None or kernel.chain is None:
+        return None
+    from sim.model.chain import resolved_chain
+
+    return resolved_chain(kernel.chain, kernel.block_params, geo.elements_per_block or 0)
 
 
 def prediction_rows(p, gpu) -> list[tuple[str, str, str]]:

@@ -120,7 +120,14 @@ class KernelSpec:
     passes: int = 1  # dependent sweeps a block makes over its data (`chain`)
     reductions: int = 0  # block-wide reductions among them
     peer_chain: Mapping[str, int] | None = None  # the torch peer's own chain, where declared
+    chain_extra: Mapping[str, object] | None = None  # the chain's `tile` and `loads` (sim.model.chain)
     origin: str = "built-in"  # or the file a user's declaration came from
+
+    @property
+    def chain(self) -> dict:
+        """The declared chain as the launch model and a trace's meta take it: passes, reductions,
+        and the `tile` and `loads` where declared."""
+        return {"passes": self.passes, "reductions": self.reductions, **(self.chain_extra or {})}
 
     # -- what the views ask ------------------------------------------------------------------
     @property
@@ -376,7 +383,8 @@ def declare(decl: Mapping[str, Any], origin: str = "built-in") -> KernelSpec:
         teaching=bool(decl.get("teaching", False)), kind=kind,
         kernels_per_call=int(decl.get("kernels_per_call", 1)),
         cpu_max_elements=int(decl.get("cpu_max_elements", 1_048_583)), origin=origin,
-        passes=passes, reductions=reductions, peer_chain=decl.get("peer_chain"))
+        passes=passes, reductions=reductions, peer_chain=decl.get("peer_chain"),
+        chain_extra={k: v for k, v in (decl.get("chain") or {}).items() if k in ("tile", "loads")})
 
 
 def _doc(kernel) -> str:

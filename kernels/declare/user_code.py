@@ -138,7 +138,7 @@ def launch_facts(spec, elements: int, block, warps, sm_count: int, cc, *, settin
              "params": {k: list(v) if isinstance(v, tuple) else v for k, v in shape.params.items()},
              "dims": spec.size_dims(elements, dims),
              "bytes_moved": spec.bytes_moved(elements, dims=dims) if spec.bytes else None,
-             "chain": {"passes": spec.passes, "reductions": spec.reductions},
+             "chain": spec.chain,
              "compiled": None}
     if cc is not None:
         from kernels.build.compile import CompileError
@@ -198,14 +198,16 @@ def _compiled(value) -> dict:
 
 
 def _chain(value) -> dict:
-    """A launch's declared chain (kernels.declare.spec.chain_of), as plain passes and reductions."""
+    """A launch's declared chain (kernels.declare.spec.chain_of): passes, reductions, and its tile
+    and loads where declared."""
     from kernels.declare.spec import chain_of
 
     try:
         passes, reductions = chain_of(value)
     except UserError as exc:
         raise UserCodeError(str(exc)) from None
-    return {"passes": passes, "reductions": reductions}
+    extra = {k: value[k] for k in ("tile", "loads") if k in value}
+    return {"passes": passes, "reductions": reductions, **extra}
 
 
 def check_facts(facts, where: str) -> dict:

@@ -105,8 +105,8 @@ def _trace(spec, gpu, shape, res, plain_res, stamps, elements, moved, command, t
                       block_params=params, grid_shape=list(shape.grid),
                       bytes_moved=moved,
                       kernel_file=spec.origin, instrument=instrument,
-                      # the declared passes and reductions, so compare needs no file to run
-                      chain={"passes": spec.passes, "reductions": spec.reductions},
+                      # the declared chain (tile and loads too), so compare needs no file to run
+                      chain=spec.chain,
                       untraced_regs_per_thread=plain_res.regs_per_thread,
                       untraced_smem_per_block_bytes=plain_res.smem_per_block_bytes,
                       l2_flushed=True, **by, **timing)

@@ -37,7 +37,7 @@ import numpy as np
 from sim.rules.devices import GpuSpec
 from sim.inputs.errors import UserError
 from sim.rules.geometry import BYTES_PER_ELEMENT_ADD, LaunchGeometry
-from sim.model.chain import declared_chain  # noqa: F401 (its home; callers import it from here too)
+from sim.model.chain import declared_chain
 from sim.model.drain import drain
 from sim.model.latency import BUSY, DEFAULT_LOADS, mva_levels, trip_costs_for
 from sim.rules.occupancy import Occupancy
@@ -433,11 +433,15 @@ def predict_geometry(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,
     if mode is None:
         mode = default_mode(getattr(work, "kernel", None))
     extra = declared_chain(chain if chain is not None else getattr(work, "kernel", None))
+    trips = int((chain or {}).get("trips", 1))  # a declared tile's steps per sweep (resolved_chain)
     if mode == "compute":
         if work is None:
             raise UserError("the compute-bound model needs a kernel that says what each block "
                             "computes (a matmul kernel); use the memory-bound or uniform model")
         built = work.build() if hasattr(work, "build") else work
         extra.update(work=built, flops=float(np.sum(built.flops)))
-    return predict_launch(gpu, launch_of(occ, geo, bytes_moved=bytes_moved, loads=int(loads), **extra), mode,
-                          ceiling_gbps=ceiling_gbps, **kw)
+    loads = extra.pop("loads", loads)  # a chain's compiled loads per element outrank the arity
+    launch = launch_of(occ, geo, bytes_moved=bytes_moved, loads=int(loads), **extra)
+    if trips > launch.loop_trips:
+        launch = replace(launch, loop_trips=trips)
+    return predict_launch(gpu, launch, mode, ceiling_gbps=ceiling_gbps, **kw)

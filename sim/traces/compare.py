@@ -221,7 +221,8 @@ def predict(req: Request) -> Predicted:
         return Predicted(pred.item_timeline(), pred.blocks_per_sm, pred.simulation.placement,
                          pred.time_us, pred)
     if req.model == "memory":
-        from sim.model.launch_model import Launch, declared_chain, predict_launch
+        from sim.model.chain import declared_chain
+        from sim.model.launch_model import Launch, predict_launch
 
         if not isinstance(req.placement, str):
             raise UserError("the 'recorded' placement is for traces of equal blocks and matmuls; "
