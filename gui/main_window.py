@@ -76,6 +76,7 @@ class MainWindow(QMainWindow):
         self._restored_state = False
         self._default_state = None
         self._launch_error = ""  # the launch's error the status bar shows, cleared once fixed
+        self._kernel_shown: str | None = None  # the kernel whose cost model the options follow
         self._timeline_height: int | None = None  # before a trace made the timeline taller
         try:
             self._build(restore, load_kernels)
@@ -217,6 +218,9 @@ class MainWindow(QMainWindow):
 
     # -- models -> window -------------------------------------------------------------------------
     def _on_launch_changed(self, state) -> None:
+        if state.inputs.kernel != self._kernel_shown:  # a new kernel brings its cost model
+            self._kernel_shown = state.inputs.kernel
+            self.options.follow_kernel(self.model.kernel())
         msg = state.message()
         if msg:
             self._show_launch_error(msg)

@@ -94,6 +94,19 @@ class SimulationOptions:
             self._cost, self._placement, self._schedule, self._wait = new
             self.changed.emit(new[0], new[1])
 
+    def follow_kernel(self, kernel) -> None:
+        """A newly picked kernel brings its own cost model (sim.model.launch_model.default_mode):
+        a tiled matmul is compute-bound, so picking one from the Kernel list must not leave the
+        Timeline timing its tiles as streams; going back to a stream kernel leaves the compute
+        cost for the memory-bound one. Any other choice (uniform spin blocks) stays the user's."""
+        from sim.model.launch_model import default_mode
+
+        mode = default_mode(kernel)
+        if mode == "compute" and self._cost != "compute":
+            self.set(cost="compute")
+        elif mode == "memory" and self._cost == "compute":
+            self.set(cost="memory")
+
     def key(self) -> tuple:
         return (self._cost, self._placement, self._schedule, self._wait)
 
