@@ -6,7 +6,9 @@ tile does fewer FLOPs per byte it stages through shared memory (64x128: 43 FLOP/
 smaller share of the tensor rate; the variant's loop (persistent's per-program tile walk,
 stream-K's K-split units, TMA boxes instead of pointer loads) changes what the pipeline overlaps.
 Measured / predicted is nearly flat in N per candidate, so the missing piece is one sustained
-efficiency per (kernel, tile): the candidate's time is the model's time over it.
+efficiency per (kernel, tile): the candidate's block time (its whole launch less the GPU's launch
+overhead) is the model's over it, in the compute-bound cost (sim.model.throughput.ComputeBoundCost),
+so every surface shows the time the chooser weighs; the launch overhead is the GPU's, not the tile's.
 
 * pointer kernels (tiled, persistent, stream-K): FIT on run H's whole sawtooth (M=1024, K=8192,
   N = 2048..16384 step 256, 57 sizes); TEST on run H's squares and run I (57 sizes + squares).
@@ -81,6 +83,20 @@ def loop_of(k: str) -> dict:
     return {f.split("=")[0]: f.split("=")[1] == "True" for f in flags}
 
 
+def overhead_us() -> float:
+    """The H200's launch overhead (resources/physics): the part of a launch no efficiency scales."""
+    from sim.rules.devices import preset
+    from sim.rules.physics import physics_for
+
+    return physics_for(preset("H200")).value("launch_overhead_us")
+
+
+def bare_us(candidate) -> float:
+    """A chooser candidate's whole-launch time without its efficiency (stream-K's leftover term in)."""
+    oh = overhead_us()
+    return oh + (candidate.time_us - oh) * candidate.efficiency
+
+
 def model_rows(points: list, extras: bool = False) -> list[list[tuple[str, float, float]]]:
     """Per size: (key, measured us, the model's us now without the efficiency) per candidate
     (and per TMA extra at a candidate's tile, `extras`)."""
@@ -91,7 +107,7 @@ def model_rows(points: list, extras: bool = False) -> list[list[tuple[str, float
     specs, gpu = matmul_variants(), preset("H200")
     out = []
     for p in points:
-        raw = {f"{specs[c.variant].name} {tile_label(c.params)}": c.time_us * c.efficiency
+        raw = {f"{specs[c.variant].name} {tile_label(c.params)}": bare_us(c)
                for c in choose(specs, dict(M=p["M"], N=p["N"], K=p["K"]), gpu, "bfloat16").candidates}
         launches = p["candidates"] + (p.get("extras", []) if extras else [])
         out.append([(key(c), c["measured_ms"] * 1e3, raw[base_key(key(c))]) for c in launches
@@ -100,13 +116,15 @@ def model_rows(points: list, extras: bool = False) -> list[list[tuple[str, float
 
 
 def fit(rows, scale: float = 1.0, prefix: str = "") -> dict[str, float]:
-    """Per key (those starting with `prefix`): the model's time over the measured one in the fit
-    run's units (measured x the run's throughput scale), geometric mean over the sizes."""
+    """Per key (those starting with `prefix`): the model's block time over the measured one (each
+    less the launch overhead) in the fit run's units (measured x the run's throughput scale),
+    geometric mean over the sizes."""
     ratios: dict[str, list] = {}
+    oh = overhead_us()
     for size in rows:
         for k, measured, model in size:
             if k.startswith(prefix):
-                ratios.setdefault(k, []).append(model / (measured * scale))
+                ratios.setdefault(k, []).append((model - oh) / (measured * scale - oh))
     return {k: round(float(np.exp(np.mean(np.log(v)))), 4) for k, v in sorted(ratios.items())}
 
 
@@ -133,8 +151,10 @@ def replay(rows, efficiency: dict[str, float], scale: float = 1.0) -> dict:
     the best measured candidate's."""
     within = total = 0
     picks = []
+    oh = overhead_us()
     for size in rows:
-        pred = [(k, measured, model / efficiency.get(k, 1.0) / scale) for k, measured, model in size]
+        pred = [(k, measured, (oh + (model - oh) / efficiency.get(k, 1.0)) / scale)
+                for k, measured, model in size]
         within += sum(abs(p / m - 1) <= 0.10 for _, m, p in pred)
         total += len(pred)
         chosen = min(pred, key=lambda r: r[2])
@@ -172,8 +192,8 @@ def write_fit(eff: dict, loops: dict, gains: dict, scale: dict, train_pts, train
         "tested_on": f"run H's 4096^3 and 8192^3; {TEST_RUN.relative_to(ROOT)} (57 sizes + "
                      "the squares, recorded 2026-12-02)",
         "meaning": "per candidate (kernel, tile, loop flags): the compute model's time over the "
-                   "measured one, in run H's units; the candidate's predicted time is the model's "
-                   "over this. rows: [M, N, K, candidate, measured us, the model's us] it was "
+                   "measured one, each less the launch overhead, in run H's units; the candidate's "
+                   "block times are the model's over this. rows: [M, N, K, candidate, measured us, the model's us] it was "
                    "fitted on (tma_rows: run M's measured us, times tma.scale in run H's units)",
         "tma": {"kernels": "matmul_tma, matmul_tma_persistent (kernels/bodies/matmul_tma.py)",
                 "source": str(TMA_RUN.relative_to(ROOT)), "date": TMA_DATE,

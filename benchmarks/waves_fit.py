@@ -65,9 +65,11 @@ def fit_tile_terms(sweep, model: ComputeModel, resources) -> tuple[float, float]
             continue
         # one wave: time = overhead + compute / efficiency + fraction * memory, linear in both
         compute = predict_matmul(spec, p.dims, gpu, dtype=sweep.dtype, resources=resources,
-                                 model=replace(model, tensor_efficiency=1.0, memory_exposed=0.0))
+                                 model=replace(model, tensor_efficiency=1.0, memory_exposed=0.0),
+                                 fitted=False)
         both = predict_matmul(spec, p.dims, gpu, dtype=sweep.dtype, resources=resources,
-                              model=replace(model, tensor_efficiency=1.0, memory_exposed=1.0))
+                              model=replace(model, tensor_efficiency=1.0, memory_exposed=1.0),
+                              fitted=False)
         overhead = compute.launch.launch_overhead_us  # the H200's one (resources/physics)
         c = compute.time_us - overhead
         rows.append([c, both.time_us - compute.time_us])
@@ -86,7 +88,7 @@ def fit_stream_k_terms(trace: dict, model: ComputeModel, dtype: str, resources) 
     dur, end = (rows[:, 4] - rows[:, 3])[units], rows[:, 4][units]
     pred = predict_matmul(get_kernel("matmul_stream_k"), {d: meta[d] for d in "MNK"}, preset("H200"),
                           dtype=dtype, resources=resources,
-                          model=replace(model, atomic_gbps=1e12, fixup_us=0.0))
+                          model=replace(model, atomic_gbps=1e12, fixup_us=0.0), fitted=False)
     w = pred.work
     sk = w.atomic_bytes > 0
     compute_us = float(np.median(pred.cost.item_times(
@@ -116,7 +118,7 @@ def sawtooth_rows(path: str, model: ComputeModel):
         spec = get_kernel(name)
         for p in sweep.points.get(name, []):
             pr = predict_matmul(spec, p.dims, gpu, dtype=sweep.dtype, model=model,
-                                resources=sweep.resources.get(name))
+                                resources=sweep.resources.get(name), fitted=False)
             fitted = name == "matmul_tiled" and pr.tiles in FIT_TILES
             out.append((name, p.dims, pr.tiles, p.tflops(), pr.tflops, fitted))
     cublas = [(CUBLAS, p.dims, None, p.tflops(), None, False) for p in sweep.points.get(CUBLAS, [])]
@@ -132,7 +134,7 @@ def other_rows(path: str, model: ComputeModel):
         for kind, name in KINDS.items():
             if name in KERNELS:
                 pr = predict_matmul(get_kernel(name), {d: row[d] for d in "MNK"}, gpu,
-                                    dtype="bfloat16", model=model)
+                                    dtype="bfloat16", model=model, fitted=False)
                 out.append((f"{name} ({row['label']}, round {row['round']})", pr.dims, pr.tiles,
                             row[kind]["tflops"], pr.tflops))
     for row in steps["configs"]["scaling"]:
@@ -140,7 +142,7 @@ def other_rows(path: str, model: ComputeModel):
             if name in KERNELS and kind in row:
                 n = row["n"]
                 pr = predict_matmul(get_kernel(name), dict(M=n, N=n, K=n), gpu, dtype="bfloat16",
-                                    model=model)
+                                    model=model, fitted=False)
                 out.append((f"{name} (square)", pr.dims, pr.tiles, row[kind]["tflops"], pr.tflops))
     return out
 

@@ -19,7 +19,9 @@ STRENGTH = {"assumed": 0, "published": 1, "measured": 2}
 NAMES = {"launch_overhead_us": "launch overhead", "dram_latency_ns": "DRAM latency",
          "copy_fraction": "copy bandwidth", "trip_overhead_ns": "trip overhead",
          "trip_load_ns": "per-load trip overhead", "l2_latency_ns": "L2 latency",
-         "l2_gbps": "L2 bandwidth", "reduction_step_ns": "reduction step"}  # the last three: chain_ns
+         "l2_gbps": "L2 bandwidth", "reduction_step_ns": "reduction step",  # the last three: chain_ns
+         "tile_efficiency": "matmul tile efficiency",  # a matmul's fitted terms (matmul_choice)
+         "stream_k_leftover_us": "stream-K leftover wave"}
 
 
 @dataclass(frozen=True)
@@ -83,5 +85,8 @@ def confidence_of(gpu: GpuSpec, names) -> Confidence:
 
 
 def prediction_confidence(gpu: GpuSpec, prediction) -> Confidence:
-    """A sim.model.launch_model.LaunchPrediction's confidence: the constants its `sources` name."""
-    return confidence_of(gpu, prediction.sources)
+    """A sim.model.launch_model.LaunchPrediction's confidence: the constants its `sources` name
+    (a matmul's fitted terms are its `fitted` constants, not per-GPU ones)."""
+    fitted = tuple(getattr(prediction, "fitted", ()))
+    per_gpu = confidence_of(gpu, [n for n in prediction.sources if n not in dict(fitted)])
+    return Confidence(per_gpu.gpu, per_gpu.constants + fitted)

@@ -132,6 +132,7 @@ class LaunchPrediction:
     bound: str  # "bandwidth", "latency", "block dispatch", "compute" or "block time"
     ceiling_gbps: float  # what a full GPU reaches (achievable bandwidth)
     sources: dict = field(default_factory=dict, repr=False)  # constant -> its provenance label
+    fitted: tuple = field(default=(), repr=False)  # compute: (name, Constant) of the kernel's fitted terms
 
     @property
     def timeline(self):
@@ -395,9 +396,11 @@ def _assemble(gpu: GpuSpec, launch: Launch, mode: str, sim: Simulation, cost,
         if mode == "memory" else ("launch_overhead_us",)
     if mode == "memory" and (launch.passes > 1 or launch.reductions > 0):
         names += CHAIN_CONSTANTS
+    fitted = cost.work.terms.fitted if mode == "compute" else ()  # a matmul's tile fit
     return LaunchPrediction(gpu.name, mode, sim, ph.value("launch_overhead_us"), fill, full, tail,
                             float(launch.bytes_moved), float(launch.flops), bound, ceiling,
-                            {n: ph.constant(n).label for n in names})
+                            {**{n: ph.constant(n).label for n in names},
+                             **{n: c.label for n, c in fitted}}, fitted)
 
 
 def stream_whole_us(gpu: GpuSpec, predictions) -> float:

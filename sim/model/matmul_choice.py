@@ -144,19 +144,66 @@ def efficiency_assumed(spec, params: dict) -> bool:
     return bool(key) and key != candidate_key(spec, params)
 
 
+def matmul_dtype(gpu: GpuSpec) -> str:
+    """The inputs' dtype a matmul launch is predicted with where none is given: bf16 where the GPU
+    has a bf16 tensor rate (a detected device: its preset's), else fp16. matmul_auto's table and
+    every surface's launch (sim.model.throughput) share it."""
+    return "bfloat16" if gpu.tensor_tflops_bf16 or gpu.detected else "float16"
+
+
+STREAM_K_SOURCE = ("fitted on the H200 sawtooth's first wave, 128x256x64 tiles "
+                   "(benchmarks/stream_k_fit.py; sim/model/matmul_choice.py STREAM_K_SLOWDOWN)")
+
+
+def _fitted_constant(value: float, unit: str, gpu: GpuSpec, date: str, command: str,
+                     source: str, like: str = ""):
+    """A fitted term as the confidence reads it (sim.rules.physics.Constant): measured where `gpu`
+    is the fit's GPU and the term is this kernel's own, else assumed from the fit's GPU."""
+    from sim.rules.physics import Constant, physics_for
+
+    fit_gpu = tile_fit().get("gpu", "H200")
+    if physics_for(gpu).gpu == fit_gpu and not like:
+        return Constant(value, unit, "measured", source, date, command)
+    origin = f"{like}, " if like else ""
+    return Constant(value, unit, "assumed", source, assumed_from=fit_gpu,
+                    origin=f"{origin}measured {date}: {command} there")
+
+
+def candidate_terms(spec, params: dict, gpu: GpuSpec, problem, concurrent: int, dtype: str):
+    """THE fitted terms of one kernel and tile on an M x N x K `problem` (sim.model.matmul_work.
+    ComputeTerms, which the compute-bound cost applies): its efficiency (candidate_efficiency) and,
+    for stream-K with the tile it was measured with, the leftover wave's excess at its fill, in
+    tile times. Fitted on the H200; another GPU takes them as they are, labelled assumed."""
+    from sim.model.matmul_work import ComputeTerms
+
+    fitted = []
+    key, fit = efficiency_key(spec, params), tile_fit()
+    efficiency = candidate_efficiency(spec, params)
+    if key:
+        date = fit.get("tma", {}).get("date", fit.get("date", "")) if "_tma" in key \
+            else fit.get("date", "")
+        like = f"as {key}" if efficiency_assumed(spec, params) else ""
+        fitted.append(("tile_efficiency", _fitted_constant(
+            efficiency, "", gpu, date, fit.get("command", ""), f"{TILE_FIT_PATH.name}: {key}", like)))
+    leftover = 0.0
+    tile = tuple(params[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K"))
+    if getattr(spec, "constants", {}).get("STREAM_K") and tile == STREAM_K_SLOWDOWN_TILE:
+        leftover = (stream_k_slowdown(leftover_fill(problem.tiles, concurrent))
+                    * tile_time_us(gpu, params, problem.K, dtype))
+        fitted.append(("stream_k_leftover_us", _fitted_constant(
+            leftover, "us", gpu, "2026-12-01", "python3 benchmarks/stream_k_fit.py",
+            STREAM_K_SOURCE)))
+    return ComputeTerms(dtype, efficiency, leftover, tuple(fitted))
+
+
 def predict_candidate(spec, dims: dict, gpu: GpuSpec, params: dict, dtype: str):
-    """THE prediction of one candidate (switch here when the launch model moves): (prediction,
-    time in us with stream-K's fitted leftover-wave term where its tile has one, over the
-    candidate's efficiency)."""
+    """THE prediction of one candidate: (prediction, its whole-launch time in us), the launch
+    model's (sim.model.throughput.predict_matmul, candidate_terms applied), what every surface
+    shows for that launch."""
     from sim.model.throughput import predict_matmul
 
     p = predict_matmul(spec, dims, gpu, params, dtype=dtype)
-    time_us = p.time_us
-    tile = tuple(p.params[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K"))
-    if getattr(spec, "constants", {}).get("STREAM_K") and tile == STREAM_K_SLOWDOWN_TILE:
-        time_us += (stream_k_slowdown(leftover_fill(p.tiles, p.concurrent_tiles))
-                    * tile_time_us(gpu, p.params, int(dims["K"]), dtype))
-    return p, time_us / candidate_efficiency(spec, p.params)
+    return p, p.time_us
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,12 +268,13 @@ class MatmulChoice:
                 "skipped": list(self.skipped)}
 
 
-def choose(specs: dict, dims: dict, gpu: GpuSpec, dtype: str = "bfloat16",
+def choose(specs: dict, dims: dict, gpu: GpuSpec, dtype: str | None = None,
            tiles=CANDIDATE_TILES) -> MatmulChoice:
     """The fastest predicted candidate for an M x N x K product. `specs`: variant -> its
     declaration (kernels.declare.registry.matmul_variants); a variant not given is not weighed.
     Equal times keep VARIANTS' order, so a TMA kernel whose efficiency is only assumed like its
-    pointer twin's is never chosen over it."""
+    pointer twin's is never chosen over it. `dtype` None: matmul_dtype(gpu)."""
+    dtype = dtype or matmul_dtype(gpu)
     try:
         sizes = {k: int(dims[k]) for k in ("M", "N", "K")}
     except (KeyError, TypeError, ValueError):

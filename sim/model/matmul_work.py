@@ -18,7 +18,7 @@ kernels' own arithmetic (kernels.bodies.matmul.stream_k_split); numpy only, no t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -96,6 +96,18 @@ class MatmulProblem:
         return self.itemsize * (operands + wave * self.block_m * self.block_n) / wave
 
 
+@dataclass(frozen=True, slots=True)
+class ComputeTerms:
+    """How fast a kernel runs its items against the compute model: its inputs' dtype (the tensor
+    rate), the fitted efficiency its block times are divided by, and stream-K's fitted excess in
+    its leftover wave (sim.model.matmul_choice.candidate_terms makes them; defaults: the bare model)."""
+
+    dtype: str = "float16"
+    efficiency: float = 1.0
+    leftover_us: float = 0.0  # added to each program's leftover-wave units, spread by K-iterations
+    fitted: tuple = ()  # (name, sim.rules.physics.Constant) of each fitted term, for the confidence
+
+
 @dataclass(frozen=True)
 class BlockWork:
     """The items each block (program) of a launch runs, in order. Item arrays, one entry each."""
@@ -110,6 +122,7 @@ class BlockWork:
     dram_bytes: np.ndarray  # its share of the DRAM traffic
     atomic_bytes: np.ndarray  # partial sums it adds into the workspace (stream-K units)
     fixup: np.ndarray  # bool: it reads a split tile's sum back and stores the tile
+    terms: ComputeTerms = field(default_factory=ComputeTerms, compare=False)
 
     @property
     def n_items(self) -> int:
@@ -123,6 +136,17 @@ class BlockWork:
     @cached_property
     def items_per_block(self) -> np.ndarray:
         return np.bincount(self.block, minlength=self.n_blocks)
+
+    @cached_property
+    def leftover_share(self) -> np.ndarray:
+        """Per item: its share of its program's leftover-wave K-iterations (stream-K's units over
+        the tiles past the last whole wave of P programs); 0 for whole-wave items."""
+        if not self.n_items:
+            return np.zeros(0)
+        full = (int(self.tile.max()) + 1) // self.n_blocks * self.n_blocks
+        iters = np.where(self.tile >= full, self.k_end - self.k_begin, 0).astype(float)
+        per_block = np.bincount(self.block, weights=iters, minlength=self.n_blocks)[self.block]
+        return np.divide(iters, per_block, out=np.zeros_like(iters), where=per_block > 0)
 
     @property
     def split(self) -> bool:

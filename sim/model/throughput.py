@@ -24,14 +24,14 @@ is held out, benchmarks/RESULTS.md).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
 
 from sim.rules.devices import GpuSpec, preset_for_device_name
 from sim.inputs.errors import UserError
-from sim.model.matmul_work import BlockWork, MatmulProblem, matmul_work
+from sim.model.matmul_work import BlockWork, ComputeTerms, MatmulProblem, matmul_work
 from sim.rules.occupancy import occupancy
 from sim.schedule.scheduler import Simulation
 from sim.schedule.timeline import Timeline
@@ -76,7 +76,9 @@ def tensor_tflops(gpu: GpuSpec, dtype: str = "float16") -> float:
 
 @dataclass(frozen=True)
 class ComputeBoundCost:
-    """sim.schedule.scheduler.CostModel: each block's items timed by the formula in the module text."""
+    """sim.schedule.scheduler.CostModel: each block's items timed by the formula in the module text,
+    plus the kernel's fitted terms (the work's ComputeTerms): stream-K's leftover-wave excess on
+    its leftover units, and every item's time over the kernel's fitted efficiency."""
 
     id: ClassVar[str] = "compute"
     work: BlockWork = field(repr=False)
@@ -87,23 +89,31 @@ class ComputeBoundCost:
     memory_exposed: float
     fixup_us: float
     first_block: int = 0  # block id 0 of the simulation is this block of the grid
+    efficiency: float = 1.0  # the kernel's fitted one (sim.model.matmul_choice.candidate_terms)
+    leftover_us: float = 0.0  # stream-K's fitted leftover-wave excess per program
 
     @classmethod
-    def for_gpu(cls, gpu: GpuSpec, work: BlockWork, dtype: str = "float16",
+    def for_gpu(cls, gpu: GpuSpec, work: BlockWork, dtype: str | None = None,
                 model: ComputeModel = H200_COMPUTE_FIT, first_block: int = 0) -> "ComputeBoundCost":
-        return cls(work, gpu.sm_count, tensor_tflops(gpu, dtype) * 1e6 * model.tensor_efficiency,
+        """`dtype` None: the work's own (its ComputeTerms, as the launch was predicted for)."""
+        t = work.terms
+        return cls(work, gpu.sm_count,
+                   tensor_tflops(gpu, dtype or t.dtype) * 1e6 * model.tensor_efficiency,
                    gpu.peak_dram_gbps * 1e3, model.atomic_gbps * 1e3, model.memory_exposed,
-                   model.fixup_us, first_block)
+                   model.fixup_us, first_block, t.efficiency, t.leftover_us)
 
     def item_times(self, resident: np.ndarray, items=slice(None)) -> np.ndarray:
         """The time of each of `items` (an index or mask of the work's items; default all) with
         `resident` blocks on the GPU during it."""
         w = self.work
         r = np.maximum(resident, 1)
-        return (w.flops[items] * np.maximum(self.sm_count, r) / self.tensor_flops_per_us
+        bare = (w.flops[items] * np.maximum(self.sm_count, r) / self.tensor_flops_per_us
                 + self.memory_exposed * w.dram_bytes[items] * r / self.dram_bytes_per_us
                 + w.atomic_bytes[items] * r / self.atomic_bytes_per_us
                 + w.fixup[items] * self.fixup_us)
+        if self.leftover_us:
+            bare = bare + self.leftover_us * w.leftover_share[items]
+        return bare / self.efficiency
 
     def round_residency(self, resident_at_start: np.ndarray | int) -> np.ndarray:
         """Per item: the blocks resident during its round (fewer as programs run out of items)."""
@@ -201,12 +211,18 @@ class MatmulPrediction:
 
 
 def predict_matmul(kernel, dims: dict, gpu: GpuSpec, block: dict | None = None, *,
-                   dtype: str = "float16", resources: tuple[int, int] | None = None,
+                   dtype: str | None = None, resources: tuple[int, int] | None = None,
                    model: ComputeModel = H200_COMPUTE_FIT,
-                   placement="tpc-spread") -> MatmulPrediction:
+                   placement="tpc-spread", fitted: bool = True) -> MatmulPrediction:
     """Time and TFLOP/s of `kernel` (a declaration: kernels.declare.spec.KernelSpec) on an M x N x K
     product, by the block scheduler with the compute-bound cost. `resources` = (registers per
-    thread, shared memory per block) of the compiled kernel; default: estimated from the tile."""
+    thread, shared memory per block) of the compiled kernel; default: estimated from the tile.
+    `dtype` None: the one matmul launches are predicted with (sim.model.matmul_choice.matmul_dtype).
+    `fitted` False: the bare model, without the kernel's fitted terms (what those terms are fitted
+    against: benchmarks/tiles_fit.py, waves_fit.py, stream_k_fit.py)."""
+    from sim.model.matmul_choice import matmul_dtype
+
+    dtype = dtype or matmul_dtype(gpu)
     if not is_tiled_matmul(kernel):
         raise UserError(f"{kernel.name} is not a tiled matrix product (no M, N, K and BLOCK_M/N/K)")
     params = kernel.block_params(block)
@@ -224,10 +240,10 @@ def predict_matmul(kernel, dims: dict, gpu: GpuSpec, block: dict | None = None, 
                 break
     if not occ.can_launch:
         raise UserError(f"{kernel.name} cannot run on {gpu.name}: {occ.reason}")
-    problem, work = _matmul_launch(kernel, dims, params, gpu, occ.blocks_per_sm, dtype)
+    problem, work = _matmul_launch(kernel, dims, params, gpu, occ.blocks_per_sm, dtype, fitted)
     from sim.model.launch_model import Launch, predict_launch
 
-    cost = ComputeBoundCost.for_gpu(gpu, work, dtype, model)
+    cost = ComputeBoundCost.for_gpu(gpu, work, model=model)
     launch = Launch(work.n_blocks, 32 * int(params.get("num_warps", 4)), occ.blocks_per_sm,
                     float(work.dram_bytes.sum()), flops=float(problem.flops), work=work)
     lp = predict_launch(gpu, launch, "compute", placement=placement, max_waves=None, cost=cost)
@@ -236,15 +252,23 @@ def predict_matmul(kernel, dims: dict, gpu: GpuSpec, block: dict | None = None, 
 
 
 def _matmul_launch(kernel, dims: dict, params: dict, gpu: GpuSpec, blocks_per_sm: int,
-                   dtype: str = "float16") -> tuple[MatmulProblem, BlockWork]:
-    """The product and what each program of `kernel`'s grid (its own rule) does."""
+                   dtype: str | None = None, fitted: bool = True) -> tuple[MatmulProblem, BlockWork]:
+    """The product and what each program of `kernel`'s grid (its own rule) does, with the kernel's
+    fitted terms (sim.model.matmul_choice.candidate_terms): the one place a matmul launch's work
+    is made, so every surface times it alike."""
+    from sim.model.matmul_choice import candidate_terms, matmul_dtype
+
+    dtype = dtype or matmul_dtype(gpu)
     M, N, K = (int(dims[k]) for k in ("M", "N", "K"))
     problem = MatmulProblem(M, N, K, params["BLOCK_M"], params["BLOCK_N"], params["BLOCK_K"],
                             int(params.get("GROUP_M", 8)), dtype)
     shape = kernel.launch_shape(max(M, N, K), params, gpu.sm_count, dims=dims)
     stream_k = bool(getattr(kernel, "constants", {}).get("STREAM_K", False))
-    return problem, matmul_work(problem, shape.grid_blocks, stream_k,
-                                concurrent=blocks_per_sm * gpu.sm_count)
+    concurrent = blocks_per_sm * gpu.sm_count
+    work = matmul_work(problem, shape.grid_blocks, stream_k, concurrent=concurrent)
+    terms = candidate_terms(kernel, params, gpu, problem, concurrent, dtype) if fitted \
+        else ComputeTerms(dtype)
+    return problem, replace(work, terms=terms)
 
 
 @dataclass(frozen=True)
@@ -295,10 +319,10 @@ def _occupancy(gpu: GpuSpec, params: dict, resources, itemsize: int):
     return occupancy(gpu, 32 * int(params.get("num_warps", 4)), int(regs), int(smem))
 
 
-def schedule_work(gpu: GpuSpec, blocks_per_sm: int, work: BlockWork, dtype: str = "float16",
+def schedule_work(gpu: GpuSpec, blocks_per_sm: int, work: BlockWork, dtype: str | None = None,
                   model: ComputeModel = H200_COMPUTE_FIT, placement="tpc-spread"):
-    """(Simulation, cost) of a launch whose blocks do `work`; `placement`: a sim.schedule.policies id or a
-    sim.schedule.scheduler.Placement."""
+    """(Simulation, cost) of a launch whose blocks do `work` (`dtype` None: the work's own);
+    `placement`: a sim.schedule.policies id or a sim.schedule.scheduler.Placement."""
     from sim.schedule.policies import make_placement
     from sim.schedule.scheduler import simulate
 
