@@ -184,6 +184,20 @@ class _DeclaredTma:
     def run(self, *args, grid=None, **meta):  # JITFunction's spelling of a launch
         return self._launch(grid, *args, **meta)
 
+    def compile_signature(self, args, constexprs: dict):
+        """(the JIT kernel, its signature) for the compiler without a GPU
+        (kernels.build.compile.spec_request): each descriptor typed as Triton's launcher types a
+        TensorDescriptor, "tensordesc<bf16[BLOCK_M, BLOCK_K]>", then M, N, K as the ints they are."""
+        from kernels.build.toolchain import POINTER_TYPES, signature_entry
+
+        a, _, _, M, N, K = args
+        dtype = POINTER_TYPES[str(a.dtype).removeprefix("torch.")]
+        bm, bn, bk = (int(constexprs[k]) for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K"))
+        c_bn = bn // 2 if constexprs.get("EPILOGUE_SUBTILE") else bn
+        boxes = ([bm, bk], [bk, bn], [bm, c_bn])
+        return self.kernel, [f"tensordesc<{dtype}[{x}, {y}]>" for x, y in boxes] + \
+            [signature_entry(v) for v in (M, N, K)]
+
     def _launch(self, grid, a, b, c, M, N, K, **meta):
         config = MatmulConfig(meta["BLOCK_M"], meta["BLOCK_N"], meta["BLOCK_K"],
                               meta.get("GROUP_M", 8), meta.get("num_warps", 4),

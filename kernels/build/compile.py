@@ -284,7 +284,13 @@ def spec_request(spec, n: int, block=None, cc=(9, 0), arrays=None) -> CompileReq
     if spec.backend == "numba":
         return numba_request(spec.kernel, numba_argtypes_from_args(args), cc)
     options = {k: params.pop(k) for k in TRITON_OPTIONS if k in params}
-    return triton_request(spec.kernel, signature_from_args(args), {**spec.constants, **params},
+    constexprs = {**spec.constants, **params}
+    from kernels.declare.spec import resolve
+
+    kernel, signature = resolve(spec.kernel), None
+    if hasattr(kernel, "compile_signature"):  # a launcher that makes its kernel's arguments (TMA)
+        kernel, signature = kernel.compile_signature(args, constexprs)
+    return triton_request(kernel, signature or signature_from_args(args), constexprs,
                           options.get("num_warps", 4), options.get("num_stages", 3), cc)
 
 

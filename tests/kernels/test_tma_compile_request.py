@@ -1,0 +1,27 @@
+"""The TMA matmuls compile without a GPU through the product's own path (kernels.build.compile
+spec_request, what `explain --kernel matmul_auto` and the window ask): their descriptors are typed
+as Triton's launcher types a TensorDescriptor. Before, matmul_auto's TMA pick at 4096^3 failed
+`explain` with "_DeclaredTma is not a @triton.jit function"."""
+
+from __future__ import annotations
+
+from kernels.build.compile import spec_request
+from kernels.declare.registry import get_kernel
+from tests.kernels.shared_compile import resources_once
+
+TILE = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3}
+
+
+def test_the_descriptors_are_typed_by_their_boxes():
+    req = spec_request(get_kernel("matmul_tma"), 1024, TILE, (9, 0))
+    sig = req.spec["signature"]
+    assert sig[:3] == ["tensordesc<fp16[128, 64]>", "tensordesc<fp16[64, 256]>",
+                       "tensordesc<fp16[128, 256]>"] or sig[:3] == [
+        "tensordesc<bf16[128, 64]>", "tensordesc<bf16[64, 256]>", "tensordesc<bf16[128, 256]>"]
+    assert len(sig) == 6  # then M, N, K
+
+
+def test_the_persistent_tma_kernel_compiles_for_sm90():
+    [res] = resources_once([spec_request(get_kernel("matmul_tma_persistent"), 1024, TILE, (9, 0))])
+    assert not isinstance(res, Exception), res
+    assert res.regs_per_thread > 64 and res.dynamic_smem_bytes > 100_000 and res.stack_bytes == 0
