@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from kernels.declare.spec import cdiv
+from sim.model.matmul_choice import TMA_MIN_CC
 
 KERNELS = "kernels.bodies.matmul"
 TMA_KERNELS = "kernels.bodies.matmul_tma"
@@ -119,7 +120,7 @@ MATMUL = [
                      "shared memory, no address arithmetic); the schedule of matmul_tiled.",
          inputs=_inputs, args=lambda a, b, out, M, N, K: (a, b, out, M, N, K),
          grid=lambda M, N, BLOCK_M, BLOCK_N: cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N),
-         block=dict(_BLOCK), **{**_COMMON, "check_sizes": [64, 104, 256]}),
+         block=dict(_BLOCK), min_cc=TMA_MIN_CC, **{**_COMMON, "check_sizes": [64, 104, 256]}),
     dict(kernel=f"{TMA_KERNELS}:matmul_tma_persistent_declared", backend="triton",
          name="matmul_tma_persistent", title="Matmul, TMA, persistent (one program per SM)",
          description="Tutorial 09's TMA persistent loop: one program per SM over the tiles, the "
@@ -128,7 +129,7 @@ MATMUL = [
          inputs=_inputs, args=lambda a, b, out, M, N, K: (a, b, out, M, N, K),
          grid=lambda M, N, BLOCK_M, BLOCK_N, sm_count: min(
              sm_count, cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)),
-         block=dict(_BLOCK), constants=dict(TMA_LOOP),
+         block=dict(_BLOCK), constants=dict(TMA_LOOP), min_cc=TMA_MIN_CC,
          **{**_COMMON, "check_sizes": [64, 104, 256]}),
     dict(kernel=f"{KERNELS}:matmul_auto_kernel", backend="triton", name="matmul_auto",
          title="Matmul, auto (variant and tile chosen by the model)",

@@ -33,7 +33,9 @@ KEYS = {"kernel", "name", "title", "description", "group", "inputs", "output", "
         # the block's dependent chain (sim.model.launch_model.chain_ns), its own and its peer's
         "chain", "peer_chain",
         # built-in extras: the article's teaching versions, torch's two-kernel eager op, ...
-        "teaching", "kind", "kernels_per_call", "cpu_max_elements"}
+        "teaching", "kind", "kernels_per_call", "cpu_max_elements",
+        # the oldest GPU it runs on (the TMA matmuls: Hopper's tensor descriptors, 9.0)
+        "min_cc"}
 
 
 def cdiv(a: int, b: int) -> int:
@@ -121,6 +123,7 @@ class KernelSpec:
     reductions: int = 0  # block-wide reductions among them
     peer_chain: Mapping[str, int] | None = None  # the torch peer's own chain, where declared
     chain_extra: Mapping[str, object] | None = None  # the chain's `tile` and `loads` (sim.model.chain)
+    min_cc: tuple[int, int] = (0, 0)  # the oldest compute capability it runs on (TMA: 9.0)
     origin: str = "built-in"  # or the file a user's declaration came from
 
     @property
@@ -324,7 +327,7 @@ def declare(decl: Mapping[str, Any], origin: str = "built-in") -> KernelSpec:
     unknown = set(decl) - KEYS
     if unknown:
         raise UserError(f"{where}unknown declaration key {sorted(unknown)[0]!r} "
-                        f"(known: {', '.join(sorted(KEYS - {'backend', 'kind', 'teaching', 'kernels_per_call', 'cpu_max_elements'}))})")
+                        f"(known: {', '.join(sorted(KEYS - {'backend', 'kind', 'teaching', 'kernels_per_call', 'cpu_max_elements', 'min_cc'}))})")
     if "kernel" not in decl:
         raise UserError(f"{where}the declaration needs 'kernel'")
     kernel = decl["kernel"]
@@ -384,7 +387,8 @@ def declare(decl: Mapping[str, Any], origin: str = "built-in") -> KernelSpec:
         kernels_per_call=int(decl.get("kernels_per_call", 1)),
         cpu_max_elements=int(decl.get("cpu_max_elements", 1_048_583)), origin=origin,
         passes=passes, reductions=reductions, peer_chain=decl.get("peer_chain"),
-        chain_extra={k: v for k, v in (decl.get("chain") or {}).items() if k in ("tile", "loads")})
+        chain_extra={k: v for k, v in (decl.get("chain") or {}).items() if k in ("tile", "loads")},
+        min_cc=tuple(int(v) for v in decl.get("min_cc", (0, 0))))
 
 
 def _doc(kernel) -> str:

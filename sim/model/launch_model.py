@@ -441,6 +441,10 @@ def predict_geometry(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,
         if work is None:
             raise UserError("the compute-bound model needs a kernel that says what each block "
                             "computes (a matmul kernel); use the memory-bound or uniform model")
+        from sim.model.matmul_choice import runs_on
+
+        if runs_on(getattr(work, "kernel", None), gpu):  # a TMA matmul before Hopper
+            raise UserError(f"{work.kernel.name} cannot run on {gpu.name}: {runs_on(work.kernel, gpu)}")
         built = work.build() if hasattr(work, "build") else work
         extra.update(work=built, flops=float(np.sum(built.flops)))
     loads = extra.pop("loads", loads)  # a chain's compiled loads per element outrank the arity

@@ -29,6 +29,7 @@ VARIANT_TITLES = {"tiled": "tiled", "persistent": "persistent", "stream_k": "str
 # The TMA kernels (kernels/bodies/matmul_tma.py) reach A, B and C through tensor descriptors,
 # whose row strides the CUDA driver's cuTensorMapEncodeTiled takes only in multiples of 16 bytes.
 TMA_VARIANTS = ("tma", "tma_persistent")
+TMA_MIN_CC = (9, 0)  # the Tensor Memory Accelerator came with Hopper (CUDA Programming Guide)
 TMA_ROW_ALIGN_BYTES = 16
 
 # (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages): tutorial 03's Hopper winner, a
@@ -268,6 +269,17 @@ class MatmulChoice:
                 "skipped": list(self.skipped)}
 
 
+def runs_on(spec, gpu: GpuSpec) -> str:
+    """Why `spec` (a declaration) cannot run on `gpu`'s compute capability ("" where it can):
+    the TMA matmuls need Hopper's tensor descriptors (9.0)."""
+    need, have = tuple(getattr(spec, "min_cc", (0, 0))), tuple(gpu.compute_capability)
+    if have >= need:
+        return ""
+    unit = " (no TMA unit)" if need == TMA_MIN_CC else ""
+    return (f"{gpu.name} has compute capability {have[0]}.{have[1]}{unit}; "
+            f"{getattr(spec, 'name', 'it')} needs {need[0]}.{need[1]} or later")
+
+
 def choose(specs: dict, dims: dict, gpu: GpuSpec, dtype: str | None = None,
            tiles=CANDIDATE_TILES) -> MatmulChoice:
     """The fastest predicted candidate for an M x N x K product. `specs`: variant -> its
@@ -283,6 +295,10 @@ def choose(specs: dict, dims: dict, gpu: GpuSpec, dtype: str | None = None,
         raise UserError(f"M, N and K must be at least 1, got {sizes}")
     found, skipped = [], []
     for variant in (v for v in VARIANTS if v in specs):
+        too_old = runs_on(specs[variant], gpu)
+        if too_old:
+            skipped.append(f"{VARIANT_TITLES[variant]}: {too_old}")
+            continue
         if variant in TMA_VARIANTS and not tma_fits(**sizes, itemsize=ITEMSIZE[dtype]):
             skipped.append(f"{VARIANT_TITLES[variant]}: TMA needs K and N multiples of "
                            f"{TMA_ROW_ALIGN_BYTES // ITEMSIZE[dtype]} (16-byte rows)")

@@ -225,6 +225,10 @@ def predict_matmul(kernel, dims: dict, gpu: GpuSpec, block: dict | None = None, 
     dtype = dtype or matmul_dtype(gpu)
     if not is_tiled_matmul(kernel):
         raise UserError(f"{kernel.name} is not a tiled matrix product (no M, N, K and BLOCK_M/N/K)")
+    from sim.model.matmul_choice import runs_on
+
+    if runs_on(kernel, gpu):
+        raise UserError(f"{kernel.name} cannot run on {gpu.name}: {runs_on(kernel, gpu)}")
     params = kernel.block_params(block)
     itemsize = MatmulProblem(1, 1, 1, dtype=dtype).itemsize
     note, occ = "", _occupancy(gpu, params, resources, itemsize)

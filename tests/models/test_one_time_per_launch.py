@@ -92,6 +92,7 @@ def test_a_matmul_launch_is_its_candidates_time_everywhere(gpu, capsys):
     stream-K's leftover term in it), its parts add up and FLOP/s x time = the product's FLOPs."""
     from kernels.declare.registry import all_kernels, matmul_choice
     from sim.model.throughput import estimated_registers, pipeline_smem_bytes
+    from sim.model.matmul_choice import TMA_MIN_CC
     from sim.rules.devices import preset
 
     spec = preset(gpu)
@@ -100,6 +101,8 @@ def test_a_matmul_launch_is_its_candidates_time_everywhere(gpu, capsys):
         choice = matmul_choice(sizes, spec)
         assert choice.dtype == "bfloat16"
         for name in MATMUL_KERNELS:
+            if "tma" in name and tuple(spec.compute_capability) < TMA_MIN_CC:
+                continue  # no TMA unit: not a candidate there (tests/sim/test_matmul_choice_tma.py)
             c = _matmul_candidate(name, choice)
             regs, smem = estimated_registers(c.params), pipeline_smem_bytes(c.params)
             args = ("--gpu", gpu, "--kernel", name, "--dims", dims, "--regs", str(regs),
