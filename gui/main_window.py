@@ -220,7 +220,7 @@ class MainWindow(QMainWindow):
     def _on_launch_changed(self, state) -> None:
         if state.inputs.kernel != self._kernel_shown:  # a new kernel brings its cost model
             self._kernel_shown = state.inputs.kernel
-            self.options.follow_kernel(self.model.kernel())
+            self.options.follow_kernel(self.model.launched_kernel())
         msg = state.message()
         if msg:
             self._show_launch_error(msg)

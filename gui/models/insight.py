@@ -281,10 +281,9 @@ class InsightModel:
         self._trip, self._basis = block_trip_of(st.geometry, st.bytes_moved, st.loads)
         self._prediction = predict_loaded(st.spec, st.occ.blocks_per_sm, self._trip,
                                           ceiling_gbps=ceiling, grid_blocks=st.geometry.blocks)
-        occ, geo, work = auto_launch(st) or (st.occ, st.geometry, st.work)
         try:  # a matmul kernel is compute-bound (sim.model.launch_model.default_mode)
-            self._launch = predict_geometry(st.spec, occ, geo, bytes_moved=st.bytes_moved,
-                                            ceiling_gbps=ceiling, work=work, loads=st.loads)
+            self._launch = predict_geometry(st.spec, st.occ, st.geometry, bytes_moved=st.bytes_moved,
+                                            ceiling_gbps=ceiling, work=st.work, loads=st.loads)
         except UserError:  # e.g. more tiles than the simulator keeps: no whole-launch line
             self._launch = None
         self._sm = min(self._sm, st.spec.sm_count - 1)
@@ -300,28 +299,6 @@ class InsightModel:
         fraction = physics_for(gpu).constant("copy_fraction")
         return achievable_gbps(gpu), (f"{fraction.value:.0%} of the {gpu.peak_dram_gbps:,.0f} GB/s "
                                       f"peak, copy fraction {fraction.short_label}")
-
-
-def auto_launch(st: LaunchState):
-    """(occupancy, geometry, work) of the candidate matmul_auto chose, as `explain` resolves it
-    (kernels/launching/kernel_args.py): its kernel, tile and grid, at the chooser's resources, so
-    the whole-launch line is the time its table weighs; None for another kernel."""
-    from gui.models.next_step import auto_choice
-
-    choice = auto_choice(st)
-    if choice is None or isinstance(choice, str):
-        return None
-    from kernels.declare.registry import matmul_variants
-    from sim.model.throughput import estimated_registers, launch_work, pipeline_smem_bytes
-    from sim.rules.geometry import launch_geometry
-    from sim.rules.occupancy import occupancy
-
-    c, sizes = choice.chosen, dict(st.geometry.sizes)
-    threads = 32 * int(c.params["num_warps"])
-    occ = occupancy(st.spec, threads, estimated_registers(c.params), pipeline_smem_bytes(c.params))
-    geo = launch_geometry(st.spec, st.inputs.elements, threads, occ, blocks=c.programs, sizes=sizes)
-    return occ, geo, launch_work(matmul_variants()[c.variant], st.inputs.elements, c.params,
-                                 st.spec, occ.blocks_per_sm, c.programs, sizes)
 
 
 def _short(device_name: str) -> str:

@@ -22,6 +22,7 @@ from psygnal import Signal
 from gui.models.compiled import (BENCH, BY_HAND, COMPILER, HAND, CompileTarget, ResourceOrigin,
                                  block_params, block_threads, compile_target, compiled_origin,
                                  compiling_origin, failed_origin)
+from gui.models.matmul_auto import launched
 from gui.models.occupancy_curves import OccupancyCurves, occupancy_curves
 from sim.rules.devices import GpuSpec, preset, presets
 from sim.inputs.errors import UserError
@@ -267,6 +268,14 @@ class LaunchModel:
         name = self.inputs.kernel if name is None else name
         return self._kernels.get(name) or self._opened.get(name)
 
+    def launched_kernel(self):
+        """The declaration the launch runs: the selected kernel, or the candidate matmul_auto
+        chose for these sizes (gui/models/matmul_auto.py); None for a custom launch."""
+        try:
+            return launched(self.kernel(), self.inputs, self.state.spec)[0]
+        except ValueError:  # no candidate suits these sizes here: the launch shows why
+            return self.kernel()
+
     def measured_resources(self, name: str) -> tuple[int, int] | None:
         return self._measured.get(name)
 
@@ -342,7 +351,7 @@ class LaunchModel:
         try:
             new_inputs = replace(self._state.inputs, **changes)
             spec = self.spec_for(new_inputs.gpu)
-            kernel = self.kernel(new_inputs.kernel)
+            kernel, new_inputs = launched(self.kernel(new_inputs.kernel), new_inputs, spec)
             state = compute_state(new_inputs, spec, kernel)
         except (TypeError, ValueError) as exc:
             self.rejected.emit(str(exc).splitlines()[0])

@@ -1,0 +1,28 @@
+"""matmul_auto in the window is the launch of the candidate it chose (gui/models/matmul_auto.py),
+as `explain` resolves it: that candidate's tile, threads and compiled resources, a compute-bound
+work list, and a new candidate when the sizes change. Before, the window kept matmul_auto's own
+declaration: no tile, registers unset, 8 blocks per SM and a memory-bound 25 us timeline for a
+4096^3 product that takes ~190 us."""
+
+from __future__ import annotations
+
+from gui.models.launch import LaunchInputs, LaunchModel
+from kernels.declare.registry import KERNELS, matmul_choice
+from sim.rules.devices import preset
+
+
+def test_the_window_launches_matmul_autos_pick():
+    model = LaunchModel(LaunchInputs(gpu="H200"))
+    model.set_kernels(KERNELS)
+    assert model.select_kernel("matmul_auto")
+    for dims in ("M=4096,N=4096,K=4096", "M=1024,N=4352,K=8192"):
+        assert model.update(dims=dims)
+        sizes = {k: int(v) for k, v in (kv.split("=") for kv in dims.split(","))}
+        chosen = matmul_choice(sizes, preset("H200")).chosen
+        st = model.state
+        assert model.launched_kernel().name != "matmul_auto" and st.inputs.kernel == "matmul_auto"
+        assert st.inputs.threads_per_block == 32 * chosen.params["num_warps"]
+        assert st.geometry.blocks == chosen.programs and st.work is not None
+        target = model.target
+        assert target is not None and target.kernel == model.launched_kernel().name
+        assert dict(target.params)["BLOCK_N"] == chosen.params["BLOCK_N"]
