@@ -34,7 +34,7 @@ from PySide6.QtWidgets import QWidget
 from gui import style
 from gui.export_layout import lay_out, slide_plot, widget_slide
 from sim.inputs.errors import UserError
-from gui.export_folder import MANIFEST, MANIFEST_FORMAT, export_target, replace_folder  # noqa: F401
+from gui.export_folder import export_target, replace_folder
 from sim.inputs.files import atomic_file, write_bytes_atomic, write_text_atomic
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QEventLoop, Qt
+from PySide6.QtCore import QCoreApplication, QEventLoop
 
 from gui.adapter import TaskOutcome, TaskRunner
 from gui.models.trace import TraceModel, compare_job

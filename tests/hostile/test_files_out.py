@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QImage
 
-from gui.export import MANIFEST, export_to_folder
+from gui.export import export_to_folder
+from gui.export_folder import MANIFEST
 from sim.inputs.errors import UserError
 from sim.inputs.files import (
     TEMP_PREFIX,
@@ -34,13 +35,22 @@ ROOT = Path(__file__).resolve().parents[2]
 @contextlib.contextmanager
 def disk_full_after(nbytes: int):
     """Writes past `nbytes` in any one file fail with EFBIG, as on a full disk (Python ignores
-    SIGXFSZ, so the write raises instead of killing the process)."""
+    SIGXFSZ, so the write raises instead of killing the process). No bytecode is written meanwhile,
+    here or in a child: a .pyc cut short at the limit is a whole file to the next import ("marshal
+    data too short" in every later process of the run, which shares one bytecode folder)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    was_env, was_sys = os.environ.get("PYTHONDONTWRITEBYTECODE"), sys.dont_write_bytecode
+    os.environ["PYTHONDONTWRITEBYTECODE"], sys.dont_write_bytecode = "1", True
     resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, hard))
     try:
         yield
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        sys.dont_write_bytecode = was_sys
+        if was_env is None:
+            os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        else:
+            os.environ["PYTHONDONTWRITEBYTECODE"] = was_env
 
 
 def _dead_pid() -> int:
