@@ -99,7 +99,7 @@ def _stream_k_unit(it, it_end, k_tiles):
     """The work unit starting at iteration `it`: (leftover tile, k_begin, k_end) within it."""
     sk = it // k_tiles
     k_begin = it - sk * k_tiles
-    return sk, k_begin, tl.minimum(k_tiles, k_begin + it_end - it)
+    return sk, k_begin, min(k_tiles, k_begin + it_end - it)
 
 
 @triton.jit
@@ -117,12 +117,11 @@ def _stream_k_add(ws_ptr, counts_ptr, acc, sk, k_begin, k_end, k_tiles,
 
 
 @triton.jit
-def _stream_k_take(ws_tile, counts_ptr, sk):
+def _stream_k_take(ws_tile):
     """... and the program that completed the tile takes the sum (acquire), leaving zeros in the
-    workspace and the counter for the next call."""
+    workspace for the next call (the caller zeroes the counter after its store of C)."""
     total_acc = tl.load(ws_tile, cache_modifier=".cg")  # .cg: at L2, where the atomics landed
     tl.store(ws_tile, tl.zeros_like(total_acc))
-    tl.atomic_xchg(counts_ptr + sk, 0, sem="relaxed")
     return total_acc
 
 
@@ -232,8 +231,9 @@ def matmul_persistent_kernel(
             finished, ws_tile = _stream_k_add(ws_ptr, counts_ptr, acc, sk, k_begin, k_end,
                                               k_tiles, BLOCK_M, BLOCK_N)
             if finished:
-                _store_tile(c_ptr, _stream_k_take(ws_tile, counts_ptr, sk), M, N, stride_cm,
-                            stride_cn, pid_m, pid_n, BLOCK_M, BLOCK_N)
+                _store_tile(c_ptr, _stream_k_take(ws_tile), M, N, stride_cm, stride_cn, pid_m,
+                            pid_n, BLOCK_M, BLOCK_N)
+                tl.atomic_xchg(counts_ptr + sk, 0, sem="relaxed")
             if STAMP:
                 _stamp(stamps_ptr, full_tiles + 2 * pid + unit, tile_id, start, k_begin, k_end, pid)
             it += k_end - k_begin

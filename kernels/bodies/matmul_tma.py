@@ -130,8 +130,9 @@ def matmul_tma_persistent_kernel(
             finished, ws_tile = _stream_k_add(ws_ptr, counts_ptr, acc, sk, k_begin, k_end,
                                               k_tiles, BLOCK_M, BLOCK_N)
             if finished:
-                _tma_store(c_desc, _stream_k_take(ws_tile, counts_ptr, sk), pid_m, pid_n,
-                           BLOCK_M, BLOCK_N, EPILOGUE_SUBTILE)
+                _tma_store(c_desc, _stream_k_take(ws_tile), pid_m, pid_n, BLOCK_M, BLOCK_N,
+                           EPILOGUE_SUBTILE)
+                tl.atomic_xchg(counts_ptr + sk, 0, sem="relaxed")
             it += k_end - k_begin
 
 
