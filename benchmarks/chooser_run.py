@@ -18,6 +18,9 @@ first nine sizes, TMA configurations beyond the candidates (TMA_EXTRAS: loop fla
 256x128 tile), each with the compiler's registers, shared memory and spills; `--skip-next-step`
 leaves part 3 out. Run N (benchmarks/device_run_n_matmul.sh): `--declared-loop` measures every
 candidate with loop flags of its own (the tile fit's "loop") also with the declared flags.
+Run O (benchmarks/device_run_o_matmul.sh): `--dips N,N,...` names the target dips (default run
+L's), `--extras stream-k` adds TMA_SK_EXTRAS (TMA stream-K configurations beyond the candidates)
+at the targets; the candidates hold TMA stream-K at the three tiles at every size.
 
 Usage: python3 benchmarks/chooser_run.py --out DIR [--budget-s 300]; --dry-run: tiny sizes on the
 CPU (TRITON_INTERPRET=1, NUMBA_ENABLE_CUDASIM=1), to catch argument errors before a device run.
@@ -34,6 +37,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+# the summary and its helpers: benchmarks/chooser_summary.py (re-exported for callers)
+from benchmarks.chooser_summary import median, print_summary, spread  # noqa: E402,F401
 
 # run L's cuBLAS dips (>= 5% below both neighbours' mean): M=1024, K=8192, these N
 DIPS = (3328, 4352, 5376, 6400, 8704, 10752, 12800)
@@ -52,6 +58,15 @@ TMA_EXTRAS = (
     ("tma_persistent", (128, 128, 64, 8, 8, 5), dict(flatten=True)),
 )
 
+# Run O: TMA stream-K beyond its three candidates (the 128x256x64 w8 s3 one, declared flags):
+# other loop flags, a fourth stage with the half-width C store, and the 256x128 tile
+TMA_SK_EXTRAS = (
+    ("tma_stream_k", (128, 256, 64, 8, 8, 3), dict(flatten=False)),
+    ("tma_stream_k", (128, 256, 64, 8, 8, 3), dict(epilogue_subtile=True)),
+    ("tma_stream_k", (128, 256, 64, 8, 8, 4), dict(epilogue_subtile=True)),
+    ("tma_stream_k", (256, 128, 64, 8, 8, 3), {}),
+)
+EXTRA_SETS = {"tma": TMA_EXTRAS, "stream-k": TMA_SK_EXTRAS}
 
 TILE_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
 
@@ -245,11 +260,6 @@ def copy_ceiling_gbps(clock, on_gpu: bool) -> float | None:
 COPY: dict = {}  # the measured copy ceiling, for the results file
 
 
-def median(values) -> float:
-    v = sorted(values)
-    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
-
-
 def next_step_rows(gpu, clock, on_gpu: bool, dry: bool, rounds: int = 1) -> list[dict]:
     from kernels.declare.registry import get_kernel
     from sim.model.what_if import WhatIf, predict
@@ -301,7 +311,11 @@ def main(argv=None) -> int:
     ap.add_argument("--dry-run", action="store_true")
     ap.add_argument("--targets-first", action="store_true",
                     help="4096^3, 8192^3 and run L's cuBLAS dips first, then the sawtooth")
-    ap.add_argument("--extras", action="store_true", help="TMA_EXTRAS at the squares and the dips")
+    ap.add_argument("--extras", nargs="?", const="tma", choices=sorted(EXTRA_SETS),
+                    help="TMA_EXTRAS (tma, the default) or TMA_SK_EXTRAS (stream-k) at the "
+                         "squares and the dips")
+    ap.add_argument("--dips", default=",".join(map(str, DIPS)),
+                    help="the target dips' N (M=1024, K=8192), comma-separated; default run L's")
     ap.add_argument("--skip-next-step", action="store_true", help="no next-step pairs (part 3)")
     ap.add_argument("--declared-loop", action="store_true",
                     help="flagged candidates also with the declared loop flags, at every size")
@@ -345,7 +359,8 @@ def main(argv=None) -> int:
         (out_dir / "chooser_h200.json").write_text(json.dumps(result, indent=1))
 
     squares = [128] if args.dry_run else [4096, 8192]
-    dips = [256] if args.dry_run else list(DIPS)
+    dips = [256] if args.dry_run else [int(n) for n in args.dips.split(",")]
+    result["dips"] = dips
     if args.targets_first:  # the issue's targets first, then the rest of the sawtooth
         plan = ([(n, n, n) for n in squares] + [(M, n, K) for n in dips]
                 + [(M, n, K) for n in sizes if n not in dips])
@@ -361,7 +376,7 @@ def main(argv=None) -> int:
         if not square and time.time() - t0 > share * args.budget_s:
             result.setdefault("sawtooth_cut", f"stopped at N={n} by the budget")
             continue
-        extras = TMA_EXTRAS if args.extras and (m, n, k) in targets else ()
+        extras = EXTRA_SETS[args.extras] if args.extras and (m, n, k) in targets else ()
         row = matmul_point(m, n, k, gpu, dtype, clock, torch, device, check=i == 0,
                            rounds=args.rounds, extras=extras, declared_loop=args.declared_loop)
         (result["squares"] if square else sweep).append(row)
@@ -382,107 +397,6 @@ def main(argv=None) -> int:
     save()
     print_summary(result)
     return 0
-
-
-def spread(values) -> float:
-    return (max(values) - min(values)) / median(values)
-
-
-def _speed(row: dict, key: str) -> float:
-    """cuBLAS's time over a launch's: above 1, the launch is faster."""
-    return row["cublas_ms"] / row[key]
-
-
-def print_summary(result: dict) -> None:
-    rows, squares = result["sawtooth"], result["squares"]
-    scale = result["scale"]["value"]
-    vs_best = [r["best_candidate_ms"] / r["auto_ms"] for r in rows]
-    vs_variants = [r["best_variant_default_tile_ms"] / r["auto_ms"] for r in rows
-                   if r["best_variant_default_tile_ms"]]
-    vs_cublas = [_speed(r, "auto_ms") for r in rows]
-    # the chooser alone: its pick's time over the best candidate's, both from the same rounds;
-    # and auto against its own candidate (the same launch measured apart): the noise
-    picked = [(r["best_candidate_ms"], next(c["measured_ms"] for c in r["candidates"]
-                                            if c["label"] == r["chosen"]), r["auto_ms"])
-              for r in rows + squares]
-    pick_vs_best = [b / c for b, c, _ in picked]
-    repeat = sorted(abs(a / c - 1) for _, c, a in picked)
-    # cuBLAS's own dips: at least 5% below the mean of its two neighbours (256 apart)
-    from benchmarks.tiles_fit import cublas_dips
-
-    dips = cublas_dips(rows)
-    run_l_dips = [r for r in rows if r["N"] in DIPS]
-    # predictions: of the candidates whose efficiency was fitted, and apart the assumed ones
-    pts = [c for r in rows + squares for c in r["candidates"] if not c.get("efficiency_assumed")]
-    raw = sum(abs(c["predicted_ms"] / c["measured_ms"] - 1) <= 0.10 for c in pts)
-    scaled = sum(abs(c["predicted_ms"] / scale / c["measured_ms"] - 1) <= 0.10 for c in pts)
-    assumed = [c for r in rows + squares for c in r["candidates"] if c.get("efficiency_assumed")]
-    assumed_ok = sum(abs(c["predicted_ms"] / scale / c["measured_ms"] - 1) <= 0.10 for c in assumed)
-
-    def med(values):
-        return f"{median(values):.2f}" if values else "n/a"
-
-    lines = [
-        ("sizes in the sawtooth", f"{len(rows)}" + (f" ({result['sawtooth_cut']})"
-                                                   if "sawtooth_cut" in result else "")),
-        ("auto / best of its candidates, min and median",
-         f"{min(vs_best, default=float('nan')):.2f}, {med(vs_best)}; >= 0.97 at "
-         f"{sum(v >= 0.97 for v in vs_best)}/{len(vs_best)}"),
-        ("the pick / best candidate, same rounds (sawtooth + squares), min",
-         f"{min(pick_vs_best):.2f}; >= 0.97 at {sum(v >= 0.97 for v in pick_vs_best)}/"
-         f"{len(pick_vs_best)}"),
-        ("auto vs the same launch as a candidate: |difference| median, max",
-         f"{repeat[len(repeat) // 2]:.1%}, {repeat[-1]:.1%}"),
-        ("auto / best of 3 pointer variants at 128x256x64, min",
-         f"{min(vs_variants, default=float('nan')):.2f}; >= 0.97 at "
-         f"{sum(v >= 0.97 for v in vs_variants)}/{len(vs_variants)}"),
-        ("auto / cuBLAS in the sawtooth, median", f"{med(vs_cublas)}; >= 1 at "
-                                                  f"{sum(v >= 1 for v in vs_cublas)}"),
-        ("where cuBLAS dips >= 5% below its neighbours here: auto >= cuBLAS",
-         f"{sum(vs_cublas[i] >= 1 for i in dips)}/{len(dips)} (N = "
-         f"{', '.join(str(rows[i]['N']) for i in dips) or 'none'})"),
-        *[(f"{s['M']}^3: auto / cuBLAS; best TMA / cuBLAS",
-           f"{_speed(s, 'auto_ms'):.3f} ({s['chosen']}); "
-           + (f"{_speed(s, 'best_tma_ms'):.3f} ({s['best_tma']})" if "best_tma" in s else "n/a"))
-          for s in squares],
-        *[(f"run L's dip N={r['N']}: auto / cuBLAS; best TMA / cuBLAS",
-           f"{_speed(r, 'auto_ms'):.3f}; "
-           + (f"{_speed(r, 'best_tma_ms'):.3f} ({r['best_tma']})" if "best_tma" in r else "n/a"))
-          for r in run_l_dips],
-        ("TMA launches that failed to compile or run",
-         "; ".join(sorted({f"{e['label']}: {e['error'][:60]}" for r in rows + squares
-                           for e in r.get("extras_failed", [])})) or "none"),
-        ("fitted candidates' predictions within 10%",
-         f"with this run's scale {scale:.3f} ({result['scale']['how']}): {scaled}/{len(pts)}; "
-         f"raw {raw}/{len(pts)}" + (f"; cuBLAS 8192^3 alone would say "
-                                    f"{result['scale']['cublas_8192_only']:.3f}"
-                                    if "cublas_8192_only" in result["scale"] else "")),
-        ("assumed candidates' predictions within 10%, with the scale",
-         f"{assumed_ok}/{len(assumed)}"),
-    ]
-    ns = [r for r in result.get("next_step", []) if "error" not in r]
-    if "next_step" in result:
-        direction = sum((r["predicted_change"] > 0.02) == (r["measured_change"] > 0.02)
-                        and (r["predicted_change"] < -0.02) == (r["measured_change"] < -0.02)
-                        for r in ns)
-        within = sum(abs((1 + r["predicted_change"]) / (1 + r["measured_change"]) - 1) <= 0.10
-                     for r in ns)
-        lines += [
-            ("next step: direction right / magnitude within 10%",
-             f"{direction}/{len(ns)}, {within}/{len(ns)} ({len(result['next_step']) - len(ns)} failed)"),
-            ("next step: a launch's spread over its rounds (max - min over median), largest",
-             f"{max((spread(r[k]) for r in ns for k in ('before_rounds_ms', 'after_rounds_ms') if k in r), default=float('nan')):.1%}"
-             " (the direction test's dead band: 2%)")]
-    gain = [e["measured_ms"] / c["measured_ms"] for r in rows + squares for c in r["candidates"]
-            if c.get("loop") for e in r["extras"] if e["label"] == c["label"].split(" [")[0]]
-    if gain:
-        lines.append(("loop flags (tile fit) / declared flags, same rounds: median, min",
-                      f"{median(gain):.3f}, {min(gain):.3f} over {len(gain)} sizes"))
-    lines.append(("wall", f"{result['wall_s']:.0f} s"))
-    width = max(len(k) for k, _ in lines)
-    print("\nSummary (benchmarks/chooser_run.py)")
-    for k, v in lines:
-        print(f"  {k:<{width}}  {v}")
 
 
 if __name__ == "__main__":

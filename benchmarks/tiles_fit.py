@@ -14,20 +14,24 @@ so every surface shows the time the chooser weighs; the launch overhead is the G
   N = 2048..16384 step 256, 57 sizes); TEST on run H's squares and run I (57 sizes + squares).
 * TMA kernels (tiled, persistent; benchmarks/run_m/matmul, 2026-12-02): FIT on run M's
   even-indexed sawtooth sizes (N = 2048, 2560, ..., 16384: 29), TEST on its odd ones (28) and
-  its squares. Run M's machine is not run H's: its times are taken in run H's units by run M's
-  throughput scale (chooser_run.run_scale: the median over the sizes both ran of cuBLAS there
-  over cuBLAS here), so both kernels' efficiencies share one set of units. The TMA persistent
-  kernel's loop flags (matmul_choice.candidate_loop) are the measured-best of run M's extras at
-  the fit sizes where both were measured, where they beat the declared ones by > LOOP_MARGIN.
+  its squares, and all of run N (benchmarks/run_n/matmul: 57 sizes + squares, the declared
+  flags' launches among its extras). Run M's machine is not run H's: its times are taken in run
+  H's units by run M's throughput scale (chooser_run.run_scale: the median over the sizes both
+  ran of cuBLAS there over cuBLAS here), so both kernels' efficiencies share one set of units.
+  The TMA kernels launch with their declared loop flags (TMA_LOOP): the flags this fit once chose
+  on three of run M's sizes (TMA-persistent 128x256x64 flatten=False, +2.2% there) lost to the
+  declared ones in run N's own rounds, median 0.950 and min 0.863 over 59 sizes (DECLARED_LOOP).
+* TMA stream-K (matmul_tma_stream_k): not measured yet; its efficiency is assumed like pointer
+  stream-K's at the same tile (ASSUMED_FROM), the fitted leftover-wave term included.
 
 The stored fit keeps the rows it was fitted on (the model's time without the efficiency, per
 size and candidate), so a test can check that the fit is those rows' and that the model still
-gives them. `--score` replays run M with the stored fit: per size, the candidate the model picks
-now, timed by what run M measured for it, against the issue's bars (score_run).
+gives them. `--score` replays runs M and N with the stored fit: per size, the candidate the
+model picks now, timed by what the run measured for it, against the issue's bars (score_run).
 
 Usage: python3 benchmarks/tiles_fit.py [--write] [--score]  (prints the fit and the held-out
 check; --write stores it, with its provenance, in resources/fits/H200_matmul_tiles.json;
---score: run M's replay against the bars, with the stored fit)
+--score: runs M's and N's replays against the bars, with the stored fit)
 """
 
 from __future__ import annotations
@@ -45,11 +49,15 @@ sys.path.insert(0, str(ROOT))
 RUN = ROOT / "benchmarks" / "run_h" / "chooser_h200.json"
 TEST_RUN = ROOT / "benchmarks" / "run_i" / "chooser_h200.json"
 TMA_RUN = ROOT / "benchmarks" / "run_m" / "matmul" / "chooser" / "chooser_h200.json"
+RUN_N = ROOT / "benchmarks" / "run_n" / "matmul" / "chooser" / "chooser_h200.json"
 COMMAND = "python3 benchmarks/tiles_fit.py --write"
 TMA_DATE = "2026-12-02"  # run M's
-# a loop flag set replaces the declared one only where it is faster by more than this at the fit
-# sizes (a launch's round-to-round spread in run M: median 1.6%, of a geometric mean over sizes less)
-LOOP_MARGIN = 0.01
+DECLARED_LOOP = ("matmul_auto launches the TMA kernels with their declared loop flags "
+                 "(kernels/declare/matmul_problem.py TMA_LOOP): the fitted TMA-persistent "
+                 "128x256x64 flatten=False (+2.2% on 3 of run M's sizes) ran at 0.950 x the "
+                 "declared flags' speed (median; min 0.863) over run N's 59 sizes, same rounds")
+# a kernel not measured yet -> the measured kernel whose efficiency it takes at the same tile
+ASSUMED_FROM = {"matmul_tma_stream_k": "matmul_stream_k"}
 
 
 def split(run: dict, test_run: dict | None = None) -> tuple[list, list]:
@@ -75,12 +83,6 @@ def key(candidate: dict) -> str:
 def base_key(k: str) -> str:
     """The key without its loop flags: the model's time is the same for every flag set."""
     return k.split(" [", 1)[0]
-
-
-def loop_of(k: str) -> dict:
-    """The loop flags a key's label carries: "... [flatten=False]" -> {"flatten": False}."""
-    flags = k.split(" [", 1)[1].rstrip("]").split() if " [" in k else []
-    return {f.split("=")[0]: f.split("=")[1] == "True" for f in flags}
 
 
 def overhead_us() -> float:
@@ -128,24 +130,6 @@ def fit(rows, scale: float = 1.0, prefix: str = "") -> dict[str, float]:
     return {k: round(float(np.exp(np.mean(np.log(v)))), 4) for k, v in sorted(ratios.items())}
 
 
-def best_loops(rows, prefix: str = "matmul_tma_persistent") -> dict[str, dict]:
-    """Per kernel and tile (`prefix`): the loop flags measured fastest over the declared ones,
-    geometric mean of (declared's time / theirs) over the sizes both ran, where above
-    1 + LOOP_MARGIN; {base key: flags}. Also returns every flag set's gain, for the record."""
-    gains: dict[str, list] = {}
-    for size in rows:
-        measured = dict((k, m) for k, m, _ in size)
-        for k, m in measured.items():
-            if k.startswith(prefix) and " [" in k and base_key(k) in measured:
-                gains.setdefault(k, []).append(measured[base_key(k)] / m)
-    mean = {k: float(np.exp(np.mean(np.log(v)))) for k, v in gains.items()}
-    best: dict[str, dict] = {}
-    for k, g in sorted(mean.items(), key=lambda kv: -kv[1]):
-        if g > 1 + LOOP_MARGIN and base_key(k) not in best:
-            best[base_key(k)] = loop_of(k)
-    return best, {k: (round(g, 4), len(gains[k])) for k, g in sorted(mean.items())}
-
-
 def replay(rows, efficiency: dict[str, float], scale: float = 1.0) -> dict:
     """Predictions within 10% and, per size, auto's pick by prediction and its measured time over
     the best measured candidate's."""
@@ -178,8 +162,7 @@ def _json_rows(points, rows) -> list[str]:
             for p, size in zip(points, rows) for k, m, t in size]
 
 
-def write_fit(eff: dict, loops: dict, gains: dict, scale: dict, train_pts, train,
-              tma_pts, tma_rows) -> None:
+def write_fit(eff: dict, scale: dict, train_pts, train, tma_pts, tma_rows) -> None:
     """resources/fits/H200_matmul_tiles.json: run H's provenance and rows as before, run M's
     (the TMA kernels') beside them."""
     from sim.model.matmul_choice import TILE_FIT_PATH
@@ -198,15 +181,15 @@ def write_fit(eff: dict, loops: dict, gains: dict, scale: dict, train_pts, train
         "tma": {"kernels": "matmul_tma, matmul_tma_persistent (kernels/bodies/matmul_tma.py)",
                 "source": str(TMA_RUN.relative_to(ROOT)), "date": TMA_DATE,
                 "fitted_on": "run M's even-indexed sawtooth sizes: N = 2048, 2560, ..., 16384 "
-                             "(29 sizes x 6 TMA candidates; the loop flags' entries: the 3 of "
-                             "run L's dips among them, 8704, 10752, 12800)",
-                "tested_on": "run M's odd-indexed sawtooth sizes (28) and 4096^3, 8192^3",
+                             "(29 sizes x 6 TMA candidates, declared loop flags)",
+                "tested_on": "run M's odd-indexed sawtooth sizes (28) and 4096^3, 8192^3; "
+                             f"{RUN_N.relative_to(ROOT)} (57 sizes + the squares)",
                 "scale": scale},
-        "loop": loops,
-        "loop_why": "matmul_auto's loop flags for these kernels and tiles: the fastest of run M's "
-                    "extras at the fit sizes, geometric mean of the declared flags' time over "
-                    f"theirs, where above 1 + {LOOP_MARGIN} (the model cannot tell flags apart)",
-        "loop_gains": gains,
+        "declared_loop": DECLARED_LOOP,
+        "assumed_from": ASSUMED_FROM,
+        "assumed_why": "not measured yet: TMA stream-K takes pointer stream-K's efficiency at the "
+                       "same tile (and its leftover-wave term), so it ties with it and loses the "
+                       "tie (sim.model.matmul_choice.choose) until a run measures it",
         "efficiency": eff}, indent=1)
     text = (meta[:-2] + ',\n "rows": [\n  ' + ",\n  ".join(_json_rows(train_pts, train))
             + '\n ],\n "tma_rows": [\n  ' + ",\n  ".join(_json_rows(tma_pts, tma_rows))
@@ -228,7 +211,7 @@ def main(argv=None) -> int:
     ap.add_argument("--write", action="store_true", help="store the fit in resources/fits/")
     ap.add_argument("--score", action="store_true", help="run M replayed against the bars")
     args = ap.parse_args(argv)
-    from sim.model.matmul_choice import loop_suffix, tile_fit
+    from sim.model.matmul_choice import tile_fit
 
     run, run_m = json.loads(RUN.read_text()), json.loads(TMA_RUN.read_text())
     train_pts, test_pts = split(run, json.loads(TEST_RUN.read_text()))
@@ -237,29 +220,26 @@ def main(argv=None) -> int:
     eff = {k: v for k, v in eff.items() if not k.startswith("matmul_tma")}
     scale = run_scale(run_m, run)
     tma_pts, tma_test_pts = split_tma(run_m)
-    tma_rows = model_rows(tma_pts, extras=True)
-    tma_rows = [[r for r in size if r[0].startswith("matmul_tma")] for size in tma_rows]
-    loops, gains = best_loops(tma_rows)
-    keep = {f"{b}{loop_suffix(f)}" for b, f in loops.items()}
-    eff_tma = {k: v for k, v in fit(tma_rows, scale["value"], "matmul_tma").items()
-               if " [" not in k or k in keep}
-    tma_rows = [[r for r in size if " [" not in r[0] or r[0] in keep] for size in tma_rows]
+    tma_rows = [[r for r in size if r[0].startswith("matmul_tma")] for size in model_rows(tma_pts)]
+    eff_tma = fit(tma_rows, scale["value"], "matmul_tma")
     eff_all = dict(sorted({**eff, **eff_tma}.items()))
     old = tile_fit().get("efficiency", {})
     print(f"run M's throughput scale: {scale['value']:.4f} ({scale['how']})")
     print("efficiency (model time / measured, run H's units); stored one beside:")
     for k, v in eff_all.items():
         print(f"  {k:<52} {v:.4f}  ({old.get(k, float('nan')):.4f})")
-    print(f"loop flags chosen: {loops}; every flag set's gain at the fit sizes: {gains}")
     held = len(run["squares"])
     _check_line("pointer kernels, fitted on run H's sawtooth", train, train_pts, eff_all)
     _check_line("tested on: run H's squares", test[:held], test_pts[:held], eff_all)
     _check_line("tested on: run I", test[held:], test_pts[held:], eff_all)
     if args.write:
-        write_fit(eff_all, loops, gains, scale, train_pts, train, tma_pts, tma_rows)
+        write_fit(eff_all, scale, train_pts, train, tma_pts, tma_rows)
         tile_fit.cache_clear()
     if args.score:
-        print_score(score_run(run_m, scale["value"]), scale)
+        print_score(score_run(run_m, scale["value"]), scale, "run M")
+        run_n = json.loads(RUN_N.read_text())
+        scale_n = run_scale(run_n, run)
+        print_score(score_run(run_n, scale_n["value"], fit_n=set()), scale_n, "run N")
     return 0
 
 
@@ -315,29 +295,35 @@ def cublas_dips(rows: list) -> list[int]:
 
 
 # --- run M replayed with the stored fit: the issue's bars ----------------------------------
-def score_run(run: dict, scale: float) -> list[dict]:
+def score_run(run: dict, scale: float, fit_n: set | None = None) -> list[dict]:
     """Per size of a chooser run (sawtooth, then squares): the candidate the model picks now,
     timed by what the run measured for it, beside the best measured candidate and cuBLAS; and
-    each candidate's prediction (in the run's units: over `scale`) beside its measurement. A
-    candidate with loop flags the run did not measure at a size is timed by the run's launch of
-    the same kernel and tile with the declared flags ("stand_in")."""
+    each candidate's prediction (in the run's units: over `scale`) beside its measurement.
+    `fit_n`: the N the TMA fit was made on (default run M's even sizes; set() for a run wholly
+    held out). A candidate with loop flags the run did not measure at a size is timed by the
+    run's launch of the same kernel and tile with the declared flags ("stand_in"); one the run
+    did not measure at all (a kernel newer than the run) is left out of the size's candidates
+    ("unmeasured") and the pick is the fastest predicted of the others."""
     from kernels.declare.registry import matmul_variants
     from sim.rules.devices import preset
     from sim.model.matmul_choice import choose
 
     specs, gpu = matmul_variants(), preset("H200")
-    fit_n = {p["N"] for p in split_tma(run)[0]}
+    fit_n = {p["N"] for p in split_tma(run)[0]} if fit_n is None else fit_n
     out = []
     for p in sorted(run["sawtooth"], key=lambda p: p["N"]) + run["squares"]:
         measured = {key(c): c["measured_ms"] for c in p["candidates"] + p.get("extras", [])}
         choice = choose(specs, dict(M=p["M"], N=p["N"], K=p["K"]), gpu, "bfloat16")
-        cands = []
+        cands, unmeasured = [], []
         for c in choice.candidates:
             k = f"{specs[c.variant].name} {c.label.split(' ', 1)[1]}"
             stand_in = k not in measured
+            if stand_in and base_key(k) not in measured:
+                unmeasured.append(k)
+                continue
             cands.append({"key": k, "measured_ms": measured[k if not stand_in else base_key(k)],
                           "predicted_ms": c.time_us / 1e3 / scale, "stand_in": stand_in,
-                          "tma": c.variant.startswith("tma")})
+                          "tma": c.variant.startswith("tma"), "assumed": c.assumed})
         pick = cands[0]  # choose sorts fastest first
         best = min(c["measured_ms"] for c in cands)
         old = next(c["measured_ms"] for c in p["candidates"] if c["label"] == p["chosen"])
@@ -347,16 +333,20 @@ def score_run(run: dict, scale: float) -> list[dict]:
                     "pick": pick["key"], "pick_stand_in": pick["stand_in"],
                     "pick_vs_best": best / pick["measured_ms"], "run_pick_vs_best": best / old,
                     "pick_vs_cublas": p["cublas_ms"] / pick["measured_ms"],
-                    "cublas_ms": p["cublas_ms"], "candidates": cands})
+                    "run_pick_vs_cublas": p["cublas_ms"] / p["auto_ms"],
+                    "cublas_ms": p["cublas_ms"], "candidates": cands,
+                    "unmeasured": unmeasured, "unmeasured_ahead": choice.chosen.label != next(
+                        c.label for c in choice.candidates
+                        if f"{specs[c.variant].name} {c.label.split(' ', 1)[1]}" not in unmeasured)})
     return out
 
 
-def print_score(rows: list[dict], scale: dict) -> None:
+def print_score(rows: list[dict], scale: dict, name: str = "run M") -> None:
     from benchmarks.chooser_run import DIPS
 
     saw = [r for r in rows if not r["square"]]
     misses = [r for r in saw if r["pick_vs_best"] < 0.97]
-    print("\nReplay of run M with the stored fit (the pick timed by run M's measurement of it):")
+    print(f"\nReplay of {name} with the stored fit (the pick timed by {name}'s measurement of it):")
     print(f"  bar 1, pick >= 0.97 x best measured candidate: {len(saw) - len(misses)}/{len(saw)} "
           f"sawtooth sizes (min {min(r['pick_vs_best'] for r in saw):.3f}); misses: "
           + ", ".join(f"N={r['N']} ({r['set']}) {r['pick']} {r['pick_vs_best']:.3f}" for r in misses)
@@ -364,24 +354,30 @@ def print_score(rows: list[dict], scale: dict) -> None:
           f"{sum(r['run_pick_vs_best'] >= 0.97 for r in saw)}/{len(saw)}")
     for r in rows:
         if r["square"]:
-            print(f"  bar 2, {r['M']}^3: pick {r['pick']} {r['pick_vs_cublas']:.3f} x cuBLAS")
+            print(f"  bar 2, {r['M']}^3: pick {r['pick']} {r['pick_vs_cublas']:.3f} x cuBLAS "
+                  f"(the run's matmul_auto: {r['run_pick_vs_cublas']:.3f})")
     own = {saw[i]["N"] for i in cublas_dips(saw)}
     for r in (r for r in saw if r["N"] in set(DIPS) | own):
-        tag = ("run L's and run M's dip" if r["N"] in own and r["N"] in DIPS else
-               "run L's dip" if r["N"] in DIPS else "run M's dip")
+        tag = (f"run L's and {name}'s dip" if r["N"] in own and r["N"] in DIPS else
+               "run L's dip" if r["N"] in DIPS else f"{name}'s dip")
         print(f"  bar 3, {tag} N={r['N']}: pick {r['pick']} {r['pick_vs_cublas']:.3f} x cuBLAS"
-              f" (best candidate {r['pick_vs_cublas'] / r['pick_vs_best']:.3f})")
+              f" (best candidate {r['pick_vs_cublas'] / r['pick_vs_best']:.3f}; the run's "
+              f"matmul_auto {r['run_pick_vs_cublas']:.3f})")
     print(f"  stand-ins (flags not measured at that size, timed as the declared flags): "
-          f"{sum(r['pick_stand_in'] for r in rows)} picks")
-    for name, pick in (("fit (even sawtooth)", lambda r: r["set"] == "fit"),
-                       ("test (odd sawtooth + squares)", lambda r: r["set"] == "test")):
+          f"{sum(r['pick_stand_in'] for r in rows)} picks; candidates the run did not measure "
+          f"(left out): {sorted({k for r in rows for k in r['unmeasured']}) or 'none'}, "
+          f"predicted fastest at {sum(r['unmeasured_ahead'] for r in rows)} sizes")
+    for part, pick in (("fit (even sawtooth)", lambda r: r["set"] == "fit"),
+                       ("test (held-out sawtooth + squares)", lambda r: r["set"] == "test")):
         for kind, sel in (("TMA", lambda c: c["tma"]), ("pointer", lambda c: not c["tma"])):
             pts = [c for r in rows if pick(r) for c in r["candidates"]
                    if sel(c) and not c["stand_in"]]
+            if not pts:
+                continue
             scaled = sum(abs(c["predicted_ms"] / c["measured_ms"] - 1) <= 0.10 for c in pts)
             raw = sum(abs(c["predicted_ms"] * scale["value"] / c["measured_ms"] - 1) <= 0.10
                       for c in pts)
-            print(f"  bar 4, {name}, {kind}: within 10% {scaled}/{len(pts)} with the run's "
+            print(f"  bar 4, {part}, {kind}: within 10% {scaled}/{len(pts)} with the run's "
                   f"scale {scale['value']:.3f}, {raw}/{len(pts)} raw")
 
 

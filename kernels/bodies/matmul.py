@@ -86,6 +86,46 @@ def _store_tile(c_ptr, acc, M, N, stride_cm, stride_cn, pid_m, pid_n,
 
 
 @triton.jit
+def _stream_k_range(pid, programs, leftover_tiles, k_tiles):
+    """Program `pid`'s K-iterations [it, it_end) of the leftover tiles' K-iterations laid end to
+    end and cut into `programs` equal ranges. A range is shorter than one tile's K (fewer
+    leftover tiles than programs), so it touches at most two tiles: two work units."""
+    total = leftover_tiles * k_tiles
+    return pid * total // programs, (pid + 1) * total // programs
+
+
+@triton.jit
+def _stream_k_unit(it, it_end, k_tiles):
+    """The work unit starting at iteration `it`: (leftover tile, k_begin, k_end) within it."""
+    sk = it // k_tiles
+    k_begin = it - sk * k_tiles
+    return sk, k_begin, min(k_tiles, k_begin + it_end - it)
+
+
+@triton.jit
+def _stream_k_add(ws_ptr, counts_ptr, acc, sk, k_begin, k_end, k_tiles,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Add a unit's partial sum into its tile's fp32 workspace; (whether this unit completed the
+    tile's K range, the workspace tile's pointers)."""
+    offs = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+    ws_tile = ws_ptr + sk * BLOCK_M * BLOCK_N + offs
+    tl.atomic_add(ws_tile, acc, sem="relaxed")
+    # Every thread's adds are issued before one thread publishes them (release) ...
+    tl.debug_barrier()
+    done = tl.atomic_add(counts_ptr + sk, k_end - k_begin, sem="acq_rel")
+    return done + (k_end - k_begin) == k_tiles, ws_tile
+
+
+@triton.jit
+def _stream_k_take(ws_tile):
+    """... and the program that completed the tile takes the sum (acquire), leaving zeros in the
+    workspace for the next call (the caller zeroes the counter after its store of C)."""
+    total_acc = tl.load(ws_tile, cache_modifier=".cg")  # .cg: at L2, where the atomics landed
+    tl.store(ws_tile, tl.zeros_like(total_acc))
+    return total_acc
+
+
+@triton.jit
 def _stamp(stamps_ptr, row, tile, start, k_begin, k_end, pid):
     """One row of STAMP_COLUMNS: called right after the tile's store, so `end` follows it."""
     end = _globaltimer(pid)
@@ -177,37 +217,22 @@ def matmul_persistent_kernel(
             _stamp(stamps_ptr, tile_id, tile_id, start, 0, k_tiles, pid)
 
     if STREAM_K:
-        # The leftover tiles' K-iterations, laid end to end, cut into `programs` equal ranges.
-        # A range is shorter than one tile's K (fewer leftover tiles than programs), so it
-        # touches at most two tiles: at most two work units per program.
-        total = (num_tiles - full_tiles) * k_tiles
-        it = pid * total // programs
-        it_end = (pid + 1) * total // programs
+        # The leftover tiles' K-iterations spread evenly over all programs (_stream_k_range)
+        it, it_end = _stream_k_range(pid, programs, num_tiles - full_tiles, k_tiles)
         unit = 0
         while it < it_end:
-            sk = it // k_tiles  # which leftover tile
-            k_begin = it - sk * k_tiles
-            k_end = min(k_tiles, k_begin + it_end - it)
+            sk, k_begin, k_end = _stream_k_unit(it, it_end, k_tiles)
             tile_id = full_tiles + sk
             pid_m, pid_n = _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
             if STAMP:
                 start = _globaltimer(pid)
             acc = _dot_k_range(a_ptr, b_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
                                pid_m, pid_n, k_begin, k_end, BLOCK_M, BLOCK_N, BLOCK_K)
-            offs = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
-            ws_tile = ws_ptr + sk * BLOCK_M * BLOCK_N + offs
-            tl.atomic_add(ws_tile, acc, sem="relaxed")
-            # Every thread's adds are issued before one thread publishes them (release) ...
-            tl.debug_barrier()
-            done = tl.atomic_add(counts_ptr + sk, k_end - k_begin, sem="acq_rel")
-            if done + (k_end - k_begin) == k_tiles:
-                # ... and the program that completes the tile's K range takes the sum (acquire),
-                # leaving zeros behind for the next call.
-                # .cg: read at L2, where the atomics landed, never a stale L1 line
-                total_acc = tl.load(ws_tile, cache_modifier=".cg")
-                tl.store(ws_tile, tl.zeros_like(acc))
-                _store_tile(c_ptr, total_acc, M, N, stride_cm, stride_cn, pid_m, pid_n,
-                            BLOCK_M, BLOCK_N)
+            finished, ws_tile = _stream_k_add(ws_ptr, counts_ptr, acc, sk, k_begin, k_end,
+                                              k_tiles, BLOCK_M, BLOCK_N)
+            if finished:
+                _store_tile(c_ptr, _stream_k_take(ws_tile), M, N, stride_cm, stride_cn, pid_m,
+                            pid_n, BLOCK_M, BLOCK_N)
                 tl.atomic_xchg(counts_ptr + sk, 0, sem="relaxed")
             if STAMP:
                 _stamp(stamps_ptr, full_tiles + 2 * pid + unit, tile_id, start, k_begin, k_end, pid)
@@ -284,6 +309,17 @@ def _check(a, b, c) -> None:
         raise ValueError("C must be (M, N) and A, B of one dtype")
 
 
+def stream_k_workspace(n_tiles: int, config: MatmulConfig, programs: int, device):
+    """Stream-K's zeroed fp32 workspace (one BLOCK_M x BLOCK_N tile per leftover tile) and its
+    int32 counters (K-iterations done per leftover tile); the kernels leave them zeroed."""
+    import torch
+
+    leftover = max(n_tiles - n_tiles // programs * programs, 1)
+    return (torch.zeros(leftover * config.block_m * config.block_n, dtype=torch.float32,
+                        device=device),
+            torch.zeros(leftover, dtype=torch.int32, device=device))
+
+
 def bind_matmul(a, b, c, config: MatmulConfig = DEFAULT_CONFIG, stamps=None):
     """A zero-argument launch of the tiled kernel: C = A @ B (stamps: int64 [tiles, 7] or None)."""
     _check(a, b, c)
@@ -304,8 +340,6 @@ def bind_matmul_persistent(a, b, c, config: MatmulConfig = DEFAULT_CONFIG, *, pr
                            stream_k: bool = False, stamps=None):
     """A zero-argument launch of the persistent kernel on `programs` programs (SMs x programs per
     SM for one full wave). stream_k: allocate the zeroed workspace and counters it needs."""
-    import torch
-
     _check(a, b, c)
     M, K = a.shape
     N = b.shape[1]
@@ -314,10 +348,7 @@ def bind_matmul_persistent(a, b, c, config: MatmulConfig = DEFAULT_CONFIG, *, pr
     n = tiles(M, N, config)
     ws = counts = None
     if stream_k:
-        leftover = n - n // programs * programs
-        ws = torch.zeros(max(leftover, 1) * config.block_m * config.block_n, dtype=torch.float32,
-                         device=a.device)
-        counts = torch.zeros(max(leftover, 1), dtype=torch.int32, device=a.device)
+        ws, counts = stream_k_workspace(n, config, programs, a.device)
     else:
         programs = min(programs, n)  # no idle programs in the plain loop
     grid = (programs,)

@@ -126,14 +126,25 @@ MATMUL = [
          description="Tutorial 09's TMA persistent loop: one program per SM over the tiles, the "
                      "tile and K loops pipelined as one (flatten); the schedule of "
                      "matmul_persistent.",
-         inputs=_inputs, args=lambda a, b, out, M, N, K: (a, b, out, M, N, K),
+         inputs=_inputs, args=lambda a, b, out, M, N, K: (a, b, out, None, None, M, N, K),
          grid=lambda M, N, BLOCK_M, BLOCK_N, sm_count: min(
              sm_count, cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)),
-         block=dict(_BLOCK), constants=dict(TMA_LOOP), min_cc=TMA_MIN_CC,
+         block=dict(_BLOCK), constants=dict(TMA_LOOP, STREAM_K=False), min_cc=TMA_MIN_CC,
+         **{**_COMMON, "check_sizes": [64, 104, 256]}),
+    dict(kernel=f"{TMA_KERNELS}:matmul_tma_persistent_declared", backend="triton",
+         name="matmul_tma_stream_k", title="Matmul, TMA, persistent + stream-K last wave",
+         description="matmul_stream_k's schedule (full waves tile by tile, the leftover tiles' "
+                     "K-iterations split evenly over all programs, fp32 atomics) with A, B and C "
+                     "through Hopper tensor descriptors.",
+         inputs=_ws_inputs,
+         args=lambda a, b, ws, counts, out, M, N, K: (a, b, out, ws, counts, M, N, K),
+         grid=lambda sm_count: sm_count,
+         block=dict(_BLOCK), constants=dict(TMA_LOOP, STREAM_K=True), min_cc=TMA_MIN_CC,
          **{**_COMMON, "check_sizes": [64, 104, 256]}),
     dict(kernel=f"{KERNELS}:matmul_auto_kernel", backend="triton", name="matmul_auto",
          title="Matmul, auto (variant and tile chosen by the model)",
-         description="Tiled, persistent, stream-K, TMA tiled or TMA persistent, and one of "
+         description="Tiled, persistent, stream-K, TMA tiled, TMA persistent or TMA stream-K, "
+                     "and one of "
                      "three tiles: whichever the launch model predicts fastest for these sizes on this GPU, with no autotuning run "
                      "(sim/model/matmul_choice.py; `explain --kernel matmul_auto` says why).",
          inputs=_ws_inputs,
@@ -147,7 +158,7 @@ MATMUL = [
 # matmul_auto's candidates: variant (sim.model.matmul_choice.VARIANTS) -> its declaration's name
 AUTO_VARIANTS = {"tiled": "matmul_tiled", "persistent": "matmul_persistent",
                  "stream_k": "matmul_stream_k", "tma": "matmul_tma",
-                 "tma_persistent": "matmul_tma_persistent"}
+                 "tma_persistent": "matmul_tma_persistent", "tma_stream_k": "matmul_tma_stream_k"}
 
 
 def _auto_programs(M, N, K, sm_count):

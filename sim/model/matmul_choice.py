@@ -20,15 +20,16 @@ from sim.inputs.files import read_json_file
 from sim.inputs.places import resource
 from sim.model.matmul_work import ITEMSIZE
 
-VARIANTS = ("tiled", "persistent", "stream_k", "tma", "tma_persistent")
+VARIANTS = ("tiled", "persistent", "stream_k", "tma", "tma_persistent", "tma_stream_k")
 # Fifteen candidates are simulated per choice (the window asks at every slider move): bigger
 # products than 2^16 tiles (16384 x 32768 in 128 x 256 tiles; 0.2 s a candidate) are refused.
 MAX_CHOICE_TILES = 2**16
 VARIANT_TITLES = {"tiled": "tiled", "persistent": "persistent", "stream_k": "stream-K",
-                  "tma": "TMA-tiled", "tma_persistent": "TMA-persistent"}  # one word each
+                  "tma": "TMA-tiled", "tma_persistent": "TMA-persistent",
+                  "tma_stream_k": "TMA-stream-K"}  # one word each
 # The TMA kernels (kernels/bodies/matmul_tma.py) reach A, B and C through tensor descriptors,
 # whose row strides the CUDA driver's cuTensorMapEncodeTiled takes only in multiples of 16 bytes.
-TMA_VARIANTS = ("tma", "tma_persistent")
+TMA_VARIANTS = ("tma", "tma_persistent", "tma_stream_k")
 TMA_MIN_CC = (9, 0)  # the Tensor Memory Accelerator came with Hopper (CUDA Programming Guide)
 TMA_ROW_ALIGN_BYTES = 16
 

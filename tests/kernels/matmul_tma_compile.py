@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 
@@ -28,6 +29,11 @@ CONFIGS = (
      dict(FLATTEN=False, EPILOGUE_SUBTILE=True), True),
     ("matmul_tma_persistent_kernel", (128, 256, 64, 8, 8, 3),
      dict(FLATTEN=False, WARP_SPECIALIZE=True), True),
+    # TMA stream-K (the leftover tiles' K split over the programs, fp32 atomics) at the three
+    # matmul_auto tiles
+    ("matmul_tma_persistent_kernel", (128, 256, 64, 8, 8, 3), dict(STREAM_K=True), True),
+    ("matmul_tma_persistent_kernel", (128, 128, 64, 8, 8, 4), dict(STREAM_K=True), True),
+    ("matmul_tma_persistent_kernel", (64, 128, 64, 8, 4, 4), dict(STREAM_K=True), True),
     # Triton 3.7.1's NVGPUWarpSpecialization pass rejects this one for sm_90 (recorded, not required)
     ("matmul_tma_persistent_kernel", (128, 128, 64, 8, 4, 4),
      dict(FLATTEN=False, WARP_SPECIALIZE=True), False),
@@ -46,14 +52,22 @@ def compile_config(name: str, tile: tuple, loop: dict, dtype: str = "bf16") -> d
     bm, bn, bk, gm, warps, stages = tile
     kernel = getattr(mt, name)
     constants = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm)
-    if kernel is mt.matmul_tma_persistent_kernel:
-        constants.update(TMA_LOOP, **loop)
+    persistent = kernel is mt.matmul_tma_persistent_kernel
+    if persistent:
+        constants.update({**TMA_LOOP, "STREAM_K": False, **loop})
     c_box = bn // 2 if constants.get("EPILOGUE_SUBTILE") else bn
     signature = {"a_desc": f"tensordesc<{dtype}[{bm}, {bk}]>",
                  "b_desc": f"tensordesc<{dtype}[{bk}, {bn}]>",
-                 "c_desc": f"tensordesc<{dtype}[{bm}, {c_box}]>", "M": "i32", "N": "i32", "K": "i32"}
-    signature.update({k: "constexpr" for k in constants})
-    attrs = {(i,): [["tt.divisibility", 16]] for i in (3, 4, 5)}  # M, N, K
+                 "c_desc": f"tensordesc<{dtype}[{bm}, {c_box}]>"}
+    if persistent and constants["STREAM_K"]:  # the stream-K workspace and counters
+        signature.update(ws_ptr="*fp32", counts_ptr="*i32")
+    elif persistent:  # unused: None, a constexpr, as the launcher passes them
+        signature.update(ws_ptr="constexpr", counts_ptr="constexpr")
+        constants.update(ws_ptr=None, counts_ptr=None)
+    first = len(signature)  # M's position
+    signature.update(M="i32", N="i32", K="i32")
+    signature.update({k: "constexpr" for k in constants if k not in signature})
+    attrs = {(i,): [["tt.divisibility", 16]] for i in range(first, first + 3)}  # M, N, K
     t0 = time.time()
     ck = triton.compile(ASTSource(fn=kernel, signature=signature, constexprs=constants, attrs=attrs),
                         target=GPUTarget("cuda", 90, 32),
@@ -62,7 +76,7 @@ def compile_config(name: str, tile: tuple, loop: dict, dtype: str = "bf16") -> d
     return {"kernel": name, "tile": list(tile), "loop": loop, "triton": triton.__version__,
             "compile_s": round(time.time() - t0, 2), "shared_metadata": ck.metadata.shared,
             **_res_usage(ck.asm["cubin"]), "wgmma": "wgmma.mma_async" in ptx,
-            "tma": "cp.async.bulk.tensor" in ptx,
+            "tma": "cp.async.bulk.tensor" in ptx, "atomics": bool(re.search(r"\b(red|atom)\.", ptx)),
             "warp_specialized": "ttg.warp_specialize" in ck.asm["ttgir"]}
 
 

@@ -1,4 +1,5 @@
-"""The TMA matmul kernels against float64, through the interpreter, and compiled for sm_90.
+"""The TMA matmul kernels (tiled, persistent, stream-K) against float64, through the interpreter,
+and compiled for sm_90.
 
 Triton's interpreter runs host-side tensor descriptors (it turns each into its own descriptor
 object and copies boxes with numpy), so the kernels' own code is checked here on the CPU, in
@@ -51,6 +52,28 @@ def test_matches_float64(variant, loop, dtype):
     assert err < mm.TOLERANCE[str(dtype).removeprefix("torch.")], err
 
 
+@pytest.mark.parametrize("m, n, k, programs, leftover", [
+    (100, 152, 168, 5, 1),  # one leftover tile split over 5 programs (6 K-iterations: 1-2 each)
+    (100, 152, 168, 4, 2),  # two: each program's range crosses from one tile into the next
+    (64, 128, 64, 8, 2),  # no full wave: every tile split, more programs than K-iterations
+    (130, 200, 72, 3, 0),  # full waves only: the stream-K part has nothing to do
+    (100, 152, 40, 5, 1)])  # K = 40: one full and one partial K-iteration, 2 ragged tiles a side
+@pytest.mark.parametrize("loop", [{}, dict(flatten=False, epilogue_subtile=True)])
+def test_stream_k_matches_float64_and_cleans_up(m, n, k, programs, leftover, loop):
+    """The TMA stream-K kernel: its split is the pointer kernel's (stream_k_split), its answer
+    right on ragged edges and partial K, and a second call (the workspace and counters back at
+    zero after the first) right again."""
+    a, b = _inputs(torch.float32, m, n, k, seed=5)
+    assert mm.stream_k_split(m, n, k, SMALL, programs)["leftover_tiles"] == leftover
+    c = _poisoned(a, b)
+    run = mt.bind_matmul_tma_variant(a, b, c, "tma_stream_k", SMALL, programs, **loop)
+    ref = mm.reference(a, b)
+    for _ in range(2):
+        c.fill_(float("nan"))
+        run()
+        assert mm.relative_error(c, ref) < mm.TOLERANCE["float32"]
+
+
 def test_more_programs_than_tiles_and_repeated_calls():
     """8 programs for 2 tiles: the launcher keeps 2; a second call gives the same answer."""
     a, b = _inputs(torch.float32, 64, 128, 64, seed=2)
@@ -75,13 +98,14 @@ def test_rows_tma_cannot_reach_are_refused():
 
 
 def test_declarations_run_and_check_through_the_registry():
-    """`check --kernel matmul_tma,matmul_tma_persistent`: launched by kernels/launching with their
-    declared grids (the wrapper makes the descriptors from the launch's BLOCK sizes)."""
+    """`check --kernel matmul_tma,matmul_tma_persistent,matmul_tma_stream_k`: launched by
+    kernels/launching with their declared grids (the wrapper makes the descriptors from the
+    launch's BLOCK sizes; stream-K's workspace and counters are declared inputs)."""
     from kernels.measure.check import run_checks
 
-    results = run_checks(["matmul_tma", "matmul_tma_persistent"], [104])
-    assert [(r.kernel, r.status) for r in results] == [
-        ("matmul_tma", "OK"), ("matmul_tma_persistent", "OK")], results
+    names = ["matmul_tma", "matmul_tma_persistent", "matmul_tma_stream_k"]
+    results = run_checks(names, [104])
+    assert [(r.kernel, r.status) for r in results] == [(n, "OK") for n in names], results
 
 
 def test_auto_launches_a_tma_choice():
@@ -93,7 +117,7 @@ def test_auto_launches_a_tma_choice():
     a, b = _inputs(torch.float16, 128, 256, 64, seed=4)
     gpu = auto_gpu(4)
     choice = matmul_choice(dict(M=128, N=256, K=64), gpu, "float16")
-    for variant in ("tma", "tma_persistent"):
+    for variant in ("tma", "tma_persistent", "tma_stream_k"):
         pick = next(c for c in choice.candidates if c.variant == variant)
         forced = replace(choice, candidates=(pick,))
         c = _poisoned(a, b)
@@ -116,4 +140,5 @@ def test_tma_kernels_compile_for_sm90():
         if row["required"]:
             assert "error" not in row, row
             assert row["wgmma"] and row["tma"] and row["stack"] == 0, row
+            assert row["atomics"] == row["loop"].get("STREAM_K", False), row  # stream-K's adds
             assert row["shared_metadata"] <= 232448, row  # the H200's 227 KiB per block
