@@ -285,6 +285,15 @@ def report() -> dict:
     return out
 
 
+def elements_per_thread(spec, n: int, setting: dict, threads: int, sm_count: int) -> int | None:
+    """A fixed tile's elements per thread as the launcher binds it (chooser_run.py: the launch's
+    `block_size`, the declaration's tile rule), None for a grid-stride kernel. The lever's extra
+    keys (a register cap, dynamic shared memory) are no block parameters."""
+    block = {k: v for k, v in setting.items() if k in spec.block}
+    tile = spec.launch_shape(n, block, sm_count).elements_per_block
+    return tile // threads if tile else None
+
+
 def next_step_scores(path: Path) -> list[dict]:
     """Each measured next-step pair of one chooser run re-predicted with this checkout's model,
     as chooser_run.py predicts it (sim.model.what_if.predict at the run's copy ceiling)."""
@@ -299,7 +308,7 @@ def next_step_scores(path: Path) -> list[dict]:
         n, spec, times = r["n"], get_kernel(r["kernel"]), {}
         for side in ("before", "after"):
             la, setting = r[side + "_launch"], r[side]
-            ept = setting["BLOCK_SIZE"] // la["threads"] if "BLOCK_SIZE" in setting else None
+            ept = elements_per_thread(spec, n, setting, la["threads"], gpu.sm_count)
             what = WhatIf(la["threads"], la["regs"], la["smem"], n, spec.bytes_moved(n) / n,
                           elements_per_thread=ept, grid_blocks=None if ept else la["grid"])
             times[side] = predict(gpu, what, run["copy_ceiling_gbps"]).time_us
