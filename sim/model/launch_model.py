@@ -269,6 +269,27 @@ class TripCost:
         port_ns = self.bytes_per_trip / (self.ceiling_gbps / sms)
         return (self.dispatch_ns + self.trips * (self.delay_ns + per_sm * port_ns)) / 1e3 + self.extra_us
 
+    def dispatched_starts(self, sim) -> np.ndarray:
+        """Where thread 0 stamps each block's start: a block refilling a slot waits first at the
+        SM's dispatcher (the MVA's residence there, at the live count when the slot freed), and
+        the slot is empty meanwhile: the block's life starts when it is dispatched. Only where
+        the dispatcher is the SM's bottleneck (it serves a block slower than the port moves
+        one): where the port is, the blocks queue at the port, resident, and the hold describes
+        their stamps (fitted so: benchmarks/NOTES-fit.md, fifth pass). The first block of each
+        slot is dispatched at once (an H200 SM starts its first 8-16 blocks within ~64 ns:
+        benchmarks/NOTES-dispatch.md) and queues at the port instead."""
+        start, end = sim.block_start_us, sim.block_end_us
+        dispatch_ns, port_ns = self._demands(sim.gpu.sm_count)
+        if dispatch_ns <= port_ns:
+            return start
+        live = np.searchsorted(np.sort(start), start, side="right") - \
+            np.searchsorted(np.sort(end), start, side="right")
+        counts, index = np.unique(np.maximum(live, 1), return_inverse=True)
+        waits = np.array([self.trips * float(self._solve(int(c))[1][0]) / 1e3 for c in counts])
+        room = np.maximum(end - start - self.trips * self.delay_ns / 1e3, 0.0)  # its trips' delays
+        wait = np.where(sim.timeline.wave == 0, 0.0, np.minimum(waits[index], room))
+        return start + wait
+
     def stamped_ends(self, start_us: np.ndarray, slot_end_us: np.ndarray) -> np.ndarray:
         """Where thread 0 stamps each block's end: the slot is released `hold` of one trip's time
         later (a looping block's other warps lag by its last trip, not by the whole loop)."""
@@ -347,9 +368,10 @@ def predict_launch(gpu: GpuSpec, launch: Launch, mode: str = "memory", *,
                            sm_interval_us=warp_pacing_us(gpu.name, launch.warps_per_block))
         if isinstance(cost, TripCost):  # past the last start the blocks share what the others free
             sim = drain(sim, cost)
-        if isinstance(cost, TripCost) and cost.hold:
-            ends = cost.stamped_ends(sim.block_start_us, sim.block_end_us)
-            sim = replace(sim, block_end_us=ends, makespan_us=float(ends.max()))
+        if isinstance(cost, TripCost):  # thread 0's stamps inside each slot's life
+            starts = cost.dispatched_starts(sim)
+            ends = cost.stamped_ends(starts, sim.block_end_us)
+            sim = replace(sim, block_start_us=starts, block_end_us=ends, makespan_us=float(ends.max()))
     elif mode == "compute":
         from sim.model.throughput import ComputeBoundCost
         if launch.work is None:
