@@ -1,8 +1,8 @@
 """Fit and check the launch model's memory-bound constants on the H200 data of 2026-12-01 (run F)
-and 2026-12-02 (run K): `launch_overhead_us` (outside the blocks), `block_time_spread` and
-`slot_hold_fraction` (sim.model.launch_model.TripCost), `launch_gap_us` (a launch queued behind
-another, sim.model.launch_model.stream_whole_us). The FIT and TEST sets are fixed below, before any
-score was looked at (benchmarks/NOTES-fit.md). No GPU needed:
+and 2026-12-02 (run K): `launch_overhead_us` (outside the blocks), `block_time_spread`,
+`slot_hold_fraction` (sim.model.launch_model.TripCost), `first_wave_block_ns` (first_wave_ramp),
+`launch_gap_us` (a launch queued behind another, sim.model.launch_model.stream_whole_us). The FIT
+and TEST sets are fixed below, before any score was looked at (benchmarks/NOTES-fit.md). No GPU needed:
 
     python3 benchmarks/fit_launch.py --fit     # search on FIT, print the constants (slow: ~3 min)
     python3 benchmarks/fit_launch.py --fit-step  # the reduction step alone (its one FIT point)
@@ -12,7 +12,7 @@ score was looked at (benchmarks/NOTES-fit.md). No GPU needed:
 
 The spread and the hold are a grid search on the FIT add traces (count within all three bars,
 then mean residency error; the overhead plays no part there: makespans are first to last
-stamp). The overhead is then the grid value with the least rms error on the FIT kernel times
+stamp), then the first wave's start interval (`first_wave_block_ns`) on the same key. The overhead is then the grid value with the least rms error on the FIT kernel times
 (add, copy: Triton and torch); the traces' own (traced event time - recorded makespan), median
 over the FIT traces of one wave or less, is printed beside it as a check. Last the stream gap:
 least rms on run K's pairs of independent torch copies (FIT; eager add+ReLU is TEST). Last the
