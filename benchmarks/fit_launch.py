@@ -1,8 +1,8 @@
 """Fit and check the launch model's memory-bound constants on the H200 data of 2026-12-01 (run F)
-and 2026-12-02 (run K): `launch_overhead_us` (outside the blocks), `block_time_spread` and
-`slot_hold_fraction` (sim.model.launch_model.TripCost), `launch_gap_us` (a launch queued behind
-another, sim.model.launch_model.stream_whole_us). The FIT and TEST sets are fixed below, before any
-score was looked at (benchmarks/NOTES-fit.md). No GPU needed:
+and 2026-12-02 (run K): `launch_overhead_us` (outside the blocks), `block_time_spread`,
+`slot_hold_fraction` (sim.model.launch_model.TripCost), `first_wave_block_ns` (first_wave_ramp),
+`launch_gap_us` (a launch queued behind another, sim.model.launch_model.stream_whole_us). The FIT
+and TEST sets are fixed below, before any score was looked at (benchmarks/NOTES-fit.md). No GPU needed:
 
     python3 benchmarks/fit_launch.py --fit     # search on FIT, print the constants (slow: ~3 min)
     python3 benchmarks/fit_launch.py --fit-step  # the reduction step alone (its one FIT point)
@@ -12,7 +12,7 @@ score was looked at (benchmarks/NOTES-fit.md). No GPU needed:
 
 The spread and the hold are a grid search on the FIT add traces (count within all three bars,
 then mean residency error; the overhead plays no part there: makespans are first to last
-stamp). The overhead is then the grid value with the least rms error on the FIT kernel times
+stamp), then the first wave's start interval (`first_wave_block_ns`) on the same key. The overhead is then the grid value with the least rms error on the FIT kernel times
 (add, copy: Triton and torch); the traces' own (traced event time - recorded makespan), median
 over the FIT traces of one wave or less, is printed beside it as a check. Last the stream gap:
 least rms on run K's pairs of independent torch copies (FIT; eager add+ReLU is TEST). Last the
@@ -66,8 +66,8 @@ EAGER = {"add_relu_torch_eager": (("add_triton", 12.0), ("copy_triton", 8.0))}  
 # timed the CPU
 EXCLUDED = {("add_relu_torch_compile", 2**16), ("add_relu_torch_compile", 2**18),
             ("add_relu_torch_compile", 2**20)}
-FITTED = ("launch_overhead_us", "block_time_spread", "slot_hold_fraction", "launch_gap_us",
-          "reduction_step_ns")
+FITTED = ("launch_overhead_us", "block_time_spread", "slot_hold_fraction", "first_wave_block_ns",
+          "launch_gap_us", "reduction_step_ns")
 # the reduction step's one FIT point, chosen before any score with it (benchmarks/NOTES-fit.md,
 # 2026-12-02 third pass): torch's softmax on one row of 4,096 (one 1,024-thread block, two
 # block-wide reductions, alone on the GPU). Every other softmax size stays TEST
@@ -75,6 +75,7 @@ STEP_FIT = ("softmax_kernel_torch", 2**12)
 STEP_RANGE = (0.0, 200.0)  # ns: bisection bounds
 GAPS = (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
 GRID = {"block_time_spread": (0.3, 0.35, 0.4, 0.45), "slot_hold_fraction": (0.25, 0.3, 0.35)}
+RAMPS = (0.1, 0.15, 0.2, 0.25, 0.3)  # first_wave_block_ns, searched after the spread and hold
 SEARCH_MAX_BLOCKS = 2**17  # the search skips the 2^27 add traces (slow to schedule); scored after
 OVERHEADS = (3.8, 3.9, 4.0, 4.1, 4.2, 4.3, 4.4)
 BAR = 0.10  # kernel times: within 10%
@@ -244,6 +245,21 @@ def fit_step(chosen: dict) -> float:
     return round(mid, 1)
 
 
+def best_ramp(searched: dict, chosen: dict) -> float:
+    """The first wave's start interval from RAMPS: most FIT add traces within all three bars,
+    then the least mean residency error (the spread and hold held at `chosen`)."""
+    best = None
+    for ramp in RAMPS:
+        with constants(**chosen, first_wave_block_ns=ramp):
+            rows = trace_scores(searched)
+        key = (sum(r["within"] for r in rows), -np.mean([r["residency_error"] for r in rows]))
+        print(f"first_wave_block_ns {ramp:.2f}: within {key[0]} of {len(rows)}, mean residency "
+              f"error {-key[1]:.3f}")
+        if best is None or key > best[0]:
+            best = (key, ramp)
+    return best[1]
+
+
 def fit() -> dict:
     named = traces(fit=True)
     best = None
@@ -258,6 +274,7 @@ def fit() -> dict:
             if best is None or key > best[0]:
                 best = (key, spread, hold)
     chosen = {"block_time_spread": best[1], "slot_hold_fraction": best[2]}
+    chosen["first_wave_block_ns"] = best_ramp(searched, chosen)
     points = [p for p in kernel_points() if p["kernel"] in FIT_KERNELS]  # no chain: step plays no part
     chosen["launch_overhead_us"] = least_rms("launch_overhead_us", OVERHEADS, points, chosen,
                                              "FIT kernel times")
@@ -285,6 +302,15 @@ def report() -> dict:
     return out
 
 
+def elements_per_thread(spec, n: int, setting: dict, threads: int, sm_count: int) -> int | None:
+    """A fixed tile's elements per thread as the launcher binds it (chooser_run.py: the launch's
+    `block_size`, the declaration's tile rule), None for a grid-stride kernel. The lever's extra
+    keys (a register cap, dynamic shared memory) are no block parameters."""
+    block = {k: v for k, v in setting.items() if k in spec.block}
+    tile = spec.launch_shape(n, block, sm_count).elements_per_block
+    return tile // threads if tile else None
+
+
 def next_step_scores(path: Path) -> list[dict]:
     """Each measured next-step pair of one chooser run re-predicted with this checkout's model,
     as chooser_run.py predicts it (sim.model.what_if.predict at the run's copy ceiling)."""
@@ -299,7 +325,7 @@ def next_step_scores(path: Path) -> list[dict]:
         n, spec, times = r["n"], get_kernel(r["kernel"]), {}
         for side in ("before", "after"):
             la, setting = r[side + "_launch"], r[side]
-            ept = setting["BLOCK_SIZE"] // la["threads"] if "BLOCK_SIZE" in setting else None
+            ept = elements_per_thread(spec, n, setting, la["threads"], gpu.sm_count)
             what = WhatIf(la["threads"], la["regs"], la["smem"], n, spec.bytes_moved(n) / n,
                           elements_per_thread=ept, grid_blocks=None if ept else la["grid"])
             times[side] = predict(gpu, what, run["copy_ceiling_gbps"]).time_us

@@ -271,6 +271,28 @@ class TripCost:
         port_ns = self.bytes_per_trip / (self.ceiling_gbps / sms)
         return (self.dispatch_ns + self.trips * (self.delay_ns + per_sm * port_ns)) / 1e3 + self.extra_us
 
+    def dispatch_waits(self, sim) -> np.ndarray:
+        """How long after its slot frees each block is dispatched (thread 0 stamps its start
+        then): a block refilling a slot waits first at the SM's dispatcher (the MVA's residence
+        there, at the live count when the slot freed), and the slot is empty meanwhile. Only
+        where the dispatcher is the SM's bottleneck (it serves a block slower than the port
+        moves one): where the port is, the blocks queue at the port, resident, and the hold
+        describes their stamps (benchmarks/NOTES-fit.md, fifth pass). The first block of each
+        slot is dispatched at once (an H200 SM starts its first 8-16 blocks within ~64 ns:
+        benchmarks/NOTES-dispatch.md) and queues at the port instead. Asked before the drain:
+        the wait is over before the port's share changes."""
+        start, end = sim.block_start_us, sim.block_end_us
+        dispatch_ns, port_ns = self._demands(sim.gpu.sm_count)
+        if dispatch_ns <= port_ns:
+            return np.zeros_like(start)
+        live = np.searchsorted(np.sort(start), start, side="right") - \
+            np.searchsorted(np.sort(end), start, side="right")
+        counts, index = np.unique(np.maximum(live, 1), return_inverse=True)
+        # the wait's share of the MVA's life; a block's drawn spread stretches all of its life alike
+        share = np.array([self.trips * float(self._solve(int(c))[1][0]) / 1e3 / self.life_us(int(c))
+                          for c in counts])
+        return np.where(sim.timeline.wave == 0, 0.0, share[index] * (end - start))
+
     def stamped_ends(self, start_us: np.ndarray, slot_end_us: np.ndarray) -> np.ndarray:
         """Where thread 0 stamps each block's end: the slot is released `hold` of one trip's time
         later (a looping block's other warps lag by its last trip, not by the whole loop)."""
@@ -317,6 +339,25 @@ def chain_ns(gpu: GpuSpec, launch: Launch, physics: GpuPhysics | None = None) ->
         ph.value("reduction_step_ns")
 
 
+def first_wave_ramp(sim, per_block_ns: float):
+    """The first wave does not start at one instant: the GPU hands out its first blocks one
+    after another, `per_block_ns` apart GPU-wide, in block order. Each slot's whole chain of
+    blocks starts that much later (a slot refills when its block ends)."""
+    if per_block_ns <= 0:
+        return sim
+    wave = sim.timeline.wave
+    lane = sim.block_sm.astype(np.int64) * sim.blocks_per_sm + sim.block_slot
+    first = np.flatnonzero(wave == 0)
+    rank = np.empty(first.size)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    offset = np.zeros(int(lane.max()) + 1)
+    offset[lane[first]] = rank * per_block_ns / 1e3
+    shift = offset[lane]
+    ends = sim.block_end_us + shift
+    return replace(sim, block_start_us=sim.block_start_us + shift, block_end_us=ends,
+                   makespan_us=float(ends.max()))
+
+
 def achievable_gbps(gpu: GpuSpec, physics: GpuPhysics | None = None) -> float:
     """The bandwidth a full GPU reaches: the copy fraction of the rated peak."""
     return gpu.peak_dram_gbps * (physics or physics_for(gpu)).value("copy_fraction")
@@ -348,11 +389,16 @@ def predict_launch(gpu: GpuSpec, launch: Launch, mode: str = "memory", *,
         sim = run_schedule(gpu, n_sim, launch.blocks_per_sm, launch.warps_per_block, cost, order,
                            schedule="ideal",  # the MVA holds the dispatcher: only many warps' pacing
                            sm_interval_us=warp_pacing_us(gpu.name, launch.warps_per_block))
-        if isinstance(cost, TripCost):  # past the last start the blocks share what the others free
-            sim = drain(sim, cost)
-        if isinstance(cost, TripCost) and cost.hold:
-            ends = cost.stamped_ends(sim.block_start_us, sim.block_end_us)
-            sim = replace(sim, block_end_us=ends, makespan_us=float(ends.max()))
+        if isinstance(cost, TripCost):
+            sim = first_wave_ramp(sim, ph.value("first_wave_block_ns"))
+            wait = cost.dispatch_waits(sim)
+            sim = drain(sim, cost)  # past the last start the blocks share what the others free
+            # thread 0's stamps inside each slot's life; a block dispatched late in the drain
+            # still makes its trips' round trips after its dispatch
+            starts = sim.block_start_us + wait
+            slot_ends = np.maximum(sim.block_end_us, starts + cost.trips * cost.delay_ns / 1e3)
+            ends = cost.stamped_ends(starts, slot_ends)
+            sim = replace(sim, block_start_us=starts, block_end_us=ends, makespan_us=float(ends.max()))
     elif mode == "compute":
         from sim.model.throughput import ComputeBoundCost
         if launch.work is None:
@@ -392,7 +438,8 @@ def _assemble(gpu: GpuSpec, launch: Launch, mode: str, sim: Simulation, cost,
     tail = tl.tail_us
     full = max(0.0, makespan - fill - tail)
     fill += extra
-    names = ("launch_overhead_us", "dram_latency_ns", "copy_fraction", "trip_overhead_ns", "trip_load_ns") \
+    names = ("launch_overhead_us", "dram_latency_ns", "copy_fraction", "trip_overhead_ns", "trip_load_ns",
+             "first_wave_block_ns") \
         if mode == "memory" else ("launch_overhead_us",)
     if mode == "memory" and (launch.passes > 1 or launch.reductions > 0):
         names += CHAIN_CONSTANTS

@@ -30,7 +30,7 @@ PROVENANCES = ("measured", "published", "assumed")
 # what the launch model reads, and the unit each must be in
 MODEL_CONSTANTS = {"launch_overhead_us": "us", "dram_latency_ns": "ns", "copy_fraction": "fraction",
                    "trip_overhead_ns": "ns", "trip_load_ns": "ns", "block_time_spread": "fraction",
-                   "slot_hold_fraction": "fraction", "launch_gap_us": "us",
+                   "slot_hold_fraction": "fraction", "launch_gap_us": "us", "first_wave_block_ns": "ns",
                    "l2_latency_ns": "ns", "reduction_step_ns": "ns", "l2_gbps": "GB/s"}  # chain_ns
 
 

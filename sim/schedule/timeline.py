@@ -127,13 +127,17 @@ class Timeline:
     @cached_property
     def wave_us(self) -> float:
         """How long a full wave takes: the mean time for a wave's worth of blocks (`capacity`) to
-        start, in the later half of the simulated part (the spacing of wave starts when every lane is refilled at
-        once, as in the textbook; also right where SMs keep some slots empty, as busy warps make
-        them on an H200: sim/schedule/dispatch.py)."""
+        start, in the later half of the simulated part's full waves (the spacing of wave starts
+        when every lane is refilled at once, as in the textbook; also right where SMs keep some
+        slots empty, as busy warps make them on an H200: sim/schedule/dispatch.py)."""
         starts = self._sorted_starts
         if starts.size > self.capacity > 0:
             spans = starts[self.capacity:] - starts[:-self.capacity]
-            return float(np.mean(spans[spans.size // 2:]))  # the steady half: past the launch
+            # the steady half (past the launch), without spans that end in a partial last wave:
+            # its blocks wait less at the dispatcher (sim.model.launch_model.TripCost.dispatch_waits)
+            full = starts.size - starts.size % self.capacity - self.capacity
+            steady = spans[spans.size // 2:full] if full > spans.size // 2 else spans[spans.size // 2:]
+            return float(np.mean(steady))
         return self.makespan_us
 
     @property

@@ -72,8 +72,8 @@ def test_the_drain_moves_ends_only_earlier():
 
 def test_next_step_directions_on_run_l():
     """Issue 21's 13 measured next-step pairs of run L (TEST), re-predicted: direction right on
-    12 of 13 with the drain (10 of 13 without it in this checkout; 11 of 13 when run L ran). The
-    miss left is add_numba 64 -> 512 threads (grid-stride), which the drain does not touch."""
+    13 of 13 (10 of 13 without the drain; 12 with it while fit_launch.py re-predicted add_numba,
+    a fixed tile of 4 elements per thread, as a grid-stride loop of 4 trips)."""
     import importlib.util
     from pathlib import Path
 
@@ -82,4 +82,6 @@ def test_next_step_directions_on_run_l():
     fit = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fit)
     rows = fit.next_step_scores(fit.NEXT_STEP_RUNS[1])
-    assert len(rows) == 13 and sum(r["direction_ok"] for r in rows) >= 12
+    assert len(rows) == 13 and sum(r["direction_ok"] for r in rows) == 13
+    numba = next(r for r in rows if r["pair"].startswith("add_numba threads"))
+    assert abs(numba["predicted"]) < 0.02  # measured +0.7%; +14% as a loop of 4 trips
