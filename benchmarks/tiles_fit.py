@@ -21,8 +21,9 @@ so every surface shows the time the chooser weighs; the launch overhead is the G
   The TMA kernels launch with their declared loop flags (TMA_LOOP): the flags this fit once chose
   on three of run M's sizes (TMA-persistent 128x256x64 flatten=False, +2.2% there) lost to the
   declared ones in run N's own rounds, median 0.950 and min 0.863 over 59 sizes (DECLARED_LOOP).
-* TMA stream-K (matmul_tma_stream_k): not measured yet; its efficiency is assumed like pointer
-  stream-K's at the same tile (ASSUMED_FROM), the fitted leftover-wave term included.
+* TMA stream-K (matmul_tma_stream_k; benchmarks/run_o/matmul, 2026-12-02): FIT on run O's
+  even-indexed sawtooth sizes, in run H's units by run O's own scale; TEST on its odd ones and its
+  squares. Its leftover-wave term is pointer stream-K's (the same split of the last wave).
 
 The stored fit keeps the rows it was fitted on (the model's time without the efficiency, per
 size and candidate), so a test can check that the fit is those rows' and that the model still
@@ -50,6 +51,8 @@ RUN = ROOT / "benchmarks" / "run_h" / "chooser_h200.json"
 TEST_RUN = ROOT / "benchmarks" / "run_i" / "chooser_h200.json"
 TMA_RUN = ROOT / "benchmarks" / "run_m" / "matmul" / "chooser" / "chooser_h200.json"
 RUN_N = ROOT / "benchmarks" / "run_n" / "matmul" / "chooser" / "chooser_h200.json"
+RUN_O = ROOT / "benchmarks" / "run_o" / "chooser" / "chooser_h200.json"
+STREAM_K_TMA = "matmul_tma_stream_k"
 COMMAND = "python3 benchmarks/tiles_fit.py --write"
 TMA_DATE = "2026-12-02"  # run M's
 DECLARED_LOOP = ("matmul_auto launches the TMA kernels with their declared loop flags "
@@ -57,7 +60,8 @@ DECLARED_LOOP = ("matmul_auto launches the TMA kernels with their declared loop 
                  "128x256x64 flatten=False (+2.2% on 3 of run M's sizes) ran at 0.950 x the "
                  "declared flags' speed (median; min 0.863) over run N's 59 sizes, same rounds")
 # a kernel not measured yet -> the measured kernel whose efficiency it takes at the same tile
-ASSUMED_FROM = {"matmul_tma_stream_k": "matmul_stream_k"}
+# (none now: run O measured TMA stream-K)
+ASSUMED_FROM: dict[str, str] = {}
 
 
 def split(run: dict, test_run: dict | None = None) -> tuple[list, list]:
@@ -162,7 +166,7 @@ def _json_rows(points, rows) -> list[str]:
             for p, size in zip(points, rows) for k, m, t in size]
 
 
-def write_fit(eff: dict, scale: dict, train_pts, train, tma_pts, tma_rows) -> None:
+def write_fit(eff: dict, scale: dict, train_pts, train, tma_pts, tma_rows, sk: dict) -> None:
     """resources/fits/H200_matmul_tiles.json: run H's provenance and rows as before, run M's
     (the TMA kernels') beside them."""
     from sim.model.matmul_choice import TILE_FIT_PATH
@@ -185,14 +189,17 @@ def write_fit(eff: dict, scale: dict, train_pts, train, tma_pts, tma_rows) -> No
                 "tested_on": "run M's odd-indexed sawtooth sizes (28) and 4096^3, 8192^3; "
                              f"{RUN_N.relative_to(ROOT)} (57 sizes + the squares)",
                 "scale": scale},
+        "tma_stream_k": {"kernels": f"{STREAM_K_TMA} (kernels/bodies/matmul_tma.py)",
+                         "source": str(RUN_O.relative_to(ROOT)), "date": "2026-12-02",
+                         "fitted_on": "run O's even-indexed sawtooth sizes (declared flags)",
+                         "tested_on": "run O's odd-indexed sawtooth sizes and 4096^3, 8192^3",
+                         "scale": sk["scale"]},
         "declared_loop": DECLARED_LOOP,
         "assumed_from": ASSUMED_FROM,
-        "assumed_why": "not measured yet: TMA stream-K takes pointer stream-K's efficiency at the "
-                       "same tile (and its leftover-wave term), so it ties with it and loses the "
-                       "tie (sim.model.matmul_choice.choose) until a run measures it",
         "efficiency": eff}, indent=1)
     text = (meta[:-2] + ',\n "rows": [\n  ' + ",\n  ".join(_json_rows(train_pts, train))
             + '\n ],\n "tma_rows": [\n  ' + ",\n  ".join(_json_rows(tma_pts, tma_rows))
+            + '\n ],\n "tma_stream_k_rows": [\n  ' + ",\n  ".join(_json_rows(sk["pts"], sk["rows"]))
             + "\n ]\n}\n")
     TILE_FIT_PATH.write_text(text)
     print(f"wrote {TILE_FIT_PATH.relative_to(ROOT)}")
@@ -222,7 +229,8 @@ def main(argv=None) -> int:
     tma_pts, tma_test_pts = split_tma(run_m)
     tma_rows = [[r for r in size if r[0].startswith("matmul_tma")] for size in model_rows(tma_pts)]
     eff_tma = fit(tma_rows, scale["value"], "matmul_tma")
-    eff_all = dict(sorted({**eff, **eff_tma}.items()))
+    sk = stream_k_tma_fit(run)
+    eff_all = dict(sorted({**eff, **eff_tma, **sk["efficiency"]}.items()))
     old = tile_fit().get("efficiency", {})
     print(f"run M's throughput scale: {scale['value']:.4f} ({scale['how']})")
     print("efficiency (model time / measured, run H's units); stored one beside:")
@@ -232,15 +240,32 @@ def main(argv=None) -> int:
     _check_line("pointer kernels, fitted on run H's sawtooth", train, train_pts, eff_all)
     _check_line("tested on: run H's squares", test[:held], test_pts[:held], eff_all)
     _check_line("tested on: run I", test[held:], test_pts[held:], eff_all)
+    sk_test = [[r for r in size if r[0].startswith(STREAM_K_TMA)] for size in model_rows(sk["test"])]
+    _check_line("TMA stream-K, tested on run O's odd sizes and squares", sk_test, sk["test"], eff_all,
+                sk["scale"]["value"])
     if args.write:
-        write_fit(eff_all, scale, train_pts, train, tma_pts, tma_rows)
+        write_fit(eff_all, scale, train_pts, train, tma_pts, tma_rows, sk)
         tile_fit.cache_clear()
     if args.score:
         print_score(score_run(run_m, scale["value"]), scale, "run M")
         run_n = json.loads(RUN_N.read_text())
         scale_n = run_scale(run_n, run)
         print_score(score_run(run_n, scale_n["value"], fit_n=set()), scale_n, "run N")
+        run_o = json.loads(RUN_O.read_text())
+        fit_o = {p["N"] for p in split_tma(run_o)[0]}
+        print_score(score_run(run_o, sk["scale"]["value"], fit_n=fit_o), sk["scale"], "run O")
     return 0
+
+
+def stream_k_tma_fit(reference: dict) -> dict:
+    """TMA stream-K's efficiency per tile, fitted on run O's even sawtooth sizes in the reference
+    run's units (run O's own scale); its rows, and the sizes it is tested on."""
+    run_o = json.loads(RUN_O.read_text())
+    scale = run_scale(run_o, reference)
+    pts, test = split_tma(run_o)
+    rows = [[r for r in size if r[0].startswith(STREAM_K_TMA)] for size in model_rows(pts)]
+    return {"efficiency": fit(rows, scale["value"], STREAM_K_TMA), "scale": scale, "pts": pts,
+            "rows": rows, "test": test}
 
 
 # --- one throughput scale per run ----------------------------------------------------------
