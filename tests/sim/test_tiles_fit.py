@@ -140,8 +140,8 @@ def test_run_n_held_out_replayed_with_the_declared_flags():
 
 
 def test_run_o_replayed_with_tma_stream_k_fitted_on_its_even_sizes():
-    """Run O measured TMA stream-K (fitted on its even sawtooth sizes; the dips 4352, 5376, 8704,
-    10752 and 12800 are odd: TEST). Replayed 2026-12-02: the pick >= 0.97 x the best candidate at
+    """Run O measured TMA stream-K (fitted on its even sawtooth sizes: of its dips 3328, 4352,
+    5376 and 6400 are TEST, 8704, 10240, 10752 and 12800 FIT). Replayed 2026-12-02: the pick >= 0.97 x the best candidate at
     54/57 sizes (misses 0.965-0.968, TMA stream-K against a near tie), 0.989 / 1.078 x cuBLAS at
     4096^3 / 8192^3, >= cuBLAS at 7 of its 8 dips (10240: 0.905, where no candidate reaches it:
     0.935), 512/531 TMA and 514/531 pointer predictions within 10% with the run's scale."""
