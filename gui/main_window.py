@@ -282,8 +282,9 @@ class MainWindow(QMainWindow):
             self.sim_label.setText("simulating…")
 
     def simulate_now(self) -> SimRun | None:
-        """Run the simulation on this thread (headless export, screenshots, tests)."""
-        self.sim_debounce.flush()
+        """Run the simulation on this thread (headless export, screenshots, tests): the
+        debounced worker job for the same launch is not made as well."""
+        self.sim_debounce.cancel()
         return self.simulation.run_now()
 
     def _on_simulation_finished(self, outcome: TaskOutcome) -> None:

@@ -3,7 +3,8 @@
 `CompareGpusModel` follows the LaunchModel; the second GPU is any name the launch model knows (a
 preset or the detected device). The second side is the same inputs through the same
 `compute_state` (the kernel's own grid rule included), so the two sides differ only by the GPU.
-No Qt here.
+Both sides are predicted when first read after a change (a tab behind another asks nothing),
+once per launch and second GPU. No Qt here.
 """
 
 from __future__ import annotations
@@ -24,10 +25,8 @@ class CompareGpusModel:
     def __init__(self, launch: LaunchModel, insight=None, other: str | None = None) -> None:
         self.launch, self.insight = launch, insight  # insight: the ceiling rule (InsightModel)
         self._other = other or self.default_other()
-        self._recompute()
+        self._of: tuple | None = None  # (launch state, second GPU) the sides were made for
         launch.changed.connect(self._on_launch_changed)
-        if insight is not None:
-            insight.changed.connect(self._on_launch_changed)
         launch.specs_changed.connect(self._on_specs_changed)
 
     def default_other(self) -> str:
@@ -45,16 +44,16 @@ class CompareGpusModel:
 
     @property
     def sides(self) -> tuple[LaunchSide, LaunchSide] | None:
-        return self._sides
+        return self._derived()._sides
 
     @property
     def differences(self) -> list[Difference]:
-        return self._differences
+        return self._derived()._differences
 
     @property
     def message(self) -> str:
         """Why there are no sides (a launch that is nonsense on one GPU), or ""."""
-        return self._message
+        return self._derived()._message
 
     def set_other(self, name: str) -> bool:
         if name == self._other:
@@ -64,22 +63,29 @@ class CompareGpusModel:
         except ValueError:
             return False
         self._other = name
-        self._recompute()
         self.changed.emit()
         return True
 
     def _on_launch_changed(self, *_args) -> None:
-        self._recompute()
         self.changed.emit()
 
     def _on_specs_changed(self) -> None:
         if self._other not in self.launch.gpu_names():
             self._other = self.default_other()
-        self._recompute()
+        self._of = None  # a detected GPU may now stand behind the name
         self.changed.emit()
+
+    def _derived(self) -> CompareGpusModel:
+        """This model, its sides made for the launch state and second GPU now held (the
+        LaunchModel makes a new state object only when the launch changed)."""
+        of = self._of
+        if of is None or of[0] is not self.launch.state or of[1] != self._other:
+            self._recompute()
+        return self
 
     def _recompute(self) -> None:
         here = self.launch.state
+        self._of = (here, self._other)
         there = self._state_on(self._other)
         self._sides, self._differences, self._message = None, [], ""
         for st in (here, there):

@@ -67,7 +67,8 @@ class InsightModel:
         self._window_ns = WINDOWS_NS[0]
         self._activity: tuple | None = None
         self._curves: list | None = None  # of this launch and run (the latency view redraws often)
-        self._recompute()
+        self._measured_of: tuple | None = None  # (GPU, run, curves): they follow no slider
+        self._of: LaunchState | None = None  # the launch state the fields below were derived for
         launch.changed.connect(self._on_launch_changed)
 
     # -- reading ---------------------------------------------------------------------------------
@@ -82,34 +83,35 @@ class InsightModel:
     @property
     def prediction(self) -> LoadedPrediction | None:
         """The steady state at the launch's blocks per SM (the latency view's point)."""
-        return self._prediction
+        return self._derived()._prediction
 
     @property
     def launch_prediction(self) -> LaunchPrediction | None:
         """The launch model's answer for the whole launch, memory-bound: what every surface shows."""
-        return self._launch
+        return self._derived()._launch
 
     @property
     def confidence(self) -> Confidence | None:
         """How far to trust the whole-launch prediction (sim.model.confidence), None without one."""
-        return None if self._launch is None else prediction_confidence(self.gpu, self._launch)
+        launch = self.launch_prediction
+        return None if launch is None else prediction_confidence(self.gpu, launch)
 
     @property
     def trip(self) -> BlockTrip | None:
-        return self._trip
+        return self._derived()._trip
 
     @property
     def basis(self) -> str:
-        return self._basis
+        return self._derived()._basis
 
     @property
     def findings(self) -> list[Finding]:
-        return self._findings
+        return self._derived()._findings
 
     @property
     def ceiling(self) -> tuple[float, str]:
         """(GB/s, where it comes from) of the bandwidth a full GPU reaches."""
-        return self._ceiling
+        return self._derived()._ceiling
 
     @property
     def measured(self) -> LatencyRun | None:
@@ -123,7 +125,7 @@ class InsightModel:
 
     @property
     def sm(self) -> int:
-        return self._sm
+        return self._derived()._sm
 
     @property
     def window_ns(self) -> float:
@@ -131,15 +133,15 @@ class InsightModel:
 
     def blocks_on_sm(self, sm: int | None = None) -> int:
         """Resident blocks on SM `sm` in the steady state (0: the grid leaves it empty)."""
-        p = self._prediction
+        p = self.prediction
         if p is None:
             return 0
-        sm = self._sm if sm is None else sm
+        sm = self.sm if sm is None else sm
         return p.blocks_per_sm if sm < p.active_sms else 0
 
     def activity(self) -> WarpActivity | None:
         """The selected SM's warps over the window (None: no blocks there or no prediction)."""
-        p, trip = self._prediction, self._trip
+        p, trip = self.prediction, self.trip
         blocks = self.blocks_on_sm()
         if p is None or trip is None or blocks == 0:
             return None
@@ -153,12 +155,12 @@ class InsightModel:
     def curves(self) -> list[Curve]:
         """Model curves for this launch's trip over every blocks-per-SM count the SM allows,
         plain Little's law beside them, and the measured sweep when it is this GPU's."""
-        if self._curves is None:  # made again by _recompute, when the launch or the run changes
+        if self._curves is None or self._of is not self.state:  # a new launch or run
             self._curves = self._make_curves()
         return self._curves
 
     def _make_curves(self) -> list[Curve]:
-        p, trip = self._prediction, self._trip
+        p, trip = self.prediction, self.trip
         if p is None or trip is None:
             return []
         occ = self.state.occ
@@ -180,6 +182,13 @@ class InsightModel:
         return out + (self._measured_curves() if self.measured_here else [])
 
     def _measured_curves(self) -> list[Curve]:
+        """The measured sweep's curves, made once per GPU and run (each point is a prediction)."""
+        run, gpu = self._measured, self.gpu
+        if self._measured_of is None or self._measured_of[1] is not run or self._measured_of[0] != gpu:
+            self._measured_of = (gpu, run, self._make_measured_curves())
+        return self._measured_of[2]
+
+    def _make_measured_curves(self) -> list[Curve]:
         """The run's sweep at 256 threads and its largest size: naive and fast add, each with
         the loaded model for the same kernel beside it."""
         run = self._measured
@@ -215,11 +224,11 @@ class InsightModel:
         """The whole launch's predicted time with its parts (sim.model.launch_model), and what the
         animation's schedule says (the waves it leaves out counted)."""
         lines = []
-        p = self._launch
+        p = self.launch_prediction
         if p is not None:
             lines.append(f"Whole launch, predicted: {fmt_us(p.whole_launch_us)} at "
                          f"{p.bandwidth_gbps:,.0f} GB/s = {_parts_text(p)} ({p.bound}-bound; "
-                         f"ceiling {p.ceiling_gbps:,.0f} GB/s: {self._ceiling[1]})")
+                         f"ceiling {p.ceiling_gbps:,.0f} GB/s: {self.ceiling[1]})")
             lines.append(self.confidence.label)
         if run is not None:
             tl = run.timeline
@@ -237,7 +246,7 @@ class InsightModel:
     # -- changing --------------------------------------------------------------------------------
     def set_sm(self, sm: int) -> None:
         sm = max(0, min(int(sm), self.gpu.sm_count - 1))
-        if sm != self._sm:
+        if sm != self.sm:
             self._sm = sm
             self.sm_changed.emit()
 
@@ -254,16 +263,22 @@ class InsightModel:
         """A latency run already read (the window reads it off the GUI thread)."""
         self._measured = run
         self.measured_error = ""
-        self._recompute()
+        self._curves = None
         self.changed.emit()
 
     # -- internals -------------------------------------------------------------------------------
     def _on_launch_changed(self, *_args) -> None:
-        self._recompute()
-        self.changed.emit()
+        self.changed.emit()  # worked out when a view asks (_derived): a hidden tab costs nothing
+
+    def _derived(self) -> InsightModel:
+        """This model, its launch fields worked out for the launch state now held (once per
+        state: the LaunchModel makes a new state object only when the launch changed)."""
+        if self._of is not self.state:
+            self._recompute()
+        return self
 
     def _recompute(self) -> None:
-        st = self.state
+        st = self._of = self.state
         self._ceiling = self._find_ceiling()
         self._prediction = self._trip = self._launch = None
         self._basis = ""

@@ -4,18 +4,29 @@ matmul_auto, the choice it made. No Qt."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from gui.models.launch import LaunchState
 from sim.model.next_step import Step, next_steps
 from sim.model.what_if import from_geometry
 
+STEPS_KEPT = 64  # launches whose next steps are remembered (a slider dragged there and back)
+
 
 def steps_for(state: LaunchState, ceiling_gbps: float | None = None) -> list[Step]:
     """The next steps of a memory-bound launch, at the ceiling the window's own prediction uses;
-    none for a matrix product (matmul_auto chooses its tile) or a launch that cannot run."""
+    none for a matrix product (matmul_auto chooses its tile) or a launch that cannot run.
+    Each step is a whole-launch prediction: a launch seen before is not predicted again."""
     if not state.ok or state.geometry is None or state.geometry.sizes:
         return []
-    return next_steps(state.spec, from_geometry(state.occ, state.geometry, state.bytes_moved),
-                      ceiling_gbps)
+    return list(_steps(state.spec, from_geometry(state.occ, state.geometry, state.bytes_moved),
+                       ceiling_gbps))
+
+
+@lru_cache(maxsize=STEPS_KEPT)
+def _steps(spec, launch, ceiling_gbps) -> tuple[Step, ...]:
+    """next_steps of a frozen (GpuSpec, WhatIf, ceiling): the whole of what it depends on."""
+    return tuple(next_steps(spec, launch, ceiling_gbps))
 
 
 def try_changes(step: Step, state: LaunchState) -> dict | None:

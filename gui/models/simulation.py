@@ -256,8 +256,9 @@ class SimulationModel:
         return self._run if self.is_current() else None
 
     def accept(self, run: SimRun) -> bool:
-        """A finished run; dropped (False) if the launch or options changed since it started."""
-        if run.key != self.key():
+        """A finished run; dropped (False) if the launch or options changed since it started,
+        or if the run shown is already one of this launch (made here while the worker ran)."""
+        if run.key != self.key() or self.is_current():
             return False
         self._run, self._message = run, ""
         self.changed.emit(run, "")

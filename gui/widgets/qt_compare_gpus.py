@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QComboBox, QGridLayout, QHBoxLayout, QLabel, QSiz
 from gui import style
 from gui.models.compare_gpus import CompareGpusModel
 from gui.models.launch import LaunchModel
+from gui.redraw import StagedRedraw
 from sim.model.gpu_diff import LaunchSide
 from sim.inputs.units import fmt_us
 
@@ -152,10 +153,15 @@ class QtCompareGpus(QWidget):
         lay.addWidget(self.figure, 1)
 
         self.other.currentTextChanged.connect(self._on_other_selected)
+        self.redraws = StagedRedraw(self, self._redraw_steps)  # only when seen: two predictions
         compare.changed.connect(self._on_changed)
         launch.specs_changed.connect(self._fill_names)
         self._fill_names()
         self._on_changed()
+
+    def _redraw_steps(self):
+        self._draw()
+        yield
 
     def _fill_names(self) -> None:
         self.other.blockSignals(True)
@@ -169,6 +175,9 @@ class QtCompareGpus(QWidget):
             self.compare.set_other(name)
 
     def _on_changed(self) -> None:
+        self.redraws.request()
+
+    def _draw(self) -> None:
         self.here.setText(f"The launch on the <b>{html.escape(self.launch.state.spec.name)}</b>")
         if self.other.currentText() != self.compare.other:
             self._fill_names()
@@ -191,6 +200,7 @@ class QtCompareGpus(QWidget):
     def export_items(self):
         from gui.export import ExportItem
 
+        self.redraws.flush()
         rows = [[d.key, d.text] for d in self.compare.differences]
         return [ExportItem("two_gpus", self.figure, ["difference", "text"], rows,
                            title="the same launch on two GPUs")]

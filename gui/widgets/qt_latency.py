@@ -274,13 +274,15 @@ class QtLatency(QWidget):
 
     # -- model -> view ---------------------------------------------------------------------------
     def _on_changed(self) -> None:
+        self.redraws.request()  # the summary too: the insight is worked out when first read
+
+    def _show_sm(self) -> None:
         ins = self.insight
         self.sm.blockSignals(True)
         self.sm.setRange(0, ins.gpu.sm_count - 1)
         self.sm.setValue(ins.sm)
         self.sm.blockSignals(False)
         self._on_sm_changed()
-        self.redraws.request()
 
     def _on_sm_changed(self) -> None:
         ins, p = self.insight, self.insight.prediction
@@ -341,6 +343,8 @@ class QtLatency(QWidget):
         self.redraws.flush()
 
     def _redraw_steps(self):
+        self._show_sm()
+        yield
         ins = self.insight
         curves = ins.curves()
         p = ins.prediction

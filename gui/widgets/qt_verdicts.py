@@ -1,5 +1,7 @@
 """QtVerdicts: what is wrong with the launch, biggest waste first, each with its number and what to
-try (sim.model.advice via gui.models.insight), under the whole launch's predicted time."""
+try (sim.model.advice via gui.models.insight), under the whole launch's predicted time. It is
+drawn once per burst of changes, and only while it can be seen (gui.redraw.StagedRedraw): its
+next steps are whole-launch predictions."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from gui import style
+from gui.redraw import StagedRedraw
 from gui.models.insight import InsightModel
 from gui.models.next_step import auto_choice, steps_for, try_changes
 from gui.models.simulation import SimulationModel
@@ -85,11 +88,19 @@ class QtVerdicts(QWidget):
         self._steps: list = []
         self._steps_of: tuple | None = None  # (launch state, ceiling) the steps were found for
         self.list.anchorClicked.connect(self._on_try)
+        self.redraws = StagedRedraw(self, self._redraw_steps)
         insight.changed.connect(self._on_changed)
         simulation.changed.connect(self._on_changed)
         self._on_changed()
 
     def _on_changed(self, *_args) -> None:
+        self.redraws.request()
+
+    def _redraw_steps(self):
+        self._draw()
+        yield
+
+    def _draw(self) -> None:
         st = self.insight.state
         lines = self.insight.time_lines(self.simulation.run)
         launch = f"{st.spec.name} · {st.launch_text()}"
@@ -118,6 +129,7 @@ class QtVerdicts(QWidget):
 
     def figure(self) -> QWidget:
         """The header and every verdict at full length, no scroll bar: what is exported."""
+        self.redraws.flush()
         label = QLabel(self._header + "<br>" + verdicts_html(self.insight.findings))
         label.setWordWrap(True)
         label.setTextFormat(Qt.TextFormat.RichText)

@@ -144,6 +144,13 @@ def mount(qtbot):
     made.clear()
 
 
+def drawn(view):
+    """`view` after its waiting redraw (gui.redraw.StagedRedraw): a view out of sight, as the
+    shared window's are, draws, and asks its models, only when shown, exported or flushed."""
+    view.redraws.flush()
+    return view
+
+
 def wait_sim(qtbot, win, timeout=15000):
     """Wait until the window's simulation matches its current inputs."""
     qtbot.waitUntil(win.simulation.is_current, timeout=timeout)

@@ -5,6 +5,7 @@ import json
 
 import main
 from gui.window_export import _notes
+from tests.gui.conftest import drawn
 
 
 def test_the_window_and_explain_agree_on_a_prediction_s_confidence(win, capsys):
@@ -15,10 +16,11 @@ def test_the_window_and_explain_agree_on_a_prediction_s_confidence(win, capsys):
     assert cli["short"] == "assumed from H200"
     session = w.session_dict()  # what the export writes as session.json
     assert session["latency_model"]["confidence"] == cli
-    assert cli["label"] in w.teach.verdicts_view.list.toPlainText()
+    assert cli["label"] in drawn(w.teach.verdicts_view).list.toPlainText()
     time_notes = dict(_notes(w))["Time"]  # the summary page's and summary.html's notes
     assert cli["label"] in time_notes
-    w.teach.compare_view.other.setCurrentText("H200")
+    drawn(w.teach.compare_view).other.setCurrentText("H200")
+    drawn(w.teach.compare_view)
     assert cli["short"] in w.teach.compare_view.sides[0].facts.text()
     assert "measured on the H200" in w.teach.compare_view.sides[1].facts.text()
     sides = w.session_dict()["second_gpu"]["confidence"]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from gui.widgets.qt_geometry import ROWS
+from tests.gui.conftest import drawn
 
 
 def test_a_matmul_point_is_labelled_by_its_sizes_and_block_parameter(win):
@@ -18,8 +19,8 @@ def test_a_matmul_point_is_labelled_by_its_sizes_and_block_parameter(win):
     assert "declares its grid" in geo.lanes_label.text()
     assert c.block_size_label.text() == "BLOCK_M" and "BLOCK_M" in c.block_size.toolTip()
     assert c.elements_label.text() == "Size n"
-    assert "M × N × K = 1,024×4,352×8,192" in w.teach.verdicts_view.list.toPlainText()
+    assert "M × N × K = 1,024×4,352×8,192" in drawn(w.teach.verdicts_view).list.toPlainText()
     # back to a launch of one length: the words come back
     w.model.update(kernel="custom", dims="")
     assert c.elements_label.text() == "Elements" and geo.table.item(0, 0).text() == "Elements"
-    assert "1,000,000 elements × 256" in w.teach.verdicts_view.list.toPlainText()
+    assert "1,000,000 elements × 256" in drawn(w.teach.verdicts_view).list.toPlainText()

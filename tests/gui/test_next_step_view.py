@@ -6,11 +6,12 @@ from __future__ import annotations
 from PySide6.QtCore import QUrl
 
 from gui.models.next_step import steps_for
+from tests.gui.conftest import drawn
 
 
 def test_try_it_sets_the_register_step_on_the_launch(win):
     w = win("H200", 2**24, 1024, regs=40)
-    view = w.teach.verdicts_view
+    view = drawn(w.teach.verdicts_view)
     text = view.list.toPlainText()
     assert "Next step" in text
     assert "40 -> 32 registers per thread gives 2 blocks per SM instead of 1" in text
@@ -28,7 +29,7 @@ def test_the_next_steps_time_is_the_verdicts_whole_launch_time(win):
     from sim.inputs.units import fmt_us
 
     w = win("H200", 2**24, 1024, regs=40)
-    view = w.teach.verdicts_view
+    view = drawn(w.teach.verdicts_view)
     step = view._steps[0][0]
     text = view.list.toPlainText()
     assert f"Whole launch, predicted: {fmt_us(step.before.time_us)}" in text
@@ -43,7 +44,7 @@ def test_matmul_auto_in_the_verdicts_shows_its_candidates(win):
     w.model.set_kernels([k for k in KERNELS if k.group == "matmul"])
     assert w.model.select_kernel("matmul_auto")  # a matmul picked starts at 4096^3 (issue 18), not 10^18
     assert w.model.update(kernel="matmul_auto", dims="M=1024,N=4352,K=8192")
-    text = w.teach.verdicts_view.list.toPlainText()
+    text = drawn(w.teach.verdicts_view).list.toPlainText()
     choice = matmul_choice(dict(M=1024, N=4352, K=8192), w.model.state.spec)
     assert "matmul_auto chose" in text and choice.why() in text
     assert text.count("stream-K") >= 3  # every candidate is listed, not only the winner

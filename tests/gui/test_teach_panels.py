@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 from gui import style
 from gui.teach_panels import set_theme
 from sim.inputs.units import fmt_us
-from tests.gui.conftest import wait_sim
+from tests.gui.conftest import drawn, wait_sim
 
 
 def _raise(w, key):
@@ -24,10 +24,10 @@ def _raise(w, key):
 
 
 def test_verdicts_for_a_grid_below_one_wave_and_a_register_limit(mount):
-    text = mount("B200", 40 * 256, 256, views=("verdicts",)).verdicts_view.list.toPlainText()
+    text = drawn(mount("B200", 40 * 256, 256, views=("verdicts",)).verdicts_view).list.toPlainText()
     assert "Grid below one wave: 40 blocks fill 3% of the GPU" in text
     assert "theoretical" in text and "Whole launch, predicted" in text
-    text = mount("T4", 2**24, 256, regs=72, views=("verdicts",)).verdicts_view.list.toPlainText()
+    text = drawn(mount("T4", 2**24, 256, regs=72, views=("verdicts",)).verdicts_view).list.toPlainText()
     assert "Occupancy limited by registers: 3 blocks/SM (75% theoretical)" in text
     assert "Grid below one wave" not in text
 
@@ -40,7 +40,7 @@ def test_the_whole_launch_time_is_shown_when_waves_are_skipped(mount):
     whole = fmt_us(run.prediction.whole_launch_us)  # the launch model's, overhead included
     assert f"whole launch {whole}" in w.timeline.caption.text()
     assert f"takes {whole} over {tl.waves + tl.skipped_waves:,} waves" in \
-        w.verdicts_view.list.toPlainText()
+        drawn(w.verdicts_view).list.toPlainText()
     assert run.prediction.whole_launch_us == pytest.approx(
         tl.whole_grid_us + run.prediction.launch_overhead_us, rel=0.01)
     assert tl.whole_grid_us > 50 * tl.makespan_us
@@ -61,8 +61,9 @@ def test_latency_view_draws_the_h200_sweep_and_an_empty_sm(mount, qtbot):
 
 def test_second_gpu_names_what_differs(mount):
     w = mount("H200", 2**24, 256, regs=32, views=("compare",))
-    view = w.compare_view
+    view = drawn(w.compare_view)
     view.other.setCurrentText("T4")
+    drawn(view)
     assert w.models.compare.other == "T4"
     assert "The T4 is warp-limited at 4 blocks/SM" in view.diff.text()
     assert view.sides[1].title.text().startswith("<b>T4</b>")
