@@ -14,6 +14,7 @@ from dataclasses import replace
 from psygnal import Signal
 
 from gui.models.launch import LaunchModel, LaunchState, compute_state
+from gui.models.matmul_auto import launched
 from sim.model.gpu_diff import Difference, LaunchSide, differences, side_of
 
 
@@ -98,12 +99,16 @@ class CompareGpusModel:
     def _state_on(self, name: str) -> LaunchState:
         spec = self.launch.spec_for(name)
         inputs = replace(self.launch.inputs, gpu=name)
-        return compute_state(inputs, spec, self.launch.kernel())
+        try:  # matmul_auto: the candidate it picks on that GPU
+            kernel, inputs = launched(self.launch.kernel(), inputs, spec)
+        except ValueError as exc:  # no candidate suits these sizes there
+            return LaunchState(inputs, spec, None, None, str(exc).splitlines()[0])
+        return compute_state(inputs, spec, kernel)
 
     def _side(self, st: LaunchState) -> LaunchSide:
         ceiling = self.insight.ceiling_for(st.spec)[0] if self.insight is not None else None
         return side_of(st.spec, st.occ, st.geometry, bytes_moved=st.bytes_moved,
-                       ceiling_gbps=ceiling, work=st.work)
+                       ceiling_gbps=ceiling, work=st.work, loads=st.loads, chain=st.chain)
 
 
 def _presets() -> list[str]:

@@ -298,7 +298,8 @@ class InsightModel:
                                           ceiling_gbps=ceiling, grid_blocks=st.geometry.blocks)
         try:  # a matmul kernel is compute-bound (sim.model.launch_model.default_mode)
             self._launch = predict_geometry(st.spec, st.occ, st.geometry, bytes_moved=st.bytes_moved,
-                                            ceiling_gbps=ceiling, work=st.work, loads=st.loads)
+                                            ceiling_gbps=ceiling, work=st.work, loads=st.loads,
+                                            chain=st.chain)
         except UserError:  # e.g. more tiles than the simulator keeps: no whole-launch line
             self._launch = None
         self._sm = min(self._sm, st.spec.sm_count - 1)

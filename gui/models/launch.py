@@ -29,6 +29,7 @@ from sim.inputs.errors import UserError
 from sim.rules.geometry import LaunchGeometry, launch_geometry, launch_text
 from sim.rules.occupancy import Occupancy, occupancy
 from sim.model.throughput import launch_work
+from sim.model.chain import resolved_chain
 from sim.model.latency import DEFAULT_LOADS
 from sim.inputs.units import parse_bytes, parse_count
 
@@ -142,6 +143,7 @@ class LaunchState:
     work: Any = None  # what each block computes (sim.model.matmul_work.BlockWork), for the compute model
     origin: ResourceOrigin = BY_HAND  # where registers and shared memory came from
     loads: int = DEFAULT_LOADS  # input arrays each thread loads (the kernel's declared inputs)
+    chain: dict | None = None  # the kernel's declared chain, its tile's steps resolved (sim.model.chain)
 
     @property
     def ok(self) -> bool:
@@ -183,7 +185,7 @@ def compute_state(inputs: LaunchInputs, spec: GpuSpec, kernel=None) -> LaunchSta
         _check_ranges(inputs)
         occ = occupancy(spec, inputs.threads_per_block, inputs.regs_per_thread,
                         inputs.smem_per_block, inputs.carveout_percent)
-        work = None
+        work, chain = None, None
         loads = getattr(kernel, "arity", None) or DEFAULT_LOADS
         if kernel is None:  # a custom launch: matrix sizes mean nothing to it
             per_block, blocks, nbytes, sizes = inputs.threads_per_block, None, None, None
@@ -192,6 +194,8 @@ def compute_state(inputs: LaunchInputs, spec: GpuSpec, kernel=None) -> LaunchSta
             shape = kernel_grid(kernel, inputs, spec.sm_count)
             per_block, blocks = shape.elements_per_block, shape.grid_blocks
             nbytes = _declared_bytes(kernel, inputs.elements, launch_dims(inputs))
+            if getattr(kernel, "chain", None):  # as explain and compare resolve it
+                chain = resolved_chain(kernel.chain, block_params(kernel, inputs), per_block or 0)
             if occ.can_launch:
                 work = launch_work(kernel, inputs.elements, block_params(kernel, inputs), spec,
                                    occ.blocks_per_sm, blocks, launch_dims(inputs))
@@ -199,7 +203,7 @@ def compute_state(inputs: LaunchInputs, spec: GpuSpec, kernel=None) -> LaunchSta
                               elements_per_block=per_block, sizes=sizes)
     except (ValueError, TypeError) as exc:  # UserError is a ValueError
         return LaunchState(inputs, spec, None, None, str(exc).splitlines()[0])
-    return LaunchState(inputs, spec, occ, geo, "", per_block, nbytes, work, loads=loads)
+    return LaunchState(inputs, spec, occ, geo, "", per_block, nbytes, work, loads=loads, chain=chain)
 
 
 def _declared_bytes(kernel, n: int, dims: dict | None = None) -> int | None:

@@ -187,7 +187,7 @@ def run_simulation(state: LaunchState, cost: str, placement: str, key: tuple = (
     work = state.work.build() if cost_model_id(cost) == "compute" and state.work is not None \
         else None
     launch = launch_of(state.occ, state.geometry, bytes_moved=state.bytes_moved, wait=wait,
-                       loads=state.loads,
+                       loads=state.loads, chain=state.chain,
                        work=work, flops=float(work.flops.sum()) if work is not None else 0.0)
     profile = profile_for(state.spec.name)
 

@@ -18,6 +18,7 @@ from sim.model.confidence import prediction_confidence
 from sim.rules.devices import GpuSpec
 from sim.inputs.errors import UserError
 from sim.rules.geometry import LaunchGeometry, launch_geometry
+from sim.model.latency import DEFAULT_LOADS
 from sim.model.launch_model import LaunchPrediction, predict_geometry
 from sim.rules.occupancy import Occupancy, occupancy
 
@@ -73,14 +74,16 @@ def launch_on(gpu: GpuSpec, elements: int, threads_per_block: int, regs_per_thre
 
 
 def side_of(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *, bytes_moved: int | None = None,
-            ceiling_gbps: float | None = None, work=None) -> LaunchSide:
+            ceiling_gbps: float | None = None, work=None, loads: int = DEFAULT_LOADS,
+            chain: dict | None = None) -> LaunchSide:
     """One side from an occupancy and geometry worked out elsewhere (the window's launch);
     `work` (the kernel's sim.model.throughput.LaunchWork) picks its mode (sim.model.launch_model.default_mode)."""
     prediction = None
     if occ.can_launch and gpu.dram_latency_ns is not None:
         try:
             prediction = predict_geometry(gpu, occ, geo, bytes_moved=bytes_moved,
-                                          ceiling_gbps=ceiling_gbps, work=work)
+                                          ceiling_gbps=ceiling_gbps, work=work, loads=loads,
+                                          chain=chain)
         except UserError:  # more tiles than the simulator keeps: no predicted time
             prediction = None
     return LaunchSide(gpu, occ, geo, prediction)

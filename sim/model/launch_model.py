@@ -108,14 +108,20 @@ def block_trip_of(geo: LaunchGeometry, bytes_moved: float | None = None,
 
 
 def launch_of(occ: Occupancy, geo: LaunchGeometry, *, bytes_moved: float | None = None,
-              blocks_per_sm: int | None = None, **extra) -> Launch:
-    """The model's view of a launch the geometry and occupancy describe."""
+              blocks_per_sm: int | None = None, chain: dict | None = None, **extra) -> Launch:
+    """The model's view of a launch the geometry and occupancy describe; `chain`: the kernel's
+    declared chain (sim.model.chain: passes, reductions, its compiled loads per element, which
+    outrank `loads`, and its tile's steps per sweep, `trips`, from resolved_chain)."""
     if not occ.can_launch:
         raise UserError(f"no prediction: {occ.reason}")
     nbytes, _ = bytes_of(geo, bytes_moved)
     extra.setdefault("regs_per_thread", int(occ.regs_per_thread))
-    return Launch(geo.blocks, geo.threads_per_block, int(blocks_per_sm or occ.blocks_per_sm),
-                  nbytes, geo.elements, loop_trips_of(geo), **extra)
+    if chain is not None:
+        extra.update(declared_chain(chain))
+    launch = Launch(geo.blocks, geo.threads_per_block, int(blocks_per_sm or occ.blocks_per_sm),
+                    nbytes, geo.elements, loop_trips_of(geo), **extra)
+    trips = int((chain or {}).get("trips", 1))
+    return replace(launch, loop_trips=trips) if trips > launch.loop_trips else launch
 
 
 @dataclass(frozen=True)
@@ -482,8 +488,9 @@ def predict_geometry(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,
     reductions (`declared_chain`; None: its kernel's, where `work` names one)."""
     if mode is None:
         mode = default_mode(getattr(work, "kernel", None))
-    extra = declared_chain(chain if chain is not None else getattr(work, "kernel", None))
-    trips = int((chain or {}).get("trips", 1))  # a declared tile's steps per sweep (resolved_chain)
+    if chain is None and getattr(work, "kernel", None) is not None:
+        chain = declared_chain(work.kernel)
+    extra: dict = {}
     if mode == "compute":
         if work is None:
             raise UserError("the compute-bound model needs a kernel that says what each block "
@@ -494,8 +501,5 @@ def predict_geometry(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,
             raise UserError(f"{work.kernel.name} cannot run on {gpu.name}: {runs_on(work.kernel, gpu)}")
         built = work.build() if hasattr(work, "build") else work
         extra.update(work=built, flops=float(np.sum(built.flops)))
-    loads = extra.pop("loads", loads)  # a chain's compiled loads per element outrank the arity
-    launch = launch_of(occ, geo, bytes_moved=bytes_moved, loads=int(loads), **extra)
-    if trips > launch.loop_trips:
-        launch = replace(launch, loop_trips=trips)
+    launch = launch_of(occ, geo, bytes_moved=bytes_moved, loads=int(loads), chain=chain, **extra)
     return predict_launch(gpu, launch, mode, ceiling_gbps=ceiling_gbps, **kw)

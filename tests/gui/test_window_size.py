@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QApplication
 
+from tests.gui.conftest import drawn, wait_sim
+
 
 def _lay_out(qtbot, w, width, height, dock=None):
     w.resize(width, height)
@@ -54,6 +56,8 @@ def test_timeline_merges_rows_it_cannot_show(qtbot, win):
     """100 tail blocks on 100 SMs were drawn as ~5 clusters when the chart was short."""
     w = win("H200", 132 * 8 * 2 * 256 + 100 * 256, 256)  # two full waves, then 100 blocks
     _lay_out(qtbot, w, 1024, 640)
+    wait_sim(qtbot, w)  # the run drawn is this launch's, whichever thread finished it
+    drawn(w.timeline.plot)  # the shared window's Gantt may still hold an earlier test's image
     image = w.timeline.image.image  # (rows, bins, 3) as drawn
     rows_shown = image.shape[0]
     assert rows_shown <= w.timeline.plot.getPlotItem().vb.height() * w.devicePixelRatioF() + 1
@@ -85,7 +89,7 @@ def test_a_hidden_timeline_waits_until_shown_or_exported(qtbot, win):
     """A Gantt behind another dock is not rasterised at every launch change; it is when shown,
     and an export (flush_redraws) draws it first."""
     from gui.redraw import flush_redraws
-    from tests.gui.conftest import wait_sim
+
 
     w = win("H200", 1_000_000, 256)
     _lay_out(qtbot, w, 1600, 1000, dock="bandwidth")
@@ -108,7 +112,7 @@ def test_a_timeline_in_front_redraws_each_new_run_by_itself(qtbot, win, size):
     """In front, the Gantt is redrawn for every new run without anybody flushing: a plot's
     QGraphicsView has an empty visibleRegion (its viewport covers it), which once made the
     chart think itself hidden and show the previous run's raster."""
-    from tests.gui.conftest import wait_sim
+
 
     w = win("H200", 1_000_000, 256)
     _lay_out(qtbot, w, *size, dock="timeline")
