@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 # the summary and its helpers: benchmarks/chooser_summary.py (re-exported for callers)
-from benchmarks.chooser_summary import median, print_summary, spread  # noqa: E402,F401
+from benchmarks.chooser_summary import median, print_summary  # noqa: E402
 
 # run L's cuBLAS dips (>= 5% below both neighbours' mean): M=1024, K=8192, these N
 DIPS = (3328, 4352, 5376, 6400, 8704, 10752, 12800)

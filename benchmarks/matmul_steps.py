@@ -94,7 +94,7 @@ def sync() -> None:
 
 
 def measure(fn, M, N, K, fast=False) -> dict:
-    from kernels.bodies import matmul as mm
+    from kernels.declare import matmul_problem as mp
     from kernels.measure.timing import summarize, time_gpu, time_host
 
     if S["gpu"]:
@@ -103,7 +103,7 @@ def measure(fn, M, N, K, fast=False) -> dict:
     else:
         times = time_host(fn, reps=1, warmup=0)
     med, p20, p80 = summarize(times)
-    flops = mm.matmul_flops(M, N, K)
+    flops = mp.matmul_flops(M, N, K)
     return {"median_ms": med, "p20_ms": p20, "p80_ms": p80, "reps": len(times),
             "tflops": flops / (med * 1e-3) / 1e12, "tflops_p20": flops / (p80 * 1e-3) / 1e12,
             "tflops_p80": flops / (p20 * 1e-3) / 1e12}
@@ -142,6 +142,7 @@ def _launch_once(kind, config, dtype, shape, stamp) -> None:
     import torch
 
     from kernels.bodies import matmul as mm
+
 
     gpu = torch.cuda.is_available()  # (no GPU: only to test this code path, interpreted)
     S.update(gpu=gpu, device="cuda" if gpu else "cpu",
@@ -196,7 +197,8 @@ def finish_prewarm():
 def check_correctness(out: dict) -> None:
     import torch
 
-    from kernels.bodies import matmul as mm
+
+    from kernels.declare import matmul_problem as mp
 
     big = S["configs"][0]
     over = tiles_shape(S["sm_count"] + 1, big)  # one tile past a 1-block-per-SM wave
@@ -219,9 +221,9 @@ def check_correctness(out: dict) -> None:
                     run()
                     sync()
                     errs.append(float(torch.linalg.norm(c.double() - ref) / torch.linalg.norm(ref)))
-                ok = all(e < mm.TOLERANCE[name] for e in errs)  # NaN fails
+                ok = all(e < mp.TOLERANCE[name] for e in errs)  # NaN fails
                 rows.append({"kind": kind, "dtype": name, "M": M, "N": N, "K": K,
-                             "rel_frobenius_error": errs, "tolerance": mm.TOLERANCE[name],
+                             "rel_frobenius_error": errs, "tolerance": mp.TOLERANCE[name],
                              "ok": ok})
                 print(f"  {kind:10s} {name:8s} {M}x{N}x{K}: {max(errs):.2e} "
                       f"{'ok' if ok else 'FAIL'}", flush=True)
@@ -375,6 +377,7 @@ def record_traces(out: dict, command: str) -> None:
     import torch
 
     from kernels.bodies import matmul as mm
+
     from sim.traces.trace import trace_document
 
     config = S.get("best", {}).get("tiled", S["configs"][0])
@@ -440,6 +443,7 @@ def check_stamps(rows, M, N, K, config) -> list[str]:
     import numpy as np
 
     from kernels.bodies import matmul as mm
+
 
     problems = []
     k_tiles = -(-K // config.block_k)

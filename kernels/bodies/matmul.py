@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-import numpy as np
 import triton
 import triton.language as tl
 
@@ -443,8 +442,3 @@ def matmul_persistent(a, b, config: MatmulConfig = DEFAULT_CONFIG, *, programs: 
     return c
 
 
-# The problem's side (inputs, float64 reference, tolerance, FLOPs and bytes, the declarations)
-# needs no triton: it lives in kernels/declare/matmul_problem.py, so the registry and the simulator can
-# read it on a machine without a GPU library.
-from kernels.declare.matmul_problem import (MATMUL, TOLERANCE, matmul_bytes, matmul_flops,  # noqa: E402,F401
-                             reference, relative_error)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -35,6 +35,9 @@ from sim.model.matmul_work import BlockWork, ComputeTerms, MatmulProblem, matmul
 from sim.rules.occupancy import occupancy
 from sim.schedule.scheduler import Simulation
 from sim.schedule.timeline import Timeline
+
+if TYPE_CHECKING:  # the launch model imports this module: only its name here
+    from sim.model.launch_model import LaunchPrediction
 
 
 @dataclass(frozen=True, slots=True)

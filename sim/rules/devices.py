@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
-from pathlib import Path
 
 from sim.inputs.errors import UserError
 from sim.inputs.files import read_json_file

@@ -20,6 +20,8 @@ from kernels_env import HAS_GPU
 
 from kernels.bodies import matmul as mm
 
+from kernels.declare import matmul_problem as mp
+
 DEVICE = "cuda" if HAS_GPU else "cpu"
 SMALL = mm.MatmulConfig(64, 64, 32, 2, 4, 2)  # fast in the interpreter: few programs and ops
 
@@ -46,20 +48,20 @@ def test_matches_float64(kind, dtype, M=100, N=150, K=160):
     """(100, 150, 160): 2 x 3 = 6 tiles with ragged edges, 5 K-iterations with a partial last one;
     on 5 programs the stream-K kernel does 5 tiles whole and spreads the 6th one's K over all 5."""
     a, b = _inputs(M, N, K, dtype)
-    err = mm.relative_error(_run(kind, a, b), mm.reference(a, b))
-    assert err < mm.TOLERANCE[str(dtype).removeprefix("torch.")], err
+    err = mp.relative_error(_run(kind, a, b), mp.reference(a, b))
+    assert err < mp.TOLERANCE[str(dtype).removeprefix("torch.")], err
 
 
 def test_tolerance_catches_a_wrong_tile_and_an_unwritten_one():
     a, b = _inputs(100, 150, 160, torch.float16)
-    ref = mm.reference(a, b)
+    ref = mp.reference(a, b)
     good = _run("tiled", a, b).float()
     wrong = good.clone()
     wrong[64:, 128:] *= 1.01  # one edge tile 1% off: far above fp16 rounding
-    assert mm.relative_error(wrong, ref) > mm.TOLERANCE["float16"]
+    assert mp.relative_error(wrong, ref) > mp.TOLERANCE["float16"]
     unwritten = good.clone()
     unwritten[0, 0] = float("nan")
-    assert np.isnan(mm.relative_error(unwritten, ref))
+    assert np.isnan(mp.relative_error(unwritten, ref))
 
 
 @pytest.mark.parametrize("M,N,K,programs,leftover", [(100, 150, 160, 4, 2), (64, 64, 64, 5, 1)])
@@ -72,16 +74,16 @@ def test_stream_k_splits_and_cleans_up(M, N, K, programs, leftover):
     c = torch.empty((M, N), dtype=a.dtype, device=DEVICE)
     run = mm.bind_matmul_persistent(a, b, c, SMALL, programs=programs, stream_k=True)
     assert mm.stream_k_split(M, N, K, SMALL, programs)["leftover_tiles"] == leftover
-    ref = mm.reference(a, b)
+    ref = mp.reference(a, b)
     for _ in range(2):
         c.fill_(float("nan"))
         run()
-        assert mm.relative_error(c, ref) < mm.TOLERANCE["float32"]
+        assert mp.relative_error(c, ref) < mp.TOLERANCE["float32"]
 
 
 def test_flop_and_byte_formulas():
-    assert mm.matmul_flops(8192, 8192, 8192) == 2 * 8192**3
-    assert mm.matmul_bytes(2, 3, 4) == 2 * (2 * 4 + 4 * 3 + 2 * 3)  # A, B read; C written
+    assert mp.matmul_flops(8192, 8192, 8192) == 2 * 8192**3
+    assert mp.matmul_bytes(2, 3, 4) == 2 * (2 * 4 + 4 * 3 + 2 * 3)  # A, B read; C written
     assert mm.tiles(896, 4864, mm.DEFAULT_CONFIG) == 133  # 7 x 19: one tile past 132 SMs
     assert mm.stamp_rows(896, 4864, mm.DEFAULT_CONFIG, 132, stream_k=True) == 132 + 2 * 132
 

@@ -20,6 +20,8 @@ import torch
 from kernels_env import HAS_GPU
 
 from kernels.bodies import matmul as mm
+
+from kernels.declare import matmul_problem as mp
 from kernels.bodies import matmul_tma as mt
 
 DEVICE = "cuda" if HAS_GPU else "cpu"
@@ -48,8 +50,8 @@ def test_matches_float64(variant, loop, dtype):
     a, b = _inputs(dtype)
     c = _poisoned(a, b)
     mt.bind_matmul_tma_variant(a, b, c, variant, SMALL, programs=5, **loop)()
-    err = mm.relative_error(c, mm.reference(a, b))
-    assert err < mm.TOLERANCE[str(dtype).removeprefix("torch.")], err
+    err = mp.relative_error(c, mp.reference(a, b))
+    assert err < mp.TOLERANCE[str(dtype).removeprefix("torch.")], err
 
 
 @pytest.mark.parametrize("m, n, k, programs, leftover", [
@@ -67,11 +69,11 @@ def test_stream_k_matches_float64_and_cleans_up(m, n, k, programs, leftover, loo
     assert mm.stream_k_split(m, n, k, SMALL, programs)["leftover_tiles"] == leftover
     c = _poisoned(a, b)
     run = mt.bind_matmul_tma_variant(a, b, c, "tma_stream_k", SMALL, programs, **loop)
-    ref = mm.reference(a, b)
+    ref = mp.reference(a, b)
     for _ in range(2):
         c.fill_(float("nan"))
         run()
-        assert mm.relative_error(c, ref) < mm.TOLERANCE["float32"]
+        assert mp.relative_error(c, ref) < mp.TOLERANCE["float32"]
 
 
 def test_more_programs_than_tiles_and_repeated_calls():
@@ -79,11 +81,11 @@ def test_more_programs_than_tiles_and_repeated_calls():
     a, b = _inputs(torch.float32, 64, 128, 64, seed=2)
     c = _poisoned(a, b)
     run = mt.bind_matmul_tma_persistent(a, b, c, SMALL, programs=8)
-    ref = mm.reference(a, b)
+    ref = mp.reference(a, b)
     for _ in range(2):
         c.fill_(float("nan"))
         run()
-        assert mm.relative_error(c, ref) < mm.TOLERANCE["float32"]
+        assert mp.relative_error(c, ref) < mp.TOLERANCE["float32"]
 
 
 def test_rows_tma_cannot_reach_are_refused():
@@ -124,7 +126,7 @@ def test_auto_launches_a_tma_choice():
         run = mm.bind_matmul_auto(a, b, c, gpu, "float16", choice=forced)
         run()
         assert run.choice.chosen.variant == variant
-        assert mm.relative_error(c, mm.reference(a, b)) < mm.TOLERANCE["float16"]
+        assert mp.relative_error(c, mp.reference(a, b)) < mp.TOLERANCE["float16"]
 
 
 def test_tma_kernels_compile_for_sm90():

@@ -1,4 +1,4 @@
-"""benchmarks/chooser_run.py's summary and throughput scale, on run I as recorded."""
+"""benchmarks/chooser_summary.py's summary (chooser_run.py prints it) and throughput scale, on run I as recorded."""
 
 import json
 import sys
@@ -8,7 +8,7 @@ import pytest
 
 ROOT = Path(__file__).parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-import chooser_run  # noqa: E402
+import chooser_summary  # noqa: E402
 
 RUN_I = json.loads((ROOT / "benchmarks" / "run_i" / "chooser_h200.json").read_text())
 
@@ -32,7 +32,7 @@ def test_the_scale_is_the_median_over_sizes_against_the_run_the_tile_fit_was_mad
 def test_run_ms_summary_with_the_median_scale(capsys):
     from tiles_fit import this_run_scale
 
-    chooser_run.print_summary({**RUN_M, "scale": this_run_scale(RUN_M)})
+    chooser_summary.print_summary({**RUN_M, "scale": this_run_scale(RUN_M)})
     line = next(x for x in capsys.readouterr().out.splitlines() if "fitted candidates'" in x)
     assert "scale 0.992" in line and ": 513/531; raw 508/531" in line and "say 0.864" in line
 
@@ -40,7 +40,7 @@ def test_run_ms_summary_with_the_median_scale(capsys):
 def test_the_summary_tells_the_pick_from_the_repeat_noise(capsys):
     from tiles_fit import this_run_scale
 
-    chooser_run.print_summary({**RUN_I, "scale": this_run_scale(RUN_I)})
+    chooser_summary.print_summary({**RUN_I, "scale": this_run_scale(RUN_I)})
     out = capsys.readouterr().out
     assert "auto / best of its candidates, min and median" in out and "54/57" in out
     line = next(x for x in out.splitlines() if "the pick / best candidate, same rounds" in x)
@@ -50,5 +50,5 @@ def test_the_summary_tells_the_pick_from_the_repeat_noise(capsys):
 
 
 def test_median_of_rounds():
-    assert chooser_run.median([3.0, 1.0, 2.0]) == 2.0 and chooser_run.median([1.0, 2.0]) == 1.5
-    assert chooser_run.spread([1.0, 1.1, 1.0]) == pytest.approx(0.1)
+    assert chooser_summary.median([3.0, 1.0, 2.0]) == 2.0 and chooser_summary.median([1.0, 2.0]) == 1.5
+    assert chooser_summary.spread([1.0, 1.1, 1.0]) == pytest.approx(0.1)
