@@ -279,6 +279,12 @@ def cmd_waves(args) -> int:
     has_gpu, why = gpu_status()
     if not has_gpu and not args.cpu:
         gpu = preset(args.gpu or "H200")
+        if not args.kernel:  # the group: only the variants this GPU runs (TMA needs Hopper)
+            from sim.model.matmul_choice import runs_on
+
+            for k in (k for k in kernels if runs_on(k, gpu)):
+                print(f"(not predicted: {runs_on(k, gpu)})")
+            kernels = [k for k in kernels if not runs_on(k, gpu)]
         predicted = sweep_dims(dims_list, kernels, gpu)
         conc = next(iter(predicted.values()))[0].concurrent_tiles
         print(f"Predicted on {gpu.name} by the block scheduler (compute-bound model, sim/model/throughput.py):")
