@@ -52,7 +52,8 @@ MIRROR=$(grep -h -o -E '^(URIs:|deb) +https?://[^ ]+/debian/?( |$)' /etc/apt/sou
          /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list 2>/dev/null \
          | head -1 | awk '{print $2}' || true)
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
-command -v debootstrap >/dev/null || apt-get install -y debootstrap >/dev/null
+# two routes started side by side: the second waits for the first one's dpkg lock (it used to fail)
+command -v debootstrap >/dev/null || apt-get -o DPkg::Lock::Timeout=600 install -y debootstrap >/dev/null
 
 cleanup() {
     for m in "$ROOT/opt/wheels" "$ROOT/tmp/.X11-unix" "$ROOT/dev/pts" "$ROOT/dev" "$ROOT/proc"; do
