@@ -353,7 +353,8 @@ class QtLaunchControls(QWidget):
 
     def _name_size_boxes(self, state: LaunchState) -> None:
         """The boxes say what they set: a matmul's size n is M = N = K, its block parameter BLOCK_M."""
-        k, sizes = self.model.kernel(), state.geometry.sizes if state.geometry is not None else ()
+        k = self.model.launched_kernel()  # matmul_auto: the candidate it launches, BLOCK_M
+        sizes = state.geometry.sizes if state.geometry is not None else ()
         self.elements_label.setText("Size n" if sizes else "Elements")
         self.elements_label.setToolTip(f"{' = '.join(n for n, _ in sizes)} = n (a point of the Waves "
                                        "tab sets them apart)" if sizes else "")
