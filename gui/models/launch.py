@@ -30,6 +30,7 @@ from sim.rules.geometry import LaunchGeometry, launch_geometry, launch_text
 from sim.rules.occupancy import Occupancy, occupancy
 from sim.model.throughput import launch_work
 from sim.model.chain import resolved_chain
+from sim.model.matmul_choice import runs_on
 from sim.model.latency import DEFAULT_LOADS
 from sim.inputs.units import parse_bytes, parse_count
 
@@ -190,6 +191,8 @@ def compute_state(inputs: LaunchInputs, spec: GpuSpec, kernel=None) -> LaunchSta
         if kernel is None:  # a custom launch: matrix sizes mean nothing to it
             per_block, blocks, nbytes, sizes = inputs.threads_per_block, None, None, None
         else:
+            if runs_on(kernel, spec):  # a TMA matmul before Hopper: said, as explain says it
+                raise UserError(f"{kernel.name} cannot run on {spec.name}: {runs_on(kernel, spec)}")
             sizes = kernel.size_dims(inputs.elements, launch_dims(inputs))
             shape = kernel_grid(kernel, inputs, spec.sm_count)
             per_block, blocks = shape.elements_per_block, shape.grid_blocks

@@ -26,3 +26,16 @@ def test_the_window_launches_matmul_autos_pick():
         target = model.target
         assert target is not None and target.kernel == model.launched_kernel().name
         assert dict(target.params)["BLOCK_N"] == chosen.params["BLOCK_N"]
+
+
+def test_a_tma_kernel_before_hopper_is_refused_in_one_line():
+    """Picking matmul_tma on a T4 (or switching to a T4 with it picked) is refused with the line
+    `explain` gives; before, the window showed its occupancy and no whole-launch time."""
+    model = LaunchModel(LaunchInputs(gpu="H200"))
+    model.set_kernels(KERNELS)
+    said = []
+    model.rejected.connect(said.append)
+    assert model.select_kernel("matmul_tma")
+    assert not model.update(gpu="T4") and model.state.spec.name == "H200"
+    assert said == ["matmul_tma cannot run on T4: T4 has compute capability 7.5 (no TMA unit); "
+                    "matmul_tma needs 9.0 or later"]
