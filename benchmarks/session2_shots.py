@@ -6,7 +6,8 @@
   form's boxes (elements "2^24", threads "256"; then "abc" into elements, refused with a message);
 - matmul_auto picked from the Kernel list at 1366x768 (its candidate table with the TMA kernels);
 - the register-limited launch typed in (registers "40", threads "1024"), its next step shown;
-- every export (PNG and SVG) at three window sizes, into OUT_DIR/exports-WxH/.
+- every export (PNG and SVG) at three window sizes, into OUT_DIR/exports-WxH/;
+- matmul_tma picked, then the T4 chosen in the GPU box at 1600x1000: refused in one line.
 """
 import sys
 from pathlib import Path
@@ -62,4 +63,14 @@ type_into(w.controls.regs, "40")
 pump(2.0)
 print("regs", w.model.inputs.regs_per_thread, "blocks/SM", w.model.state.occ.blocks_per_sm)
 save_shot(w, out / "session2-next-step-regs40-1366x768.png")
+w.shutdown()
+
+w = open_window(LaunchInputs(gpu="H200"), (1600, 1000), load_kernels=True)
+pump(90.0, lambda: "matmul_tma" in [k.name for k in w.model.kernels()])
+w.model.select_kernel("matmul_tma")
+pump(5.0)
+w.controls.gpu.setCurrentText("T4")  # as a user picks it: refused, the H200 kept
+pump(1.0)
+print("after T4:", w.model.state.spec.name, "|", w.statusBar().currentMessage())
+save_shot(w, out / "session2-tma-on-t4-refused-1600x1000.png")
 w.shutdown()
