@@ -21,6 +21,7 @@ from kernels_env import HAS_GPU
 from kernels.bodies import matmul as mm
 
 from kernels.declare import matmul_problem as mp
+from tests.kernels.matmul_checks import assert_right_on_every_call
 
 DEVICE = "cuda" if HAS_GPU else "cpu"
 SMALL = mm.MatmulConfig(64, 64, 32, 2, 4, 2)  # fast in the interpreter: few programs and ops
@@ -74,11 +75,7 @@ def test_stream_k_splits_and_cleans_up(M, N, K, programs, leftover):
     c = torch.empty((M, N), dtype=a.dtype, device=DEVICE)
     run = mm.bind_matmul_persistent(a, b, c, SMALL, programs=programs, stream_k=True)
     assert mm.stream_k_split(M, N, K, SMALL, programs)["leftover_tiles"] == leftover
-    ref = mp.reference(a, b)
-    for _ in range(2):
-        c.fill_(float("nan"))
-        run()
-        assert mp.relative_error(c, ref) < mp.TOLERANCE["float32"]
+    assert_right_on_every_call(run, c, a, b)
 
 
 def test_flop_and_byte_formulas():

@@ -22,6 +22,7 @@ from kernels_env import HAS_GPU
 from kernels.bodies import matmul as mm
 
 from kernels.declare import matmul_problem as mp
+from tests.kernels.matmul_checks import assert_right_on_every_call
 from kernels.bodies import matmul_tma as mt
 
 DEVICE = "cuda" if HAS_GPU else "cpu"
@@ -69,11 +70,7 @@ def test_stream_k_matches_float64_and_cleans_up(m, n, k, programs, leftover, loo
     assert mm.stream_k_split(m, n, k, SMALL, programs)["leftover_tiles"] == leftover
     c = _poisoned(a, b)
     run = mt.bind_matmul_tma_variant(a, b, c, "tma_stream_k", SMALL, programs, **loop)
-    ref = mp.reference(a, b)
-    for _ in range(2):
-        c.fill_(float("nan"))
-        run()
-        assert mp.relative_error(c, ref) < mp.TOLERANCE["float32"]
+    assert_right_on_every_call(run, c, a, b)
 
 
 def test_more_programs_than_tiles_and_repeated_calls():
@@ -81,11 +78,7 @@ def test_more_programs_than_tiles_and_repeated_calls():
     a, b = _inputs(torch.float32, 64, 128, 64, seed=2)
     c = _poisoned(a, b)
     run = mt.bind_matmul_tma_persistent(a, b, c, SMALL, programs=8)
-    ref = mp.reference(a, b)
-    for _ in range(2):
-        c.fill_(float("nan"))
-        run()
-        assert mp.relative_error(c, ref) < mp.TOLERANCE["float32"]
+    assert_right_on_every_call(run, c, a, b)
 
 
 def test_rows_tma_cannot_reach_are_refused():
