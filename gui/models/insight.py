@@ -24,7 +24,7 @@ from sim.model.confidence import Confidence, prediction_confidence
 from sim.inputs.errors import UserError
 from sim.model.latency import BlockTrip, LoadedPrediction, predict, predict_loaded
 from sim.model.launch_model import (Launch, LaunchPrediction, achievable_gbps, block_trip_of,
-                               predict_geometry, predict_launch)
+                                    default_mode, predict_geometry, predict_launch)
 from sim.rules.physics import physics_for, same_gpu
 from sim.traces.latency_data import CHECKED_IN, LatencyRun, load_latency_run
 from sim.schedule.policies import COST_MODELS
@@ -288,9 +288,11 @@ class InsightModel:
         if st.occ is None or st.geometry is None:
             return
         ceiling = self._ceiling[0]
+        work_kernel = getattr(st.work, "kernel", None)
         self._findings = launch_findings(st.spec, st.occ, st.geometry, bytes_moved=st.bytes_moved,
                                          loads=st.loads, ceiling_gbps=ceiling,
-                                         memory_bound=st.work is None)  # a matmul: its FLOPs
+                                         # the mode predict_geometry takes for this launch
+                                         memory_bound=default_mode(work_kernel) == "memory")
         if not st.occ.can_launch or st.spec.dram_latency_ns is None:
             return
         self._trip, self._basis = block_trip_of(st.geometry, st.bytes_moved, st.loads)

@@ -39,3 +39,16 @@ def test_a_tma_kernel_before_hopper_is_refused_in_one_line():
     assert not model.update(gpu="T4") and model.state.spec.name == "H200"
     assert said == ["matmul_tma cannot run on T4: T4 has compute capability 7.5 (no TMA unit); "
                     "matmul_tma needs 9.0 or later"]
+
+
+def test_the_windows_verdicts_give_a_matmul_no_bytes_in_flight_advice():
+    """The window's findings take the mode its prediction takes (sim.model.launch_model.
+    default_mode of the launch's work), as explain does: a matmul's time is its FLOPs."""
+    from gui.models.insight import InsightModel
+
+    model = LaunchModel(LaunchInputs(gpu="H200"))
+    model.set_kernels(KERNELS)
+    assert model.select_kernel("matmul_tiled") and model.update(dims="M=1024,N=4352,K=8192")
+    insight = InsightModel(model, measured=None)
+    assert insight.launch_prediction.mode == "compute"
+    assert "bytes-in-flight" not in {f.key for f in insight.findings}
