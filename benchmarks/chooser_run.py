@@ -16,8 +16,8 @@ Run M (issue 21, the TMA kernels): `--targets-first` measures 4096^3, 8192^3 and
 cuBLAS dips first, then the rest of the sawtooth while the budget lasts; `--extras` adds, at those
 first nine sizes, TMA configurations beyond the candidates (TMA_EXTRAS: loop flags, stages, a
 256x128 tile), each with the compiler's registers, shared memory and spills; `--skip-next-step`
-leaves part 3 out. Run N (benchmarks/device_run_n_matmul.sh): `--declared-loop` measures every
-candidate with loop flags of its own (the tile fit's "loop") also with the declared flags.
+leaves part 3 out. Run N (benchmarks/device_run_n_matmul.sh) also measured, with a flag gone
+since, the fit's flatten=False candidate with its declared flags: the fit chooses no flags now.
 Run O (benchmarks/device_run_o_matmul.sh): `--dips N,N,...` names the target dips (default run
 L's), `--extras stream-k` adds TMA_SK_EXTRAS (TMA stream-K configurations beyond the candidates)
 at the targets; the candidates hold TMA stream-K at the three tiles at every size.
@@ -68,8 +68,6 @@ TMA_SK_EXTRAS = (
 )
 EXTRA_SETS = {"tma": TMA_EXTRAS, "stream-k": TMA_SK_EXTRAS}
 
-TILE_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
-
 
 class Clock:
     """do_bench's median on a GPU; one plain call in the dry run (nothing there is a timing)."""
@@ -103,7 +101,7 @@ def _variant_launch(a, b, c, variant: str, params: dict, programs: int, loop=Non
 
 
 def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False, rounds=1,
-                 extras=(), declared_loop=False) -> dict:
+                 extras=()) -> dict:
     """One size: auto, its candidates, `extras` (TMA_EXTRAS entries) and cuBLAS, each measured
     once per round, the rounds interleaved (auto, the candidates, the extras, cuBLAS; again), so
     a drift of the clocks over the seconds a size takes hits every launch alike; each launch's
@@ -112,9 +110,6 @@ def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False, rounds=
     from kernels.declare.registry import matmul_choice
 
     choice = matmul_choice(dict(M=M, N=N, K=K), gpu, dtype)
-    if declared_loop:  # a candidate with loop flags of its own, also as declared: their gain here
-        extras = tuple(extras) + tuple((c.variant, tuple(c.params[k] for k in TILE_KEYS), {})
-                                       for c in choice.candidates if c.loop)
     tdtype = getattr(torch, dtype)
     a = torch.randn(M, K, device=device, dtype=tdtype)
     b = torch.randn(K, N, device=device, dtype=tdtype)
@@ -123,7 +118,7 @@ def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False, rounds=
     row = {"M": M, "N": N, "K": K, "chosen": choice.chosen.label, "candidates": [],
            "rounds": rounds}
     auto = bind_matmul_auto(a, b, c, gpu, dtype, choice=choice)
-    runs = [auto] + [_variant_launch(a, b, c, cand.variant, cand.params, cand.programs, cand.loop)
+    runs = [auto] + [_variant_launch(a, b, c, cand.variant, cand.params, cand.programs, {})
                      for cand in choice.candidates]
     from benchmarks.tile_explore import compiled_info, tma_launches
 
@@ -148,7 +143,7 @@ def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False, rounds=
                                   "tile": f"{cand.params['BLOCK_M']}x{cand.params['BLOCK_N']}"
                                           f"x{cand.params['BLOCK_K']}",
                                   "measured_ms": med[i], "measured_rounds_ms": [r[i] for r in reps],
-                                  "predicted_ms": cand.time_us / 1e3, "loop": dict(cand.loop),
+                                  "predicted_ms": cand.time_us / 1e3,
                                   "tiles": cand.tiles, "waves": cand.waves,
                                   "efficiency_assumed": cand.assumed, **compiled[i]})
     first = 1 + len(choice.candidates)
@@ -317,8 +312,6 @@ def main(argv=None) -> int:
     ap.add_argument("--dips", default=",".join(map(str, DIPS)),
                     help="the target dips' N (M=1024, K=8192), comma-separated; default run L's")
     ap.add_argument("--skip-next-step", action="store_true", help="no next-step pairs (part 3)")
-    ap.add_argument("--declared-loop", action="store_true",
-                    help="flagged candidates also with the declared loop flags, at every size")
     args = ap.parse_args(argv)
     if args.dry_run:
         os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -378,7 +371,7 @@ def main(argv=None) -> int:
             continue
         extras = EXTRA_SETS[args.extras] if args.extras and (m, n, k) in targets else ()
         row = matmul_point(m, n, k, gpu, dtype, clock, torch, device, check=i == 0,
-                           rounds=args.rounds, extras=extras, declared_loop=args.declared_loop)
+                           rounds=args.rounds, extras=extras)
         (result["squares"] if square else sweep).append(row)
         print(f"  {m}x{n}x{k}: auto {row['auto_tflops']:.0f} TFLOP/s ({row['chosen']}), cuBLAS "
               f"{row['cublas_tflops']:.0f}, best {row['best_measured']}"

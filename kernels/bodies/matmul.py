@@ -385,7 +385,7 @@ def bind_matmul_auto(a, b, c, gpu, dtype: str | None = None, choice=None):
     else:
         from kernels.bodies.matmul_tma import bind_matmul_tma_variant
 
-        run = bind_matmul_tma_variant(a, b, c, best.variant, config, best.programs, **best.loop)
+        run = bind_matmul_tma_variant(a, b, c, best.variant, config, best.programs)
     run.choice = choice
     return run
 

@@ -11,7 +11,7 @@ The variants' declarations come from the caller (kernels/ owns them; sim/ import
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 
 from sim.rules.devices import GpuSpec
@@ -108,15 +108,8 @@ def loop_suffix(loop: dict | None) -> str:
     return f" [{' '.join(f'{k}={v}' for k, v in sorted(loop.items()))}]" if loop else ""
 
 
-def candidate_loop(spec, params: dict) -> dict:
-    """The loop flags matmul_auto launches this kernel and tile with: the measured-best ones the
-    fit stores ("loop", benchmarks/tiles_fit.py), where they beat the declared defaults; the model
-    cannot tell the flags apart (they change how the pipeline overlaps, not the work)."""
-    return dict(tile_fit().get("loop", {}).get(f"{spec.name} {tile_label(params)}", {}))
-
-
 def candidate_key(spec, params: dict) -> str:
-    return f"{spec.name} {tile_label(params)}{loop_suffix(candidate_loop(spec, params))}"
+    return f"{spec.name} {tile_label(params)}"  # the declared loop flags: none are fitted
 
 
 def efficiency_key(spec, params: dict) -> str:
@@ -221,11 +214,10 @@ class Candidate:
     tflops: float
     efficiency: float = 1.0  # the fitted one its time was divided by (candidate_efficiency)
     assumed: bool = False  # that efficiency is another kernel's (efficiency_assumed)
-    loop: dict = field(default_factory=dict)  # the kernel's loop flags (candidate_loop)
 
     @property
     def label(self) -> str:
-        return f"{VARIANT_TITLES[self.variant]} {tile_label(self.params)}{loop_suffix(self.loop)}"
+        return f"{VARIANT_TITLES[self.variant]} {tile_label(self.params)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,9 +251,9 @@ class MatmulChoice:
 
     def to_dict(self) -> dict:
         return {"gpu": self.gpu, "dims": dict(self.dims), "dtype": self.dtype,
-                "chosen": {"variant": self.chosen.variant, **self.chosen.params, **self.chosen.loop},
+                "chosen": {"variant": self.chosen.variant, **self.chosen.params},
                 "candidates": [{"variant": c.variant, "params": dict(c.params),
-                                "loop": dict(c.loop), "tiles": c.tiles,
+                                "tiles": c.tiles,
                                 "programs": c.programs, "blocks_per_sm": c.blocks_per_sm,
                                 "concurrent_tiles": c.concurrent_tiles,
                                 "waves": c.waves, "time_us": c.time_us, "tflops": c.tflops,
@@ -323,8 +315,7 @@ def choose(specs: dict, dims: dict, gpu: GpuSpec, dtype: str | None = None,
                                    p.concurrent_tiles, p.waves, time_us,
                                    2 * sizes["M"] * sizes["N"] * sizes["K"] / time_us / 1e6,
                                    candidate_efficiency(specs[variant], p.params),
-                                   efficiency_assumed(specs[variant], p.params),
-                                   candidate_loop(specs[variant], p.params)))
+                                   efficiency_assumed(specs[variant], p.params)))
     if not found:
         raise UserError(f"no matmul candidate for M={sizes['M']:,} N={sizes['N']:,} "
                         f"K={sizes['K']:,} on {gpu.name}: {skipped[0] if skipped else ''}")
