@@ -4,7 +4,7 @@ At 4096^3 and at run I's cuBLAS dips (M=1024, K=8192, N = 3328, 4352, 5376, 6400
 no candidate of matmul_auto's nine was measured at or above cuBLAS except N=12800. `--set pointer`
 (run I) measures the tiled and stream-K kernels (kernels/bodies/matmul.py) at tile configurations
 outside the nine (bigger BLOCK_K, more stages, 256x128, GROUP_M) beside cuBLAS. `--set tma-ws`
-(run M) measures the persistent TMA kernel (kernels/bodies/matmul_tma.py) with Triton's warp
+(run M) and `--set tma-sk` (run Q, TMA stream-K's loop flags and tiles) measure the persistent TMA kernel (kernels/bodies/matmul_tma.py) with Triton's warp
 specialisation on its tile loop, at 4096^3, 8192^3 and run L's dips, beside the same kernel
 without it and cuBLAS: kept apart from benchmarks/chooser_run.py, so that a configuration that
 fails or hangs on the GPU takes only this run with it. Each launch is measured once per round in
@@ -15,7 +15,7 @@ a fit: exploration, to say whether the targets need another candidate.
 
 The TMA launch helpers here (`tma_launches`) are benchmarks/chooser_run.py's too (its --extras).
 
-Usage on a GPU: python3 benchmarks/tile_explore.py --out DIR [--set pointer|tma-ws] [--rounds 3]
+Usage on a GPU: python3 benchmarks/tile_explore.py --out DIR [--set pointer|tma-ws|tma-sk] [--rounds 3]
 [--budget-s S]; --dry-run: tiny sizes under TRITON_INTERPRET=1 on the CPU.
 """
 
@@ -52,6 +52,28 @@ TMA_WS = (
     ("tma_persistent", (128, 128, 64, 8, 8, 4), dict(flatten=False, warp_specialize=True)),
     ("tma_persistent", (128, 128, 64, 8, 4, 4), dict(flatten=False, warp_specialize=True)),
 )
+# run Q: TMA stream-K and its neighbours at run P's nine cuBLAS dips and the squares. Run P's
+# extras had TMA stream-K with flatten=False above the declared (flattened) loop at every dip;
+# this asks which tile, stages, GROUP_M and C store go with it, and whether warp specialisation
+# compiles and helps there
+TMA_SK_SIZES = [(4096, 4096, 4096), (8192, 8192, 8192)] + [
+    (1024, n, 8192) for n in (3328, 4352, 5376, 6400, 8704, 9472, 10240, 10752, 12800)]
+TMA_SK = (
+    ("tma_stream_k", (128, 256, 64, 8, 8, 3), {}),
+    ("tma_stream_k", (128, 256, 64, 8, 8, 3), dict(flatten=False)),
+    ("tma_stream_k", (128, 256, 64, 8, 8, 4), dict(flatten=False)),
+    ("tma_stream_k", (128, 256, 64, 16, 8, 3), dict(flatten=False)),
+    ("tma_stream_k", (128, 256, 64, 4, 8, 3), dict(flatten=False)),
+    ("tma_stream_k", (128, 256, 64, 8, 8, 4), dict(flatten=False, epilogue_subtile=True)),
+    ("tma_stream_k", (256, 128, 64, 8, 8, 3), dict(flatten=False)),
+    ("tma_stream_k", (128, 128, 64, 8, 8, 4), dict(flatten=False)),
+    ("tma_stream_k", (128, 256, 128, 8, 8, 2), dict(flatten=False)),
+    ("tma_persistent", (128, 256, 64, 8, 8, 3), {}),
+    ("tma", (128, 256, 64, 8, 8, 3), {}),
+    ("tma", (128, 256, 64, 8, 8, 4), {}),
+    ("tma_stream_k", (128, 256, 64, 8, 8, 3), dict(flatten=False, warp_specialize=True)),
+)
+TMA_SETS = {"tma-ws": (TMA_SIZES, TMA_WS), "tma-sk": (TMA_SK_SIZES, TMA_SK)}
 
 
 # --- TMA launches with what the compiler gave them (shared with chooser_run.py --extras) ------
@@ -119,7 +141,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--set", choices=("pointer", "tma-ws"), default="pointer")
+    ap.add_argument("--set", choices=("pointer", "tma-ws", "tma-sk"), default="pointer")
     ap.add_argument("--budget-s", type=float, default=1e9, help="no new size after this")
     ap.add_argument("--dry-run", action="store_true")
     args = ap.parse_args(argv)
@@ -152,7 +174,7 @@ def main(argv=None) -> int:
     except ImportError:
         pass
     sms = torch.cuda.get_device_properties(0).multi_processor_count if on_gpu else 4
-    sizes = SIZES if args.set == "pointer" else TMA_SIZES
+    sizes, entries = (SIZES, ()) if args.set == "pointer" else TMA_SETS[args.set]
     if args.dry_run:
         sizes = [(64, 128, 96)]
     for M, N, K in sizes:
@@ -167,7 +189,7 @@ def main(argv=None) -> int:
         if args.set == "pointer":
             runs.update(_pointer_runs(a, b, c, sms))
         else:
-            tma_runs, rows, failed = tma_launches(a, b, c, sms, TMA_WS)
+            tma_runs, rows, failed = tma_launches(a, b, c, sms, entries)
             runs.update((r["label"], run) for r, run in zip(rows, tma_runs))
             point["compiled"] = {r["label"]: {k: r[k] for k in ("regs", "spills", "smem",
                                                                  "warp_specialized") if k in r}
