@@ -84,7 +84,8 @@ def tma_label(variant: str, params: dict, loop: dict) -> str:
     from sim.model.matmul_choice import VARIANT_TITLES, loop_suffix, tile_label
 
     flags = {k: v for k, v in loop.items() if v != TMA_LOOP[k.upper()]}
-    return f"{VARIANT_TITLES[variant]} {tile_label(params)}{loop_suffix(flags)}"
+    group = f" g{params['GROUP_M']}" if params["GROUP_M"] != 8 else ""  # the candidates' is 8
+    return f"{VARIANT_TITLES[variant]} {tile_label(params)}{group}{loop_suffix(flags)}"
 
 
 def compiled_info(handle) -> dict:
