@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from tests.gui.conftest import drawn, wait_sim
+from tests.gui.conftest import drawn, summary_problems, wait_sim
 
 
 def _lay_out(qtbot, w, width, height, dock=None):
@@ -42,6 +42,8 @@ def test_every_panel_has_the_room_it_needs(qtbot, win, size, front):
         assert area.widget().minimumSizeHint().width() <= area.viewport().width(), area
     central = w.centralWidget()
     assert central.size().width() >= central.minimumSizeHint().width()
+    if front == "timeline":  # its summary whole above its chart (the last line was half hidden)
+        assert summary_problems(w.timeline) == []
 
 
 def test_nothing_is_drawn_over_the_launch_table(qtbot, win):
