@@ -155,6 +155,11 @@ def slide_plot(pi, item, caption: str):
     room = size[0] - 40
     pi.setTitle(f"<span style='color:{style.FG};font-size:9pt'>{wrapped(plain, room, 9)}</span><br>"
                 f"<span style='color:{style.MUTED};font-size:8pt'>{wrapped(caption, room, 8)}</span>")
+    # a chart whose time axis follows another's (a trace's three) keeps its own range: linked, a
+    # slide wider than the window would stretch the axis past the data
+    linked = pi.vb.linkedView(pi.vb.XAxis)
+    if linked is not None:
+        pi.vb.setXLink(None)
     QApplication.processEvents()
     try:
         if view is None:
@@ -163,7 +168,11 @@ def slide_plot(pi, item, caption: str):
             with sized_view(view, size):
                 yield
     finally:
+        if linked is not None:
+            pi.vb.setXLink(linked)
         pi.setTitle(old_title or None)
+        if hasattr(view, "fit_title"):
+            view.fit_title(force=True)  # its one window line again
         for key in hidden:
             pi.hideAxis(key)
         for key in relabelled:

@@ -328,8 +328,9 @@ class MainWindow(QMainWindow):
     def _on_trace_busy(self, label: str, *_progress) -> None:
         """A comparison starts from the launch: its timeline's height, for *Back to the launch*
         (taken now: once the three charts show, their least heights may already have grown it)."""
+        dock = self.docks["timeline"]
         if label and self.traces.comparison is None:
-            self._timeline_height = self.docks["timeline"].height()
+            self._timeline_height = dock.height() if dock.isVisible() and dock.height() > 0 else None
 
     def _on_trace_changed(self, comparison) -> None:
         """Back to the launch: the timeline goes back to the height it had before the trace."""
@@ -343,6 +344,8 @@ class MainWindow(QMainWindow):
         all, so ask again by what the first answer missed."""
         dock, ask = self.docks["timeline"], height
         for _ in range(2):
+            if ask <= 0 or not dock.isVisible():
+                return
             self.resizeDocks([dock], [ask], Qt.Orientation.Vertical)
             self.layout().activate()
             if dock.height() == height:

@@ -79,7 +79,7 @@ class FittedCaption(QWidget):
     height follows its width (heightForWidth), which nested layouts would learn a pass late."""
 
     SEP = " · "
-    MORE = "… (hover for all)"
+    MORE = "…"  # the tooltip has all of it
 
     def __init__(self, budget: Callable[[], int] = lambda: 1000, parent: QWidget | None = None) -> None:
         super().__init__(parent)

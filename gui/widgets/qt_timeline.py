@@ -33,9 +33,10 @@ from sim.inputs.units import fmt_us
 MAX_WAVE_LINES = 40
 # The least height of a chart; the summary above gets what the charts leave (1024 x 640: 5 lines).
 # The launch's chart: its time axis (~40 px with its label) and 70 px of bars. A trace's three
-# charts share the panel: each a one-line title and 36 px of bars, the last the time axis too.
+# charts share the panel: each a one-line title and 30 px of bars, the last the time axis too
+# (at 1024 x 640 they take all but the summary's first line: its shortest form is the scores).
 AXIS_PX, TITLE_PX = 40, 20
-CHART_MIN_PX, TRACE_BARS_MIN_PX = AXIS_PX + 70, 36
+CHART_MIN_PX, TRACE_BARS_MIN_PX = AXIS_PX + 70, 30
 
 
 def raster_rgb(raster: np.ndarray, block_wave: np.ndarray) -> np.ndarray:
@@ -93,8 +94,8 @@ class _Gantt(pg.PlotWidget):
         # the chart several times in one go), and only while the chart is seen
         self.redraws = StagedRedraw(self, self._redraw_steps)
         pi.vb.sigResized.connect(self.redraws.request)
-        pi.vb.sigResized.connect(self._fit_title)
-        self.full_title = ""
+        pi.vb.sigResized.connect(self.fit_title)
+        self.full_title = self._shown_title = ""
         self.restyle = self._redraw  # the theme changed (gui/theme.py): re-rasterise
 
     def set_title(self, text: str | None) -> None:
@@ -102,12 +103,16 @@ class _Gantt(pg.PlotWidget):
         it in the tooltip and in exports (gui.export_layout reads `full_title`)."""
         self.full_title = text or ""
         self.setToolTip(self.full_title)
-        self._fit_title()
+        self.fit_title(force=True)
 
-    def _fit_title(self, *_args) -> None:
+    def fit_title(self, *_args, force: bool = False) -> None:
+        """The title again for this width (on every resize; an export's own title is left be)."""
         pi = self.getPlotItem()
+        if not force and pi.titleLabel.text != self._shown_title:
+            return  # a slide's title while it is exported (gui.export_layout.slide_plot)
         if not self.full_title:
             pi.setTitle(None)
+            self._shown_title = pi.titleLabel.text
             return
         font = QFont(self.font())
         font.setPointSizeF(9)
@@ -116,6 +121,7 @@ class _Gantt(pg.PlotWidget):
         pi.setTitle(f"<span style='color:{style.FG};font-size:9pt'>{html.escape(line)}</span>")
         pi.titleLabel.setMaximumHeight(TITLE_PX)  # pyqtgraph keeps 30 px: 10 more for the bars
         pi.layout.setRowFixedHeight(0, TITLE_PX)
+        self._shown_title = pi.titleLabel.text
 
     def show_timeline(self, tl: Timeline | None, makespan_us: float | None = None,
                       staged: bool = False) -> None:
@@ -174,11 +180,12 @@ def trace_caption(view) -> list[tuple[str, ...]]:
     rows = "tiles and units" if c.model == "compute" else "blocks"
     ideal = (f", ideal {view.predictions[1].comparison.simulated_makespan_us:,.1f} µs"
              if len(view.predictions) > 1 else "")
-    predicted = (f"{'predicted' if c.model == 'compute' else c.mode} "
-                 f"{c.simulated_makespan_us:,.1f} µs ({c.makespan_error:+.1%})")
-    return [(f"{c.blocks:,} {rows}",),
+    who = "predicted" if c.model == "compute" else c.mode
+    predicted = f"{who} {c.simulated_makespan_us:,.1f} µs ({c.makespan_error:+.1%})"
+    return [(f"{c.blocks:,} {rows}", ""),
             (f"makespan recorded {c.recorded_makespan_us:,.1f} µs, {predicted}{ideal}",
-             f"makespan recorded {c.recorded_makespan_us:,.1f} µs, {predicted}"),
+             f"makespan recorded {c.recorded_makespan_us:,.1f} µs, {predicted}",
+             f"recorded {c.recorded_makespan_us:,.0f} µs, {who} {c.makespan_error:+.1%}"),
             (f"median peak per SM recorded {c.recorded_median_peak_blocks_per_sm:g}, predicted "
              f"{c.simulated_median_peak_blocks_per_sm:g}",
              f"median peak per SM {c.recorded_median_peak_blocks_per_sm:g} recorded, "
@@ -402,6 +409,7 @@ class QtTimeline(QWidget):
         for gantt, tl, title in charts:
             gantt.show_timeline(tl, span, staged=True)
             gantt.set_title(title)
+            gantt.getPlotItem().setLabel("bottom", "time since the first block started (µs)")  # exports show it
             gantt.setMinimumHeight(TITLE_PX + TRACE_BARS_MIN_PX
                                    + (AXIS_PX if gantt is charts[-1][0] else 0))
             gantt.getPlotItem().hideAxis("bottom")

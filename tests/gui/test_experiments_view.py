@@ -57,3 +57,28 @@ def test_plots_stay_whole_and_apart(qtbot, width):
 def test_variant_labels():
     assert variant_label("add_relu_torch_compile") == "torch.compile"
     assert variant_label("add_relu_some_new_one") == "some new one"
+
+
+@pytest.mark.parametrize("width, stacked", [(434, True), (1100, False)])
+def test_a_narrow_tab_stacks_the_plots_instead_of_cutting_them(qtbot, width, stacked):
+    """At 1024 x 640 the three plots needed 466 px of a 410 px tab that cannot scroll sideways:
+    the last titles were cut ("Launch returne", "Square: fi")."""
+    from gui.widgets.qt_bandwidth import _scrolled
+
+    bench = BenchModel()
+    view = QtExperiments(bench, _Jobs())
+    area = _scrolled(view)
+    qtbot.addWidget(area)
+    area.resize(width, 250)
+    area.show()
+    qtbot.waitExposed(area)
+    bench.set_experiments(_records())
+    qtbot.wait(50)
+    area.resize(width, 251)  # as the dock is laid out again
+    qtbot.wait(50)
+    assert view.minimumSizeHint().width() <= area.viewport().width()
+    plots = (view.fused_plot, view.launch_plot, view.steps_plot)
+    tops = [p.geometry().top() for p in plots]
+    assert (len(set(tops)) == 3) if stacked else (len(set(tops)) == 1)
+    for plot in plots:
+        assert plot.geometry().right() < area.viewport().width()

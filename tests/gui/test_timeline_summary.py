@@ -70,12 +70,14 @@ def test_a_short_panel_keeps_the_chart_and_says_what_it_leaves_out(qtbot, mount)
 def test_a_trace_beside_its_predictions_is_whole_in_the_small_window(qtbot, mount):
     stage = mount("H200", 2112 * 256, 256, views=("timeline",), show=True)
     stage.traces.open(str(TRACE), stage.model.state.spec)
-    view = _at(qtbot, stage, stage.timeline, (434, 250))  # the panel a trace gets at 1024 x 640
+    view = _at(qtbot, stage, stage.timeline, (434, 226))  # the panel a trace gets at 1024 x 640
     assert summary_problems(view) == []
     titled = TITLE_PX + TRACE_BARS_MIN_PX
     assert [g.minimumHeight() for g in (view.trace_plot, view.plot, view.ideal_plot)] == [
         titled, titled, titled + AXIS_PX]  # the last one carries the time axis
-    assert view.caption.shown_lines()[0].startswith("2,112 blocks · makespan recorded")
+    # one line beside the button: its shortest form still gives the makespans' scores
+    assert view.caption.shown_lines() == ["recorded 477 µs, calibrated +0.9% · …"]
+    assert view.caption.text().startswith("2,112 blocks · makespan recorded 477.3 µs, calibrated 481.8 µs")
     # each chart's title keeps to one line of whole parts ("… " for the rest); all in its tooltip
     fm = QFontMetrics(QFont(view.plot.font().family(), 9))
     for gantt in (view.trace_plot, view.plot, view.ideal_plot):
