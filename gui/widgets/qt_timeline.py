@@ -284,6 +284,7 @@ class QtTimeline(QWidget):
         self.plot.set_title(None)
         self.plot.setMinimumHeight(CHART_MIN_PX)
         pi.showAxis("bottom")
+        pi.setLabel("bottom", "time since launch (µs)")  # not a trace's, after one
         self.plot.show_timeline(None if run is None else run.timeline)
         if run is None:
             # the simulation's own reason: a launch that fits can still have no schedule (the
@@ -413,9 +414,7 @@ class QtTimeline(QWidget):
             gantt.setMinimumHeight(TITLE_PX + TRACE_BARS_MIN_PX
                                    + (AXIS_PX if gantt is charts[-1][0] else 0))
             gantt.getPlotItem().hideAxis("bottom")
-        last = charts[-1][0].getPlotItem()
-        last.showAxis("bottom")
-        last.setLabel("bottom", "time since the first block started (µs)")
+        charts[-1][0].getPlotItem().showAxis("bottom")
         for gantt in (chart[0] for chart in charts if chart[0] is not self.plot):
             gantt.setXLink(self.plot)
             gantt.show()
