@@ -33,7 +33,7 @@ so every surface shows the time the chooser weighs; the launch overhead is the G
   less the launch overhead). TEST: run R (benchmarks/device_run_r_matmul.sh, to come). Not run
   Q's cuBLAS scale (run_scale over its 11 sizes: 0.970): at those sizes, cuBLAS dips, run P's
   cuBLAS ran at 0.953 x run H's against 1.0075 over its 59 sizes, so that scale would lift both
-  efficiencies by some 4% (to 1.040 and 0.986; printed beside, `cublas_scale` in the record).
+  efficiencies by 3.7% and 1.6% (to 1.040 and 0.986; printed beside, `cublas_scale` in the record).
 
 The stored fit keeps the rows it was fitted on (the model's time without the efficiency, per
 size and candidate), so a test can check that the fit is those rows' and that the model still

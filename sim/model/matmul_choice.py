@@ -21,7 +21,7 @@ from sim.inputs.places import resource
 from sim.model.matmul_work import ITEMSIZE
 
 VARIANTS = ("tiled", "persistent", "stream_k", "tma", "tma_persistent", "tma_stream_k")
-# Fifteen candidates are simulated per choice (the window asks at every slider move): bigger
+# Eighteen candidates are simulated per choice (the window asks at every slider move): bigger
 # products than 2^16 tiles (16384 x 32768 in 128 x 256 tiles; 0.2 s a candidate) are refused.
 MAX_CHOICE_TILES = 2**16
 VARIANT_TITLES = {"tiled": "tiled", "persistent": "persistent", "stream_k": "stream-K",
@@ -104,7 +104,7 @@ def stream_k_slowdown(fill: float, knots=None) -> float:
 # Each candidate's sustained efficiency against the compute model (fitted on its 128x256 tile
 # only): smaller tiles stage fewer FLOPs per shared-memory byte and w4 has fewer warps to hide
 # latency. Data with its provenance, written by benchmarks/tiles_fit.py: pointer kernels on run H,
-# TMA kernels on run M (H200).
+# TMA kernels on run M, TMA stream-K on run O, the two candidates run Q changed on run Q (H200).
 TILE_FIT_PATH = resource("fits", "H200_matmul_tiles.json")
 
 
