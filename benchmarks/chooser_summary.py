@@ -125,7 +125,8 @@ def print_summary(result: dict) -> None:
 def replaced_lines(rows: list, scale: float) -> list[tuple[str, str]]:
     """Run R: each extra beside the candidate of the same kernel, tile and warps (the candidate as
     declared now, the extra as declared before: other loop flags or stages), the candidate's speed
-    over the extra's in the same rounds; and run Q's refitted candidates' predictions (their TEST)."""
+    over the extra's in the same rounds; and the predictions of the candidates refitted on run Q
+    (their TEST)."""
     from benchmarks.tiles_fit import RUN_Q_FIT, key
 
     pairs: dict = {}

@@ -66,7 +66,6 @@ def test_each_variant_weighs_its_own_stages_and_the_declarations_agree():
     """TMA tiled weighs 128x256x64 at s4 (run Q), every other variant at s3; the declaration's
     default block is its first candidate tile, and its shared memory (Triton's pipeline, the
     model's estimate) still fits one block per H200 SM."""
-    from kernels.declare.registry import get_kernel
     from sim.model.matmul_choice import candidate_tiles, tile_params
     from sim.model.throughput import pipeline_smem_bytes
 

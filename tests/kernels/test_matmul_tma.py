@@ -169,7 +169,7 @@ def test_the_launcher_takes_the_variants_declared_flags(monkeypatch, stream_k, w
     assert {k: rec.meta[0][k] for k in mp.TMA_LOOP[variant]} == mp.tma_loop(variant, warps)
     assert rec.meta[1]["FLATTEN"] is (not flatten)
     declared = mt._DeclaredTma(rec)  # the registry's path: the declaration's constants as meta
-    spec_constants = mp.MATMUL[[d["name"] for d in mp.MATMUL].index(f"matmul_{variant}")]["constants"]
+    spec_constants = next(d["constants"] for d in mp.MATMUL if d["name"] == f"matmul_{variant}")
     declared[(5,)](a, b, _poisoned(a, b), None, None, M, N, K, **spec_constants,
                    **config.meta())
     assert rec.meta[2]["WARP_SPECIALIZE"] is ws and rec.meta[2]["FLATTEN"] is flatten

@@ -109,7 +109,8 @@ def test_the_tma_stream_k_fit_is_its_rows_fit_on_run_os_even_sizes():
     rows = tiles_fit.stored_rows(STORED, "tma_stream_k_rows")
     fitted = tiles_fit.fit(rows, sk["scale"]["value"], tiles_fit.STREAM_K_TMA)
     refit = {k: v for k, v in fitted.items() if k in tiles_fit.RUN_Q_FIT}  # the old flags' fit
-    assert len(fitted) == 3 and {k: v for k, v in fitted.items() if k not in refit} == pytest.approx(
+    kept = {k: v for k, v in fitted.items() if k not in refit}
+    assert len(fitted) == 3 and kept == pytest.approx(
         {k: v for k, v in STORED["efficiency"].items()
          if k.startswith(tiles_fit.STREAM_K_TMA) and k not in refit}, abs=2e-4)
     assert refit == pytest.approx({k: v for k, (_, v) in STORED["run_q"]["replaced"].items()
@@ -126,15 +127,19 @@ def test_run_qs_refit_is_its_pairs_fit_and_the_pairs_are_run_qs_measurements():
     its block time over the candidate's, over all 11 of run Q's sizes (recorded 2026-12-02: TMA
     stream-K 0.9753 x 1.0286 = 1.0032, TMA tiled s4 0.9470 x 1.0251 = 0.9708)."""
     q = STORED["run_q"]
-    assert q["source"] == "benchmarks/run_q/explore_q/tile_explore.json" and "run R" in q["tested_on"]
-    assert STORED["run_q_pairs"] == tiles_fit.run_q_pairs(RUN_Q) and len(STORED["run_q_pairs"]) == 22
+    assert q["source"] == "benchmarks/run_q/explore_q/tile_explore.json"
+    assert "run R" in q["tested_on"]
+    pairs = STORED["run_q_pairs"]
+    assert pairs == tiles_fit.run_q_pairs(RUN_Q) and len(pairs) == 22
     replaced = {k: v for k, (_, v) in q["replaced"].items()}
-    eff, speedup = tiles_fit.same_rounds_fit(STORED["run_q_pairs"], replaced)
-    assert eff == {k: STORED["efficiency"][k] for k in tiles_fit.RUN_Q_FIT} and speedup == q["speedup"]
+    eff, speedup = tiles_fit.same_rounds_fit(pairs, replaced)
+    assert eff == {k: STORED["efficiency"][k] for k in tiles_fit.RUN_Q_FIT}
+    assert speedup == q["speedup"]
     assert all(1.02 < v < 1.03 for v in speedup.values())  # both faster than what they replace
     # TMA tiled s3's fit (run M) is kept beside s4's; stream-K's old flags' fit (run O, the same
     # key) is the record's only (test_the_tma_stream_k_fit_is_its_rows_fit_on_run_os_even_sizes)
-    assert replaced["matmul_tma 128x256x64 w8 s4"] == STORED["efficiency"]["matmul_tma 128x256x64 w8 s3"]
+    s3 = STORED["efficiency"]["matmul_tma 128x256x64 w8 s3"]
+    assert replaced["matmul_tma 128x256x64 w8 s4"] == s3
     assert q["cublas_scale"]["value"] == pytest.approx(0.9696, abs=1e-4)  # recorded, not used
 
 
