@@ -231,11 +231,12 @@ class _DeclaredTma:
     def run(self, *args, grid=None, **meta):  # JITFunction's spelling of a launch
         return self._launch(grid, *args, **meta)
 
-    def compile_signature(self, args, constexprs: dict):
-        """(the JIT kernel, its signature) for the compiler without a GPU
+    def compile_signature(self, args, constexprs: dict, num_warps: int):
+        """(the JIT kernel, its signature, its constexprs) for the compiler without a GPU
         (kernels.build.compile.spec_request): each descriptor typed as Triton's launcher types a
         TensorDescriptor, "tensordesc<bf16[BLOCK_M, BLOCK_K]>", then the rest (stream-K's
-        workspace and counters, M, N, K) as the arguments they are."""
+        workspace and counters, M, N, K) as the arguments they are; the loop flags as the
+        launcher gives them at `num_warps` (no warp specialisation below 8 warps)."""
         from kernels.build.toolchain import POINTER_TYPES, signature_entry
 
         a, _, _, *rest = args
@@ -243,8 +244,9 @@ class _DeclaredTma:
         bm, bn, bk = (int(constexprs[k]) for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K"))
         c_bn = bn // 2 if constexprs.get("EPILOGUE_SUBTILE") else bn
         boxes = ([bm, bk], [bk, bn], [bm, c_bn])
-        return self.kernel, [f"tensordesc<{dtype}[{x}, {y}]>" for x, y in boxes] + \
+        signature = [f"tensordesc<{dtype}[{x}, {y}]>" for x, y in boxes] + \
             [signature_entry(v) for v in rest]
+        return self.kernel, signature, supported_loop(constexprs, num_warps)
 
     def _launch(self, grid, a, b, c, *rest, **meta):
         config = MatmulConfig(meta["BLOCK_M"], meta["BLOCK_N"], meta["BLOCK_K"],

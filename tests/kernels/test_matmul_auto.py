@@ -142,3 +142,22 @@ def test_dims_are_for_a_matrix_product_only(capsys):
 
     assert main(["explain", "--kernel", "add_triton", "--dims", "M=1,N=2,K=3"]) != 0
     assert "--dims is for a matrix product" in capsys.readouterr().err
+
+
+def test_a_matmul_without_a_size_starts_at_the_windows_side(capsys):
+    """`explain --kernel matmul_...` with no --elements takes the side the window starts a matmul
+    at (sim/inputs/defaults.py), not a vector add's 1,000,000 (a 30-million-tile product), and a
+    stream kernel keeps the element count the window starts with."""
+    import json
+
+    from gui.models.launch import LaunchInputs
+    from main import main
+    from sim.inputs.defaults import DEFAULT_SIDE
+
+    assert main(["explain", "--kernel", "matmul_tiled", "--regs", "128", "--smem", "98304",
+                 "--json"]) == 0
+    sizes = json.loads(capsys.readouterr().out)["geometry"]["sizes"]
+    assert sizes == [["M", DEFAULT_SIDE], ["N", DEFAULT_SIDE], ["K", DEFAULT_SIDE]]
+    assert main(["explain", "--kernel", "add_triton", "--regs", "16", "--json"]) == 0
+    geometry = json.loads(capsys.readouterr().out)["geometry"]
+    assert geometry["elements"] == LaunchInputs().elements and geometry["sizes"] == []
