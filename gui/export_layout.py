@@ -139,7 +139,10 @@ def slide_plot(pi, item, caption: str):
     """The plot at its slide size, titled with what it shows and the caption (wrapped to its
     width), both axes shown and labelled; put back as it was afterwards."""
     old_title = pi.titleLabel.text if pi.titleLabel.isVisible() else ""
-    plain = re.sub(r"<[^>]+>", "", old_title).strip() or item.title or item.name.replace("_", " ")
+    view = pi.getViewWidget()
+    # a chart whose title keeps to what fits the window (qt_timeline) is exported with all of it
+    plain = (getattr(view, "full_title", "") or re.sub(r"<[^>]+>", "", old_title).strip()
+             or item.title or item.name.replace("_", " "))
     hidden = [k for k in ("bottom", "left") if not pi.getAxis(k).isVisible()]
     relabelled = []
     for key, label in zip(("bottom", "left"), item.axes or ("", "")):
@@ -148,11 +151,15 @@ def slide_plot(pi, item, caption: str):
             pi.setLabel(key, label)
     for key in hidden:
         pi.showAxis(key)
-    view = pi.getViewWidget()
     size = slide_size(view) if view is not None else SLIDE_SIZE
     room = size[0] - 40
     pi.setTitle(f"<span style='color:{style.FG};font-size:9pt'>{wrapped(plain, room, 9)}</span><br>"
                 f"<span style='color:{style.MUTED};font-size:8pt'>{wrapped(caption, room, 8)}</span>")
+    # a chart whose time axis follows another's (a trace's three) keeps its own range: linked, a
+    # slide wider than the window would stretch the axis past the data
+    linked = pi.vb.linkedView(pi.vb.XAxis)
+    if linked is not None:
+        pi.vb.setXLink(None)
     QApplication.processEvents()
     try:
         if view is None:
@@ -161,7 +168,11 @@ def slide_plot(pi, item, caption: str):
             with sized_view(view, size):
                 yield
     finally:
+        if linked is not None:
+            pi.vb.setXLink(linked)
         pi.setTitle(old_title or None)
+        if hasattr(view, "fit_title"):
+            view.fit_title(force=True)  # its one window line again
         for key in hidden:
             pi.hideAxis(key)
         for key in relabelled:

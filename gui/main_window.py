@@ -125,8 +125,10 @@ class MainWindow(QMainWindow):
 
         self.sim_label = QLabel("")
         self.sim_label.setProperty("role", "muted")
+        self.sim_label.setContentsMargins(0, 0, 12, 0)  # apart from the live kernels' label
         self.statusBar().addPermanentWidget(self.sim_label)
         self.statusBar().addPermanentWidget(self.live_kernels.label)
+        self.statusBar().messageChanged.connect(self._make_room_for_message)
         build_menus(self)
         self.teach = teach_panels.install(self)  # verdicts, latency, two GPUs, timing, theme
 
@@ -144,6 +146,7 @@ class MainWindow(QMainWindow):
         self.trace_opening = TraceOpening(self, self.traces, self.timeline)
         self.trace_runner = self.trace_opening.runner
         self.traces.changed.connect(self._on_trace_changed)
+        self.traces.busy.connect(self._on_trace_busy)
 
         if restore:
             self._restored_state = restore_window(self)
@@ -320,20 +323,47 @@ class MainWindow(QMainWindow):
         room = self.centralWidget().height() + dock.height()
         want = min(max(480, self.height() // 2), int(room * (1 - SM_VIEW_KEEPS)))
         if dock.height() < want:
-            if self._timeline_height is None:
-                self._timeline_height = dock.height()
             self.resizeDocks([dock], [want], Qt.Orientation.Vertical)
+
+    def _on_trace_busy(self, label: str, *_progress) -> None:
+        """A comparison starts from the launch: its timeline's height, for *Back to the launch*
+        (taken now: once the three charts show, their least heights may already have grown it)."""
+        dock = self.docks["timeline"]
+        if label and self.traces.comparison is None:
+            self._timeline_height = dock.height() if dock.isVisible() and dock.height() > 0 else None
 
     def _on_trace_changed(self, comparison) -> None:
         """Back to the launch: the timeline goes back to the height it had before the trace."""
         if comparison is None and self._timeline_height is not None:
-            self.resizeDocks([self.docks["timeline"]], [self._timeline_height], Qt.Orientation.Vertical)
-            self._timeline_height = None
+            height, self._timeline_height = self._timeline_height, None
+            # on the next turn: the docks' least heights still count the trace's three charts
+            QTimer.singleShot(0, self, lambda: self._resize_timeline(height))
+
+    def _resize_timeline(self, height: int) -> None:
+        """The timeline dock `height` px tall: resizeDocks sizes its tabbed group, tab bar and
+        all, so ask again by what the first answer missed."""
+        dock, ask = self.docks["timeline"], height
+        for _ in range(2):
+            if ask <= 0 or not dock.isVisible():
+                return
+            self.resizeDocks([dock], [ask], Qt.Orientation.Vertical)
+            self.layout().activate()
+            if dock.height() == height:
+                return
+            ask += height - dock.height()
 
     # -- messages and help ------------------------------------------------------------------------
     def show_message(self, text: str, error: bool = False, timeout_ms: int = 8000) -> None:
         self.statusBar().setStyleSheet(f"color: {style.BAD};" if error else "")
         self.statusBar().showMessage(text, timeout_ms)
+
+    def _make_room_for_message(self, text: str) -> None:
+        """Qt cuts a message where the permanent labels start (a trace's scores were cut mid-number
+        at 1024 px): while one is shown that would not fit beside them, the simulation's label
+        steps aside."""
+        bar = self.statusBar()
+        room = bar.width() - self.live_kernels.label.sizeHint().width() - self.sim_label.sizeHint().width() - 40
+        self.sim_label.setVisible(not text or bar.fontMetrics().horizontalAdvance(text) <= room)
 
     def show_help(self, key: str) -> None:
         title, text = help_texts.PANELS[key]

@@ -18,10 +18,21 @@ from gui.widgets.qt_experiments import QtExperiments
 from gui.widgets.qt_sweep import QtSweep
 
 
+class _WidthScroll(QScrollArea):
+    """Scrolls up and down only; a widget that can lay itself out again for another width
+    (`fit_to_width(px)`) is told the width it has, before it would be cut on the right."""
+
+    def resizeEvent(self, event) -> None:
+        fit = getattr(self.widget(), "fit_to_width", None)
+        if fit is not None:
+            fit(self.viewport().width() - self.verticalScrollBar().sizeHint().width())
+        super().resizeEvent(event)
+
+
 def _scrolled(widget: QWidget) -> QScrollArea:
     """A tab that scrolls when the dock is shorter than its plots need, instead of squashing
     them until their axes are cut off."""
-    area = QScrollArea()
+    area = _WidthScroll()
     area.setWidget(widget)
     area.setWidgetResizable(True)
     area.setFrameShape(QFrame.Shape.NoFrame)

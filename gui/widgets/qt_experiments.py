@@ -54,8 +54,8 @@ def _label_rows(plot: pg.PlotWidget, labels: list[str] | None) -> None:
 
 
 def _fit_width(plot: pg.PlotWidget) -> None:
-    """As wide as its axes and title need: a narrow panel scrolls instead of laying the plot under
-    its neighbour (where its labels ran into the next plot's)."""
+    """As wide as its axes and title need: a narrow tab stacks the plots (fit_to_width) instead of
+    laying one under its neighbour (where its labels ran into the next plot's)."""
     need = plot.getPlotItem().effectiveSizeHint(Qt.SizeHint.MinimumSize).width()
     plot.setMinimumWidth(max(150, int(need) + 2))
 
@@ -76,20 +76,40 @@ class QtExperiments(QWidget):
         row.addWidget(self.run_button)
         row.addWidget(self.note, 1)
         lay.addLayout(row)
-        grid = QGridLayout()
+        self.grid = QGridLayout()
         self.fused_plot = _plot("add+ReLU: eager vs fused")
         self.launch_plot = _plot("Launch returned vs done", "µs")
         self.steps_plot = _plot("Square: five host steps")
         self.steps_plot.getPlotItem().setLabel("bottom", "ms")
-        # the eager-vs-fused plot carries names and counts on its axis: it gets the most room
-        for col, (plot, stretch) in enumerate(((self.fused_plot, 4), (self.launch_plot, 3),
-                                               (self.steps_plot, 3))):
-            grid.addWidget(plot, 0, col)
-            grid.setColumnStretch(col, stretch)
-        lay.addLayout(grid, 1)
+        self._columns = 0
+        self._width = 10_000
+        self._arrange(3)
+        lay.addLayout(self.grid, 1)
         self.run_button.clicked.connect(jobs.start_experiments)
         bench.experiments_changed.connect(self._on_experiments_changed)
         bench.busy_changed.connect(self._on_busy_changed)
+
+    def _plots(self) -> tuple[pg.PlotWidget, ...]:
+        return self.fused_plot, self.launch_plot, self.steps_plot
+
+    def fit_to_width(self, width: int) -> None:
+        """Side by side where the three fit `width`, else one above the other: the tab scrolls
+        down, never sideways (at 1024 px the titles were cut: "Launch returne", "Square: fi")."""
+        self._width = width
+        m = self.layout().contentsMargins()
+        need = (sum(p.minimumWidth() for p in self._plots()) + 2 * self.grid.horizontalSpacing()
+                + m.left() + m.right())
+        self._arrange(3 if need <= width else 1)
+
+    def _arrange(self, columns: int) -> None:
+        if columns == self._columns:
+            return
+        self._columns = columns
+        # side by side, the eager-vs-fused plot carries names and counts on its axis: most room
+        for i, (plot, stretch) in enumerate(zip(self._plots(), (4, 3, 3))):
+            self.grid.removeWidget(plot)
+            self.grid.addWidget(plot, *((0, i) if columns == 3 else (i, 0)))
+            self.grid.setColumnStretch(i, stretch if columns == 3 else int(i == 0))
 
     def _on_busy_changed(self, busy: str) -> None:
         self.run_button.setEnabled(not busy)
@@ -99,8 +119,9 @@ class QtExperiments(QWidget):
                  self._draw_launch(out.get("launch_vs_finish")),
                  self._draw_steps(out.get("square_host_steps"))]
         notes = [n for n in notes if n]
-        for plot in (self.fused_plot, self.launch_plot, self.steps_plot):
+        for plot in self._plots():
             _fit_width(plot)
+        self.fit_to_width(self._width)  # the axes' labels may have widened the plots
         self.note.setText(" · ".join(notes) if notes else "Done.")
 
     def _draw_fused(self, kc) -> str:

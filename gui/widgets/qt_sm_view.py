@@ -16,6 +16,7 @@ from gui import style
 from gui.redraw import StagedRedraw
 from gui.models.playback import PlaybackModel
 from gui.models.simulation import SimRun, SimulationModel
+from gui.widgets.fitted_text import fit_lines
 from gui.widgets.sm_layout import SmLayout
 from sim.schedule.timeline import Frame
 from sim.inputs.units import fmt_us
@@ -51,17 +52,9 @@ def _build_lut() -> np.ndarray:
 
 
 def _fit_line(fm, parts: list[tuple[str, ...]], width: int, sep: str = "   ·   ") -> str:
-    """Join the parts, each in its longest form that lets the whole line fit `width`; if even
+    """The parts in one line of `width`, each in its longest form that lets the line fit; if even
     the shortest forms do not fit, the last parts are left out whole (never cut mid-word)."""
-    chosen = [alts[0] for alts in parts]
-    for i in reversed(range(len(parts))):
-        for alt in parts[i]:
-            chosen[i] = alt
-            if fm.horizontalAdvance(sep.join(c for c in chosen if c)) <= width:
-                return sep.join(c for c in chosen if c)
-    while len(chosen) > 1 and fm.horizontalAdvance(sep.join(c for c in chosen if c)) > width:
-        chosen.pop()
-    return sep.join(c for c in chosen if c)
+    return fit_lines(fm, parts, [width], sep)[0]
 
 
 class QtSmView(QWidget):

@@ -9,14 +9,17 @@ merged so that a busy slot always shows (sim.schedule.timeline.Timeline.raster),
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QCursor
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton,
-                               QToolTip, QVBoxLayout, QWidget)
+from PySide6.QtGui import QCursor, QFont, QFontMetrics
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QProgressBar, QPushButton, QToolTip,
+                               QVBoxLayout, QWidget)
 
 from gui import style
+from gui.widgets.fitted_text import FittedCaption, fit_lines
 from gui.redraw import StagedRedraw
 from gui.models.playback import PlaybackModel
 from gui.models.simulation import SimRun, SimulationModel
@@ -28,6 +31,12 @@ from sim.schedule.timeline import Timeline
 from sim.inputs.units import fmt_us
 
 MAX_WAVE_LINES = 40
+# The least height of a chart; the summary above gets what the charts leave (1024 x 640: 5 lines).
+# The launch's chart: its time axis (~40 px with its label) and 70 px of bars. A trace's three
+# charts share the panel: each a one-line title and 30 px of bars, the last the time axis too
+# (at 1024 x 640 they take all but the summary's first line: its shortest form is the scores).
+AXIS_PX, TITLE_PX = 40, 20
+CHART_MIN_PX, TRACE_BARS_MIN_PX = AXIS_PX + 70, 30
 
 
 def raster_rgb(raster: np.ndarray, block_wave: np.ndarray) -> np.ndarray:
@@ -85,7 +94,34 @@ class _Gantt(pg.PlotWidget):
         # the chart several times in one go), and only while the chart is seen
         self.redraws = StagedRedraw(self, self._redraw_steps)
         pi.vb.sigResized.connect(self.redraws.request)
+        pi.vb.sigResized.connect(self.fit_title)
+        self.full_title = self._shown_title = ""
         self.restyle = self._redraw  # the theme changed (gui/theme.py): re-rasterise
+
+    def set_title(self, text: str | None) -> None:
+        """A one-line title: its " · " parts that fit the chart's width, whole (then "…"); all of
+        it in the tooltip and in exports (gui.export_layout reads `full_title`)."""
+        self.full_title = text or ""
+        self.setToolTip(self.full_title)
+        self.fit_title(force=True)
+
+    def fit_title(self, *_args, force: bool = False) -> None:
+        """The title again for this width (on every resize; an export's own title is left be)."""
+        pi = self.getPlotItem()
+        if not force and pi.titleLabel.text != self._shown_title:
+            return  # a slide's title while it is exported (gui.export_layout.slide_plot)
+        if not self.full_title:
+            pi.setTitle(None)
+            self._shown_title = pi.titleLabel.text
+            return
+        font = QFont(self.font())
+        font.setPointSizeF(9)
+        parts = [(part,) for part in self.full_title.split(" · ")]
+        line = fit_lines(QFontMetrics(font), parts, [max(40, self.width() - 24)], more="…")[0]
+        pi.setTitle(f"<span style='color:{style.FG};font-size:9pt'>{html.escape(line)}</span>")
+        pi.titleLabel.setMaximumHeight(TITLE_PX)  # pyqtgraph keeps 30 px: 10 more for the bars
+        pi.layout.setRowFixedHeight(0, TITLE_PX)
+        self._shown_title = pi.titleLabel.text
 
     def show_timeline(self, tl: Timeline | None, makespan_us: float | None = None,
                       staged: bool = False) -> None:
@@ -137,18 +173,25 @@ class _Gantt(pg.PlotWidget):
         self.image.setRect(0.0, 0.0, span, float(tl.sm_count))
 
 
-def trace_caption(view) -> str:
-    """The comparison's three scores, as `main.py compare` prints them (sim.traces.compare)."""
+def trace_caption(view) -> list[tuple[str, ...]]:
+    """The comparison's three scores, as `main.py compare` prints them (sim.traces.compare), in
+    parts with their shorter forms (gui.widgets.fitted_text)."""
     c = view.comparison
     rows = "tiles and units" if c.model == "compute" else "blocks"
     ideal = (f", ideal {view.predictions[1].comparison.simulated_makespan_us:,.1f} µs"
              if len(view.predictions) > 1 else "")
-    return (f"{c.blocks:,} {rows} · makespan recorded {c.recorded_makespan_us:,.1f} µs, "
-            f"{'predicted' if c.model == 'compute' else c.mode} {c.simulated_makespan_us:,.1f} µs "
-            f"({c.makespan_error:+.1%}){ideal} · "
-            f"median peak per SM recorded {c.recorded_median_peak_blocks_per_sm:g}, predicted "
-            f"{c.simulated_median_peak_blocks_per_sm:g} · residency error {c.residency_error:.3f} "
-            f"· {MODEL_TITLES[c.model]}")
+    who = "predicted" if c.model == "compute" else c.mode
+    predicted = f"{who} {c.simulated_makespan_us:,.1f} µs ({c.makespan_error:+.1%})"
+    return [(f"{c.blocks:,} {rows}", ""),
+            (f"makespan recorded {c.recorded_makespan_us:,.1f} µs, {predicted}{ideal}",
+             f"makespan recorded {c.recorded_makespan_us:,.1f} µs, {predicted}",
+             f"recorded {c.recorded_makespan_us:,.0f} µs, {who} {c.makespan_error:+.1%}"),
+            (f"median peak per SM recorded {c.recorded_median_peak_blocks_per_sm:g}, predicted "
+             f"{c.simulated_median_peak_blocks_per_sm:g}",
+             f"median peak per SM {c.recorded_median_peak_blocks_per_sm:g} recorded, "
+             f"{c.simulated_median_peak_blocks_per_sm:g} predicted"),
+            (f"residency error {c.residency_error:.3f}",),
+            (MODEL_TITLES[c.model], "")]
 
 
 class QtTimeline(QWidget):
@@ -162,11 +205,8 @@ class QtTimeline(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.setSpacing(2)
-        top = QHBoxLayout()
-        self.caption = QLabel("")
-        self.caption.setProperty("role", "muted")
-        self.caption.setWordWrap(True)
-        top.addWidget(self.caption, 1)
+        # the summary flows around the buttons and keeps to the lines the chart leaves it
+        self.caption = FittedCaption(self._caption_lines)
         self.open_trace_button = QPushButton("Compare a recorded trace…")
         self.open_trace_button.setToolTip(
             "Open a block trace recorded on a real GPU (`python main.py trace`, a matmul trace, "
@@ -175,9 +215,9 @@ class QtTimeline(QWidget):
         self.close_trace_button = QPushButton("Back to the launch")
         self.close_trace_button.setToolTip("Leave the trace comparison; show the current launch.")
         self.close_trace_button.hide()
-        top.addWidget(self.open_trace_button, 0, Qt.AlignmentFlag.AlignTop)
-        top.addWidget(self.close_trace_button, 0, Qt.AlignmentFlag.AlignTop)
-        lay.addLayout(top)
+        self.caption.add_button(self.open_trace_button)
+        self.caption.add_button(self.close_trace_button)
+        lay.addWidget(self.caption)
         busy = QHBoxLayout()  # while a comparison is worked out (on the trace runner)
         self.trace_progress = QProgressBar()
         self.trace_progress.setTextVisible(True)
@@ -241,8 +281,10 @@ class QtTimeline(QWidget):
         self._wave_lines = []
         self.tail.setVisible(run is not None)
         self.cursor.setVisible(run is not None)
-        pi.setTitle(None)
+        self.plot.set_title(None)
+        self.plot.setMinimumHeight(CHART_MIN_PX)
         pi.showAxis("bottom")
+        pi.setLabel("bottom", "time since launch (µs)")  # not a trace's, after one
         self.plot.show_timeline(None if run is None else run.timeline)
         if run is None:
             # the simulation's own reason: a launch that fits can still have no schedule (the
@@ -261,27 +303,48 @@ class QtTimeline(QWidget):
             ln.setZValue(10)
             pi.addItem(ln)
             self._wave_lines.append(ln)
-        self.caption.setText(self.caption_text(run))
+        self.caption.set_parts(self.caption_parts(run))
         self._on_time(self.playback.time_us)
 
     @staticmethod
-    def caption_text(run: SimRun) -> str:
+    def caption_parts(run: SimRun) -> list[tuple[str, ...]]:
+        """The summary of a run, each part in its forms, longest first (a narrow panel shows
+        shorter ones; the tooltip all of it)."""
         tl = run.timeline
-        skipped = (f" · {tl.skipped_waves:,} identical full waves before this part are not drawn"
-                   if tl.skipped_waves else "")
         of = "of the simulated part" if tl.skipped_waves else "of the time"
         whole = fmt_us(run.prediction.whole_launch_us)  # sim.model.launch_model: what every view shows
-        span = (f"whole launch {whole} (drawn: the last {tl.waves:,} waves, "
-                f"{fmt_us(tl.makespan_us)})" if tl.skipped_waves
-                else f"makespan {fmt_us(tl.makespan_us)}, whole launch {whole}")
+        span = ((f"whole launch {whole} (drawn: the last {tl.waves:,} waves, {fmt_us(tl.makespan_us)})",
+                 f"whole launch {whole} (last {tl.waves:,} waves drawn)")
+                if tl.skipped_waves else
+                (f"makespan {fmt_us(tl.makespan_us)}, whole launch {whole}",))
         cost = COST_MODELS[run.cost].title
         if run.cost == "uniform":
             cost += f" ({WAIT_TITLES[run.wait]} warps)"
-        return (f"{tl.n_blocks:,} blocks on {tl.sm_count} SMs × {tl.lanes} slots · "
-                f"{tl.waves + tl.skipped_waves:,} waves (colours; dashed: wave starts) · "
-                f"{span} · tail {tl.tail_fraction:.0%} {of} (red, from "
-                f"{tl.tail_start_us:,.1f} µs) · {cost}, {PLACEMENTS[run.placement].title} · "
-                f"schedule: {run.schedule_label}{skipped}")
+        waves = f"{tl.waves + tl.skipped_waves:,} waves"
+        parts = [(f"{tl.n_blocks:,} blocks on {tl.sm_count} SMs × {tl.lanes} slots",),
+                 (f"{waves} (colours; dashed: wave starts)", waves), span,
+                 (f"tail {tl.tail_fraction:.0%} {of} (red, from {tl.tail_start_us:,.1f} µs)",
+                  f"tail {tl.tail_fraction:.0%} (red)"),
+                 (f"{cost}, {PLACEMENTS[run.placement].title}", cost),
+                 (f"schedule: {run.schedule_label}", run.schedule_label.split(",")[0])]
+        if tl.skipped_waves:
+            parts.append((f"{tl.skipped_waves:,} identical full waves before this part are not drawn",
+                          f"{tl.skipped_waves:,} identical waves before, not drawn"))
+        return parts
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.caption.place()  # taller or shorter: the lines the summary may take changed
+
+    def _caption_lines(self) -> int:
+        """The lines the summary may take: what the charts shown leave, each its least height."""
+        charts = [g for g in (self.trace_plot, self.plot, self.ideal_plot) if not g.isHidden()]
+        keep = sum(g.minimumHeight() for g in charts)
+        if not self.trace_busy.isHidden():
+            keep += self.trace_busy.sizeHint().height() + self.layout().spacing()
+        m = self.layout().contentsMargins()
+        room = self.height() - m.top() - m.bottom() - self.layout().spacing() * len(charts) - keep
+        return room // self.caption.head.fontMetrics().lineSpacing()
 
     def _on_time(self, t_us: float) -> None:
         if not self.cursor.moving:
@@ -318,18 +381,19 @@ class QtTimeline(QWidget):
         self.trace_progress.setRange(0, max(total, 1))
         self.trace_progress.setValue(done)
         self.trace_progress.setFormat(label)
+        self.caption.refit()
 
     def _on_trace_changed(self, view) -> None:
         """Recorded (top), then its launch predicted by the calibrated dispatch model and by the
         ideal textbook schedule, each titled with its scores."""
         if view is None:
-            self.caption.setToolTip("")
             for gantt in (self.trace_plot, self.ideal_plot):
                 gantt.hide()
                 gantt.setXLink(None)
             self.close_trace_button.hide()
             self.open_trace_button.show()
             self._on_run_changed(self.run, self.simulation.message)
+            self.caption.refit()
             return
         for ln in self._wave_lines:
             self.plot.getPlotItem().removeItem(ln)
@@ -345,12 +409,12 @@ class QtTimeline(QWidget):
                    for gantt, p in zip((self.plot, self.ideal_plot), view.predictions)]
         for gantt, tl, title in charts:
             gantt.show_timeline(tl, span, staged=True)
-            pi = gantt.getPlotItem()
-            pi.setTitle(f"<span style='color:{style.FG};font-size:9pt'>{title}</span>")
-            pi.hideAxis("bottom")
-        last = charts[-1][0].getPlotItem()
-        last.showAxis("bottom")
-        last.setLabel("bottom", "time since the first block started (µs)")
+            gantt.set_title(title)
+            gantt.getPlotItem().setLabel("bottom", "time since the first block started (µs)")  # exports show it
+            gantt.setMinimumHeight(TITLE_PX + TRACE_BARS_MIN_PX
+                                   + (AXIS_PX if gantt is charts[-1][0] else 0))
+            gantt.getPlotItem().hideAxis("bottom")
+        charts[-1][0].getPlotItem().showAxis("bottom")
         for gantt in (chart[0] for chart in charts if chart[0] is not self.plot):
             gantt.setXLink(self.plot)
             gantt.show()
@@ -358,11 +422,12 @@ class QtTimeline(QWidget):
             self.ideal_plot.hide()
         self.open_trace_button.hide()
         self.close_trace_button.show()
-        self.caption.setText(trace_caption(view))
-        self.caption.setToolTip("\n".join(view.lines + tuple(f"note: {n}" for n in view.notes))
-                                + "\n\nTop: recorded. Below: the same launch predicted from "
-                                "its launch alone (grid, warps, occupancy, the model its trace "
-                                "calls for), scored as `main.py compare` scores it.")
+        self.caption.set_parts(
+            trace_caption(view),
+            "\n".join(view.lines + tuple(f"note: {n}" for n in view.notes))
+            + "\n\nTop: recorded. Below: the same launch predicted from its launch alone (grid, "
+            "warps, occupancy, the model its trace calls for), scored as `main.py compare` scores it.")
+        self.caption.refit()
 
     # -- export ------------------------------------------------------------------------------------
     def export_items(self):

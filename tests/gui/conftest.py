@@ -155,3 +155,33 @@ def wait_sim(qtbot, win, timeout=15000):
     """Wait until the window's simulation matches its current inputs."""
     qtbot.waitUntil(win.simulation.is_current, timeout=timeout)
     return win.simulation.run
+
+
+def summary_problems(view) -> list[str]:
+    """What of a Timeline view's summary or charts is cut, covered or squeezed (empty: whole)."""
+    cap, problems = view.caption, []
+    fm = cap.head.fontMetrics()
+    for label in (cap.head, cap.rest):
+        if label.isHidden():
+            continue
+        lines = label.text().split("\n")
+        for line in lines:
+            if fm.horizontalAdvance(line) > label.contentsRect().width():
+                problems.append(f"cut on the right: {line!r}")
+        if len(lines) * fm.lineSpacing() > label.contentsRect().height():
+            problems.append(f"{len(lines)} lines in {label.contentsRect().height()} px: {lines[-1]!r}")
+        shown = label.visibleRegion().boundingRect()
+        if shown != label.rect():  # its parents cut it (the panel too short for it)
+            problems.append(f"only {shown.height()} of {label.height()} px seen: {lines[-1]!r}")
+    for button in (view.open_trace_button, view.close_trace_button):
+        if not button.isHidden() and cap.head.geometry().intersects(button.geometry()):
+            problems.append(f"the summary runs under {button.text()!r}")
+    charts = [g for g in (view.trace_plot, view.plot, view.ideal_plot) if not g.isHidden()]
+    if cap.geometry().bottom() >= charts[0].geometry().top():
+        problems.append("the summary covers the chart")
+    for gantt in charts:
+        if gantt.height() < gantt.minimumHeight():
+            problems.append(f"a chart squeezed to {gantt.height()} px (at least {gantt.minimumHeight()})")
+        if gantt.geometry().bottom() > view.rect().bottom():
+            problems.append(f"a chart's bottom {gantt.geometry().bottom() - view.rect().bottom()} px under the panel's")
+    return problems

@@ -28,16 +28,26 @@ def _records():
     return {"count_kernels": kc, "launch_vs_finish": lv, "square_host_steps": hs}
 
 
-@pytest.mark.parametrize("width", [700, 1100])
-def test_plots_stay_whole_and_apart(qtbot, width):
+def _drawn(qtbot, width, height, scrolled=False):
+    """The Experiments view shown at `width` x `height` (in its tab's scroll area, or alone)
+    with the records drawn; returns the view and what was shown."""
+    from gui.widgets.qt_bandwidth import _scrolled
+
     bench = BenchModel()
     view = QtExperiments(bench, _Jobs())
-    qtbot.addWidget(view)
-    view.resize(width, 340)
-    view.show()
-    qtbot.waitExposed(view)
+    shown = _scrolled(view) if scrolled else view
+    qtbot.addWidget(shown)
+    shown.resize(width, height)
+    shown.show()
+    qtbot.waitExposed(shown)
     bench.set_experiments(_records())
     qtbot.wait(50)
+    return view, shown
+
+
+@pytest.mark.parametrize("width", [700, 1100])
+def test_plots_stay_whole_and_apart(qtbot, width):
+    view, _ = _drawn(qtbot, width, 340)
     plots = (view.fused_plot, view.launch_plot, view.steps_plot)
     for plot in plots:  # the scene's content fits its widget: nothing drawn under a neighbour
         need = plot.getPlotItem().effectiveSizeHint(Qt.SizeHint.MinimumSize).width()
@@ -57,3 +67,18 @@ def test_plots_stay_whole_and_apart(qtbot, width):
 def test_variant_labels():
     assert variant_label("add_relu_torch_compile") == "torch.compile"
     assert variant_label("add_relu_some_new_one") == "some new one"
+
+
+@pytest.mark.parametrize("width, stacked", [(434, True), (1100, False)])
+def test_a_narrow_tab_stacks_the_plots_instead_of_cutting_them(qtbot, width, stacked):
+    """At 1024 x 640 the three plots needed 466 px of a 410 px tab that cannot scroll sideways:
+    the last titles were cut ("Launch returne", "Square: fi")."""
+    view, area = _drawn(qtbot, width, 250, scrolled=True)
+    area.resize(width, 251)  # as the dock is laid out again
+    qtbot.wait(50)
+    assert view.minimumSizeHint().width() <= area.viewport().width()
+    plots = (view.fused_plot, view.launch_plot, view.steps_plot)
+    tops = [p.geometry().top() for p in plots]
+    assert (len(set(tops)) == 3) if stacked else (len(set(tops)) == 1)
+    for plot in plots:
+        assert plot.geometry().right() < area.viewport().width()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from tests.gui.conftest import drawn, wait_sim
+from tests.gui.conftest import drawn, summary_problems, wait_sim
 
 
 def _lay_out(qtbot, w, width, height, dock=None):
@@ -38,10 +38,18 @@ def test_every_panel_has_the_room_it_needs(qtbot, win, size, front):
         need, got = dock.widget().minimumSizeHint(), dock.widget().size()
         assert got.width() >= need.width() and got.height() >= need.height(), (key, need, got)
     # what scrolls, scrolls up and down only: its contents are never wider than the view
-    for area in (w.controls.scroll, w.geometry_view.scroll):
-        assert area.widget().minimumSizeHint().width() <= area.viewport().width(), area
+    from PySide6.QtWidgets import QScrollArea
+
+    shown = [a for a in w.findChildren(QScrollArea) if a.widget() and not a.visibleRegion().isEmpty()]
+    assert {w.controls.scroll, w.geometry_view.scroll} <= set(shown)
+    if front == "bandwidth":
+        assert w.bandwidth.sweep_tab in shown  # its form was 10 px under the scroll bar at 1024
+    for area in shown:
+        assert area.widget().minimumSizeHint().width() <= area.viewport().width(), area.widget()
     central = w.centralWidget()
     assert central.size().width() >= central.minimumSizeHint().width()
+    if front == "timeline":  # its summary whole above its chart (the last line was half hidden)
+        assert summary_problems(w.timeline) == []
 
 
 def test_nothing_is_drawn_over_the_launch_table(qtbot, win):
