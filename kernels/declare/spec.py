@@ -30,7 +30,7 @@ DEFAULT_CHECK_SIZES = (1, 128, 1024, 1_048_583)  # the article's sizes: odd ones
 KEYS = {"kernel", "name", "title", "description", "group", "inputs", "output", "args", "block",
         "sweep", "constants", "grid", "tile", "bytes", "flops", "reference", "rtol", "atol", "peer",
         "dims", "check_sizes", "backend",
-        # the block's dependent chain (sim.model.launch_model.chain_ns), its own and its peer's
+        # the block's dependent chain (sim.model.memory_cost.chain_ns), its own and its peer's
         "chain", "peer_chain",
         # built-in extras: the article's teaching versions, torch's two-kernel eager op, ...
         "teaching", "kind", "kernels_per_call", "cpu_max_elements",

@@ -1,7 +1,7 @@
 """The drain: memory-bound blocks end sooner once nothing refills the GPU.
 
 The block scheduler (sim.schedule.scheduler) fixes a block's time when it starts, from the blocks
-live at that moment (sim.model.launch_model.TripCost). While blocks still wait, every freed slot
+live at that moment (sim.model.memory_cost.TripCost). While blocks still wait, every freed slot
 is refilled at once (the memory-bound schedule is "ideal"), so each SM keeps its full count and
 the time fixed at the start is right: a block shares its SM's memory port with a full set of
 neighbours all its life. After the last block starts nothing refills, and a block that started

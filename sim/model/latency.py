@@ -341,7 +341,7 @@ def predict_loaded(gpu: GpuSpec, blocks_per_sm: int, trip: BlockTrip, *,
                    costs: TripCosts | None = None,
                    grid_blocks: int | None = None) -> LoadedPrediction:
     """Steady GB/s of a memory-bound launch at `blocks_per_sm`: the state the launch model's
-    block cost (sim.model.launch_model.TripCost) reaches on a full GPU, for the latency view's curves.
+    block cost (sim.model.memory_cost.TripCost) reaches on a full GPU, for the latency view's curves.
     A whole launch's time (its ramp, tail and launch overhead) is sim.model.launch_model's.
 
     Each SM is a closed network whose customers are its resident blocks. A block's trip passes

@@ -31,7 +31,9 @@ PROVENANCES = ("measured", "published", "assumed")
 MODEL_CONSTANTS = {"launch_overhead_us": "us", "dram_latency_ns": "ns", "copy_fraction": "fraction",
                    "trip_overhead_ns": "ns", "trip_load_ns": "ns", "block_time_spread": "fraction",
                    "slot_hold_fraction": "fraction", "launch_gap_us": "us", "first_wave_block_ns": "ns",
-                   "l2_latency_ns": "ns", "reduction_step_ns": "ns", "l2_gbps": "GB/s"}  # chain_ns
+                   "l2_latency_ns": "ns", "reduction_step_ns": "ns", "l2_gbps": "GB/s",  # chain_ns
+                   "load_base_regs": "registers", "serialized_load_rounds": "rounds",  # load_rounds
+                   "barrier_hold_share": "fraction"}  # memory_cost.slot_hold
 
 
 @dataclass(frozen=True, slots=True)

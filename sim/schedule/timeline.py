@@ -134,7 +134,7 @@ class Timeline:
         if starts.size > self.capacity > 0:
             spans = starts[self.capacity:] - starts[:-self.capacity]
             # the steady half (past the launch), without spans that end in a partial last wave:
-            # its blocks wait less at the dispatcher (sim.model.launch_model.TripCost.dispatch_waits)
+            # its blocks wait less at the dispatcher (sim.model.memory_cost.TripCost.dispatch_waits)
             full = starts.size - starts.size % self.capacity - self.capacity
             steady = spans[spans.size // 2:full] if full > spans.size // 2 else spans[spans.size // 2:]
             return float(np.mean(steady))

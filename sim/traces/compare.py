@@ -231,7 +231,8 @@ def predict(req: Request) -> Predicted:
                     int(dict(req.chain).get("trips", 1)))  # a declared tile's steps per sweep
         model = predict_launch(launch.gpu, Launch(launch.blocks, launch.threads_per_block,
                                                   launch.blocks_per_sm, req.bytes_moved,
-                                                  req.elements, trips, **declared_chain(dict(req.chain))),
+                                                  req.elements, trips, **declared_chain(dict(req.chain)),
+                                                  regs_per_thread=launch.regs_per_thread),
                                "memory", placement=req.placement, max_waves=None)
         return Predicted(model.timeline, launch.blocks_per_sm, model.simulation.placement,
                          model.whole_launch_us, model)

@@ -10,7 +10,8 @@ from kernels.declare.kernel_file import with_declared_chain
 from kernels.declare.spec import chain_of
 from sim.inputs.errors import UserError
 from sim.model.chain import declared_chain, resolved_chain, tile_steps
-from sim.model.launch_model import Launch, chain_ns
+from sim.model.launch_model import Launch
+from sim.model.memory_cost import chain_ns
 from sim.rules.devices import preset
 from sim.traces.compare import compare_trace
 from sim.traces.trace_bundle import load_bundle

