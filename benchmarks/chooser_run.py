@@ -70,11 +70,11 @@ TMA_SK_EXTRAS = (
     ("tma_stream_k", (128, 256, 64, 8, 8, 4), dict(OLD_SK_LOOP, epilogue_subtile=True)),
     ("tma_stream_k", (256, 128, 64, 8, 8, 3), OLD_SK_LOOP),
 )
-# Run R: the candidates as declared before run Q's refit, beside the candidates as declared now,
-# in the same rounds: TMA stream-K at its three tiles with OLD_SK_LOOP (at w4 the two differ in
-# flatten only: no warp specialisation there), TMA tiled 128x256x64 at s3 (a candidate now at
-# s4), and TMA persistent with warp specialisation (run M: 1.110 x without it at N=8704, median
-# 1.005 over its 9 sizes)
+# Run R: the candidates as declared before run Q's refit, beside the candidates as run Q declared
+# them, in the same rounds: TMA stream-K at its three tiles with OLD_SK_LOOP (at w4 the two
+# differ in flatten only: no warp specialisation there), TMA tiled 128x256x64 at s3 (then a
+# candidate at s4), and TMA persistent with warp specialisation (run M: 1.110 x without it at
+# N=8704, median 1.005 over its 9 sizes). Declared again since run R: all but the last
 TMA_R_EXTRAS = (
     ("tma_stream_k", (128, 256, 64, 8, 8, 3), OLD_SK_LOOP),
     ("tma_stream_k", (128, 128, 64, 8, 8, 4), OLD_SK_LOOP),

@@ -1,7 +1,7 @@
 """benchmarks/chooser_run.py's summary: the issue's bars from one run's rows, printed.
 
-Run R adds replaced_lines: each candidate as declared now over the same launch as declared before
-run Q (the extras), same rounds, and the predictions of the candidates refitted on run Q.
+Run R added replaced_lines: each candidate beside an extra of its kernel, tile and warps (there
+the candidate as run Q declared it over it as declared before, same rounds).
 
 Run O adds the stream-K lines (stream_k_lines): per target size, cuBLAS's speed over pointer
 stream-K, the best TMA stream-K launch (candidates and extras), TMA-persistent and matmul_auto;
@@ -113,7 +113,7 @@ def print_summary(result: dict) -> None:
             ("next step: a launch's spread over its rounds (max - min over median), largest",
              f"{max((spread(r[k]) for r in ns for k in ('before_rounds_ms', 'after_rounds_ms') if k in r), default=float('nan')):.1%}"
              " (the direction test's dead band: 2%)")]
-    lines += replaced_lines(rows + squares, scale)
+    lines += replaced_lines(rows + squares)
     lines += stream_k_lines(rows + squares)
     lines.append(("wall", f"{result['wall_s']:.0f} s"))
     width = max(len(k) for k, _ in lines)
@@ -122,13 +122,10 @@ def print_summary(result: dict) -> None:
         print(f"  {k:<{width}}  {v}")
 
 
-def replaced_lines(rows: list, scale: float) -> list[tuple[str, str]]:
-    """Run R: each extra beside the candidate of the same kernel, tile and warps (the candidate as
-    declared now, the extra as declared before: other loop flags or stages), the candidate's speed
-    over the extra's in the same rounds; and the predictions of the candidates refitted on run Q
-    (their TEST)."""
-    from benchmarks.tiles_fit import RUN_Q_FIT, key
-
+def replaced_lines(rows: list) -> list[tuple[str, str]]:
+    """Each extra beside the candidate of the same kernel, tile and warps (other loop flags or
+    stages), the candidate's speed over the extra's in the same rounds (run R: the declarations
+    of run Q over those before it)."""
     pairs: dict = {}
     for r in rows:
         for e in r.get("extras", []):
@@ -139,14 +136,8 @@ def replaced_lines(rows: list, scale: float) -> list[tuple[str, str]]:
             if c is not None:
                 pairs.setdefault((c["label"], e["label"]), []).append(
                     e["measured_ms"] / c["measured_ms"])
-    lines = [(f"{now} / {then}, same rounds", f"median {median(v):.3f}, min {min(v):.3f}, max "
-              f"{max(v):.3f} over {len(v)} sizes") for (now, then), v in sorted(pairs.items())]
-    refit = [c for r in rows for c in r["candidates"] if key(c) in RUN_Q_FIT]
-    if refit:
-        ok = sum(abs(c["predicted_ms"] / scale / c["measured_ms"] - 1) <= 0.10 for c in refit)
-        lines.append(("run Q's refitted candidates (TEST): predictions within 10%, the run's "
-                      "scale", f"{ok}/{len(refit)}"))
-    return lines
+    return [(f"{now} / {then}, same rounds", f"median {median(v):.3f}, min {min(v):.3f}, max "
+             f"{max(v):.3f} over {len(v)} sizes") for (now, then), v in sorted(pairs.items())]
 
 
 def _launches(row: dict) -> list[dict]:

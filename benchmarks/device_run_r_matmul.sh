@@ -13,6 +13,8 @@
 # as declared before: TMA stream-K at its three tiles with flatten=True and no warp
 # specialisation, TMA tiled 128x256x64 at s3, and TMA-persistent with warp specialisation.
 # Run P took 137 s of chooser time for the same sweep with four extras at ten targets.
+# Run R measured the reverse of run Q, and both changes were taken back (benchmarks/RESULTS.md,
+# "Runs Q and R"): rerun now, its stream-K and TMA tiled extras are the candidates again.
 #   bash benchmarks/device_run_r_matmul.sh OUT_DIR            (on the H200)
 #   bash benchmarks/device_run_r_matmul.sh OUT_DIR --dry-run  (here: tiny sizes, interpreter)
 # Writes OUT_DIR/chooser/chooser_h200.json, OUT_DIR/chooser.log, nvidia_smi.txt, versions.txt.

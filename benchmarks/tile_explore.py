@@ -57,8 +57,9 @@ TMA_WS = (
 # dip; this asks which tile, stages, GROUP_M and C store go with it, and whether warp
 # specialisation compiles and helps there. Its flags are spelled out (run Q's declared stream-K
 # loop, flatten=True without warp specialisation, is OLD_SK_LOOP): the labels read against the
-# flags declared now (run Q's data carries the labels of its day: benchmarks/tiles_fit.py RUN_Q_FIT)
-OLD_SK_LOOP = dict(flatten=True, warp_specialize=False)  # TMA stream-K's declared loop to run Q
+# flags declared now (run Q's and run R's data carry the labels of their day)
+# TMA stream-K's declared loop up to run Q and again after run R (matmul_problem.TMA_LOOP)
+OLD_SK_LOOP = dict(flatten=True, warp_specialize=False)
 _NO_WS = dict(flatten=False, warp_specialize=False)
 TMA_SK_SIZES = [(4096, 4096, 4096), (8192, 8192, 8192)] + [
     (1024, n, 8192) for n in (3328, 4352, 5376, 6400, 8704, 9472, 10240, 10752, 12800)]

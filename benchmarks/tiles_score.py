@@ -1,4 +1,4 @@
-"""Runs M to P replayed with the stored tile fit (benchmarks/tiles_fit.py --score): per size, the
+"""Runs M to R replayed with the stored tile fit (benchmarks/tiles_fit.py --score): per size, the
 candidate the model picks now, timed by what the run measured for it, against issue 21's bars."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.tiles_fit import RUN_Q_FIT, base_key, cublas_dips, key, split_tma  # noqa: E402
+from benchmarks.tiles_fit import base_key, cublas_dips, key, split_tma  # noqa: E402
 
 
 def score_run(run: dict, scale: float, fit_n: set | None = None) -> list[dict]:
@@ -18,10 +18,12 @@ def score_run(run: dict, scale: float, fit_n: set | None = None) -> list[dict]:
     each candidate's prediction (in the run's units: over `scale`) beside its measurement.
     `fit_n`: the N the TMA fit was made on (default run M's even sizes; set() for a run wholly
     held out). A candidate with loop flags the run did not measure at a size is timed by the
-    run's launch of the same kernel and tile with the declared flags, and a candidate run Q
-    changed (RUN_Q_FIT: TMA tiled at s4) by the launch it replaced (both "stand_in"); one the run
-    did not measure at all (a kernel newer than the run) is left out of the size's candidates
-    ("unmeasured") and the pick is the fastest predicted of the others."""
+    run's launch of the same kernel and tile with the declared flags, else by one of the same
+    kernel, tile and warps at other flags or stages (run R: TMA stream-K as run Q declared it,
+    TMA tiled s4; both "stand_in"); one the run did not measure at all (a kernel newer than the
+    run) is left out of the size's candidates ("unmeasured") and the pick is the fastest
+    predicted of the others. A run whose candidates kept their flags (declared_loop) is read
+    against the flags declared now first (as_declared_now)."""
     from kernels.declare.registry import matmul_variants
     from sim.rules.devices import preset
     from sim.model.matmul_choice import choose
@@ -29,13 +31,15 @@ def score_run(run: dict, scale: float, fit_n: set | None = None) -> list[dict]:
     specs, gpu = matmul_variants(), preset("H200")
     fit_n = {p["N"] for p in split_tma(run)[0]} if fit_n is None else fit_n
     out = []
+    run = as_declared_now(run)
     for p in sorted(run["sawtooth"], key=lambda p: p["N"]) + run["squares"]:
         measured = {key(c): c["measured_ms"] for c in p["candidates"] + p.get("extras", [])}
         choice = choose(specs, dict(M=p["M"], N=p["N"], K=p["K"]), gpu, "bfloat16")
         cands, unmeasured = [], []
         for c in choice.candidates:
             k = f"{specs[c.variant].name} {c.label.split(' ', 1)[1]}"
-            timed = next((x for x in (k, base_key(k), RUN_Q_FIT.get(k, ("", k))[1])
+            timed = next((x for x in (k, base_key(k), *(m for m in measured
+                                                        if _same_tile(m) == _same_tile(k)))
                           if x in measured), None)
             if timed is None:
                 unmeasured.append(k)
@@ -61,6 +65,52 @@ def score_run(run: dict, scale: float, fit_n: set | None = None) -> list[dict]:
     return out
 
 
+def _same_tile(k: str) -> str:
+    """A fit key without its loop flags and stages: "matmul_tma 128x256x64 w8"."""
+    return base_key(k).rsplit(" ", 1)[0]
+
+
+def _candidate_params(c: dict) -> dict:
+    """A chooser row's candidate as tile_params gives it (GROUP_M 8, as every candidate's)."""
+    from sim.model.matmul_choice import tile_params
+
+    warps, stages = (int(x[1:]) for x in c["label"].split(" [")[0].split()[-2:])
+    return tile_params((*map(int, c["tile"].split("x")), 8, warps, stages))
+
+
+def as_declared_now(run: dict) -> dict:
+    """`run` with each TMA launch labelled by the flags it ran with against those declared now
+    (tile_explore.tma_label): a candidate by its declared_loop (kept from run R on: run R's
+    declared run Q's flags), an extra by its own flags over the declaration of its run (its
+    candidate twin's declared_loop). A run without declared_loop is returned as it is."""
+    from benchmarks.tile_explore import tma_label
+
+    def label(variant, params, flags):
+        return tma_label(variant, params, {k.lower(): v for k, v in flags.items()})
+
+    out = {**run, "sawtooth": [], "squares": []}
+    for part in ("sawtooth", "squares"):
+        for p in run[part]:
+            p = {**p, "candidates": [dict(c) for c in p["candidates"]],
+                 "extras": [dict(e) for e in p.get("extras", [])]}
+            declared = {}
+            for c in (c for c in p["candidates"] if c.get("declared_loop")):
+                params = _candidate_params(c)
+                declared[(c["variant"], c["tile"], params["num_warps"])] = c["declared_loop"]
+                new = label(c["variant"], params, c["declared_loop"])
+                p["chosen"] = new if p["chosen"] == c["label"] else p["chosen"]
+                c["label"] = new
+            for e in p["extras"]:
+                q = e["params"]
+                then = declared.get((e["variant"], f"{q['BLOCK_M']}x{q['BLOCK_N']}x{q['BLOCK_K']}",
+                                     q["num_warps"]))
+                if then is not None:
+                    e["label"] = label(e["variant"], q, {**then, **{
+                        k.upper(): v for k, v in e["loop"].items()}})
+            out[part].append(p)
+    return out
+
+
 def print_score(rows: list[dict], scale: dict, name: str = "run M") -> None:
     from benchmarks.chooser_run import DIPS
 
@@ -83,7 +133,8 @@ def print_score(rows: list[dict], scale: dict, name: str = "run M") -> None:
         print(f"  bar 3, {tag} N={r['N']}: pick {r['pick']} {r['pick_vs_cublas']:.3f} x cuBLAS"
               f" (best candidate {r['pick_vs_cublas'] / r['pick_vs_best']:.3f}; the run's "
               f"matmul_auto {r['run_pick_vs_cublas']:.3f})")
-    print(f"  stand-ins (flags not measured at that size, timed as the declared flags): "
+    print(f"  stand-ins (the pick not measured at that size, timed by its kernel and tile at other "
+          f"flags or stages): "
           f"{sum(r['pick_stand_in'] for r in rows)} picks; candidates the run did not measure "
           f"(left out): {sorted({k for r in rows for k in r['unmeasured']}) or 'none'}, "
           f"predicted fastest at {sum(r['unmeasured_ahead'] for r in rows)} sizes")

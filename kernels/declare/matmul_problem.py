@@ -71,18 +71,15 @@ def _strides(M, N, K):
 
 _BLOCK = tile_params(CANDIDATE_TILES[0])  # tutorial 03's Hopper winner, 128x256x64 w8 s3
 # The TMA persistent kernel's loop options (kernels/bodies/matmul_tma.py) per variant, as
-# declared and as its launchers' defaults (tma_loop), C stored in one box:
-# - persistent: the tile loop and the K loop pipelined as one (flatten), no warp specialisation
-#   (run M, H200 2026-12-02, `tile_explore.py --set tma-ws`: warp_specialize=True ran 0.996-1.026
-#   x without it at 8 of 9 sizes, median 1.005, 1.110 at N=8704; run N: flatten=False ran 0.950
-#   x flatten=True, median over 59 sizes).
-# - stream-K: flatten=False, warp_specialize=True (run Q, H200 2026-12-02, `tile_explore.py --set
-#   tma-sk --rounds 3`, benchmarks/run_q/explore_q: 128x256x64 w8 s3 ran 1.008-1.100 x the old
-#   flags (flatten=True, no WS) at the nine dips and 8192^3, 0.971 x at 4096^3; Triton 3.6.0's
-#   TTGIR held no warp-specialised partitions, yet the times differ; flatten=False alone ran
-#   0.941-1.018 x, median 0.979).
+# declared and as its launchers' defaults (tma_loop), C stored in one box. Both variants: the
+# tile loop and the K loop pipelined as one (flatten), no warp specialisation (run M, H200
+# 2026-12-02, `tile_explore.py --set tma-ws`: WS 0.996-1.026 x at 8 of 9 sizes; run N:
+# flatten=False 0.950 x, median over 59 sizes). Stream-K with flatten=False + WS did not hold:
+# speed over these flags, same rounds, geometric mean over the same 11 sizes: run Q 1.028 x
+# (0.971-1.100), run R 0.961 x (0.918-1.010; another H200), both runs 0.994 x: no resolvable
+# gain (benchmarks/RESULTS.md, "Runs Q and R").
 TMA_LOOP = {"tma_persistent": dict(FLATTEN=True, WARP_SPECIALIZE=False, EPILOGUE_SUBTILE=False),
-            "tma_stream_k": dict(FLATTEN=False, WARP_SPECIALIZE=True, EPILOGUE_SUBTILE=False)}
+            "tma_stream_k": dict(FLATTEN=True, WARP_SPECIALIZE=False, EPILOGUE_SUBTILE=False)}
 # Triton's NVGPUWarpSpecialization pass fails ("PassManager::run failed") on 4-warp programs of
 # this kernel for sm_90: 3.6.0 on the H200 (run M, 128x128x64 w4 s4) and 3.7.1 here (64x128x64
 # w4 s4, stream-K): a launch with fewer warps drops warp_specialize
@@ -167,8 +164,7 @@ MATMUL = [
          name="matmul_tma_stream_k", title="Matmul, TMA, persistent + stream-K last wave",
          description="matmul_stream_k's schedule (full waves tile by tile, the leftover tiles' "
                      "K-iterations split evenly over all programs, fp32 atomics) with A, B and C "
-                     "through Hopper tensor descriptors; its tile loop is not flattened and asks "
-                     "for warp specialisation (run Q: faster at 10 of 11 sizes).",
+                     "through Hopper tensor descriptors.",
          inputs=_ws_inputs,
          args=lambda a, b, ws, counts, out, M, N, K: (a, b, out, ws, counts, M, N, K),
          grid=lambda sm_count: sm_count,

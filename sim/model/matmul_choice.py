@@ -37,13 +37,12 @@ TMA_ROW_ALIGN_BYTES = 16
 # half-size tile that fills a wave where the big one fills half (N=2048 at M=1024: 64 vs 128
 # tiles), and a quarter-size tile two of which fit on an SM.
 CANDIDATE_TILES = ((128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 8, 4), (64, 128, 64, 8, 4, 4))
-# A variant's own pipeline stages at a tile, (BLOCK_M, BLOCK_N, BLOCK_K) -> num_stages: TMA tiled
-# 128x256x64 w8 takes 4 (run Q, H200 2026-12-02, `tile_explore.py --set tma-sk`: 1.002-1.048 x s3
-# at all 11 sizes; 196,640 B of shared memory on sm_90 with Triton 3.6.0 there and 3.7.1 here,
-# under the 227 KiB a block may take: one block per SM, as with s3). The persistent TMA kernel's
-# s4 needs 262,176 B (stream-K refused in run Q; both in Triton 3.7.1 here): C's box does not
-# share the stages' memory there.
-CANDIDATE_STAGES = {"tma": {(128, 256, 64): 4}}
+# A variant's own pipeline stages at a tile, (BLOCK_M, BLOCK_N, BLOCK_K) -> num_stages; none
+# now. TMA tiled 128x256x64 w8 at s4 over s3 (196,640 B of shared memory on sm_90, one block
+# per SM as s3) did not hold: speed, same rounds, geometric mean over 11 sizes: run Q (H200
+# 2026-12-02) 1.025 x (1.002-1.048), run R (another H200) 0.974 x (0.924-1.013), both 0.999 x
+# (benchmarks/RESULTS.md, "Runs Q and R").
+CANDIDATE_STAGES: dict[str, dict[tuple, int]] = {}
 
 
 def candidate_tiles(variant: str) -> tuple:
@@ -104,7 +103,7 @@ def stream_k_slowdown(fill: float, knots=None) -> float:
 # Each candidate's sustained efficiency against the compute model (fitted on its 128x256 tile
 # only): smaller tiles stage fewer FLOPs per shared-memory byte and w4 has fewer warps to hide
 # latency. Data with its provenance, written by benchmarks/tiles_fit.py: pointer kernels on run H,
-# TMA kernels on run M, TMA stream-K on run O, the two candidates run Q changed on run Q (H200).
+# TMA kernels on run M, TMA stream-K on run O (H200).
 TILE_FIT_PATH = resource("fits", "H200_matmul_tiles.json")
 
 

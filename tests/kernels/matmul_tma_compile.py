@@ -23,7 +23,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 # (kernel, (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, warps, stages), loop flags, must compile)
 CONFIGS = (
     ("matmul_tma_kernel", (128, 256, 64, 8, 8, 3), {}, True),
-    ("matmul_tma_kernel", (128, 256, 64, 8, 8, 4), {}, True),  # matmul_auto's (candidate_tiles)
     ("matmul_tma_kernel", (64, 128, 64, 8, 4, 4), {}, True),
     ("matmul_tma_persistent_kernel", (128, 256, 64, 8, 8, 3), dict(FLATTEN=True), True),
     ("matmul_tma_persistent_kernel", (128, 256, 64, 8, 8, 3),

@@ -150,8 +150,8 @@ class _Recorder:
 
 
 @pytest.mark.parametrize("stream_k, warps, flatten, ws", [
-    (True, 8, False, True),  # TMA stream-K as declared (run Q)
-    (True, 4, False, False),  # 4 warps: Triton cannot warp-specialise them for sm_90
+    (True, 8, True, False),  # TMA stream-K as declared (run O's flags; run Q's taken back)
+    (True, 4, True, False),
     (False, 8, True, False)])  # TMA persistent as declared (run M)
 def test_the_launcher_takes_the_variants_declared_flags(monkeypatch, stream_k, warps, flatten, ws):
     """bind_matmul_tma_persistent's defaults, and the registry's launch of the declaration, are
@@ -173,3 +173,18 @@ def test_the_launcher_takes_the_variants_declared_flags(monkeypatch, stream_k, w
     declared[(5,)](a, b, _poisoned(a, b), None, None, M, N, K, **spec_constants,
                    **config.meta())
     assert rec.meta[2]["WARP_SPECIALIZE"] is ws and rec.meta[2]["FLATTEN"] is flatten
+
+
+@pytest.mark.parametrize("warps, ws", [(8, True), (4, False)])
+def test_warp_specialisation_asked_below_8_warps_is_dropped(monkeypatch, warps, ws):
+    """Triton cannot warp-specialise 4-warp programs of this kernel for sm_90 (run M; 3.7.1
+    here): the registry's launch of a declaration asking for it drops it there, keeps it at 8."""
+    assert mp.supported_loop(dict(FLATTEN=False, WARP_SPECIALIZE=True), warps) == dict(
+        FLATTEN=False, WARP_SPECIALIZE=ws)
+    rec = _Recorder()
+    a, b = _inputs(torch.float16)
+    config = mm.MatmulConfig(64, 64, 32, 2, warps, 2)
+    mt._DeclaredTma(rec)[(5,)](a, b, _poisoned(a, b), None, None, M, N, K, STREAM_K=True,
+                               FLATTEN=False, WARP_SPECIALIZE=True, EPILOGUE_SUBTILE=False,
+                               **config.meta())
+    assert rec.meta[0]["WARP_SPECIALIZE"] is ws

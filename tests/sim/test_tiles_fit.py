@@ -1,6 +1,7 @@
 """matmul_auto's per-candidate efficiency (benchmarks/tiles_fit.py): pointer kernels fitted on run H,
-held out on run I; TMA kernels fitted on run M's even sawtooth sizes, held out on its odd ones; the
-two candidates run Q changed fitted on run Q against the launches they replace (TEST: run R)."""
+held out on run I; TMA kernels fitted on run M's even sawtooth sizes, held out on its odd ones; TMA
+stream-K on run O's even ones; runs M to R replayed with the fit (run R's TMA stream-K and TMA tiled
+s3 as declared now: extras at its 11 targets)."""
 
 import json
 import sys
@@ -46,9 +47,7 @@ def test_the_model_still_gives_the_rows_the_fit_was_made_on(N):
     specs = matmul_variants()
     for c in got.candidates:
         key = f"{specs[c.variant].name} {c.label.split(' ', 1)[1]}"
-        assert not c.assumed and c.efficiency < 1.01  # every candidate measured (run Q: 1.003)
-        if key in tiles_fit.RUN_Q_FIT:  # fitted on run Q against measurements only: no rows
-            assert key in STORED["efficiency"] and key not in {r[3] for r in STORED["tma_rows"]}
+        assert not c.assumed and c.efficiency < 1.0  # every candidate measured (run O: stream-K)
         if key not in stored:  # runs M's and O's TMA rows are at the even sizes only
             assert c.variant.startswith("tma") and N not in {r[1] for r in rows if r[3] == key}
             continue
@@ -91,9 +90,8 @@ def test_the_tma_fit_is_its_rows_fit_on_run_ms_even_sizes_in_run_hs_units():
     rows = tiles_fit.stored_rows(STORED, "tma_rows")
     fitted = tiles_fit.fit(rows, tma["scale"]["value"], "matmul_tma")
     assert fitted == pytest.approx({k: v for k, v in STORED["efficiency"].items()
-                                    if k.startswith("matmul_tma") and k not in tiles_fit.RUN_Q_FIT
+                                    if k.startswith("matmul_tma")
                                     and not k.startswith(tiles_fit.STREAM_K_TMA)}, abs=2e-4)
-    assert "matmul_tma 128x256x64 w8 s3" in fitted  # run M's s3 stays: run Q's s4 starts from it
     fit_n, test_n = ({(p["M"], p["N"], p["K"]) for p in part} for part in tiles_fit.split_tma(RUN_M))
     assert {(M, N, K) for M, N, K, *_ in STORED["tma_rows"]} == fit_n and len(fit_n) == 29
     assert not fit_n & test_n and len(test_n) == 28 + 2
@@ -108,75 +106,33 @@ def test_the_tma_stream_k_fit_is_its_rows_fit_on_run_os_even_sizes():
     assert sk["scale"]["value"] == pytest.approx(tiles_fit.run_scale(run_o, RUN)["value"])
     rows = tiles_fit.stored_rows(STORED, "tma_stream_k_rows")
     fitted = tiles_fit.fit(rows, sk["scale"]["value"], tiles_fit.STREAM_K_TMA)
-    refit = {k: v for k, v in fitted.items() if k in tiles_fit.RUN_Q_FIT}  # the old flags' fit
-    kept = {k: v for k, v in fitted.items() if k not in refit}
-    assert len(fitted) == 3 and kept == pytest.approx(
-        {k: v for k, v in STORED["efficiency"].items()
-         if k.startswith(tiles_fit.STREAM_K_TMA) and k not in refit}, abs=2e-4)
-    assert refit == pytest.approx({k: v for k, (_, v) in STORED["run_q"]["replaced"].items()
-                                   if k in refit}, abs=2e-4)
+    assert len(fitted) == 3 and fitted == pytest.approx(
+        {k: v for k, v in STORED["efficiency"].items() if k.startswith(tiles_fit.STREAM_K_TMA)},
+        abs=2e-4)
     fit_n = {(p["M"], p["N"], p["K"]) for p in tiles_fit.split_tma(run_o)[0]}
     assert {(M, N, K) for M, N, K, *_ in STORED["tma_stream_k_rows"]} == fit_n
 
 
-RUN_Q = json.loads(tiles_fit.RUN_Q.read_text())
+def test_the_fit_holds_one_efficiency_per_candidate_as_declared_now():
+    """Every candidate the chooser weighs has a stored efficiency of its own and none is left
+    over: run Q's refit (TMA stream-K flatten=False + warp specialisation, 1.0032; TMA tiled s4,
+    0.9708) was taken back after run R, with the declarations it was fitted for."""
+    from kernels.declare.matmul_problem import TMA_LOOP
+    from sim.model.matmul_choice import candidate_key, candidate_tiles
+
+    specs = matmul_variants()
+    weighed = {candidate_key(specs[v], tile_params(t)) for v in specs for t in candidate_tiles(v)}
+    assert set(STORED["efficiency"]) == weighed and len(weighed) == 18
+    assert TMA_LOOP["tma_stream_k"] == TMA_LOOP["tma_persistent"]  # the flags run O measured
+    assert (STORED["efficiency"]["matmul_tma_stream_k 128x256x64 w8 s3"],
+            STORED["efficiency"]["matmul_tma 128x256x64 w8 s3"]) == (0.9753, 0.947)
+    assert "run_q" not in STORED and "run_q_pairs" not in STORED
 
 
-def test_run_qs_refit_is_its_pairs_fit_and_the_pairs_are_run_qs_measurements():
-    """Each refitted candidate's efficiency is the replaced launch's times the geometric mean of
-    its block time over the candidate's, over all 11 of run Q's sizes (recorded 2026-12-02: TMA
-    stream-K 0.9753 x 1.0286 = 1.0032, TMA tiled s4 0.9470 x 1.0251 = 0.9708)."""
-    q = STORED["run_q"]
-    assert q["source"] == "benchmarks/run_q/explore_q/tile_explore.json"
-    assert "run R" in q["tested_on"]
-    pairs = STORED["run_q_pairs"]
-    assert pairs == tiles_fit.run_q_pairs(RUN_Q) and len(pairs) == 22
-    replaced = {k: v for k, (_, v) in q["replaced"].items()}
-    eff, speedup = tiles_fit.same_rounds_fit(pairs, replaced)
-    assert eff == {k: STORED["efficiency"][k] for k in tiles_fit.RUN_Q_FIT}
-    assert speedup == q["speedup"]
-    assert all(1.02 < v < 1.03 for v in speedup.values())  # both faster than what they replace
-    # TMA tiled s3's fit (run M) is kept beside s4's; stream-K's old flags' fit (run O, the same
-    # key) is the record's only (test_the_tma_stream_k_fit_is_its_rows_fit_on_run_os_even_sizes)
-    s3 = STORED["efficiency"]["matmul_tma 128x256x64 w8 s3"]
-    assert replaced["matmul_tma 128x256x64 w8 s4"] == s3
-    assert q["cublas_scale"]["value"] == pytest.approx(0.9696, abs=1e-4)  # recorded, not used
-
-
-def _label_flags(label: str) -> dict:
-    """The loop flags a tile_explore label names: "... [flatten=False warp_specialize=True]"."""
-    inside = label.partition(" [")[2].rstrip("]")
-    return {k.upper(): v == "True" for k, v in (x.split("=") for x in inside.split())}
-
-
-def test_run_qs_labels_are_the_candidates_as_declared_now():
-    """The run Q launch each refitted candidate is fitted on is the variant as declared now, at
-    the tile and stages it weighs now: its label (of run Q's day) names the flags that differed
-    from the stream-K flags then declared (OLD_SK_LOOP), and the launch it replaces names none."""
-    from tile_explore import OLD_SK_LOOP, tma_label
-
-    from kernels.declare.matmul_problem import TMA_LOOP, tma_loop
-    from sim.model.matmul_choice import candidate_tiles, tile_label
-
-    old = {k.upper(): v for k, v in OLD_SK_LOOP.items()}
-    for k, (now, _, then) in tiles_fit.RUN_Q_FIT.items():
-        variant = k.split(" ")[0].removeprefix("matmul_")
-        tile = tile_params(candidate_tiles(variant)[0])
-        assert k == f"matmul_{variant} {tile_label(tile)}" and tile_label(tile) in now
-        assert tma_label(variant, tile, {}) == now.split(" [")[0]  # declared: no flags shown
-        assert not _label_flags(then)
-        if variant in TMA_LOOP:
-            declared = tma_loop(variant, tile["num_warps"])
-            assert {**declared, **old, **_label_flags(now)} == declared != {**declared, **old}
-        else:
-            assert not _label_flags(now)
-        assert all(now in p["ms"] and then in p["ms"] for p in RUN_Q["points"])
-
-
-# Runs M to P measured TMA tiled 128x256x64 at s3 only (run M also at s4, as an extra at its nine
-# targets): the s4 candidate's picks are timed there by the s3 launch (a stand-in, s4 ran 1.025 x
-# it in run Q), and its predictions are left out of the counts. Their TMA stream-K ran the old
-# flags (run Q: the new ones 1.029 x faster, geometric mean).
+# Runs M to P measured every candidate as declared now; run R measured TMA stream-K at its three
+# tiles and TMA tiled 128x256x64 s3 as declared now only as extras at its 11 targets: elsewhere
+# those picks are timed by run R's candidates (run Q's declarations: stand-ins, slower in run R's
+# same rounds, 0.961 and 0.974 x geometric mean at 128x256x64), and their predictions left out.
 def _replay(run, scale, fit_n=None):
     rows = tiles_score.score_run(run, scale, fit_n=fit_n)
     saw = [r for r in rows if not r["square"]]
@@ -186,56 +142,95 @@ def _replay(run, scale, fit_n=None):
 
 def test_run_m_replayed_with_the_fit_against_the_issues_bars():
     """The pick timed by run M's measurement of it (where the model now picks TMA stream-K, which
-    run M did not run, that size's pick is left out). Recorded 2026-12-02 after run Q's refit:
-    bar 1 48/57 (53/57 before it; run M's own picks 50/57; the misses are TMA tiled s4 picks
-    timed as s3, 0.957-0.969, and three near-ties), the squares 0.960 (TMA tiled s4, measured:
-    run M's TMA-persistent ran 0.992) and 1.039 x cuBLAS, TEST predictions 412/426 within 10%."""
+    run M did not run, that size's pick is left out). Recorded 2026-12-02 with the declarations
+    runs M and O fitted (again after run R): bar 1 53/57 (run M's own picks 50/57), the squares
+    0.992 and 1.104 x cuBLAS (TMA-persistent), TEST predictions 437/450 within 10%."""
     rows, saw, _ = _replay(RUN_M, STORED["tma"]["scale"]["value"])
-    assert sum(r["pick_vs_best"] >= 0.97 for r in saw) >= 48
-    assert [round(r["pick_vs_cublas"], 3) for r in rows if r["square"]] == [0.96, 1.039]
+    assert sum(r["pick_vs_best"] >= 0.97 for r in saw) >= 53
+    assert [round(r["pick_vs_cublas"], 3) for r in rows if r["square"]] == [0.992, 1.104]
     test = [c for r in rows if r["set"] == "test" for c in r["candidates"] if not c["stand_in"]]
-    assert sum(abs(c["predicted_ms"] / c["measured_ms"] - 1) <= 0.10 for c in test) >= 410
+    assert sum(abs(c["predicted_ms"] / c["measured_ms"] - 1) <= 0.10 for c in test) >= 435
 
 
 def test_run_n_held_out_replayed_with_the_declared_flags():
-    """Run N (TEST, all of it): before run Q's refit the pick was >= 0.97 x the best candidate at
-    55/57 sizes and 1.036 / 1.078 x cuBLAS at the squares (TMA-persistent); now TMA tiled s4 is
-    picked at 31 sizes where run N's TMA-persistent ran 4-11% ahead of TMA tiled s3 (the
-    stand-in): 34/57, the squares 0.967 / 1.002. 804/826 predictions within 10%."""
+    """Run N (TEST, all of it) measured the declared flags beside the fitted flatten=False in the
+    same rounds: with them the pick is >= 0.97 x the best candidate at 55/57 sizes (the run's
+    flagged picks 37/57) and 1.036 / 1.078 x cuBLAS at 4096^3 / 8192^3 (the run's 0.969 /
+    1.004); 861/885 predictions within 10%."""
     run_n = json.loads(tiles_fit.RUN_N.read_text())
     rows, saw, within = _replay(run_n, tiles_fit.run_scale(run_n, RUN)["value"], set())
-    assert sum(r["pick_vs_best"] >= 0.97 for r in saw) >= 34 and len(saw) == 57
-    assert [round(r["pick_vs_cublas"], 3) for r in rows if r["square"]] == [0.967, 1.002]
-    assert sum(r["pick_stand_in"] for r in rows) == 31
-    assert all(r["pick"] == "matmul_tma 128x256x64 w8 s4" for r in rows if r["pick_stand_in"])
-    assert within >= 800
+    assert sum(r["pick_vs_best"] >= 0.97 for r in saw) >= 55 and len(saw) == 57
+    assert [round(r["pick_vs_cublas"], 3) for r in rows if r["square"]] == [1.036, 1.078]
+    assert not any(r["pick_stand_in"] for r in rows)
+    assert within >= 855
 
 
 def test_run_o_replayed_with_tma_stream_k_fitted_on_its_even_sizes():
-    """Run O measured TMA stream-K (its 128x256x64 fit is now run Q's; the other tiles' on run
-    O's even sizes). Replayed after run Q's refit: the pick >= 0.97 x the best candidate at 50/57
-    sizes (54/57 before), 0.957 (TMA tiled s4 as s3) / 1.078 x cuBLAS at the squares, >= cuBLAS
-    at 7 of its 8 dips (10240: 0.905, where no candidate reaches it: 0.935), 966/1003 within 10%."""
+    """Run O measured TMA stream-K (fitted on its even sawtooth sizes). Replayed 2026-12-02: the
+    pick >= 0.97 x the best candidate at 54/57 sizes (misses 0.965-0.968, TMA stream-K against a
+    near tie), 0.989 / 1.078 x cuBLAS at the squares, >= cuBLAS at 7 of its 8 dips (10240: 0.905,
+    where no candidate reaches it: 0.935), 1026/1062 within 10%."""
     run_o = json.loads(tiles_fit.RUN_O.read_text())
     fit_o = {p["N"] for p in tiles_fit.split_tma(run_o)[0]}
     rows, saw, within = _replay(run_o, STORED["tma_stream_k"]["scale"]["value"], fit_o)
-    assert sum(r["pick_vs_best"] >= 0.97 for r in saw) >= 50 and len(saw) == 57
-    assert [round(r["pick_vs_cublas"], 3) for r in rows if r["square"]] == [0.957, 1.078]
+    assert sum(r["pick_vs_best"] >= 0.97 for r in saw) >= 54 and len(saw) == 57
+    assert [round(r["pick_vs_cublas"], 3) for r in rows if r["square"]] == [0.989, 1.078]
     dips = tiles_fit.cublas_dips(saw)
     assert [saw[i]["N"] for i in dips] == [3328, 4352, 5376, 6400, 8704, 10240, 10752, 12800]
     assert sum(saw[i]["pick_vs_cublas"] >= 1.0 for i in dips) == 7
-    assert not any(r["unmeasured_ahead"] for r in rows) and within >= 960
+    assert not any(r["unmeasured_ahead"] for r in rows) and within >= 1020
 
 
-def test_run_p_held_out_replayed_after_run_qs_refit():
+def test_run_p_held_out_replayed():
     """Run P (TEST, all of it; the run before run Q): its own picks reached 0.97 x the best at
-    55/57 sizes and cuBLAS at 6 of its 9 dips; replayed with run Q's refit 50/57 (misses: TMA
-    tiled s4 as s3 at 6656, 8192, 11008, 12032, 12544, 16128; TMA stream-K at 10496), the squares
-    0.953 / 1.096, cuBLAS reached at 7 of the 9 dips, 973/1003 within 10%."""
+    56/57 sizes (as timed among the candidates) and cuBLAS at 6 of its 9 dips; replayed 56/57,
+    the squares 0.985 / 1.096, cuBLAS reached at 6 of the 9 dips, 1033/1062 within 10%."""
     run_p = json.loads(tiles_fit.RUN_P.read_text())
     rows, saw, within = _replay(run_p, tiles_fit.run_scale(run_p, RUN)["value"], set())
-    assert sum(r["pick_vs_best"] >= 0.97 for r in saw) >= 50 and len(saw) == 57
-    assert [round(r["pick_vs_cublas"], 3) for r in rows if r["square"]] == [0.953, 1.096]
+    assert sum(r["pick_vs_best"] >= 0.97 for r in saw) >= 56 and len(saw) == 57
+    assert [round(r["pick_vs_cublas"], 3) for r in rows if r["square"]] == [0.985, 1.096]
     dips = tiles_fit.cublas_dips(saw)
-    assert len(dips) == 9 and sum(saw[i]["pick_vs_cublas"] >= 1.0 for i in dips) == 7
-    assert within >= 970
+    assert len(dips) == 9 and sum(saw[i]["pick_vs_cublas"] >= 1.0 for i in dips) == 6
+    assert within >= 1030
+
+
+def test_run_r_replayed_with_the_old_declarations_measured_as_its_extras():
+    """Run R (TEST of the reverted fit, which never saw it): at its 11 targets every pick is timed
+    as itself (TMA stream-K with the flags run O measured, an extra there); elsewhere 20 picks are
+    TMA stream-K timed by run Q's flags (stand-ins). Recorded 2026-12-02: bar 1 55/57 (8/9 at the
+    targets), the squares 0.985 / 1.065 x cuBLAS, cuBLAS reached at 4 of its 7 dips (3328 0.987,
+    4352 0.989, 5376 0.989), 844/870 predictions within 10% (20/22 of the two taken back)."""
+    run_r = json.loads(tiles_fit.RUN_R.read_text())
+    rows, saw, within = _replay(run_r, tiles_fit.run_scale(run_r, RUN)["value"], set())
+    targets = {(p["M"], p["N"], p["K"]) for p in run_r["sawtooth"] + run_r["squares"]
+               if p["extras"]}
+    at = [r for r in rows if (r["M"], r["N"], r["K"]) in targets]
+    assert len(at) == 11 and not any(c["stand_in"] for r in at for c in r["candidates"])
+    assert sum(r["pick_stand_in"] for r in rows) == 20
+    assert all(r["pick"].startswith("matmul_tma_stream_k") for r in rows if r["pick_stand_in"])
+    assert sum(r["pick_vs_best"] >= 0.97 for r in saw) >= 55 and len(saw) == 57
+    assert sum(r["pick_vs_best"] >= 0.97 for r in at if not r["square"]) == 8
+    assert [round(r["pick_vs_cublas"], 3) for r in rows if r["square"]] == [0.985, 1.065]
+    dips = tiles_fit.cublas_dips(saw)
+    assert [saw[i]["N"] for i in dips] == [3328, 4352, 5376, 6400, 8704, 10752, 12800]
+    assert sum(saw[i]["pick_vs_cublas"] >= 1.0 for i in dips) == 4
+    taken_back = [c for r in at for c in r["candidates"] if c["key"] in (
+        "matmul_tma_stream_k 128x256x64 w8 s3", "matmul_tma 128x256x64 w8 s3")]
+    assert len(taken_back) == 22 and within >= 840
+    assert sum(abs(c["predicted_ms"] / c["measured_ms"] - 1) <= 0.10 for c in taken_back) == 20
+
+
+def test_run_rs_candidates_read_against_the_flags_declared_now():
+    """Run R's candidates ran run Q's stream-K flags (declared_loop): read now, they carry those
+    flags in their labels and its extras with the old flags read as the candidates."""
+    run_r = json.loads(tiles_fit.RUN_R.read_text())
+    p = next(p for p in tiles_score.as_declared_now(run_r)["sawtooth"] if p["N"] == 8704)
+    labels = {c["label"] for c in p["candidates"]} | {e["label"] for e in p["extras"]}
+    assert {"TMA-stream-K 128x256x64 w8 s3 [flatten=False warp_specialize=True]",
+            "TMA-stream-K 64x128x64 w4 s4 [flatten=False]", "TMA-stream-K 128x256x64 w8 s3",
+            "TMA-stream-K 64x128x64 w4 s4", "TMA-tiled 128x256x64 w8 s3",
+            "TMA-persistent 128x256x64 w8 s3 [warp_specialize=True]"} <= labels
+    assert p["chosen"] == "TMA-stream-K 128x256x64 w8 s3 [flatten=False warp_specialize=True]"
+    run_p = json.loads(tiles_fit.RUN_P.read_text())  # no declared_loop: read as it is
+    assert tiles_score.as_declared_now(run_p)["sawtooth"][0]["candidates"] == \
+        run_p["sawtooth"][0]["candidates"]
