@@ -18,7 +18,7 @@ settings.load_profile("warpscope")
 # One folder per run, made by the process that starts first (xdist's controller, or the only one
 # with -n 0) and inherited by its workers, so they share their compiles; removed when it ends.
 # In memory where there is room (Linux's /dev/shm): ~10,000 files of bytecode and compiles that
-# the disk took ~10 s to delete after the last test (py-spy, docs/SETUP.md).
+# the disk took ~10 s to delete after the last test of a full run (py-spy, 2026-12-02).
 _MADE_HERE = "WARPSCOPE_TEST_RUN_CACHE" not in os.environ
 
 
@@ -48,6 +48,17 @@ if sys.dont_write_bytecode:
     os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(os.environ["XDG_CACHE_HOME"], "bytecode")
     sys.dont_write_bytecode = False
     sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's tmp_path plugin reads the option
+def pytest_configure(config):
+    """Where the run's folder is in memory, the tests' tmp_path folders go in it too (unless
+    --basetemp says where): pytest otherwise deletes the oldest of its last runs' folders in
+    /tmp when a run ends, 8 s of a small run's end here (py-spy). A worker gets its folder
+    inside the controller's from xdist."""
+    folder = os.environ["WARPSCOPE_TEST_RUN_CACHE"]
+    if _MADE_HERE and config.option.basetemp is None and folder.startswith("/dev/shm/"):
+        config.option.basetemp = os.path.join(folder, "tmp")
 
 
 def pytest_unconfigure(config):
