@@ -20,7 +20,9 @@ leaves part 3 out. Run N (benchmarks/device_run_n_matmul.sh) also measured, with
 since, the fit's flatten=False candidate with its declared flags: the fit chooses no flags now.
 Run O (benchmarks/device_run_o_matmul.sh): `--dips N,N,...` names the target dips (default run
 L's), `--extras stream-k` adds TMA_SK_EXTRAS (TMA stream-K configurations beyond the candidates)
-at the targets; the candidates hold TMA stream-K at the three tiles at every size.
+at the targets; the candidates hold TMA stream-K at the three tiles at every size. Run R
+(benchmarks/device_run_r_matmul.sh): `--extras before-q` adds TMA_R_EXTRAS, the candidates as
+declared before run Q's refit (TMA stream-K's old loop flags, TMA tiled at s3), at the targets.
 
 Usage: python3 benchmarks/chooser_run.py --out DIR [--budget-s 300]; --dry-run: tiny sizes on the
 CPU (TRITON_INTERPRET=1, NUMBA_ENABLE_CUDASIM=1), to catch argument errors before a device run.
@@ -40,13 +42,14 @@ sys.path.insert(0, str(ROOT))
 
 # the summary and its helpers: benchmarks/chooser_summary.py (re-exported for callers)
 from benchmarks.chooser_summary import median, print_summary  # noqa: E402
+from benchmarks.tile_explore import OLD_SK_LOOP  # noqa: E402
 
 # run L's cuBLAS dips (>= 5% below both neighbours' mean): M=1024, K=8192, these N
 DIPS = (3328, 4352, 5376, 6400, 8704, 10752, 12800)
 # TMA launches beyond matmul_auto's candidates (which hold the TMA kernels at the three tiles,
 # the persistent one flattened): (variant, (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, warps, stages),
-# loop flags). Warp specialisation is benchmarks/tile_explore.py's (--set tma-ws): a kernel that
-# hangs there cannot take this run with it.
+# loop flags). Run M's: warp specialisation was benchmarks/tile_explore.py's (--set tma-ws), so
+# that a kernel that hung there could not take this run with it (run Q: it did not hang).
 TMA_EXTRAS = (
     ("tma_persistent", (128, 256, 64, 8, 8, 3), dict(flatten=False)),
     ("tma_persistent", (128, 256, 64, 8, 8, 3), dict(flatten=True, epilogue_subtile=True)),
@@ -58,15 +61,28 @@ TMA_EXTRAS = (
     ("tma_persistent", (128, 128, 64, 8, 8, 5), dict(flatten=True)),
 )
 
-# Run O: TMA stream-K beyond its three candidates (the 128x256x64 w8 s3 one, declared flags):
-# other loop flags, a fourth stage with the half-width C store, and the 256x128 tile
+# Run O: TMA stream-K beyond its three candidates (the 128x256x64 w8 s3 one with the flags then
+# declared, OLD_SK_LOOP): other loop flags, a fourth stage with the half-width C store, and the
+# 256x128 tile; spelled out, so that they stay run O's launches whatever is declared now
 TMA_SK_EXTRAS = (
-    ("tma_stream_k", (128, 256, 64, 8, 8, 3), dict(flatten=False)),
-    ("tma_stream_k", (128, 256, 64, 8, 8, 3), dict(epilogue_subtile=True)),
-    ("tma_stream_k", (128, 256, 64, 8, 8, 4), dict(epilogue_subtile=True)),
-    ("tma_stream_k", (256, 128, 64, 8, 8, 3), {}),
+    ("tma_stream_k", (128, 256, 64, 8, 8, 3), dict(flatten=False, warp_specialize=False)),
+    ("tma_stream_k", (128, 256, 64, 8, 8, 3), dict(OLD_SK_LOOP, epilogue_subtile=True)),
+    ("tma_stream_k", (128, 256, 64, 8, 8, 4), dict(OLD_SK_LOOP, epilogue_subtile=True)),
+    ("tma_stream_k", (256, 128, 64, 8, 8, 3), OLD_SK_LOOP),
 )
-EXTRA_SETS = {"tma": TMA_EXTRAS, "stream-k": TMA_SK_EXTRAS}
+# Run R: the candidates as declared before run Q's refit, beside the candidates as declared now,
+# in the same rounds: TMA stream-K at its three tiles with OLD_SK_LOOP (at w4 the two differ in
+# flatten only: no warp specialisation there), TMA tiled 128x256x64 at s3 (a candidate now at
+# s4), and TMA persistent with warp specialisation (run M: 1.110 x without it at N=8704, median
+# 1.005 over its 9 sizes)
+TMA_R_EXTRAS = (
+    ("tma_stream_k", (128, 256, 64, 8, 8, 3), OLD_SK_LOOP),
+    ("tma_stream_k", (128, 128, 64, 8, 8, 4), OLD_SK_LOOP),
+    ("tma_stream_k", (64, 128, 64, 8, 4, 4), OLD_SK_LOOP),
+    ("tma", (128, 256, 64, 8, 8, 3), {}),
+    ("tma_persistent", (128, 256, 64, 8, 8, 3), dict(warp_specialize=True)),
+)
+EXTRA_SETS = {"tma": TMA_EXTRAS, "stream-k": TMA_SK_EXTRAS, "before-q": TMA_R_EXTRAS}
 
 
 class Clock:
@@ -98,6 +114,14 @@ def _variant_launch(a, b, c, variant: str, params: dict, programs: int, loop=Non
     from kernels.bodies.matmul_tma import bind_matmul_tma_variant
 
     return bind_matmul_tma_variant(a, b, c, variant, cfg, programs, **(loop or {}))
+
+
+def _declared_loop(cand) -> dict | None:
+    """The loop flags a TMA persistent candidate launches with (its declaration's; None for the
+    kernels without them), kept with the run: run R's candidates are run Q's new declaration."""
+    from kernels.declare.matmul_problem import TMA_LOOP, tma_loop
+
+    return tma_loop(cand.variant, cand.params["num_warps"]) if cand.variant in TMA_LOOP else None
 
 
 def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False, rounds=1,
@@ -145,7 +169,8 @@ def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False, rounds=
                                   "measured_ms": med[i], "measured_rounds_ms": [r[i] for r in reps],
                                   "predicted_ms": cand.time_us / 1e3,
                                   "tiles": cand.tiles, "waves": cand.waves,
-                                  "efficiency_assumed": cand.assumed, **compiled[i]})
+                                  "efficiency_assumed": cand.assumed,
+                                  "declared_loop": _declared_loop(cand), **compiled[i]})
     first = 1 + len(choice.candidates)
     for i, extra in enumerate(row["extras"], start=first):
         extra.update(measured_ms=med[i], measured_rounds_ms=[r[i] for r in reps])
@@ -307,8 +332,8 @@ def main(argv=None) -> int:
     ap.add_argument("--targets-first", action="store_true",
                     help="4096^3, 8192^3 and run L's cuBLAS dips first, then the sawtooth")
     ap.add_argument("--extras", nargs="?", const="tma", choices=sorted(EXTRA_SETS),
-                    help="TMA_EXTRAS (tma, the default) or TMA_SK_EXTRAS (stream-k) at the "
-                         "squares and the dips")
+                    help="TMA_EXTRAS (tma, the default), TMA_SK_EXTRAS (stream-k) or "
+                         "TMA_R_EXTRAS (before-q) at the squares and the dips")
     ap.add_argument("--dips", default=",".join(map(str, DIPS)),
                     help="the target dips' N (M=1024, K=8192), comma-separated; default run L's")
     ap.add_argument("--skip-next-step", action="store_true", help="no next-step pairs (part 3)")

@@ -1,5 +1,8 @@
 """benchmarks/chooser_run.py's summary: the issue's bars from one run's rows, printed.
 
+Run R adds replaced_lines: each candidate as declared now over the same launch as declared before
+run Q (the extras), same rounds, and the predictions of the candidates refitted on run Q.
+
 Run O adds the stream-K lines (stream_k_lines): per target size, cuBLAS's speed over pointer
 stream-K, the best TMA stream-K launch (candidates and extras), TMA-persistent and matmul_auto;
 and TMA stream-K over pointer stream-K at the same tile, the measurement its assumed efficiency
@@ -110,17 +113,40 @@ def print_summary(result: dict) -> None:
             ("next step: a launch's spread over its rounds (max - min over median), largest",
              f"{max((spread(r[k]) for r in ns for k in ('before_rounds_ms', 'after_rounds_ms') if k in r), default=float('nan')):.1%}"
              " (the direction test's dead band: 2%)")]
-    gain = [e["measured_ms"] / c["measured_ms"] for r in rows + squares for c in r["candidates"]
-            if c.get("loop") for e in r["extras"] if e["label"] == c["label"].split(" [")[0]]
-    if gain:
-        lines.append(("loop flags (tile fit) / declared flags, same rounds: median, min",
-                      f"{median(gain):.3f}, {min(gain):.3f} over {len(gain)} sizes"))
+    lines += replaced_lines(rows + squares, scale)
     lines += stream_k_lines(rows + squares)
     lines.append(("wall", f"{result['wall_s']:.0f} s"))
     width = max(len(k) for k, _ in lines)
     print("\nSummary (benchmarks/chooser_run.py)")
     for k, v in lines:
         print(f"  {k:<{width}}  {v}")
+
+
+def replaced_lines(rows: list, scale: float) -> list[tuple[str, str]]:
+    """Run R: each extra beside the candidate of the same kernel, tile and warps (the candidate as
+    declared now, the extra as declared before: other loop flags or stages), the candidate's speed
+    over the extra's in the same rounds; and the predictions of the candidates refitted on run Q
+    (their TEST)."""
+    from benchmarks.tiles_fit import RUN_Q_FIT, key
+
+    pairs: dict = {}
+    for r in rows:
+        for e in r.get("extras", []):
+            p = e["params"]
+            tile, warps = f"{p['BLOCK_M']}x{p['BLOCK_N']}x{p['BLOCK_K']}", f" w{p['num_warps']} "
+            c = next((c for c in r["candidates"] if c["variant"] == e["variant"]
+                      and c["tile"] == tile and warps in c["label"]), None)
+            if c is not None:
+                pairs.setdefault((c["label"], e["label"]), []).append(
+                    e["measured_ms"] / c["measured_ms"])
+    lines = [(f"{now} / {then}, same rounds", f"median {median(v):.3f}, min {min(v):.3f}, max "
+              f"{max(v):.3f} over {len(v)} sizes") for (now, then), v in sorted(pairs.items())]
+    refit = [c for r in rows for c in r["candidates"] if key(c) in RUN_Q_FIT]
+    if refit:
+        ok = sum(abs(c["predicted_ms"] / scale / c["measured_ms"] - 1) <= 0.10 for c in refit)
+        lines.append(("run Q's refitted candidates (TEST): predictions within 10%, the run's "
+                      "scale", f"{ok}/{len(refit)}"))
+    return lines
 
 
 def _launches(row: dict) -> list[dict]:

@@ -13,16 +13,19 @@
 #   bash benchmarks/device_run_o_matmul.sh OUT_DIR            (on the H200)
 #   bash benchmarks/device_run_o_matmul.sh OUT_DIR --dry-run  (here: tiny sizes, interpreter)
 # Writes OUT_DIR/chooser/chooser_h200.json, OUT_DIR/chooser.log, nvidia_smi.txt, versions.txt.
+# DIPS and EXTRAS (chooser_run.py's --dips and --extras) default to run O's; run R sets its own
+# (benchmarks/device_run_r_matmul.sh).
 set -u
 OUT=${1:?usage: device_run_o_matmul.sh OUT_DIR [--dry-run]}
 PY=${PYTHON:-python3}
-DIPS=3328,4352,5376,6400,8704,10240,10752,12800
+DIPS=${DIPS:-3328,4352,5376,6400,8704,10240,10752,12800}
+EXTRAS=${EXTRAS:-stream-k}
 mkdir -p "$OUT"
 start=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv > "$OUT/nvidia_smi.txt" 2>&1
 { $PY -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
   git log -1 --format='commit %H %s' 2>/dev/null; } | tee "$OUT/versions.txt"
 timeout --kill-after=5 185 $PY benchmarks/chooser_run.py --out "$OUT/chooser" --budget-s 165 \
-  --targets-first --extras stream-k --dips "$DIPS" --skip-next-step "${@:2}" > "$OUT/chooser.log" 2>&1
+  --targets-first --extras "$EXTRAS" --dips "$DIPS" --skip-next-step "${@:2}" > "$OUT/chooser.log" 2>&1
 echo "chooser: exit $? after $(( $(date +%s) - start )) s (124: past its 185 s limit; the JSON holds what was done)"
-sed -n '/^Summary/,$p' "$OUT/chooser.log" | head -45
+sed -n '/^Summary/,$p' "$OUT/chooser.log" | head -60

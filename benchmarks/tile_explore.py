@@ -53,21 +53,25 @@ TMA_WS = (
     ("tma_persistent", (128, 128, 64, 8, 4, 4), dict(flatten=False, warp_specialize=True)),
 )
 # run Q: TMA stream-K and its neighbours at run P's nine cuBLAS dips and the squares. Run P's
-# extras had TMA stream-K with flatten=False above the declared (flattened) loop at every dip;
-# this asks which tile, stages, GROUP_M and C store go with it, and whether warp specialisation
-# compiles and helps there
+# extras had TMA stream-K with flatten=False above the then declared (flattened) loop at every
+# dip; this asks which tile, stages, GROUP_M and C store go with it, and whether warp
+# specialisation compiles and helps there. Its flags are spelled out (run Q's declared stream-K
+# loop, flatten=True without warp specialisation, is OLD_SK_LOOP): the labels read against the
+# flags declared now (run Q's data carries the labels of its day: benchmarks/tiles_fit.py RUN_Q_FIT)
+OLD_SK_LOOP = dict(flatten=True, warp_specialize=False)  # TMA stream-K's declared loop to run Q
+_NO_WS = dict(flatten=False, warp_specialize=False)
 TMA_SK_SIZES = [(4096, 4096, 4096), (8192, 8192, 8192)] + [
     (1024, n, 8192) for n in (3328, 4352, 5376, 6400, 8704, 9472, 10240, 10752, 12800)]
 TMA_SK = (
-    ("tma_stream_k", (128, 256, 64, 8, 8, 3), {}),
-    ("tma_stream_k", (128, 256, 64, 8, 8, 3), dict(flatten=False)),
-    ("tma_stream_k", (128, 256, 64, 8, 8, 4), dict(flatten=False)),
-    ("tma_stream_k", (128, 256, 64, 16, 8, 3), dict(flatten=False)),
-    ("tma_stream_k", (128, 256, 64, 4, 8, 3), dict(flatten=False)),
-    ("tma_stream_k", (128, 256, 64, 8, 8, 4), dict(flatten=False, epilogue_subtile=True)),
-    ("tma_stream_k", (256, 128, 64, 8, 8, 3), dict(flatten=False)),
-    ("tma_stream_k", (128, 128, 64, 8, 8, 4), dict(flatten=False)),
-    ("tma_stream_k", (128, 256, 128, 8, 8, 2), dict(flatten=False)),
+    ("tma_stream_k", (128, 256, 64, 8, 8, 3), OLD_SK_LOOP),
+    ("tma_stream_k", (128, 256, 64, 8, 8, 3), _NO_WS),
+    ("tma_stream_k", (128, 256, 64, 8, 8, 4), _NO_WS),
+    ("tma_stream_k", (128, 256, 64, 16, 8, 3), _NO_WS),
+    ("tma_stream_k", (128, 256, 64, 4, 8, 3), _NO_WS),
+    ("tma_stream_k", (128, 256, 64, 8, 8, 4), dict(_NO_WS, epilogue_subtile=True)),
+    ("tma_stream_k", (256, 128, 64, 8, 8, 3), _NO_WS),
+    ("tma_stream_k", (128, 128, 64, 8, 8, 4), _NO_WS),
+    ("tma_stream_k", (128, 256, 128, 8, 8, 2), _NO_WS),
     ("tma_persistent", (128, 256, 64, 8, 8, 3), {}),
     ("tma", (128, 256, 64, 8, 8, 3), {}),
     ("tma", (128, 256, 64, 8, 8, 4), {}),
@@ -78,12 +82,14 @@ TMA_SETS = {"tma-ws": (TMA_SIZES, TMA_WS), "tma-sk": (TMA_SK_SIZES, TMA_SK)}
 
 # --- TMA launches with what the compiler gave them (shared with chooser_run.py --extras) ------
 def tma_label(variant: str, params: dict, loop: dict) -> str:
-    """The candidate's label (matmul_choice), with the loop flags that differ from the declared
-    ones (TMA_LOOP): the default loop reads as the candidate itself."""
-    from kernels.declare.matmul_problem import TMA_LOOP
+    """The candidate's label (matmul_choice), with the loop flags that differ from the ones the
+    variant declares at these warps (matmul_problem.tma_loop; TMA tiled has none): the declared
+    loop reads as the candidate itself."""
+    from kernels.declare.matmul_problem import TMA_LOOP, tma_loop
     from sim.model.matmul_choice import VARIANT_TITLES, loop_suffix, tile_label
 
-    flags = {k: v for k, v in loop.items() if v != TMA_LOOP[k.upper()]}
+    declared = tma_loop(variant, params["num_warps"]) if variant in TMA_LOOP else {}
+    flags = {k: v for k, v in loop.items() if v != declared.get(k.upper(), False)}
     group = f" g{params['GROUP_M']}" if params["GROUP_M"] != 8 else ""  # the candidates' is 8
     return f"{VARIANT_TITLES[variant]} {tile_label(params)}{group}{loop_suffix(flags)}"
 

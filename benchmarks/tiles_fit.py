@@ -24,15 +24,26 @@ so every surface shows the time the chooser weighs; the launch overhead is the G
 * TMA stream-K (matmul_tma_stream_k; benchmarks/run_o/matmul, 2026-12-02): FIT on run O's
   even-indexed sawtooth sizes, in run H's units by run O's own scale; TEST on its odd ones and its
   squares. Its leftover-wave term is pointer stream-K's (the same split of the last wave).
+* Run Q's refit (benchmarks/run_q/explore_q, `tile_explore.py --set tma-sk`, 2026-12-02): the two
+  candidates whose declaration changed after it, TMA stream-K 128x256x64 w8 s3 (now flatten=False,
+  warp_specialize=True) and TMA tiled 128x256x64 w8 s4 (was s3). FIT on all 11 of run Q's sizes
+  (the squares and nine cuBLAS dips) against the launch each replaces, measured in the same rounds
+  (RUN_Q_FIT): its efficiency is the replaced launch's (run O's fit of the old flags, run M's of
+  s3) times the geometric mean over the sizes of the replaced block time over the new one (each
+  less the launch overhead). TEST: run R (benchmarks/device_run_r_matmul.sh, to come). Not run
+  Q's cuBLAS scale (run_scale over its 11 sizes: 0.970): at those sizes, cuBLAS dips, run P's
+  cuBLAS ran at 0.953 x run H's against 1.0075 over its 59 sizes, so that scale would lift both
+  efficiencies by 3.7% and 1.6% (to 1.040 and 0.986; printed beside, `cublas_scale` in the record).
 
 The stored fit keeps the rows it was fitted on (the model's time without the efficiency, per
 size and candidate), so a test can check that the fit is those rows' and that the model still
-gives them. `--score` replays runs M and N with the stored fit: per size, the candidate the
-model picks now, timed by what the run measured for it, against the issue's bars (score_run).
+gives them. `--score` replays runs M to P with the stored fit: per size, the candidate the
+model picks now, timed by what the run measured for it, against the issue's bars
+(benchmarks/tiles_score.py).
 
 Usage: python3 benchmarks/tiles_fit.py [--write] [--score]  (prints the fit and the held-out
 check; --write stores it, with its provenance, in resources/fits/H200_matmul_tiles.json;
---score: runs M's and N's replays against the bars, with the stored fit)
+--score: runs M's to P's replays against the bars, with the stored fit)
 """
 
 from __future__ import annotations
@@ -52,6 +63,17 @@ TEST_RUN = ROOT / "benchmarks" / "run_i" / "chooser_h200.json"
 TMA_RUN = ROOT / "benchmarks" / "run_m" / "matmul" / "chooser" / "chooser_h200.json"
 RUN_N = ROOT / "benchmarks" / "run_n" / "matmul" / "chooser" / "chooser_h200.json"
 RUN_O = ROOT / "benchmarks" / "run_o" / "chooser" / "chooser_h200.json"
+RUN_P = ROOT / "benchmarks" / "run_p" / "chooser" / "chooser_h200.json"
+RUN_Q = ROOT / "benchmarks" / "run_q" / "explore_q" / "tile_explore.json"
+# candidate (as declared now) -> (run Q's label of it, the key of the launch it replaces, run Q's
+# label of that). Labels of run Q's day: the flags that differed from the stream-K flags then
+# declared, flatten=True without warp specialisation
+RUN_Q_FIT = {
+    "matmul_tma_stream_k 128x256x64 w8 s3": (
+        "TMA-stream-K 128x256x64 w8 s3 [flatten=False warp_specialize=True]",
+        "matmul_tma_stream_k 128x256x64 w8 s3", "TMA-stream-K 128x256x64 w8 s3"),
+    "matmul_tma 128x256x64 w8 s4": (
+        "TMA-tiled 128x256x64 w8 s4", "matmul_tma 128x256x64 w8 s3", "TMA-tiled 128x256x64 w8 s3")}
 STREAM_K_TMA = "matmul_tma_stream_k"
 COMMAND = "python3 benchmarks/tiles_fit.py --write"
 TMA_DATE = "2026-12-02"  # run M's
@@ -103,6 +125,14 @@ def bare_us(candidate) -> float:
     return oh + (candidate.time_us - oh) * candidate.efficiency
 
 
+def fit_tiles() -> tuple:
+    """Every tile some variant weighs (candidate_tiles), for every variant: the model's time of a
+    launch a run measured that is no candidate now (run M's TMA tiled s3) is still known."""
+    from sim.model.matmul_choice import VARIANTS, candidate_tiles
+
+    return tuple(dict.fromkeys(t for v in VARIANTS for t in candidate_tiles(v)))
+
+
 def model_rows(points: list, extras: bool = False) -> list[list[tuple[str, float, float]]]:
     """Per size: (key, measured us, the model's us now without the efficiency) per candidate
     (and per TMA extra at a candidate's tile, `extras`)."""
@@ -110,11 +140,12 @@ def model_rows(points: list, extras: bool = False) -> list[list[tuple[str, float
     from sim.rules.devices import preset
     from sim.model.matmul_choice import choose, tile_label
 
-    specs, gpu = matmul_variants(), preset("H200")
+    specs, gpu, tiles = matmul_variants(), preset("H200"), fit_tiles()
     out = []
     for p in points:
+        dims = dict(M=p["M"], N=p["N"], K=p["K"])
         raw = {f"{specs[c.variant].name} {tile_label(c.params)}": bare_us(c)
-               for c in choose(specs, dict(M=p["M"], N=p["N"], K=p["K"]), gpu, "bfloat16").candidates}
+               for c in choose(specs, dims, gpu, "bfloat16", tiles).candidates}
         launches = p["candidates"] + (p.get("extras", []) if extras else [])
         out.append([(key(c), c["measured_ms"] * 1e3, raw[base_key(key(c))]) for c in launches
                     if base_key(key(c)) in raw])
@@ -166,7 +197,8 @@ def _json_rows(points, rows) -> list[str]:
             for p, size in zip(points, rows) for k, m, t in size]
 
 
-def write_fit(eff: dict, scale: dict, train_pts, train, tma_pts, tma_rows, sk: dict) -> None:
+def write_fit(eff: dict, scale: dict, train_pts, train, tma_pts, tma_rows, sk: dict,
+              q: dict) -> None:
     """resources/fits/H200_matmul_tiles.json: run H's provenance and rows as before, run M's
     (the TMA kernels') beside them."""
     from sim.model.matmul_choice import TILE_FIT_PATH
@@ -191,15 +223,29 @@ def write_fit(eff: dict, scale: dict, train_pts, train, tma_pts, tma_rows, sk: d
                 "scale": scale},
         "tma_stream_k": {"kernels": f"{STREAM_K_TMA} (kernels/bodies/matmul_tma.py)",
                          "source": str(RUN_O.relative_to(ROOT)), "date": "2026-12-02",
-                         "fitted_on": "run O's even-indexed sawtooth sizes (declared flags)",
+                         "fitted_on": "run O's even-indexed sawtooth sizes (the flags then "
+                                      "declared), the 128x128 and 64x128 tiles (128x256: run_q)",
                          "tested_on": "run O's odd-indexed sawtooth sizes and 4096^3, 8192^3",
                          "scale": sk["scale"]},
+        "run_q": {"kernels": "the candidates refitted after run Q: " + ", ".join(RUN_Q_FIT),
+                  "source": str(RUN_Q.relative_to(ROOT)), "date": "2026-12-02",
+                  "launches": {k: list(v) for k, v in RUN_Q_FIT.items()},
+                  "fitted_on": "all 11 of run Q's sizes (4096^3, 8192^3, M=1024 K=8192 N = "
+                               + ", ".join(str(n) for n in q["dips"]) + "): each candidate's "
+                               "efficiency is the launch it replaces' (its own fit) times the "
+                               "geometric mean of that launch's block time over the candidate's, "
+                               "same rounds (run_q_pairs: M, N, K, candidate, its us, the "
+                               "replaced launch's us)",
+                  "tested_on": "run R (benchmarks/device_run_r_matmul.sh; to come)",
+                  "replaced": q["replaced"], "speedup": q["speedup"],
+                  "cublas_scale": q["cublas_scale"]},
         "declared_loop": DECLARED_LOOP,
         "assumed_from": ASSUMED_FROM,
         "efficiency": eff}, indent=1)
     text = (meta[:-2] + ',\n "rows": [\n  ' + ",\n  ".join(_json_rows(train_pts, train))
             + '\n ],\n "tma_rows": [\n  ' + ",\n  ".join(_json_rows(tma_pts, tma_rows))
             + '\n ],\n "tma_stream_k_rows": [\n  ' + ",\n  ".join(_json_rows(sk["pts"], sk["rows"]))
+            + '\n ],\n "run_q_pairs": [\n  ' + ",\n  ".join(json.dumps(r) for r in q["pairs"])
             + "\n ]\n}\n")
     TILE_FIT_PATH.write_text(text)
     print(f"wrote {TILE_FIT_PATH.relative_to(ROOT)}")
@@ -216,7 +262,7 @@ def _check_line(name, rows, pts, eff, scale=1.0):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="store the fit in resources/fits/")
-    ap.add_argument("--score", action="store_true", help="run M replayed against the bars")
+    ap.add_argument("--score", action="store_true", help="runs M to P replayed against the bars")
     args = ap.parse_args(argv)
     from sim.model.matmul_choice import tile_fit
 
@@ -230,9 +276,16 @@ def main(argv=None) -> int:
     tma_rows = [[r for r in size if r[0].startswith("matmul_tma")] for size in model_rows(tma_pts)]
     eff_tma = fit(tma_rows, scale["value"], "matmul_tma")
     sk = stream_k_tma_fit(run)
-    eff_all = dict(sorted({**eff, **eff_tma, **sk["efficiency"]}.items()))
+    q = run_q_fit({**eff_tma, **sk["efficiency"]}, run)
+    eff_all = dict(sorted({**eff, **eff_tma, **sk["efficiency"], **q["efficiency"]}.items()))
     old = tile_fit().get("efficiency", {})
     print(f"run M's throughput scale: {scale['value']:.4f} ({scale['how']})")
+    print("run Q's refit: the replaced launch's efficiency x its block time over the new one's, "
+          "same rounds (geometric mean over 11 sizes):")
+    for k, v in q["efficiency"].items():
+        print(f"  {k}: {q['replaced'][k][1]:.4f} ({q['replaced'][k][0]}) x "
+              f"{q['speedup'][k]:.4f} = {v:.4f}; with run Q's cuBLAS scale "
+              f"{q['cublas_scale']['value']:.4f} instead: {q['cublas_scale']['efficiency'][k]:.4f}")
     print("efficiency (model time / measured, run H's units); stored one beside:")
     for k, v in eff_all.items():
         print(f"  {k:<52} {v:.4f}  ({old.get(k, float('nan')):.4f})")
@@ -244,9 +297,11 @@ def main(argv=None) -> int:
     _check_line("TMA stream-K, tested on run O's odd sizes and squares", sk_test, sk["test"], eff_all,
                 sk["scale"]["value"])
     if args.write:
-        write_fit(eff_all, scale, train_pts, train, tma_pts, tma_rows, sk)
+        write_fit(eff_all, scale, train_pts, train, tma_pts, tma_rows, sk, q)
         tile_fit.cache_clear()
     if args.score:
+        from benchmarks.tiles_score import print_score, score_run
+
         print_score(score_run(run_m, scale["value"]), scale, "run M")
         run_n = json.loads(RUN_N.read_text())
         scale_n = run_scale(run_n, run)
@@ -254,18 +309,85 @@ def main(argv=None) -> int:
         run_o = json.loads(RUN_O.read_text())
         fit_o = {p["N"] for p in split_tma(run_o)[0]}
         print_score(score_run(run_o, sk["scale"]["value"], fit_n=fit_o), sk["scale"], "run O")
+        run_p = json.loads(RUN_P.read_text())
+        scale_p = run_scale(run_p, run)
+        print_score(score_run(run_p, scale_p["value"], fit_n=set()), scale_p, "run P")
     return 0
 
 
 def stream_k_tma_fit(reference: dict) -> dict:
     """TMA stream-K's efficiency per tile, fitted on run O's even sawtooth sizes in the reference
-    run's units (run O's own scale); its rows, and the sizes it is tested on."""
+    run's units (run O's own scale; at 128x256x64 that of the flags then declared, which run
+    Q's refit starts from: RUN_Q_FIT); its rows, and the sizes it is tested on."""
     run_o = json.loads(RUN_O.read_text())
     scale = run_scale(run_o, reference)
     pts, test = split_tma(run_o)
     rows = [[r for r in size if r[0].startswith(STREAM_K_TMA)] for size in model_rows(pts)]
     return {"efficiency": fit(rows, scale["value"], STREAM_K_TMA), "scale": scale, "pts": pts,
             "rows": rows, "test": test}
+
+
+def explore_run(explore: dict, launches: dict) -> dict:
+    """A tile_explore.py result as a chooser run (sawtooth and squares, as run_scale and
+    model_rows read one): per size cuBLAS and, as candidates, the `launches` (key -> the run's
+    label) it measured."""
+    from sim.model.matmul_choice import VARIANT_TITLES
+
+    out = {"sawtooth": [], "squares": []}
+    for p in explore["points"]:
+        ms = {k: v["median"] for k, v in p["ms"].items()}
+        cands = []
+        for k, label in launches.items():
+            name, tile = k.split(" ", 1)
+            variant = name.removeprefix("matmul_")
+            if label in ms:
+                cands.append({"variant": variant, "label": f"{VARIANT_TITLES[variant]} {tile}",
+                              "measured_ms": ms[label]})
+        row = {"M": p["M"], "N": p["N"], "K": p["K"], "cublas_ms": ms["cuBLAS"],
+               "candidates": cands}
+        out["squares" if p["M"] == p["N"] == p["K"] else "sawtooth"].append(row)
+    return out
+
+
+def run_q_pairs(explore: dict) -> list[list]:
+    """[M, N, K, candidate, its us, the replaced launch's us] per run Q size and RUN_Q_FIT entry."""
+    out = []
+    for p in explore["points"]:
+        ms = {k: v["median"] * 1e3 for k, v in p["ms"].items()}
+        out += [[p["M"], p["N"], p["K"], k, round(ms[now], 3), round(ms[then], 3)]
+                for k, (now, _, then) in RUN_Q_FIT.items()]
+    return out
+
+
+def same_rounds_fit(pairs: list, replaced: dict) -> tuple[dict, dict]:
+    """(efficiency, speed-up) per candidate: the replaced launch's efficiency (`replaced`: key
+    -> it) times the geometric mean of its block time over the candidate's (less the launch
+    overhead; the scale of the machine cancels, both measured in the same rounds)."""
+    oh, ratios = overhead_us(), {}
+    for *_, k, now, then in pairs:
+        ratios.setdefault(k, []).append((then - oh) / (now - oh))
+    speedup = {k: float(np.exp(np.mean(np.log(v)))) for k, v in ratios.items()}
+    return ({k: round(replaced[k] * v, 4) for k, v in speedup.items()},
+            {k: round(v, 4) for k, v in speedup.items()})
+
+
+def run_q_fit(fitted: dict, reference: dict) -> dict:
+    """RUN_Q_FIT's candidates fitted on all of run Q against the launches they replace
+    (same_rounds_fit; `fitted`: the efficiencies those launches were fitted with), and, for the
+    record, the fit the cuBLAS scale of run Q's 11 sizes would give (run_scale; not used)."""
+    explore = json.loads(RUN_Q.read_text())
+    pairs = run_q_pairs(explore)
+    replaced = {k: fitted[then] for k, (_, then, _) in RUN_Q_FIT.items()}
+    eff, speedup = same_rounds_fit(pairs, replaced)
+    as_run = explore_run(explore, {k: now for k, (now, _, _) in RUN_Q_FIT.items()})
+    scale = run_scale(as_run, reference)
+    rows = model_rows(as_run["squares"] + as_run["sawtooth"])
+    scale["efficiency"] = fit(rows, scale["value"], "matmul_")
+    scale["not_used"] = ("run Q's sizes are cuBLAS dips: there run P's cuBLAS ran at 0.953 x "
+                         "run H's, against 1.0075 over its 59 sizes")
+    return {"efficiency": eff, "speedup": speedup, "pairs": pairs, "cublas_scale": scale,
+            "replaced": {k: [RUN_Q_FIT[k][1], replaced[k]] for k in RUN_Q_FIT},
+            "dips": [p["N"] for p in as_run["sawtooth"]]}
 
 
 # --- one throughput scale per run ----------------------------------------------------------
@@ -317,93 +439,6 @@ def cublas_dips(rows: list) -> list[int]:
     return [i for i in range(1, len(rows) - 1)
             if rows[i + 1]["N"] - rows[i - 1]["N"] == 512
             and tflops(rows[i]) <= 0.95 * (tflops(rows[i - 1]) + tflops(rows[i + 1])) / 2]
-
-
-# --- run M replayed with the stored fit: the issue's bars ----------------------------------
-def score_run(run: dict, scale: float, fit_n: set | None = None) -> list[dict]:
-    """Per size of a chooser run (sawtooth, then squares): the candidate the model picks now,
-    timed by what the run measured for it, beside the best measured candidate and cuBLAS; and
-    each candidate's prediction (in the run's units: over `scale`) beside its measurement.
-    `fit_n`: the N the TMA fit was made on (default run M's even sizes; set() for a run wholly
-    held out). A candidate with loop flags the run did not measure at a size is timed by the
-    run's launch of the same kernel and tile with the declared flags ("stand_in"); one the run
-    did not measure at all (a kernel newer than the run) is left out of the size's candidates
-    ("unmeasured") and the pick is the fastest predicted of the others."""
-    from kernels.declare.registry import matmul_variants
-    from sim.rules.devices import preset
-    from sim.model.matmul_choice import choose
-
-    specs, gpu = matmul_variants(), preset("H200")
-    fit_n = {p["N"] for p in split_tma(run)[0]} if fit_n is None else fit_n
-    out = []
-    for p in sorted(run["sawtooth"], key=lambda p: p["N"]) + run["squares"]:
-        measured = {key(c): c["measured_ms"] for c in p["candidates"] + p.get("extras", [])}
-        choice = choose(specs, dict(M=p["M"], N=p["N"], K=p["K"]), gpu, "bfloat16")
-        cands, unmeasured = [], []
-        for c in choice.candidates:
-            k = f"{specs[c.variant].name} {c.label.split(' ', 1)[1]}"
-            stand_in = k not in measured
-            if stand_in and base_key(k) not in measured:
-                unmeasured.append(k)
-                continue
-            cands.append({"key": k, "measured_ms": measured[k if not stand_in else base_key(k)],
-                          "predicted_ms": c.time_us / 1e3 / scale, "stand_in": stand_in,
-                          "tma": c.variant.startswith("tma"), "assumed": c.assumed})
-        pick = cands[0]  # choose sorts fastest first
-        best = min(c["measured_ms"] for c in cands)
-        old = next(c["measured_ms"] for c in p["candidates"] if c["label"] == p["chosen"])
-        square = p["M"] == p["N"] == p["K"]
-        out.append({"M": p["M"], "N": p["N"], "K": p["K"], "square": square,
-                    "set": "test" if square or p["N"] not in fit_n else "fit",
-                    "pick": pick["key"], "pick_stand_in": pick["stand_in"],
-                    "pick_vs_best": best / pick["measured_ms"], "run_pick_vs_best": best / old,
-                    "pick_vs_cublas": p["cublas_ms"] / pick["measured_ms"],
-                    "run_pick_vs_cublas": p["cublas_ms"] / p["auto_ms"],
-                    "cublas_ms": p["cublas_ms"], "candidates": cands,
-                    "unmeasured": unmeasured, "unmeasured_ahead": choice.chosen.label != next(
-                        c.label for c in choice.candidates
-                        if f"{specs[c.variant].name} {c.label.split(' ', 1)[1]}" not in unmeasured)})
-    return out
-
-
-def print_score(rows: list[dict], scale: dict, name: str = "run M") -> None:
-    from benchmarks.chooser_run import DIPS
-
-    saw = [r for r in rows if not r["square"]]
-    misses = [r for r in saw if r["pick_vs_best"] < 0.97]
-    print(f"\nReplay of {name} with the stored fit (the pick timed by {name}'s measurement of it):")
-    print(f"  bar 1, pick >= 0.97 x best measured candidate: {len(saw) - len(misses)}/{len(saw)} "
-          f"sawtooth sizes (min {min(r['pick_vs_best'] for r in saw):.3f}); misses: "
-          + ", ".join(f"N={r['N']} ({r['set']}) {r['pick']} {r['pick_vs_best']:.3f}" for r in misses)
-          + f"; the run's own pick (the model then) timed alike: "
-          f"{sum(r['run_pick_vs_best'] >= 0.97 for r in saw)}/{len(saw)}")
-    for r in rows:
-        if r["square"]:
-            print(f"  bar 2, {r['M']}^3: pick {r['pick']} {r['pick_vs_cublas']:.3f} x cuBLAS "
-                  f"(the run's matmul_auto: {r['run_pick_vs_cublas']:.3f})")
-    own = {saw[i]["N"] for i in cublas_dips(saw)}
-    for r in (r for r in saw if r["N"] in set(DIPS) | own):
-        tag = (f"run L's and {name}'s dip" if r["N"] in own and r["N"] in DIPS else
-               "run L's dip" if r["N"] in DIPS else f"{name}'s dip")
-        print(f"  bar 3, {tag} N={r['N']}: pick {r['pick']} {r['pick_vs_cublas']:.3f} x cuBLAS"
-              f" (best candidate {r['pick_vs_cublas'] / r['pick_vs_best']:.3f}; the run's "
-              f"matmul_auto {r['run_pick_vs_cublas']:.3f})")
-    print(f"  stand-ins (flags not measured at that size, timed as the declared flags): "
-          f"{sum(r['pick_stand_in'] for r in rows)} picks; candidates the run did not measure "
-          f"(left out): {sorted({k for r in rows for k in r['unmeasured']}) or 'none'}, "
-          f"predicted fastest at {sum(r['unmeasured_ahead'] for r in rows)} sizes")
-    for part, pick in (("fit (even sawtooth)", lambda r: r["set"] == "fit"),
-                       ("test (held-out sawtooth + squares)", lambda r: r["set"] == "test")):
-        for kind, sel in (("TMA", lambda c: c["tma"]), ("pointer", lambda c: not c["tma"])):
-            pts = [c for r in rows if pick(r) for c in r["candidates"]
-                   if sel(c) and not c["stand_in"]]
-            if not pts:
-                continue
-            scaled = sum(abs(c["predicted_ms"] / c["measured_ms"] - 1) <= 0.10 for c in pts)
-            raw = sum(abs(c["predicted_ms"] * scale["value"] / c["measured_ms"] - 1) <= 0.10
-                      for c in pts)
-            print(f"  bar 4, {part}, {kind}: within 10% {scaled}/{len(pts)} with the run's "
-                  f"scale {scale['value']:.3f}, {raw}/{len(pts)} raw")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from sim.cli import add_launch_arguments  # the same options and number syntax as `explain`
+from sim.cli import add_launch_arguments, launch_elements  # the same options and number syntax as `explain`
 from sim.inputs.args import arg_path
 
 
@@ -54,7 +54,7 @@ def _export_handler(args) -> int:
 
     return run_export(
         args.gpu,
-        args.elements,
+        launch_elements(args),
         args.block,
         args.regs,
         args.smem,

@@ -12,6 +12,7 @@ from sim.rules.devices import GpuSpec, preset, presets
 from sim.inputs.errors import UserError
 from sim.model.confidence import prediction_confidence
 from sim.inputs.files import check_writable
+from sim.inputs.defaults import DEFAULT_ELEMENTS, DEFAULT_SIDE
 from sim.rules.geometry import launch_facts, launch_geometry, problem_text
 from sim.inputs.args import arg_bytes, arg_count, arg_path, arg_real
 from sim.rules.occupancy import LIMITERS, occupancy
@@ -32,8 +33,9 @@ def add_launch_arguments(parser, *, gpu_default: str | None = "H200") -> None:
     """The launch options shared by every command that describes one launch."""
     parser.add_argument("--gpu", default=gpu_default, metavar="NAME",
                         help=f"GPU preset, case-insensitive: {', '.join(presets())}")
-    parser.add_argument("--elements", type=arg_count("element count"), default=1_000_000,
-                        metavar="N", help="elements to process, one per thread (1000000, 1e6, 2^20, 4M)")
+    parser.add_argument("--elements", type=arg_count("element count"), default=None,
+                        metavar="N", help="elements to process, one per thread (1000000, 1e6, 2^20, "
+                        f"4M; default {DEFAULT_ELEMENTS:,}, or a matmul --kernel's side {DEFAULT_SIDE})")
     parser.add_argument("--block", type=arg_count("block size"), default=None,
                         metavar="THREADS", help="threads per block, 1..1024 (multiples of 32 avoid idle "
                         "lanes; default 256); with --kernel, its block parameter (Triton: BLOCK_SIZE)")
@@ -177,10 +179,20 @@ class KernelLaunch:
         return getattr(self.declaration, "arity", None) or DEFAULT_LOADS
 
 
+def launch_elements(args) -> int:
+    """--elements, or its default: a matmul --kernel's side, else DEFAULT_ELEMENTS (the kernels
+    layer says which a kernel takes, through the hook `args.kernel_is_sided`)."""
+    if args.elements is not None:
+        return args.elements
+    sided = getattr(args, "kernel_is_sided", None)
+    return DEFAULT_SIDE if sided is not None and sided(args) else DEFAULT_ELEMENTS
+
+
 def resolve_launch(args):
     """(gpu, occupancy, geometry, kernel launch or None) for parsed launch arguments; UserError
     on nonsense."""
     gpu = preset(args.gpu)
+    args.elements = launch_elements(args)
     if args.elements < 1:
         raise UserError(f"element count must be at least 1, got {args.elements:,}")
     hook = getattr(args, "kernel_launch", None)

@@ -32,6 +32,7 @@ from sim.model.throughput import launch_work
 from sim.model.chain import resolved_chain
 from sim.model.matmul_choice import runs_on
 from sim.model.latency import DEFAULT_LOADS
+from sim.inputs.defaults import DEFAULT_ELEMENTS, DEFAULT_SIDE
 from sim.inputs.units import parse_bytes, parse_count
 
 MAX_ELEMENTS = 2**31
@@ -39,11 +40,8 @@ MAX_REGS = 512  # the registers box goes past every GPU's 255, to show why such 
 MAX_SMEM = 1 << 20  # likewise shared memory per block (no GPU offers more than 228 KiB)
 CUSTOM_KERNEL = "custom"
 KNOWN_MAX = 512  # compiled configurations remembered (a slider's worth, both ways)
-# A kernel with `dims` (a matmul) reads the size as its side n (M = N = K = n): picked from the
-# menu it starts at a side a GPU does in a few ms, never at the 1,000,000 of a vector add (that is
-# a 30-million-block grid that froze the window), and a stream kernel picked after it starts back
-# at the default count.
-DEFAULT_SIDE = 4096
+# A kernel with `dims` (a matmul) picked from the menu starts at DEFAULT_SIDE, and a stream kernel
+# picked after it starts back at DEFAULT_ELEMENTS (sim/inputs/defaults.py, as on the command line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +50,7 @@ class LaunchInputs:
 
     gpu: str = "H200"
     kernel: str = CUSTOM_KERNEL
-    elements: int = 1_000_000
+    elements: int = DEFAULT_ELEMENTS
     threads_per_block: int = 256
     regs_per_thread: int = 0
     smem_per_block: int = 0

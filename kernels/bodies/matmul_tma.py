@@ -35,7 +35,7 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 from kernels.bodies.matmul import (DEFAULT_CONFIG, MatmulConfig, _check, _stream_k_add,
                                    _stream_k_range, _stream_k_take, _stream_k_unit, _tile_coords,
                                    stream_k_workspace, tiles)
-from kernels.declare.matmul_problem import TMA_LOOP
+from kernels.declare.matmul_problem import supported_loop, tma_loop
 from sim.model.matmul_choice import TMA_ROW_ALIGN_BYTES, tma_fits
 
 
@@ -172,15 +172,20 @@ def bind_matmul_tma(a, b, c, config: MatmulConfig = DEFAULT_CONFIG):
 
 
 def bind_matmul_tma_persistent(a, b, c, config: MatmulConfig = DEFAULT_CONFIG, *, programs: int,
-                               stream_k: bool = False, flatten: bool = TMA_LOOP["FLATTEN"],
-                               warp_specialize: bool = TMA_LOOP["WARP_SPECIALIZE"],
-                               epilogue_subtile: bool = TMA_LOOP["EPILOGUE_SUBTILE"]):
+                               stream_k: bool = False, flatten: bool | None = None,
+                               warp_specialize: bool | None = None,
+                               epilogue_subtile: bool | None = None):
     """A zero-argument launch of the persistent TMA kernel on `programs` programs (at most one
     per tile, except with stream_k: then all of them, with the zeroed workspace and counters it
-    needs). The flags are the kernel's loop options, by default as declared (TMA_LOOP)."""
+    needs). The flags are the kernel's loop options; None: as declared for the variant at the
+    config's warps (kernels/declare/matmul_problem.py tma_loop)."""
     if programs < 1:
         raise ValueError(f"programs must be at least 1, got {programs}")
-    a_desc, b_desc, c_desc = _descriptors(a, b, c, config, epilogue_subtile)
+    declared = tma_loop("tma_stream_k" if stream_k else "tma_persistent", config.num_warps)
+    given = dict(FLATTEN=flatten, WARP_SPECIALIZE=warp_specialize,
+                 EPILOGUE_SUBTILE=epilogue_subtile)
+    loop = {k: declared[k] if v is None else bool(v) for k, v in given.items()}
+    a_desc, b_desc, c_desc = _descriptors(a, b, c, config, loop["EPILOGUE_SUBTILE"])
     M, K = a.shape
     N = b.shape[1]
     n = tiles(M, N, config)
@@ -190,8 +195,7 @@ def bind_matmul_tma_persistent(a, b, c, config: MatmulConfig = DEFAULT_CONFIG, *
     else:
         programs = min(programs, n)
     grid = (programs,)
-    meta = dict(config.meta(), STREAM_K=stream_k, FLATTEN=flatten,
-                WARP_SPECIALIZE=warp_specialize, EPILOGUE_SUBTILE=epilogue_subtile)
+    meta = dict(config.meta(), STREAM_K=stream_k, **loop)
 
     def run():
         return matmul_tma_persistent_kernel[grid](a_desc, b_desc, c_desc, ws, counts, M, N, K,
@@ -227,11 +231,12 @@ class _DeclaredTma:
     def run(self, *args, grid=None, **meta):  # JITFunction's spelling of a launch
         return self._launch(grid, *args, **meta)
 
-    def compile_signature(self, args, constexprs: dict):
-        """(the JIT kernel, its signature) for the compiler without a GPU
+    def compile_signature(self, args, constexprs: dict, num_warps: int):
+        """(the JIT kernel, its signature, its constexprs) for the compiler without a GPU
         (kernels.build.compile.spec_request): each descriptor typed as Triton's launcher types a
         TensorDescriptor, "tensordesc<bf16[BLOCK_M, BLOCK_K]>", then the rest (stream-K's
-        workspace and counters, M, N, K) as the arguments they are."""
+        workspace and counters, M, N, K) as the arguments they are; the loop flags as the
+        launcher gives them at `num_warps` (no warp specialisation below 8 warps)."""
         from kernels.build.toolchain import POINTER_TYPES, signature_entry
 
         a, _, _, *rest = args
@@ -239,13 +244,15 @@ class _DeclaredTma:
         bm, bn, bk = (int(constexprs[k]) for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K"))
         c_bn = bn // 2 if constexprs.get("EPILOGUE_SUBTILE") else bn
         boxes = ([bm, bk], [bk, bn], [bm, c_bn])
-        return self.kernel, [f"tensordesc<{dtype}[{x}, {y}]>" for x, y in boxes] + \
+        signature = [f"tensordesc<{dtype}[{x}, {y}]>" for x, y in boxes] + \
             [signature_entry(v) for v in rest]
+        return self.kernel, signature, supported_loop(constexprs, num_warps)
 
     def _launch(self, grid, a, b, c, *rest, **meta):
         config = MatmulConfig(meta["BLOCK_M"], meta["BLOCK_N"], meta["BLOCK_K"],
                               meta.get("GROUP_M", 8), meta.get("num_warps", 4),
                               meta.get("num_stages", 3))
+        meta = supported_loop(meta, config.num_warps)  # the declared flags at fewer warps
         descs = _descriptors(a, b, c, config, bool(meta.get("EPILOGUE_SUBTILE", False)))
         return self.kernel[grid](*descs, *rest, **meta)
 

@@ -288,10 +288,11 @@ def spec_request(spec, n: int, block=None, cc=(9, 0), arrays=None) -> CompileReq
     from kernels.declare.spec import resolve
 
     kernel, signature = resolve(spec.kernel), None
+    warps = options.get("num_warps", 4)
     if hasattr(kernel, "compile_signature"):  # a launcher that makes its kernel's arguments (TMA)
-        kernel, signature = kernel.compile_signature(args, constexprs)
+        kernel, signature, constexprs = kernel.compile_signature(args, constexprs, warps)
     return triton_request(kernel, signature or signature_from_args(args), constexprs,
-                          options.get("num_warps", 4), options.get("num_stages", 3), cc)
+                          warps, options.get("num_stages", 3), cc)
 
 
 def cache_folder() -> Path:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from kernels.declare.spec import cdiv
-from sim.model.matmul_choice import TMA_MIN_CC
+from sim.model.matmul_choice import (CANDIDATE_TILES, TMA_MIN_CC, candidate_tiles,
+                                     tile_params)
 
 KERNELS = "kernels.bodies.matmul"
 TMA_KERNELS = "kernels.bodies.matmul_tma"
@@ -68,11 +69,40 @@ def _strides(M, N, K):
     return (K, 1, N, 1, N, 1)  # row-major A, B and C
 
 
-_BLOCK = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3)
-# The TMA persistent kernel's loop options (kernels/bodies/matmul_tma.py), as declared and as its
-# launcher's defaults: the tile loop and the K loop pipelined as one, no warp specialisation
-# (Triton 3.7.1 compiles it for sm_90 without splitting the warps), C stored in one box.
-TMA_LOOP = dict(FLATTEN=True, WARP_SPECIALIZE=False, EPILOGUE_SUBTILE=False)
+_BLOCK = tile_params(CANDIDATE_TILES[0])  # tutorial 03's Hopper winner, 128x256x64 w8 s3
+# The TMA persistent kernel's loop options (kernels/bodies/matmul_tma.py) per variant, as
+# declared and as its launchers' defaults (tma_loop), C stored in one box:
+# - persistent: the tile loop and the K loop pipelined as one (flatten), no warp specialisation
+#   (run M, H200 2026-12-02, `tile_explore.py --set tma-ws`: warp_specialize=True ran 0.996-1.026
+#   x without it at 8 of 9 sizes, median 1.005, 1.110 at N=8704; run N: flatten=False ran 0.950
+#   x flatten=True, median over 59 sizes).
+# - stream-K: flatten=False, warp_specialize=True (run Q, H200 2026-12-02, `tile_explore.py --set
+#   tma-sk --rounds 3`, benchmarks/run_q/explore_q: 128x256x64 w8 s3 ran 1.008-1.100 x the old
+#   flags (flatten=True, no WS) at the nine dips and 8192^3, 0.971 x at 4096^3; Triton 3.6.0's
+#   TTGIR held no warp-specialised partitions, yet the times differ; flatten=False alone ran
+#   0.941-1.018 x, median 0.979).
+TMA_LOOP = {"tma_persistent": dict(FLATTEN=True, WARP_SPECIALIZE=False, EPILOGUE_SUBTILE=False),
+            "tma_stream_k": dict(FLATTEN=False, WARP_SPECIALIZE=True, EPILOGUE_SUBTILE=False)}
+# Triton's NVGPUWarpSpecialization pass fails ("PassManager::run failed") on 4-warp programs of
+# this kernel for sm_90: 3.6.0 on the H200 (run M, 128x128x64 w4 s4) and 3.7.1 here (64x128x64
+# w4 s4, stream-K): a launch with fewer warps drops warp_specialize
+WARP_SPECIALIZE_MIN_WARPS = 8
+
+
+def tma_loop(variant: str, num_warps: int) -> dict:
+    """The declared loop flags (FLATTEN, WARP_SPECIALIZE, EPILOGUE_SUBTILE) of a launch of TMA
+    variant `variant` ("tma_persistent" or "tma_stream_k") with `num_warps` warps."""
+    return supported_loop(TMA_LOOP[variant], num_warps)
+
+
+def supported_loop(flags: dict, num_warps: int) -> dict:
+    """`flags` as the compiler can take them at `num_warps`: no warp specialisation below
+    WARP_SPECIALIZE_MIN_WARPS."""
+    if int(num_warps) < WARP_SPECIALIZE_MIN_WARPS and flags.get("WARP_SPECIALIZE"):
+        return {**flags, "WARP_SPECIALIZE": False}
+    return dict(flags)
+
+
 _COMMON = dict(
     output=lambda a, *_, M, N: np.empty((M, N), dtype=a.dtype),
     flops=matmul_flops,
@@ -120,7 +150,8 @@ MATMUL = [
                      "shared memory, no address arithmetic); the schedule of matmul_tiled.",
          inputs=_inputs, args=lambda a, b, out, M, N, K: (a, b, out, M, N, K),
          grid=lambda M, N, BLOCK_M, BLOCK_N: cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N),
-         block=dict(_BLOCK), min_cc=TMA_MIN_CC, **{**_COMMON, "check_sizes": [64, 104, 256]}),
+         block=tile_params(candidate_tiles("tma")[0]), min_cc=TMA_MIN_CC,  # its own stages
+         **{**_COMMON, "check_sizes": [64, 104, 256]}),
     dict(kernel=f"{TMA_KERNELS}:matmul_tma_persistent_declared", backend="triton",
          name="matmul_tma_persistent", title="Matmul, TMA, persistent (one program per SM)",
          description="Tutorial 09's TMA persistent loop: one program per SM over the tiles, the "
@@ -129,17 +160,20 @@ MATMUL = [
          inputs=_inputs, args=lambda a, b, out, M, N, K: (a, b, out, None, None, M, N, K),
          grid=lambda M, N, BLOCK_M, BLOCK_N, sm_count: min(
              sm_count, cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)),
-         block=dict(_BLOCK), constants=dict(TMA_LOOP, STREAM_K=False), min_cc=TMA_MIN_CC,
+         block=dict(_BLOCK), constants=dict(TMA_LOOP["tma_persistent"], STREAM_K=False),
+         min_cc=TMA_MIN_CC,
          **{**_COMMON, "check_sizes": [64, 104, 256]}),
     dict(kernel=f"{TMA_KERNELS}:matmul_tma_persistent_declared", backend="triton",
          name="matmul_tma_stream_k", title="Matmul, TMA, persistent + stream-K last wave",
          description="matmul_stream_k's schedule (full waves tile by tile, the leftover tiles' "
                      "K-iterations split evenly over all programs, fp32 atomics) with A, B and C "
-                     "through Hopper tensor descriptors.",
+                     "through Hopper tensor descriptors; its tile loop is not flattened and asks "
+                     "for warp specialisation (run Q: faster at 10 of 11 sizes).",
          inputs=_ws_inputs,
          args=lambda a, b, ws, counts, out, M, N, K: (a, b, out, ws, counts, M, N, K),
          grid=lambda sm_count: sm_count,
-         block=dict(_BLOCK), constants=dict(TMA_LOOP, STREAM_K=True), min_cc=TMA_MIN_CC,
+         block=dict(_BLOCK), constants=dict(TMA_LOOP["tma_stream_k"], STREAM_K=True),
+         min_cc=TMA_MIN_CC,
          **{**_COMMON, "check_sizes": [64, 104, 256]}),
     dict(kernel=f"{KERNELS}:matmul_auto_kernel", backend="triton", name="matmul_auto",
          title="Matmul, auto (variant and tile chosen by the model)",

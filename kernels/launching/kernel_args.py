@@ -29,7 +29,19 @@ def add_kernel_options(parser) -> None:
     parser.add_argument("--dims", type=_one_product, default=None, metavar="M=..,N=..,K=..",
                         help="with a matmul --kernel: the product's sizes (default: "
                              "M=N=K=--elements)")
-    parser.set_defaults(kernel_launch=kernel_launch)
+    parser.set_defaults(kernel_launch=kernel_launch, kernel_is_sided=kernel_is_sided)
+
+
+def kernel_is_sided(args) -> bool:
+    """Whether --kernel reads --elements as a matrix side (a matmul: M = N = K = n)."""
+    if not getattr(args, "kernel", None) or getattr(args, "kernel_file", None):
+        return False
+    from kernels.declare.registry import get_kernel
+
+    try:
+        return {"M", "N", "K"} <= set(get_kernel(args.kernel).size_dims(1))
+    except (KeyError, UserError):
+        return False  # an unknown name is refused, in one line, where the launch is made
 
 
 def _one_product(text: str) -> dict:

@@ -21,7 +21,7 @@ from sim.inputs.places import resource
 from sim.model.matmul_work import ITEMSIZE
 
 VARIANTS = ("tiled", "persistent", "stream_k", "tma", "tma_persistent", "tma_stream_k")
-# Fifteen candidates are simulated per choice (the window asks at every slider move): bigger
+# Eighteen candidates are simulated per choice (the window asks at every slider move): bigger
 # products than 2^16 tiles (16384 x 32768 in 128 x 256 tiles; 0.2 s a candidate) are refused.
 MAX_CHOICE_TILES = 2**16
 VARIANT_TITLES = {"tiled": "tiled", "persistent": "persistent", "stream_k": "stream-K",
@@ -37,6 +37,19 @@ TMA_ROW_ALIGN_BYTES = 16
 # half-size tile that fills a wave where the big one fills half (N=2048 at M=1024: 64 vs 128
 # tiles), and a quarter-size tile two of which fit on an SM.
 CANDIDATE_TILES = ((128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 8, 4), (64, 128, 64, 8, 4, 4))
+# A variant's own pipeline stages at a tile, (BLOCK_M, BLOCK_N, BLOCK_K) -> num_stages: TMA tiled
+# 128x256x64 w8 takes 4 (run Q, H200 2026-12-02, `tile_explore.py --set tma-sk`: 1.002-1.048 x s3
+# at all 11 sizes; 196,640 B of shared memory on sm_90 with Triton 3.6.0 there and 3.7.1 here,
+# under the 227 KiB a block may take: one block per SM, as with s3). The persistent TMA kernel's
+# s4 needs 262,176 B (stream-K refused in run Q; both in Triton 3.7.1 here): C's box does not
+# share the stages' memory there.
+CANDIDATE_STAGES = {"tma": {(128, 256, 64): 4}}
+
+
+def candidate_tiles(variant: str) -> tuple:
+    """The tiles matmul_auto weighs for `variant`: CANDIDATE_TILES at the variant's own stages."""
+    stages = CANDIDATE_STAGES.get(variant, {})
+    return tuple(t[:5] + (stages.get(t[:3], t[5]),) for t in CANDIDATE_TILES)
 
 
 def tile_params(tile: tuple) -> dict:
@@ -91,7 +104,7 @@ def stream_k_slowdown(fill: float, knots=None) -> float:
 # Each candidate's sustained efficiency against the compute model (fitted on its 128x256 tile
 # only): smaller tiles stage fewer FLOPs per shared-memory byte and w4 has fewer warps to hide
 # latency. Data with its provenance, written by benchmarks/tiles_fit.py: pointer kernels on run H,
-# TMA kernels on run M (H200).
+# TMA kernels on run M, TMA stream-K on run O, the two candidates run Q changed on run Q (H200).
 TILE_FIT_PATH = resource("fits", "H200_matmul_tiles.json")
 
 
@@ -274,9 +287,10 @@ def runs_on(spec, gpu: GpuSpec) -> str:
 
 
 def choose(specs: dict, dims: dict, gpu: GpuSpec, dtype: str | None = None,
-           tiles=CANDIDATE_TILES) -> MatmulChoice:
+           tiles=None) -> MatmulChoice:
     """The fastest predicted candidate for an M x N x K product. `specs`: variant -> its
     declaration (kernels.declare.registry.matmul_variants); a variant not given is not weighed.
+    `tiles`: the tiles weighed for every variant; None: each variant's candidate_tiles.
     Equal times keep VARIANTS' order, so a TMA kernel whose efficiency is only assumed like its
     pointer twin's is never chosen over it. `dtype` None: matmul_dtype(gpu)."""
     dtype = dtype or matmul_dtype(gpu)
@@ -296,7 +310,7 @@ def choose(specs: dict, dims: dict, gpu: GpuSpec, dtype: str | None = None,
             skipped.append(f"{VARIANT_TITLES[variant]}: TMA needs K and N multiples of "
                            f"{TMA_ROW_ALIGN_BYTES // ITEMSIZE[dtype]} (16-byte rows)")
             continue
-        for tile in tiles:
+        for tile in candidate_tiles(variant) if tiles is None else tiles:
             params = tile_params(tile)
             n_tiles = -(-sizes["M"] // params["BLOCK_M"]) * -(-sizes["N"] // params["BLOCK_N"])
             if n_tiles > MAX_CHOICE_TILES:

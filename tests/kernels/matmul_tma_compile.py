@@ -23,6 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 # (kernel, (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, warps, stages), loop flags, must compile)
 CONFIGS = (
     ("matmul_tma_kernel", (128, 256, 64, 8, 8, 3), {}, True),
+    ("matmul_tma_kernel", (128, 256, 64, 8, 8, 4), {}, True),  # matmul_auto's (candidate_tiles)
     ("matmul_tma_kernel", (64, 128, 64, 8, 4, 4), {}, True),
     ("matmul_tma_persistent_kernel", (128, 256, 64, 8, 8, 3), dict(FLATTEN=True), True),
     ("matmul_tma_persistent_kernel", (128, 256, 64, 8, 8, 3),
@@ -30,7 +31,7 @@ CONFIGS = (
     ("matmul_tma_persistent_kernel", (128, 256, 64, 8, 8, 3),
      dict(FLATTEN=False, WARP_SPECIALIZE=True), True),
     # TMA stream-K (the leftover tiles' K split over the programs, fp32 atomics) at the three
-    # matmul_auto tiles
+    # matmul_auto tiles, with its declared loop flags (no warp specialisation at w4: tma_loop)
     ("matmul_tma_persistent_kernel", (128, 256, 64, 8, 8, 3), dict(STREAM_K=True), True),
     ("matmul_tma_persistent_kernel", (128, 128, 64, 8, 8, 4), dict(STREAM_K=True), True),
     ("matmul_tma_persistent_kernel", (64, 128, 64, 8, 4, 4), dict(STREAM_K=True), True),
@@ -46,7 +47,7 @@ def compile_config(name: str, tile: tuple, loop: dict, dtype: str = "bf16") -> d
     from triton.compiler import ASTSource
 
     from kernels.bodies import matmul_tma as mt
-    from kernels.declare.matmul_problem import TMA_LOOP
+    from kernels.declare.matmul_problem import tma_loop
     from matmul_compile import _res_usage
 
     bm, bn, bk, gm, warps, stages = tile
@@ -54,7 +55,8 @@ def compile_config(name: str, tile: tuple, loop: dict, dtype: str = "bf16") -> d
     constants = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm)
     persistent = kernel is mt.matmul_tma_persistent_kernel
     if persistent:
-        constants.update({**TMA_LOOP, "STREAM_K": False, **loop})
+        declared = tma_loop("tma_stream_k" if loop.get("STREAM_K") else "tma_persistent", warps)
+        constants.update({**declared, "STREAM_K": False, **loop})  # the variant's, then `loop`
     c_box = bn // 2 if constants.get("EPILOGUE_SUBTILE") else bn
     signature = {"a_desc": f"tensordesc<{dtype}[{bm}, {bk}]>",
                  "b_desc": f"tensordesc<{dtype}[{bk}, {bn}]>",

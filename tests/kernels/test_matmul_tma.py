@@ -138,3 +138,39 @@ def test_tma_kernels_compile_for_sm90():
             assert row["wgmma"] and row["tma"] and row["stack"] == 0, row
             assert row["atomics"] == row["loop"].get("STREAM_K", False), row  # stream-K's adds
             assert row["shared_metadata"] <= 232448, row  # the H200's 227 KiB per block
+
+
+class _Recorder:
+    """Stands in for a JIT kernel: `kernel[grid](*args, **meta)` keeps the meta of each launch."""
+
+    def __init__(self) -> None:
+        self.meta: list[dict] = []
+
+    def __getitem__(self, grid):
+        return lambda *args, **meta: self.meta.append(meta)
+
+
+@pytest.mark.parametrize("stream_k, warps, flatten, ws", [
+    (True, 8, False, True),  # TMA stream-K as declared (run Q)
+    (True, 4, False, False),  # 4 warps: Triton cannot warp-specialise them for sm_90
+    (False, 8, True, False)])  # TMA persistent as declared (run M)
+def test_the_launcher_takes_the_variants_declared_flags(monkeypatch, stream_k, warps, flatten, ws):
+    """bind_matmul_tma_persistent's defaults, and the registry's launch of the declaration, are
+    the variant's declared flags (matmul_problem.tma_loop); a flag given is kept."""
+    variant = "tma_stream_k" if stream_k else "tma_persistent"
+    assert mp.tma_loop(variant, warps) == dict(FLATTEN=flatten, WARP_SPECIALIZE=ws,
+                                               EPILOGUE_SUBTILE=False)
+    rec = _Recorder()
+    monkeypatch.setattr(mt, "matmul_tma_persistent_kernel", rec)
+    a, b = _inputs(torch.float16)
+    config = mm.MatmulConfig(64, 64, 32, 2, warps, 2)
+    mt.bind_matmul_tma_persistent(a, b, _poisoned(a, b), config, programs=5, stream_k=stream_k)()
+    mt.bind_matmul_tma_persistent(a, b, _poisoned(a, b), config, programs=5, stream_k=stream_k,
+                                  flatten=not flatten)()
+    assert {k: rec.meta[0][k] for k in mp.TMA_LOOP[variant]} == mp.tma_loop(variant, warps)
+    assert rec.meta[1]["FLATTEN"] is (not flatten)
+    declared = mt._DeclaredTma(rec)  # the registry's path: the declaration's constants as meta
+    spec_constants = next(d["constants"] for d in mp.MATMUL if d["name"] == f"matmul_{variant}")
+    declared[(5,)](a, b, _poisoned(a, b), None, None, M, N, K, **spec_constants,
+                   **config.meta())
+    assert rec.meta[2]["WARP_SPECIALIZE"] is ws and rec.meta[2]["FLATTEN"] is flatten

@@ -25,3 +25,13 @@ def test_the_persistent_tma_kernel_compiles_for_sm90():
     [res] = resources_once([spec_request(get_kernel("matmul_tma_persistent"), 1024, TILE, (9, 0))])
     assert not isinstance(res, Exception), res
     assert res.regs_per_thread > 64 and res.dynamic_smem_bytes > 100_000 and res.stack_bytes == 0
+
+
+def test_the_compile_request_drops_warp_specialisation_below_eight_warps():
+    """TMA stream-K declares warp specialisation, which Triton cannot lower at 4 warps; the request
+    `explain --kernel matmul_tma_stream_k --warps 4` makes carries the flags the launcher uses."""
+    spec = get_kernel("matmul_tma_stream_k")
+    flags = [spec_request(spec, 1024, {**TILE, "num_warps": w}, (9, 0)).spec["constexprs"]
+             for w in (4, 8)]
+    assert [f["WARP_SPECIALIZE"] for f in flags] == [False, True]
+    assert all(f["FLATTEN"] is False and f["STREAM_K"] for f in flags)

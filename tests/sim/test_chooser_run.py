@@ -52,3 +52,30 @@ def test_the_summary_tells_the_pick_from_the_repeat_noise(capsys):
 def test_median_of_rounds():
     assert chooser_summary.median([3.0, 1.0, 2.0]) == 2.0 and chooser_summary.median([1.0, 2.0]) == 1.5
     assert chooser_summary.spread([1.0, 1.1, 1.0]) == pytest.approx(0.1)
+
+
+def test_run_rs_extras_are_the_old_declarations_and_no_candidates_twin():
+    """`--extras before-q` (run R): TMA stream-K at its three tiles with the flags declared until
+    run Q and TMA tiled 128x256x64 at s3; each label is its own and none reads as a candidate
+    (the summary sets each beside the candidate of its kernel, tile and warps)."""
+    import chooser_run
+    from tile_explore import OLD_SK_LOOP, TMA_SK, tma_label
+
+    from sim.model.matmul_choice import (CANDIDATE_TILES, VARIANT_TITLES, candidate_tiles,
+                                         tile_label, tile_params)
+
+    extras = chooser_run.EXTRA_SETS["before-q"]
+    assert {t for v, t, loop in extras if v == "tma_stream_k" and loop == OLD_SK_LOOP} == set(
+        CANDIDATE_TILES)
+    assert ("tma", (128, 256, 64, 8, 8, 3), {}) in extras
+    candidates = {f"{VARIANT_TITLES[v]} {tile_label(tile_params(t))}"
+                  for v in VARIANT_TITLES for t in candidate_tiles(v)}
+    for entries in (extras, chooser_run.TMA_SK_EXTRAS, TMA_SK):  # run Q's set: candidates too
+        labels = [tma_label(v, tile_params(t), loop) for v, t, loop in entries]
+        assert len(set(labels)) == len(labels), labels
+        assert entries is TMA_SK or not set(labels) & candidates, labels
+    # the declared stream-K loop reads as the candidate itself; the old one with its flags
+    assert tma_label("tma_stream_k", tile_params(CANDIDATE_TILES[0]), dict(
+        flatten=False, warp_specialize=True)) == "TMA-stream-K 128x256x64 w8 s3"
+    assert tma_label("tma_stream_k", tile_params(CANDIDATE_TILES[2]), OLD_SK_LOOP) == \
+        "TMA-stream-K 64x128x64 w4 s4 [flatten=True]"
