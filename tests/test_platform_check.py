@@ -103,7 +103,7 @@ def test_the_tables_cover_what_the_installed_pyside6_links_against():
     links one more system library fails here instead of aborting on a user's machine."""
     import PySide6
 
-    pyside = Path(PySide6.__file__).parent
+    pyside = Path(PySide6.__file__).resolve().parent  # /proc/self/maps names resolved paths
     loaded = subprocess.run([sys.executable, "-c", LOADED_QT], cwd=ROOT, capture_output=True,
                             text=True, check=True,
                             env={"QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin"}).stdout

@@ -283,12 +283,16 @@ def pack_lanes(sm: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray
     its SM that is free when it starts."""
     lane = np.zeros(len(sm), dtype=np.int64)
     free_at: dict[int, list[float]] = {}
-    for i in np.lexsort((start, sm)):
-        ends = free_at.setdefault(int(sm[i]), [])
-        k = next((k for k, e in enumerate(ends) if e <= start[i] + 1e-9), len(ends))
+    order = np.lexsort((start, sm))
+    # Python floats and ints, not numpy scalars: a trace has up to millions of blocks
+    for i, s, t0, t1 in zip(order.tolist(), np.asarray(sm)[order].tolist(),
+                            np.asarray(start, dtype=float)[order].tolist(),
+                            np.asarray(end, dtype=float)[order].tolist()):
+        ends = free_at.setdefault(int(s), [])
+        k = next((k for k, e in enumerate(ends) if e <= t0 + 1e-9), len(ends))
         if k == len(ends):
             ends.append(0.0)
-        ends[k] = float(end[i])
+        ends[k] = t1
         lane[i] = k
     return lane
 

@@ -34,6 +34,7 @@ def _items_problems(w):
     return found
 
 
+@pytest.mark.slow  # an export per size
 @pytest.mark.parametrize("size", [(1024, 640), (1366, 768), (1920, 1080)])
 def test_every_exported_figure_is_whole_at_every_window_size(qtbot, make_window, size):
     from kernels.measure.results import load_results

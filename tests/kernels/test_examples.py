@@ -41,6 +41,7 @@ def test_each_example_is_a_kernel_of_its_backend(specs):
         assert shape.grid_blocks >= 1
 
 
+@pytest.mark.slow
 def test_every_example_compiles_for_every_preset(specs):
     """Distinct compute capabilities only (12 presets share 8); one batch, so one compiler
     process per backend. The same requests as test_kernel_file_cli.py's (its size has the same

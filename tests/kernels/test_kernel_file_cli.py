@@ -54,6 +54,7 @@ def _one_preset_per_target() -> list[str]:
     return list(first.values())
 
 
+@pytest.mark.slow  # a process of the file's per target
 @pytest.mark.parametrize("file", FILES)
 def test_explain_kernel_file_prints_compiled_registers_for_every_preset(file, expected, capsys):
     for gpu in _one_preset_per_target():

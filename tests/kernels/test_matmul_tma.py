@@ -122,6 +122,7 @@ def test_auto_launches_a_tma_choice():
         assert mp.relative_error(c, mp.reference(a, b)) < mp.TOLERANCE["float16"]
 
 
+@pytest.mark.slow
 def test_tma_kernels_compile_for_sm90():
     """TMA copies and wgmma in every required configuration, no spills; the warp-specialised
     ones compile, and whether Triton split their warps is reported, not required."""

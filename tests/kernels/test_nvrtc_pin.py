@@ -30,6 +30,7 @@ def _has(name: str) -> bool:
 
 @pytest.mark.skipif(not _has("nvidia.cuda_nvrtc"), reason="needs nvidia-cuda-nvrtc-cu12 "
                     "(requirements-test.txt)")
+@pytest.mark.slow
 def test_the_pinned_nvrtc_wins_and_targets_sm_70():
     done = subprocess.run([sys.executable, "-c", CHILD], cwd=ROOT, capture_output=True,
                           text=True, timeout=120, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "0"})

@@ -51,6 +51,7 @@ def run_j():
     return load_bundle(RUN_J)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["layernorm_triton_n20", "stencil_numba_n24", "stencil_numba_n26"])
 def test_run_j_makespans_within_ten_percent(run_j, name):
     c = compare_trace(with_declared_chain(run_j[name]))

@@ -53,6 +53,7 @@ def test_the_split_is_one_fit_trace(f):
     assert f.FIT == (f.RUN_J, "stencil_numba_n20")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bundle", ["benchmarks/run_j/traces", "tests/data/kernel_files_h200"])
 def test_held_out_stencil_at_2_24_meets_its_makespan_without_the_rule(f, bundle):
     # since the stencil declares its five loads (sim/model/chain.py) the rule is not needed:

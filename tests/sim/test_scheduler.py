@@ -12,7 +12,7 @@ from sim.inputs.errors import UserError
 from sim.rules.occupancy import occupancy
 from sim.model.launch_model import Launch, TripCost
 from sim.schedule.scheduler import (BlockScheduler, SmOrderPlacement, TpcSpreadPlacement,
-                           UniformCost, simulate)
+                           UniformCost, _unit_noise, simulate)
 
 
 def _check_invariants(sim, blocks_per_sm):
@@ -60,6 +60,20 @@ def test_jittered_blocks_keep_the_invariants(n_blocks, jitter, seed):
     _check_invariants(sim, occ.blocks_per_sm)
     # Blocks start in grid order: the queue is first come, first served.
     assert (np.diff(sim.block_start_us) >= 0).all()
+
+
+@given(st.lists(st.integers(-2**40, 2**62), min_size=0, max_size=40),
+       st.integers(0, 2**64))
+def test_the_noise_of_a_few_ids_is_the_vectorised_hashs(ids, seed):
+    """A few ids take the Python-int path (the scheduler's per-step case), many the numpy one:
+    the same bits either way, one id or several at a time."""
+    a = np.array(ids, dtype=np.int64)
+    few = _unit_noise(a, seed)
+    one_by_one = [_unit_noise(a[i:i + 1], seed)[0] for i in range(a.size)]
+    many = _unit_noise(np.tile(a, 20), seed)[:a.size]  # past the small-array cut
+    assert few.dtype == many.dtype == np.float64 and few.shape == a.shape
+    assert few.tobytes() == many.tobytes() == np.array(one_by_one, dtype=float).tobytes()
+    assert ((-1.0 <= few) & (few < 1.0)).all()
 
 
 def test_tail_of_the_article_launch():
