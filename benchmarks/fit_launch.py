@@ -253,36 +253,31 @@ def fit_step(chosen: dict) -> float:
     return round(mid, 1)
 
 
-def best_ramp(searched: dict, chosen: dict) -> float:
-    """The first wave's start interval from RAMPS: most FIT add traces within all three bars,
-    then the least mean residency error (the spread and hold held at `chosen`)."""
+def best_constant(name: str, values, searched: dict, chosen: dict) -> float:
+    """The value of constant `name` among `values` that puts most `searched` traces within all
+    three bars, then the least mean residency error (the other constants held at `chosen`)."""
     best = None
-    for ramp in RAMPS:
-        with constants(**chosen, first_wave_block_ns=ramp):
+    for value in values:
+        with constants(**{**chosen, name: value}):
             rows = trace_scores(searched)
         key = (sum(r["within"] for r in rows), -np.mean([r["residency_error"] for r in rows]))
-        print(f"first_wave_block_ns {ramp:.2f}: within {key[0]} of {len(rows)}, mean residency "
+        print(f"{name} {value:.2f}: within {key[0]} of {len(rows)}, mean residency "
               f"error {-key[1]:.3f}")
         if best is None or key > best[0]:
-            best = (key, ramp)
+            best = (key, value)
     return best[1]
+
+
+def best_ramp(searched: dict, chosen: dict) -> float:
+    """The first wave's start interval from RAMPS, on the FIT add traces."""
+    return best_constant("first_wave_block_ns", RAMPS, searched, chosen)
 
 
 def fit_barrier(chosen: dict) -> float:
-    """`barrier_hold_share` from BARRIER_SHARES: most BARRIER_FIT traces within all three bars,
-    then the least mean residency error."""
+    """`barrier_hold_share` from BARRIER_SHARES, on the BARRIER_FIT traces."""
     named = {n: with_declared_chain(t) for n, t in load_bundle(FIT_BUNDLE).items()
              if n.startswith(BARRIER_FIT)}
-    best = None
-    for share in BARRIER_SHARES:
-        with constants(**chosen, barrier_hold_share=share):
-            rows = trace_scores(named)
-        key = (sum(r["within"] for r in rows), -np.mean([r["residency_error"] for r in rows]))
-        print(f"barrier_hold_share {share:.2f}: within {key[0]} of {len(rows)}, mean residency "
-              f"error {-key[1]:.3f}")
-        if best is None or key > best[0]:
-            best = (key, share)
-    return best[1]
+    return best_constant("barrier_hold_share", BARRIER_SHARES, named, chosen)
 
 
 def fit() -> dict:

@@ -8,7 +8,8 @@
 
 from __future__ import annotations
 
-from sim.cli import add_launch_arguments, launch_elements  # the same options and number syntax as `explain`
+from sim.inputs.defaults import launch_elements
+from sim.cli import add_launch_arguments  # the same options and number syntax as `explain`
 from sim.inputs.args import arg_path
 
 

@@ -12,7 +12,7 @@ from sim.rules.devices import GpuSpec, preset, presets
 from sim.inputs.errors import UserError
 from sim.model.confidence import prediction_confidence
 from sim.inputs.files import check_writable
-from sim.inputs.defaults import DEFAULT_ELEMENTS, DEFAULT_SIDE
+from sim.inputs.defaults import DEFAULT_ELEMENTS, DEFAULT_SIDE, launch_elements
 from sim.rules.geometry import launch_facts, launch_geometry, problem_text
 from sim.inputs.args import arg_bytes, arg_count, arg_path, arg_real
 from sim.rules.occupancy import LIMITERS, occupancy
@@ -177,15 +177,6 @@ class KernelLaunch:
         from sim.model.latency import DEFAULT_LOADS
 
         return getattr(self.declaration, "arity", None) or DEFAULT_LOADS
-
-
-def launch_elements(args) -> int:
-    """--elements, or its default: a matmul --kernel's side, else DEFAULT_ELEMENTS (the kernels
-    layer says which a kernel takes, through the hook `args.kernel_is_sided`)."""
-    if args.elements is not None:
-        return args.elements
-    sided = getattr(args, "kernel_is_sided", None)
-    return DEFAULT_SIDE if sided is not None and sided(args) else DEFAULT_ELEMENTS
 
 
 def resolve_launch(args):
