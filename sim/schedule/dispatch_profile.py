@@ -196,16 +196,19 @@ MAX_PROFILE_BYTES = 1 << 20  # the H200's is 1 KB
 
 
 def load_profile(path) -> DispatchProfile:
-    """A profile file; read again only when it changed (predictions ask for it per row)."""
+    """A profile file; read again only when it changed (predictions ask for it per row). The
+    change is told by size and inode as well as the time: a file rewritten within one tick of
+    the kernel's coarse clock (a few ms) keeps its st_mtime_ns."""
     try:
-        stamp = Path(path).stat().st_mtime_ns
+        st = Path(path).stat()
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
     except OSError as exc:
         raise UserError(f"cannot read dispatch profile {path}: {exc.strerror or exc}") from None
     return _load(str(path), stamp)
 
 
 @functools.lru_cache(maxsize=32)
-def _load(path: str, _stamp: int) -> DispatchProfile:
+def _load(path: str, _stamp: tuple) -> DispatchProfile:
     data = read_json_file(path, "dispatch profile", MAX_PROFILE_BYTES)
     return DispatchProfile.from_json(data, path)
 

@@ -92,3 +92,18 @@ def test_names_and_files():
     assert (BUILTIN_DIR / "H200.json").is_file()
     with pytest.raises(UserError, match="cannot read dispatch profile"):
         load_profile(BUILTIN_DIR / "missing.json")
+
+
+def test_a_profile_rewritten_within_one_clock_tick_is_read_again(tmp_path):
+    """The kernel stamps files with a coarse clock (a few ms), so a file rewritten at once can keep
+    its st_mtime_ns; the fresh-root runs failed on that (a damaged file after a good one was
+    served from the cache). Here the second write is given the first one's time exactly."""
+    import os
+
+    path = tmp_path / "H200.json"
+    save_profile(path, DispatchProfile("NVIDIA H200", True, "2026-12-24", "x"))
+    first = os.stat(path).st_mtime_ns
+    assert load_profile(path).date == "2026-12-24"
+    save_profile(path, DispatchProfile("NVIDIA H200", True, "2026-12-25", "a longer source"))
+    os.utime(path, ns=(first, first))
+    assert load_profile(path).date == "2026-12-25"
