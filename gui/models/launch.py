@@ -469,7 +469,7 @@ class LaunchModel:
             return self.update(kernel=CUSTOM_KERNEL, block_size=None)
         changes: dict[str, Any] = {"kernel": k.name, "block_size": None, "dims": "",
                                    "block_extra": ""}
-        sided, was_sided = (getattr(x, "dims", None) is not None for x in (k, self.kernel()))
+        sided, was_sided = (getattr(x, "is_matrix_product", False) for x in (k, self.kernel()))
         if sided != was_sided:
             changes["elements"] = DEFAULT_SIDE if sided else LaunchInputs().elements
         origin = None

@@ -164,6 +164,12 @@ class KernelSpec:
             return "fixed by torch"
         return "threads per block" if self.sweep == "threads" else self.sweep
 
+    @property
+    def is_matrix_product(self) -> bool:
+        """Whether its size is a matrix product's M, N and K (`--elements` and the window's size
+        box then give its side n: M = N = K = n)."""
+        return self.dims is not None and {"M", "N", "K"} <= set(self.size_dims(1))
+
     def size_dims(self, n: int, dims: Mapping[str, int] | None = None) -> dict:
         """The problem's sizes by name for size `n` (a matmul's M=N=K=n), or `dims` as given
         (a matmul of M=1024, N=4352, K=8192: the sawtooth's points)."""

@@ -39,7 +39,7 @@ def kernel_is_sided(args) -> bool:
     from kernels.declare.registry import get_kernel
 
     try:
-        return {"M", "N", "K"} <= set(get_kernel(args.kernel).size_dims(1))
+        return get_kernel(args.kernel).is_matrix_product
     except (KeyError, UserError):
         return False  # an unknown name is refused, in one line, where the launch is made
 
@@ -75,7 +75,7 @@ def _builtin_launch(args, gpu):
     if not spec.launchable:
         raise UserError(f"{spec.name}: torch chooses its own grid; pick a Triton or Numba kernel")
     given = getattr(args, "dims", None)
-    if given is not None and not {"M", "N", "K"} <= set(spec.size_dims(1)):
+    if given is not None and not spec.is_matrix_product:
         raise UserError(f"--dims is for a matrix product; {spec.name} takes --elements")
     block, choice = block_setting(spec, args.block, args.warps), None
     if spec.name == "matmul_auto":  # what it launches is the candidate it chose

@@ -168,7 +168,7 @@ def waves_sweep(dims_list: Sequence[dict], kernel_names: Iterable[str] = ("matmu
     if not has_gpu and not allow_cpu:
         raise RunFailure(f"no GPU to time on: {why}")
     for spec in kernels:
-        if not (spec.dims and {"M", "N", "K"} <= set(spec.size_dims(1))):
+        if not spec.is_matrix_product:
             raise UserError(f"{spec.name} is not a matrix product (its sizes are not M, N, K)")
     gpu, why = detect_device()
     name = gpu.name if gpu is not None else f"CPU ({why})"
