@@ -194,8 +194,12 @@ def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False, rounds=
 
 
 # --- the next step, measured ---------------------------------------------------------------
-def next_step_pairs(dry: bool) -> list[dict]:
-    """(kernel, before, after) launches: each a one-lever change the next step could advise."""
+def next_step_pairs(dry: bool, which: str = "run-h") -> list[dict]:
+    """(kernel, before, after) launches: each a one-lever change the next step could advise.
+    `which`: run H's 13 pairs (runs H, I, L), or "held-out-s", 12 others that no fit or model
+    change has seen (run S, recorded before the fourth session's model changes)."""
+    if which == "held-out-s":
+        return held_out_pairs(dry)
     n = 4099 if dry else 2**26
     tri, nb, nb4 = "add_triton", "add_numba_naive", "add_numba"
     return [
@@ -222,6 +226,31 @@ def next_step_pairs(dry: bool) -> list[dict]:
              after=dict(threads=256, smem=22 * 1024)),
         dict(kernel=nb, n=n, lever="shared memory", before=dict(threads=128, smem=46 * 1024),
              after=dict(threads=128, smem=16 * 1024)),
+    ]
+
+
+def held_out_pairs(dry: bool) -> list[dict]:
+    """Run S's pairs: other sizes, kernels and settings than run H's, one lever each."""
+    big, small = (4099, 4099) if dry else (2**24, 2**22)
+    tri, nb, nb4 = "add_triton", "add_numba_naive", "add_numba"
+    pair = lambda kernel, n, lever, before, after: dict(  # noqa: E731
+        kernel=kernel, n=n, lever=lever, before=before, after=after)
+    return [
+        pair(tri, big, "num_warps", dict(BLOCK_SIZE=512, num_warps=2), dict(BLOCK_SIZE=512, num_warps=4)),
+        pair(tri, big, "num_warps", dict(BLOCK_SIZE=2048, num_warps=8), dict(BLOCK_SIZE=2048, num_warps=4)),
+        pair(tri, big, "BLOCK_SIZE", dict(BLOCK_SIZE=512, num_warps=4), dict(BLOCK_SIZE=2048, num_warps=4)),
+        pair(tri, small, "BLOCK_SIZE", dict(BLOCK_SIZE=8192, num_warps=8), dict(BLOCK_SIZE=2048, num_warps=8)),
+        pair("square_triton", big, "BLOCK_SIZE", dict(BLOCK_SIZE=256, num_warps=2),
+             dict(BLOCK_SIZE=1024, num_warps=2)),
+        pair("copy_triton", small, "num_warps", dict(BLOCK_SIZE=1024, num_warps=1),
+             dict(BLOCK_SIZE=1024, num_warps=4)),
+        pair(nb, big, "threads", dict(threads=128), dict(threads=1024)),
+        pair(nb, small, "threads", dict(threads=32), dict(threads=256)),
+        pair(nb4, big, "threads", dict(threads=128), dict(threads=256)),
+        pair(nb4, big, "registers", dict(threads=768, max_registers=80),
+             dict(threads=768, max_registers=40)),
+        pair(nb, big, "shared memory", dict(threads=512, smem=40 * 1024), dict(threads=512, smem=8 * 1024)),
+        pair(nb, small, "shared memory", dict(threads=64, smem=30 * 1024), dict(threads=64, smem=12 * 1024)),
     ]
 
 
@@ -280,13 +309,14 @@ def copy_ceiling_gbps(clock, on_gpu: bool) -> float | None:
 COPY: dict = {}  # the measured copy ceiling, for the results file
 
 
-def next_step_rows(gpu, clock, on_gpu: bool, dry: bool, rounds: int = 1) -> list[dict]:
+def next_step_rows(gpu, clock, on_gpu: bool, dry: bool, rounds: int = 1,
+                   which: str = "run-h") -> list[dict]:
     from kernels.declare.registry import get_kernel
     from sim.model.what_if import WhatIf, predict
 
     rows = []
     ceiling = copy_ceiling_gbps(clock, on_gpu)
-    for pair in next_step_pairs(dry):
+    for pair in next_step_pairs(dry, which):
         spec = get_kernel(pair["kernel"])
         row = {"kernel": spec.name, "n": pair["n"], "lever": pair["lever"],
                "before": pair["before"], "after": pair["after"]}
@@ -337,6 +367,9 @@ def main(argv=None) -> int:
     ap.add_argument("--dips", default=",".join(map(str, DIPS)),
                     help="the target dips' N (M=1024, K=8192), comma-separated; default run L's")
     ap.add_argument("--skip-next-step", action="store_true", help="no next-step pairs (part 3)")
+    ap.add_argument("--pairs", default="run-h", choices=("run-h", "held-out-s"),
+                    help="which next-step pairs (next_step_pairs)")
+    ap.add_argument("--only-next-step", action="store_true", help="no matmul sizes (parts 1, 2)")
     args = ap.parse_args(argv)
     if args.dry_run:
         os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -391,6 +424,8 @@ def main(argv=None) -> int:
     result["squares"] = []
     for i, (m, n, k) in enumerate(plan):
         square = m == n == k and n in squares
+        if args.only_next_step:
+            break
         if not square and time.time() - t0 > share * args.budget_s:
             result.setdefault("sawtooth_cut", f"stopped at N={n} by the budget")
             continue
@@ -407,7 +442,8 @@ def main(argv=None) -> int:
         save()
     sweep.sort(key=lambda r: r["N"])
     if not args.skip_next_step:
-        result["next_step"] = next_step_rows(gpu, clock, on_gpu, args.dry_run, args.rounds)
+        result["next_step"] = next_step_rows(gpu, clock, on_gpu, args.dry_run, args.rounds,
+                                             args.pairs)
         result["copy_ceiling_gbps"] = COPY.get("gbps")
     from benchmarks.tiles_fit import this_run_scale
 

@@ -32,8 +32,30 @@ def _speed(row: dict, key: str, size: dict | None = None) -> float:
     return (size or row)["cublas_ms"] / row[key]
 
 
+def next_step_lines(result: dict) -> list[tuple[str, str]]:
+    """The next step's pairs: direction (2% dead band) and magnitude, and the noise."""
+    lines = []
+    ns = [r for r in result.get("next_step", []) if "error" not in r]
+    if "next_step" in result:
+        direction = sum((r["predicted_change"] > 0.02) == (r["measured_change"] > 0.02)
+                        and (r["predicted_change"] < -0.02) == (r["measured_change"] < -0.02)
+                        for r in ns)
+        within = sum(abs((1 + r["predicted_change"]) / (1 + r["measured_change"]) - 1) <= 0.10
+                     for r in ns)
+        lines += [
+            ("next step: direction right / magnitude within 10%",
+             f"{direction}/{len(ns)}, {within}/{len(ns)} ({len(result['next_step']) - len(ns)} failed)"),
+            ("next step: a launch's spread over its rounds (max - min over median), largest",
+             f"{max((spread(r[k]) for r in ns for k in ('before_rounds_ms', 'after_rounds_ms') if k in r), default=float('nan')):.1%}"
+             " (the direction test's dead band: 2%)")]
+    return lines
+
+
 def print_summary(result: dict) -> None:
     rows, squares = result["sawtooth"], result["squares"]
+    if not rows + squares:  # --only-next-step
+        _print(next_step_lines(result) + [("wall", f"{result['wall_s']:.0f} s")])
+        return
     scale = result["scale"]["value"]
     vs_best = [r["best_candidate_ms"] / r["auto_ms"] for r in rows]
     vs_variants = [r["best_variant_default_tile_ms"] / r["auto_ms"] for r in rows
@@ -100,22 +122,14 @@ def print_summary(result: dict) -> None:
         ("assumed candidates' predictions within 10%, with the scale",
          f"{assumed_ok}/{len(assumed)}"),
     ]
-    ns = [r for r in result.get("next_step", []) if "error" not in r]
-    if "next_step" in result:
-        direction = sum((r["predicted_change"] > 0.02) == (r["measured_change"] > 0.02)
-                        and (r["predicted_change"] < -0.02) == (r["measured_change"] < -0.02)
-                        for r in ns)
-        within = sum(abs((1 + r["predicted_change"]) / (1 + r["measured_change"]) - 1) <= 0.10
-                     for r in ns)
-        lines += [
-            ("next step: direction right / magnitude within 10%",
-             f"{direction}/{len(ns)}, {within}/{len(ns)} ({len(result['next_step']) - len(ns)} failed)"),
-            ("next step: a launch's spread over its rounds (max - min over median), largest",
-             f"{max((spread(r[k]) for r in ns for k in ('before_rounds_ms', 'after_rounds_ms') if k in r), default=float('nan')):.1%}"
-             " (the direction test's dead band: 2%)")]
+    lines += next_step_lines(result)
     lines += replaced_lines(rows + squares)
     lines += stream_k_lines(rows + squares)
     lines.append(("wall", f"{result['wall_s']:.0f} s"))
+    _print(lines)
+
+
+def _print(lines: list[tuple[str, str]]) -> None:
     width = max(len(k) for k, _ in lines)
     print("\nSummary (benchmarks/chooser_run.py)")
     for k, v in lines:
