@@ -90,7 +90,8 @@ BAR = 0.10  # kernel times: within 10%
 # issue 21's next-step pairs, each measured before and after one lever's change (2^26 elements;
 # benchmarks/chooser_run.py `next_step_rows`): TEST for the launch model, nothing fitted on them
 NEXT_STEP_RUNS = (ROOT / "benchmarks" / "run_i" / "chooser_h200.json",
-                  ROOT / "benchmarks" / "run_l" / "chooser" / "chooser_h200.json")
+                  ROOT / "benchmarks" / "run_l" / "chooser" / "chooser_h200.json",
+                  ROOT / "benchmarks" / "run_s" / "next_step_s.json")
 DEAD_BAND = 0.02  # chooser_run.py's: a change within +-2% is "no change"
 
 

@@ -43,11 +43,20 @@ def drain(sim, cost):
     bytes_left = np.bincount(sm, ahead, minlength=sms) * cost.bytes_per_trip * cost.trips
     trips_left = np.zeros(sms)
     np.maximum.at(trips_left, sm, np.ceil(ahead * cost.trips - 1e-9))
-    bound = (cost.dispatch_ns + trips_left * cost.delay_ns + bytes_left / rate) / 1e3 + cost.extra_us
+    # a block's later load rounds wait out their round trips while the SM's other blocks, started
+    # at other times, still stream: hidden in the share of the SM's blocks that are staggered
+    # (none in a one-wave grid, whose blocks all wait together; TripCost.latency_ns)
+    nearest, furthest = np.ones(sms), np.zeros(sms)
+    np.minimum.at(nearest, sm, ahead)
+    np.maximum.at(furthest, sm, ahead)
+    stagger = np.where(furthest > 0, 1.0 - nearest / np.maximum(furthest, 1e-12), 0.0)
+    port_ns = bytes_left / rate / np.maximum(trips_left, 1)  # the port's time on each trip left
+    hidden = trips_left * cost.delay_ns - np.array([cost.latency_ns(k, p)
+                                                    for k, p in zip(trips_left, port_ns)])
+    latency = trips_left * cost.delay_ns - stagger * hidden
+    bound = (cost.dispatch_ns + latency + bytes_left / rate) / 1e3 + cost.extra_us
     # the bound is on the end stamp; the slot frees `hold` of a trip later (TripCost.stamped_ends)
     cap = bound / (1.0 - cost.hold / (1.0 + cost.hold) / cost.trips)
-    furthest = np.zeros(sms)
-    np.maximum.at(furthest, sm, ahead)
     cap = np.maximum(cap, furthest * cost.life_us(busy))
     ends = np.maximum(np.minimum(end[live], t + cap[sm]), start[live] + cost.min_us)
     if np.array_equal(ends, end[live]):

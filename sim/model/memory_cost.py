@@ -19,7 +19,7 @@ from typing import ClassVar
 import numpy as np
 
 from sim.inputs.errors import UserError
-from sim.model.latency import BUSY, mva_levels, trip_costs_for
+from sim.model.latency import BUSY, mva_levels, pipelined_delay_ns, trip_costs_for
 from sim.model.load_rounds import inputs_of_traffic, load_rounds, values_per_thread
 from sim.rules.devices import GpuSpec
 from sim.rules.physics import GpuPhysics, physics_for
@@ -49,6 +49,7 @@ class TripCost:
     min_us: float = 0.0  # no block is shorter (the `simulate --latency-us` knob)
     spread: float = 0.0  # coefficient of variation of the stamped block times (DRAM service order)
     hold: float = 0.0  # a block holds its slot this share of its stamped time past its end stamp
+    rounds: int = 1  # dependent load rounds per loop trip, each one of the `trips`
 
     @classmethod
     def for_gpu(cls, gpu: GpuSpec, launch, ceiling_gbps: float | None = None,
@@ -59,12 +60,14 @@ class TripCost:
                             "to move (a block must take at least 0.001 us)")
         ceiling = float(ceiling_gbps or achievable_gbps(gpu, ph))
         costs = trip_costs_for(gpu, ph)  # the overhead for the launch's loads, as predict_loaded's
-        trips = launch.loop_trips * rounds_of(launch, ph)  # each loop trip in its dependent rounds
+        rounds = rounds_of(launch, ph)
+        trips = launch.loop_trips * rounds  # each loop trip in its dependent rounds
         return cls(gpu.sm_count, launch.bytes_moved / launch.grid_blocks / trips, int(trips), ceiling,
                    costs.overhead_ns(launch.loads) + ph.value("dram_latency_ns")  # latency.dram_latency_ns
                    + chain_ns(gpu, launch, ph) / trips,  # think time, spread over the trips
                    costs.dispatch_ns,
-                   **{"spread": ph.value("block_time_spread"), "hold": slot_hold(launch, ph), **knobs})
+                   **{"spread": ph.value("block_time_spread"), "hold": slot_hold(launch, ph),
+                      "rounds": int(rounds), **knobs})
 
     @property
     def first_trip_ns(self) -> float:
@@ -83,9 +86,16 @@ class TripCost:
 
     def life_us(self, resident_blocks: int) -> float:
         """A block's whole life in its slot while `resident_blocks` are live GPU-wide."""
-        _, residence, _ = self._solve(resident_blocks)
-        return max(self.trips * (self.delay_ns + float(residence.sum())) / 1e3 + self.extra_us,
-                   self.min_us)
+        per_ns, _, _ = self._solve(resident_blocks)
+        per_sm = math.ceil(max(int(resident_blocks), 1) / min(self.sm_count, max(int(resident_blocks), 1)))
+        # Little's law: each of an SM's per_sm blocks makes one trip per per_sm / per_ns
+        return max(self.trips * per_sm / per_ns / 1e3 + self.extra_us, self.min_us)
+
+    def latency_ns(self, trips: float, port_ns: float) -> float:
+        """The round trips' share of `trips` trips while the port takes `port_ns` on each: every
+        loop trip's first round in full, its later rounds only past the port's time
+        (sim.model.latency.pipelined_delay_ns)."""
+        return trips * pipelined_delay_ns(self.delay_ns, self.rounds, port_ns)
 
     def levels(self, per_sm: int, sms: int) -> tuple[np.ndarray, np.ndarray]:
         """The MVA of one SM holding k = 1..`per_sm` blocks (index k - 1) while `sms` SMs share

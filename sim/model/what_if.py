@@ -70,8 +70,8 @@ class Outcome:
 
 
 def predict(gpu: GpuSpec, launch: WhatIf, ceiling_gbps: float | None = None) -> Outcome:
-    """Occupancy, waves and predicted whole-launch time (us) of `launch`: the loaded model's
-    (sim.model.latency.predict_launch, what the Verdicts' "Whole launch, predicted" and explain's
+    """Occupancy, waves and predicted whole-launch time (us) of `launch`: the launch model's
+    (sim.model.launch_model, what the Verdicts' "Whole launch, predicted" and explain's
     findings use) at `ceiling_gbps` (default the GPU's peak). No time where the GPU has no DRAM
     latency on record or the launch cannot run."""
     from sim.rules.geometry import launch_geometry
@@ -91,15 +91,9 @@ def predict(gpu: GpuSpec, launch: WhatIf, ceiling_gbps: float | None = None) -> 
 
 
 def _whole_launch_us(gpu, occ, geo, bytes_moved: float, ceiling_gbps) -> float:
-    """The one launch model's whole-launch time where it exists (sim/model/launch_model.py, branch
-    `model`), else the loaded model's that the surfaces show today."""
-    try:
-        from sim.model.launch_model import predict_geometry
-    except ImportError:
-        from sim.model.latency import predict_launch
+    """The one launch model's whole-launch time (sim.model.launch_model)."""
+    from sim.model.launch_model import predict_geometry
 
-        p = predict_launch(gpu, occ, geo, bytes_moved=bytes_moved, ceiling_gbps=ceiling_gbps)
-        return bytes_moved / p.bandwidth_gbps / 1e3
     return predict_geometry(gpu, occ, geo, bytes_moved=bytes_moved, mode="memory",
                             ceiling_gbps=ceiling_gbps).whole_launch_us
 

@@ -70,14 +70,15 @@ def test_the_drain_moves_ends_only_earlier():
     assert drained.makespan_us < sim.makespan_us
 
 
-def test_next_step_directions_on_run_l():
-    """Issue 21's 13 measured next-step pairs of run L (TEST), re-predicted: direction right on
-    13 of 13 (10 of 13 without the drain; 12 with it while fit_launch.py re-predicted add_numba,
-    a fixed tile of 4 elements per thread, as a grid-stride loop of 4 trips). Sixth pass: 11 of
-    13. BLOCK_SIZE 4096 at 4 warps (53 registers for 64 loaded values) now takes its loads in
-    three dependent rounds (sim.model.load_rounds), so the two pairs that end at it predict +2.2%
-    / +2.4% (measured +0.6% / +1.5%; +1.6% / +1.8% with one round): past the 2% dead band, a
-    "slower" where the H200 says "no change", though each magnitude stays within 1.6 points."""
+def test_next_step_directions_on_runs_i_l_and_s():
+    """Issue 21's measured next-step pairs of runs I, L and S (TEST), re-predicted: direction
+    right on 13 of 13, 13 of 13 and 11 of 12. Until 2026-12-03 the pairs ending at a
+    three-round tile (BLOCK_SIZE 4096 at 4 warps in I and L, 2048 at 4 warps in S;
+    sim.model.load_rounds) predicted +2.2..+5.1% where the H200 measured -1.0..+1.5%: the
+    drain charged every round's trip in full. A staggered SM's later rounds now wait out their
+    trips while its other blocks stream (sim.model.drain); that rule was made after seeing
+    these misses, so these three runs no longer test it (run T's pairs do). Still missed: S's
+    BLOCK_SIZE 512 -> 2048 at 4 warps, +3.7% predicted, +0.2% measured."""
     import importlib.util
     from pathlib import Path
 
@@ -85,9 +86,10 @@ def test_next_step_directions_on_run_l():
     spec = importlib.util.spec_from_file_location("fit_launch", path)
     fit = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fit)
-    rows = fit.next_step_scores(fit.NEXT_STEP_RUNS[1])
-    assert len(rows) == 13 and sum(r["direction_ok"] for r in rows) == 11
-    missed = [r["pair"] for r in rows if not r["direction_ok"]]
-    assert all("'BLOCK_SIZE': 4096, 'num_warps': 4" in p for p in missed)
+    runs = [fit.next_step_scores(p) for p in fit.NEXT_STEP_RUNS[:3]]
+    assert [(len(r), sum(x["direction_ok"] for x in r)) for r in runs] == [(13, 13), (13, 13), (12, 11)]
+    assert [x["pair"] for x in runs[2] if not x["direction_ok"]] == [
+        "add_triton BLOCK_SIZE {'BLOCK_SIZE': 512, 'num_warps': 4} -> {'BLOCK_SIZE': 2048, 'num_warps': 4}"]
+    rows = runs[1]
     numba = next(r for r in rows if r["pair"].startswith("add_numba threads"))
     assert abs(numba["predicted"]) < 0.02  # measured +0.7%; +14% as a loop of 4 trips
