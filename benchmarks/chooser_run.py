@@ -196,10 +196,13 @@ def matmul_point(M, N, K, gpu, dtype, clock, torch, device, check=False, rounds=
 # --- the next step, measured ---------------------------------------------------------------
 def next_step_pairs(dry: bool, which: str = "run-h") -> list[dict]:
     """(kernel, before, after) launches: each a one-lever change the next step could advise.
-    `which`: run H's 13 pairs (runs H, I, L), or "held-out-s", 12 others that no fit or model
-    change has seen (run S, recorded before the fourth session's model changes)."""
+    `which`: run H's 13 pairs (runs H, I, L), "held-out-s", 12 others that no fit or model
+    change had seen (run S, recorded before the fourth session's model changes), or
+    "held-out-t", 12 more (run T, recorded after the fifth session's drain change)."""
     if which == "held-out-s":
         return held_out_pairs(dry)
+    if which == "held-out-t":
+        return held_out_pairs_t(dry)
     n = 4099 if dry else 2**26
     tri, nb, nb4 = "add_triton", "add_numba_naive", "add_numba"
     return [
@@ -251,6 +254,32 @@ def held_out_pairs(dry: bool) -> list[dict]:
              dict(threads=768, max_registers=40)),
         pair(nb, big, "shared memory", dict(threads=512, smem=40 * 1024), dict(threads=512, smem=8 * 1024)),
         pair(nb, small, "shared memory", dict(threads=64, smem=30 * 1024), dict(threads=64, smem=12 * 1024)),
+    ]
+
+
+def held_out_pairs_t(dry: bool) -> list[dict]:
+    """Run T's pairs: sizes and settings no earlier run measured, half of them ending at or
+    leaving a three-round tile (sim.model.load_rounds), the drain change's case."""
+    n25, n27, n23, n21 = (4099,) * 4 if dry else (2**25, 2**27, 2**23, 2**21)
+    tri, nb, nb4 = "add_triton", "add_numba_naive", "add_numba"
+    pair = lambda kernel, n, lever, before, after: dict(  # noqa: E731
+        kernel=kernel, n=n, lever=lever, before=before, after=after)
+    return [
+        pair(tri, n25, "BLOCK_SIZE", dict(BLOCK_SIZE=1024, num_warps=4), dict(BLOCK_SIZE=2048, num_warps=4)),
+        pair(tri, n25, "num_warps", dict(BLOCK_SIZE=2048, num_warps=4), dict(BLOCK_SIZE=2048, num_warps=8)),
+        pair(tri, n27, "BLOCK_SIZE", dict(BLOCK_SIZE=4096, num_warps=4), dict(BLOCK_SIZE=1024, num_warps=4)),
+        pair(tri, n23, "num_warps", dict(BLOCK_SIZE=2048, num_warps=2), dict(BLOCK_SIZE=2048, num_warps=4)),
+        pair(tri, n21, "BLOCK_SIZE", dict(BLOCK_SIZE=2048, num_warps=4), dict(BLOCK_SIZE=512, num_warps=4)),
+        pair(tri, n23, "num_warps", dict(BLOCK_SIZE=1024, num_warps=8), dict(BLOCK_SIZE=1024, num_warps=2)),
+        pair("square_triton", n25, "BLOCK_SIZE", dict(BLOCK_SIZE=2048, num_warps=4),
+             dict(BLOCK_SIZE=512, num_warps=4)),
+        pair("copy_triton", n25, "BLOCK_SIZE", dict(BLOCK_SIZE=4096, num_warps=4),
+             dict(BLOCK_SIZE=1024, num_warps=4)),
+        pair("square_triton", n23, "BLOCK_SIZE", dict(BLOCK_SIZE=256, num_warps=1),
+             dict(BLOCK_SIZE=1024, num_warps=1)),
+        pair(nb, n25, "threads", dict(threads=256), dict(threads=64)),
+        pair(nb4, n25, "registers", dict(threads=1024, max_registers=32), dict(threads=1024)),
+        pair(nb, n23, "shared memory", dict(threads=256, smem=32 * 1024), dict(threads=256, smem=4 * 1024)),
     ]
 
 
@@ -367,7 +396,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dips", default=",".join(map(str, DIPS)),
                     help="the target dips' N (M=1024, K=8192), comma-separated; default run L's")
     ap.add_argument("--skip-next-step", action="store_true", help="no next-step pairs (part 3)")
-    ap.add_argument("--pairs", default="run-h", choices=("run-h", "held-out-s"),
+    ap.add_argument("--pairs", default="run-h", choices=("run-h", "held-out-s", "held-out-t"),
                     help="which next-step pairs (next_step_pairs)")
     ap.add_argument("--only-next-step", action="store_true", help="no matmul sizes (parts 1, 2)")
     args = ap.parse_args(argv)
