@@ -91,7 +91,8 @@ BAR = 0.10  # kernel times: within 10%
 # benchmarks/chooser_run.py `next_step_rows`): TEST for the launch model, nothing fitted on them
 NEXT_STEP_RUNS = (ROOT / "benchmarks" / "run_i" / "chooser_h200.json",
                   ROOT / "benchmarks" / "run_l" / "chooser" / "chooser_h200.json",
-                  ROOT / "benchmarks" / "run_s" / "next_step_s.json")
+                  ROOT / "benchmarks" / "run_s" / "next_step_s.json",
+                  ROOT / "benchmarks" / "run_t" / "next_step_t.json")
 DEAD_BAND = 0.02  # chooser_run.py's: a change within +-2% is "no change"
 
 
