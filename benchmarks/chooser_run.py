@@ -199,12 +199,10 @@ def next_step_pairs(dry: bool, which: str = "run-h") -> list[dict]:
     `which`: run H's 13 pairs (runs H, I, L), "held-out-s", 12 others that no fit or model
     change had seen (run S, recorded before the fourth session's model changes), or
     "held-out-t", 12 more (run T, recorded after the fifth session's drain change)."""
-    if which == "held-out-s":
-        return held_out_pairs(dry)
-    if which == "held-out-t":
-        return held_out_pairs_t(dry)
+    if which in HELD_OUT:
+        return held_out_pairs(dry, which)
     n = 4099 if dry else 2**26
-    tri, nb, nb4 = "add_triton", "add_numba_naive", "add_numba"
+    tri, nb, nb4 = TRI, NB, NB4
     return [
         dict(kernel=tri, n=n, lever="num_warps", before=dict(BLOCK_SIZE=1024, num_warps=4),
              after=dict(BLOCK_SIZE=1024, num_warps=8)),
@@ -232,55 +230,47 @@ def next_step_pairs(dry: bool, which: str = "run-h") -> list[dict]:
     ]
 
 
-def held_out_pairs(dry: bool) -> list[dict]:
-    """Run S's pairs: other sizes, kernels and settings than run H's, one lever each."""
-    big, small = (4099, 4099) if dry else (2**24, 2**22)
-    tri, nb, nb4 = "add_triton", "add_numba_naive", "add_numba"
-    pair = lambda kernel, n, lever, before, after: dict(  # noqa: E731
-        kernel=kernel, n=n, lever=lever, before=before, after=after)
-    return [
-        pair(tri, big, "num_warps", dict(BLOCK_SIZE=512, num_warps=2), dict(BLOCK_SIZE=512, num_warps=4)),
-        pair(tri, big, "num_warps", dict(BLOCK_SIZE=2048, num_warps=8), dict(BLOCK_SIZE=2048, num_warps=4)),
-        pair(tri, big, "BLOCK_SIZE", dict(BLOCK_SIZE=512, num_warps=4), dict(BLOCK_SIZE=2048, num_warps=4)),
-        pair(tri, small, "BLOCK_SIZE", dict(BLOCK_SIZE=8192, num_warps=8), dict(BLOCK_SIZE=2048, num_warps=8)),
-        pair("square_triton", big, "BLOCK_SIZE", dict(BLOCK_SIZE=256, num_warps=2),
-             dict(BLOCK_SIZE=1024, num_warps=2)),
-        pair("copy_triton", small, "num_warps", dict(BLOCK_SIZE=1024, num_warps=1),
-             dict(BLOCK_SIZE=1024, num_warps=4)),
-        pair(nb, big, "threads", dict(threads=128), dict(threads=1024)),
-        pair(nb, small, "threads", dict(threads=32), dict(threads=256)),
-        pair(nb4, big, "threads", dict(threads=128), dict(threads=256)),
-        pair(nb4, big, "registers", dict(threads=768, max_registers=80),
-             dict(threads=768, max_registers=40)),
-        pair(nb, big, "shared memory", dict(threads=512, smem=40 * 1024), dict(threads=512, smem=8 * 1024)),
-        pair(nb, small, "shared memory", dict(threads=64, smem=30 * 1024), dict(threads=64, smem=12 * 1024)),
-    ]
+TRI, NB, NB4 = "add_triton", "add_numba_naive", "add_numba"
+# (kernel, log2 of the elements, lever, before, after) of the held-out runs' pairs
+HELD_OUT = {
+    # run S: other sizes, kernels and settings than run H's, one lever each
+    "held-out-s": [
+        (TRI, 24, "num_warps", dict(BLOCK_SIZE=512, num_warps=2), dict(BLOCK_SIZE=512, num_warps=4)),
+        (TRI, 24, "num_warps", dict(BLOCK_SIZE=2048, num_warps=8), dict(BLOCK_SIZE=2048, num_warps=4)),
+        (TRI, 24, "BLOCK_SIZE", dict(BLOCK_SIZE=512, num_warps=4), dict(BLOCK_SIZE=2048, num_warps=4)),
+        (TRI, 22, "BLOCK_SIZE", dict(BLOCK_SIZE=8192, num_warps=8), dict(BLOCK_SIZE=2048, num_warps=8)),
+        ("square_triton", 24, "BLOCK_SIZE", dict(BLOCK_SIZE=256, num_warps=2), dict(BLOCK_SIZE=1024, num_warps=2)),
+        ("copy_triton", 22, "num_warps", dict(BLOCK_SIZE=1024, num_warps=1), dict(BLOCK_SIZE=1024, num_warps=4)),
+        (NB, 24, "threads", dict(threads=128), dict(threads=1024)),
+        (NB, 22, "threads", dict(threads=32), dict(threads=256)),
+        (NB4, 24, "threads", dict(threads=128), dict(threads=256)),
+        (NB4, 24, "registers", dict(threads=768, max_registers=80), dict(threads=768, max_registers=40)),
+        (NB, 24, "shared memory", dict(threads=512, smem=40 * 1024), dict(threads=512, smem=8 * 1024)),
+        (NB, 22, "shared memory", dict(threads=64, smem=30 * 1024), dict(threads=64, smem=12 * 1024)),
+    ],
+    # run T: sizes and settings no earlier run measured, half of them ending at or leaving a
+    # three-round tile (sim.model.load_rounds), the drain change's case
+    "held-out-t": [
+        (TRI, 25, "BLOCK_SIZE", dict(BLOCK_SIZE=1024, num_warps=4), dict(BLOCK_SIZE=2048, num_warps=4)),
+        (TRI, 25, "num_warps", dict(BLOCK_SIZE=2048, num_warps=4), dict(BLOCK_SIZE=2048, num_warps=8)),
+        (TRI, 27, "BLOCK_SIZE", dict(BLOCK_SIZE=4096, num_warps=4), dict(BLOCK_SIZE=1024, num_warps=4)),
+        (TRI, 23, "num_warps", dict(BLOCK_SIZE=2048, num_warps=2), dict(BLOCK_SIZE=2048, num_warps=4)),
+        (TRI, 21, "BLOCK_SIZE", dict(BLOCK_SIZE=2048, num_warps=4), dict(BLOCK_SIZE=512, num_warps=4)),
+        (TRI, 23, "num_warps", dict(BLOCK_SIZE=1024, num_warps=8), dict(BLOCK_SIZE=1024, num_warps=2)),
+        ("square_triton", 25, "BLOCK_SIZE", dict(BLOCK_SIZE=2048, num_warps=4), dict(BLOCK_SIZE=512, num_warps=4)),
+        ("copy_triton", 25, "BLOCK_SIZE", dict(BLOCK_SIZE=4096, num_warps=4), dict(BLOCK_SIZE=1024, num_warps=4)),
+        ("square_triton", 23, "BLOCK_SIZE", dict(BLOCK_SIZE=256, num_warps=1), dict(BLOCK_SIZE=1024, num_warps=1)),
+        (NB, 25, "threads", dict(threads=256), dict(threads=64)),
+        (NB4, 25, "registers", dict(threads=1024, max_registers=32), dict(threads=1024)),
+        (NB, 23, "shared memory", dict(threads=256, smem=32 * 1024), dict(threads=256, smem=4 * 1024)),
+    ],
+}
 
 
-def held_out_pairs_t(dry: bool) -> list[dict]:
-    """Run T's pairs: sizes and settings no earlier run measured, half of them ending at or
-    leaving a three-round tile (sim.model.load_rounds), the drain change's case."""
-    n25, n27, n23, n21 = (4099,) * 4 if dry else (2**25, 2**27, 2**23, 2**21)
-    tri, nb, nb4 = "add_triton", "add_numba_naive", "add_numba"
-    pair = lambda kernel, n, lever, before, after: dict(  # noqa: E731
-        kernel=kernel, n=n, lever=lever, before=before, after=after)
-    return [
-        pair(tri, n25, "BLOCK_SIZE", dict(BLOCK_SIZE=1024, num_warps=4), dict(BLOCK_SIZE=2048, num_warps=4)),
-        pair(tri, n25, "num_warps", dict(BLOCK_SIZE=2048, num_warps=4), dict(BLOCK_SIZE=2048, num_warps=8)),
-        pair(tri, n27, "BLOCK_SIZE", dict(BLOCK_SIZE=4096, num_warps=4), dict(BLOCK_SIZE=1024, num_warps=4)),
-        pair(tri, n23, "num_warps", dict(BLOCK_SIZE=2048, num_warps=2), dict(BLOCK_SIZE=2048, num_warps=4)),
-        pair(tri, n21, "BLOCK_SIZE", dict(BLOCK_SIZE=2048, num_warps=4), dict(BLOCK_SIZE=512, num_warps=4)),
-        pair(tri, n23, "num_warps", dict(BLOCK_SIZE=1024, num_warps=8), dict(BLOCK_SIZE=1024, num_warps=2)),
-        pair("square_triton", n25, "BLOCK_SIZE", dict(BLOCK_SIZE=2048, num_warps=4),
-             dict(BLOCK_SIZE=512, num_warps=4)),
-        pair("copy_triton", n25, "BLOCK_SIZE", dict(BLOCK_SIZE=4096, num_warps=4),
-             dict(BLOCK_SIZE=1024, num_warps=4)),
-        pair("square_triton", n23, "BLOCK_SIZE", dict(BLOCK_SIZE=256, num_warps=1),
-             dict(BLOCK_SIZE=1024, num_warps=1)),
-        pair(nb, n25, "threads", dict(threads=256), dict(threads=64)),
-        pair(nb4, n25, "registers", dict(threads=1024, max_registers=32), dict(threads=1024)),
-        pair(nb, n23, "shared memory", dict(threads=256, smem=32 * 1024), dict(threads=256, smem=4 * 1024)),
-    ]
+def held_out_pairs(dry: bool, which: str = "held-out-s") -> list[dict]:
+    """One held-out run's pairs (HELD_OUT), each at its size (4,099 elements in a dry run)."""
+    return [dict(kernel=kernel, n=4099 if dry else 2**log2, lever=lever, before=before, after=after)
+            for kernel, log2, lever, before, after in HELD_OUT[which]]
 
 
 def _bound(spec, setting: dict, n: int, gpu, on_gpu: bool):
@@ -396,7 +386,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dips", default=",".join(map(str, DIPS)),
                     help="the target dips' N (M=1024, K=8192), comma-separated; default run L's")
     ap.add_argument("--skip-next-step", action="store_true", help="no next-step pairs (part 3)")
-    ap.add_argument("--pairs", default="run-h", choices=("run-h", "held-out-s", "held-out-t"),
+    ap.add_argument("--pairs", default="run-h", choices=("run-h", *HELD_OUT),
                     help="which next-step pairs (next_step_pairs)")
     ap.add_argument("--only-next-step", action="store_true", help="no matmul sizes (parts 1, 2)")
     args = ap.parse_args(argv)

@@ -12,10 +12,7 @@ set -u
 OUT=${1:?usage: device_run_t.sh OUT_DIR}
 PY=${PYTHON:-python3}
 mkdir -p "$OUT"
-{ date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader
-  $PY -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
-  $PY -c "import numba_cuda; print('numba-cuda', numba_cuda.__version__)"
-  git log -1 --format='commit %H %s' 2>/dev/null; git status --short | head -5; } > "$OUT/env_t.txt" 2>&1
+. benchmarks/device_env.sh && device_env "$OUT/env_t.txt"
 TRACE_BUDGET_S=200 timeout --kill-after=10 230 bash benchmarks/trace_jobs.sh \
   benchmarks/jobs/blind_t.tsv "$OUT" blind_t > "$OUT/blind_t.log" 2>&1
 echo "blind_t exit $?" >> "$OUT/env_t.txt"

@@ -8,7 +8,8 @@ neighbours all its life. After the last block starts nothing refills, and a bloc
 late no longer waits behind neighbours that are not there. What an SM still has to do is the
 bytes its live blocks have not moved yet (each block's share of its life still ahead): they go
 through its port at the rate the TripCost's MVA gives its live blocks (the port's share of the
-DRAM, or what their latency allows), then one round trip per trip left. `drain` ends no block
+DRAM, or what their latency allows), then one round trip per trip left (a later load round's trip hidden behind the port's time
+where the SM's blocks are staggered: `TripCost.latency_ns`). `drain` ends no block
 of the SM later than that; blocks due sooner keep their ends (the DRAM's service order stays).
 The SM's share of the DRAM stays what it was at the last start: the H200's traces drain no
 faster as SMs go idle (benchmarks/NOTES-fit.md, fourth pass: that variant took the FIT traces
