@@ -13,7 +13,7 @@ cpu_only = pytest.mark.skipif(HAS_GPU, reason="checks the CPU path's labels; a G
 @cpu_only
 def test_cpu_sweep_is_labelled_and_complete():
     seen = []
-    result = sweep(["add_triton", "add_torch", "add_numba"], [1000, 4096], [128, 256], reps=2,
+    result = sweep(["add_triton", "add_torch", "add_numba"], [300, 1000], [128, 256], reps=2,
                    allow_cpu=True, on_progress=lambda d, t, label: seen.append((d, t)))
     # triton and numba sweep both blocks, torch ignores them: (2 + 1 + 2) x 2 sizes
     assert len(result.measurements) == 10 and not result.cancelled
