@@ -9,7 +9,7 @@ late no longer waits behind neighbours that are not there. What an SM still has 
 bytes its live blocks have not moved yet (each block's share of its life still ahead): they go
 through its port at the rate the TripCost's MVA gives its live blocks (the port's share of the
 DRAM, or what their latency allows), then one round trip per trip left (a later load round's trip hidden behind the port's time
-where the SM's blocks are staggered: `TripCost.latency_ns`). `drain` ends no block
+where the SM's blocks are staggered). `drain` ends no block
 of the SM later than that; blocks due sooner keep their ends (the DRAM's service order stays).
 The SM's share of the DRAM stays what it was at the last start: the H200's traces drain no
 faster as SMs go idle (benchmarks/NOTES-fit.md, fourth pass: that variant took the FIT traces
@@ -46,14 +46,14 @@ def drain(sim, cost):
     np.maximum.at(trips_left, sm, np.ceil(ahead * cost.trips - 1e-9))
     # a block's later load rounds wait out their round trips while the SM's other blocks, started
     # at other times, still stream: hidden in the share of the SM's blocks that are staggered
-    # (none in a one-wave grid, whose blocks all wait together; TripCost.latency_ns)
+    # (none in a one-wave grid, whose blocks all wait together)
     nearest, furthest = np.ones(sms), np.zeros(sms)
     np.minimum.at(nearest, sm, ahead)
     np.maximum.at(furthest, sm, ahead)
     stagger = np.where(furthest > 0, 1.0 - nearest / np.maximum(furthest, 1e-12), 0.0)
     port_ns = bytes_left / rate / np.maximum(trips_left, 1)  # the port's time on each trip left
-    hidden = trips_left * cost.delay_ns - np.array([cost.latency_ns(k, p)
-                                                    for k, p in zip(trips_left, port_ns)])
+    # of each loop trip's rounds the first waits in full, each later one only past the port's time
+    hidden = trips_left * (cost.rounds - 1) / cost.rounds * np.minimum(cost.delay_ns, port_ns)
     latency = trips_left * cost.delay_ns - stagger * hidden
     bound = (cost.dispatch_ns + latency + bytes_left / rate) / 1e3 + cost.extra_us
     # the bound is on the end stamp; the slot frees `hold` of a trip later (TripCost.stamped_ends)

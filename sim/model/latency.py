@@ -336,15 +336,6 @@ def mva_levels(customers: int, delay_ns: float, demands_ns,
     return throughputs, residences
 
 
-def pipelined_delay_ns(delay_ns: float, rounds: int, port_ns: float) -> float:
-    """The mean delay per visit of a customer making `rounds` dependent rounds: the first pays
-    the whole delay, each later one only what the previous round's `port_ns` at the port does
-    not cover."""
-    if rounds <= 1:
-        return delay_ns
-    return (delay_ns + (rounds - 1) * max(0.0, delay_ns - port_ns)) / rounds
-
-
 def predict_loaded(gpu: GpuSpec, blocks_per_sm: int, trip: BlockTrip, *,
                    ceiling_gbps: float | None = None, latency_ns: float | None = None,
                    costs: TripCosts | None = None,

@@ -19,7 +19,7 @@ from typing import ClassVar
 import numpy as np
 
 from sim.inputs.errors import UserError
-from sim.model.latency import BUSY, mva_levels, pipelined_delay_ns, trip_costs_for
+from sim.model.latency import BUSY, mva_levels, trip_costs_for
 from sim.model.load_rounds import inputs_of_traffic, load_rounds, values_per_thread
 from sim.rules.devices import GpuSpec
 from sim.rules.physics import GpuPhysics, physics_for
@@ -86,16 +86,9 @@ class TripCost:
 
     def life_us(self, resident_blocks: int) -> float:
         """A block's whole life in its slot while `resident_blocks` are live GPU-wide."""
-        per_ns, _, _ = self._solve(resident_blocks)
-        per_sm = math.ceil(max(int(resident_blocks), 1) / min(self.sm_count, max(int(resident_blocks), 1)))
-        # Little's law: each of an SM's per_sm blocks makes one trip per per_sm / per_ns
-        return max(self.trips * per_sm / per_ns / 1e3 + self.extra_us, self.min_us)
-
-    def latency_ns(self, trips: float, port_ns: float) -> float:
-        """The round trips' share of `trips` trips while the port takes `port_ns` on each: every
-        loop trip's first round in full, its later rounds only past the port's time
-        (sim.model.latency.pipelined_delay_ns)."""
-        return trips * pipelined_delay_ns(self.delay_ns, self.rounds, port_ns)
+        _, residence, _ = self._solve(resident_blocks)
+        return max(self.trips * (self.delay_ns + float(residence.sum())) / 1e3 + self.extra_us,
+                   self.min_us)
 
     def levels(self, per_sm: int, sms: int) -> tuple[np.ndarray, np.ndarray]:
         """The MVA of one SM holding k = 1..`per_sm` blocks (index k - 1) while `sms` SMs share
