@@ -99,13 +99,7 @@ class TripCost:
         # the MVA's time is the block's whole life in its slot; `stamped_ends` says where in it
         # thread 0's end stamp falls
         # the spread is each trip's: a block that loops over `trips` averages it down
-        base = self.life_us(resident_blocks)
-        # the straggle is the DRAM's service order, so it cannot outlast the SM's own bytes: the
-        # last of an SM's resident blocks (FIFO at its port) stamps its end once all their trips
-        # are through, its slot free `hold` of a trip later (`stamped_ends`). The spread narrows
-        # to fit under that (symmetric: the mean, hence the throughput, stays the MVA's)
-        life = self.slowest_us(resident_blocks) / (1.0 - self.hold / (1.0 + self.hold) / self.trips)
-        half = min(self.spread / math.sqrt(self.trips) * SQRT3, max(0.0, life / base - 1.0))
+        base, half = _life_and_spread(self, int(resident_blocks))
         held = base * (1.0 + half * _unit_noise(block_ids, 0))
         # on a 20 ns clock: spread blocks retire in batches, one scheduler step per tick, not per block
         return np.maximum(np.round(held / TICK_US), 1.0) * TICK_US if self.spread else held
@@ -183,6 +177,19 @@ def rounds_of(launch, physics: GpuPhysics) -> int:
     values = values_per_thread(launch.elements, launch.grid_blocks, launch.threads_per_block,
                                launch.loop_trips, inputs)
     return load_rounds(int(launch.regs_per_thread), values, physics)
+
+
+@functools.lru_cache(maxsize=4096)
+def _life_and_spread(cost: TripCost, resident_blocks: int) -> tuple[float, float]:
+    """A block's mean life at `resident_blocks` live, and the half-width of its spread (asked at
+    every scheduler step, for a few hundred distinct counts a launch)."""
+    base = cost.life_us(resident_blocks)
+    # the straggle is the DRAM's service order, so it cannot outlast the SM's own bytes: the
+    # last of an SM's resident blocks (FIFO at its port) stamps its end once all their trips
+    # are through, its slot free `hold` of a trip later (`stamped_ends`). The spread narrows
+    # to fit under that (symmetric: the mean, hence the throughput, stays the MVA's)
+    life = cost.slowest_us(resident_blocks) / (1.0 - cost.hold / (1.0 + cost.hold) / cost.trips)
+    return base, min(cost.spread / math.sqrt(cost.trips) * SQRT3, max(0.0, life / base - 1.0))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -17,6 +17,7 @@ waves, the tail) is `sim.schedule.timeline`'s business.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import ClassVar, Protocol, runtime_checkable
@@ -158,7 +159,14 @@ class BlockScheduler:
         self._sm_last_start = np.full(gpu.sm_count, -np.inf)
         n_slots = gpu.sm_count * self.slots_per_sm
         self._preference = self.placement.slot_order(gpu, self.slots_per_sm)
+        self._rank = np.empty(n_slots, dtype=np.int64)  # each slot's place in the preference
+        self._rank[self._preference] = np.arange(n_slots)
         self._slot_end = np.full(n_slots, -np.inf)  # when each slot frees up (-inf: never used)
+        # the busy slots as a heap of (end, slot): a step pops what frees, not a scan of every slot
+        # (a grid of ~150,000 blocks steps ~150,000 times); a slot that ends at its own start is
+        # free at the next step without being an event
+        self._ends_heap: list[tuple[float, int]] = []
+        self._free_later: list[int] = []
         self.block_slot = np.full(self.n_blocks, -1, dtype=np.int64)  # global slot id
         self.block_start_us = np.zeros(self.n_blocks)
         self.block_end_us = np.zeros(self.n_blocks)
@@ -175,7 +183,9 @@ class BlockScheduler:
         """Time of the next event: the start, or the next time a busy slot frees up."""
         if not self._started:
             return 0.0
-        busy = self._slot_end[self._slot_end > self._last_event]
+        if self.next_block < self.n_blocks:  # every entry ends after the last event
+            return self._ends_heap[0][0] if self._ends_heap else None
+        busy = self._slot_end[self._slot_end > self._last_event]  # after a jump (`run`)
         return float(busy.min()) if busy.size else None
 
     def step(self) -> int:
@@ -188,27 +198,47 @@ class BlockScheduler:
         self._started, self.now, self._last_event = True, t, t
         if self.next_block >= self.n_blocks:
             return 0
-        free = self._preference[self._slot_end[self._preference] <= t]
+        free = self._free_at(t)
         take = min(free.size, self.n_blocks - self.next_block)
         slots = free[:take]
         ids = np.arange(self.next_block, self.next_block + take)
         starts = np.maximum(t, ids * self.dispatch_interval_us)
         if self.sm_dispatch_interval_us:
             starts = self._space_starts_per_sm(slots // self.slots_per_sm, starts)
-        resident = int(np.count_nonzero(self._slot_end > t)) + take
+        resident = len(self._ends_heap) + take  # the heap holds the slots busy past t
         ends = starts + self.cost.durations(ids, resident)
         self.block_slot[ids], self.block_start_us[ids], self.block_end_us[ids] = slots, starts, ends
         self._slot_end[slots] = ends
+        for end, slot in zip(ends.tolist(), slots.tolist()):
+            if end > t:
+                heapq.heappush(self._ends_heap, (end, slot))
+            else:
+                self._free_later.append(slot)
         self.next_block += take
         return take
+
+    def _free_at(self, t: float) -> np.ndarray:
+        """The slots free at `t`, in the placement's order of preference."""
+        if not self._ends_heap and not self._free_later:  # nothing placed yet
+            return self._preference[self._slot_end[self._preference] <= t]
+        freed, self._free_later = self._free_later, []
+        while self._ends_heap and self._ends_heap[0][0] <= t:
+            freed.append(heapq.heappop(self._ends_heap)[1])
+        freed = np.array(freed, dtype=np.int64)
+        return freed[np.argsort(self._rank[freed])] if freed.size > 1 else freed
 
     def _space_starts_per_sm(self, sms: np.ndarray, starts: np.ndarray) -> np.ndarray:
         """An SM starts one block per `sm_dispatch_interval_us`: the k-th block placed on an SM in
         this step starts k intervals after that SM's previous start (or at its earliest time)."""
         gap = self.sm_dispatch_interval_us
+        if sms.size == 1:  # most steps place one block: the same rule without numpy's overhead
+            sm = int(sms[0])
+            start = max(float(starts[0]), self._sm_last_start[sm] + gap)
+            self._sm_last_start[sm] = max(self._sm_last_start[sm], start)
+            return np.array([start])
         order = np.argsort(sms, kind="stable")
         sorted_sms = sms[order]
-        first = np.r_[True, sorted_sms[1:] != sorted_sms[:-1]]
+        first = np.concatenate(([True], sorted_sms[1:] != sorted_sms[:-1]))
         group_start = np.maximum.accumulate(np.where(first, np.arange(sms.size), 0))
         rank = np.empty(sms.size, dtype=np.int64)
         rank[order] = np.arange(sms.size) - group_start
