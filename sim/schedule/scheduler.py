@@ -159,8 +159,9 @@ class BlockScheduler:
         self._sm_last_start = np.full(gpu.sm_count, -np.inf)
         n_slots = gpu.sm_count * self.slots_per_sm
         self._preference = self.placement.slot_order(gpu, self.slots_per_sm)
-        self._rank = np.empty(n_slots, dtype=np.int64)  # each slot's place in the preference
-        self._rank[self._preference] = np.arange(n_slots)
+        rank = np.empty(n_slots, dtype=np.int64)  # each slot's place in the preference
+        rank[self._preference] = np.arange(n_slots)
+        self._rank_of = rank.tolist()
         self._slot_end = np.full(n_slots, -np.inf)  # when each slot frees up (-inf: never used)
         # the busy slots as a heap of (end, slot): a step pops what frees, not a scan of every slot
         # (a grid of ~150,000 blocks steps ~150,000 times); a slot that ends at its own start is
@@ -201,13 +202,16 @@ class BlockScheduler:
         free = self._free_at(t)
         take = min(free.size, self.n_blocks - self.next_block)
         slots = free[:take]
-        ids = np.arange(self.next_block, self.next_block + take)
-        starts = np.maximum(t, ids * self.dispatch_interval_us)
+        placed = slice(self.next_block, self.next_block + take)
+        ids = np.arange(placed.start, placed.stop)
+        starts = np.maximum(t, ids * self.dispatch_interval_us) if self.dispatch_interval_us \
+            else np.full(take, t)
         if self.sm_dispatch_interval_us:
             starts = self._space_starts_per_sm(slots // self.slots_per_sm, starts)
         resident = len(self._ends_heap) + take  # the heap holds the slots busy past t
         ends = starts + self.cost.durations(ids, resident)
-        self.block_slot[ids], self.block_start_us[ids], self.block_end_us[ids] = slots, starts, ends
+        self.block_slot[placed], self.block_start_us[placed], self.block_end_us[placed] = \
+            slots, starts, ends
         self._slot_end[slots] = ends
         for end, slot in zip(ends.tolist(), slots.tolist()):
             if end > t:
@@ -224,8 +228,9 @@ class BlockScheduler:
         freed, self._free_later = self._free_later, []
         while self._ends_heap and self._ends_heap[0][0] <= t:
             freed.append(heapq.heappop(self._ends_heap)[1])
-        freed = np.array(freed, dtype=np.int64)
-        return freed[np.argsort(self._rank[freed])] if freed.size > 1 else freed
+        if len(freed) > 1:
+            freed.sort(key=self._rank_of.__getitem__)
+        return np.array(freed, dtype=np.int64)
 
     def _space_starts_per_sm(self, sms: np.ndarray, starts: np.ndarray) -> np.ndarray:
         """An SM starts one block per `sm_dispatch_interval_us`: the k-th block placed on an SM in
