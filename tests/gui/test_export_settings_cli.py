@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import csv
 import json
-import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -18,40 +16,9 @@ from sim.inputs.errors import UserError
 from sim.rules.occupancy import sweep_threads
 
 from tests.gui.conftest import wait_sim
+from tests.gui.export_checks import check_exports as _check_exports, rows as _rows
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _rows(path: Path) -> list[list[str]]:
-    with open(path, newline="") as fh:
-        return list(csv.reader(fh))
-
-
-def _check_exports(out: Path, files: list[Path]) -> None:
-    names = {f.name for f in files}
-    for stem in (
-        "sm_view",
-        "residency",
-        "occupancy_limiters",
-        "occupancy_vs_threads",
-        "occupancy_vs_registers",
-        "occupancy_vs_smem",
-        "geometry_table",
-        "warp_lanes",
-        "timeline",
-    ):
-        for ext in ("png", "svg", "csv"):
-            assert f"{stem}.{ext}" in names, f"{stem}.{ext} missing"
-        img = QImage(str(out / f"{stem}.png"))
-        assert not img.isNull() and img.width() > 50, stem
-        root = ET.parse(out / f"{stem}.svg").getroot()
-        assert root.tag.endswith("svg"), stem
-        assert len(_rows(out / f"{stem}.csv")) >= 2, stem
-    for extra in ("session.json", "summary.png", "summary.html"):
-        assert extra in names
-    left = sorted(p.name for p in out.iterdir())  # hidden files too: sim.inputs.files writes .tmp-*
-    assert not [n for n in left if n.startswith(".tmp-")], left
-    assert set(left) == names  # nothing written that export did not report
 
 
 def test_export_all_writes_valid_files(qtbot, win, tmp_path):
@@ -247,49 +214,16 @@ def test_screenshot_wants_png(qtbot, tmp_path):
         run_window(screenshot=str(tmp_path / "shot.jpg"))
 
 
-@pytest.mark.slow
-def test_export_command_end_to_end_with_bench_results(tmp_path):
-    """`python main.py export ...` in a fresh process, no display, with a results file from
-    `python main.py bench` (made on a GPU server): every view's files, and the bench as plots too.
-    (One export for both: each costs seconds of CI's two cores.)"""
-    from kernels.measure.results import save_results
+def test_export_command_refuses_an_unknown_gpu(tmp_path, capsys):
+    """A bad value is status 2 and nothing written. (`main.py export` end to end, in a fresh
+    process with a bench results file, is tests/kernels/test_kernels_optional.py's export: one
+    whole export in a child costs ~10 s of CI's two cores.)"""
+    import main
 
-    from tests.models.fakes import fake_sweep
-
-    res = fake_sweep()(["add_triton", "add_torch"], [2**20, 2**24], [1024, 4096])
-    bench = tmp_path / "bench.json"
-    save_results(res, bench)
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     out = tmp_path / "cli"
-    r = subprocess.run(
-        [sys.executable, "main.py", "export", "--gpu", "H200", "--elements", "1000000",
-         "--block", "250", "--results", str(bench), "--out", str(out)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 0, r.stderr
-    assert "wrote" in r.stdout and "export:" not in r.stdout
-    assert "export: drawing every view" in r.stderr  # progress, before the long part
-    _check_exports(out, sorted(out.iterdir()))
-    rows = _rows(out / "bandwidth_vs_size.csv")
-    assert len(rows) == 1 + 4  # 2 kernels x 2 sizes, the best block at each
-    ET.parse(out / "bandwidth_vs_size.svg")
-    session = json.loads((out / "session.json").read_text())
-    assert len(session["measurements"]["bench"]["measurements"]) == 8
-    assert session["inputs"]["threads_per_block"] == 250
-    r = subprocess.run(
-        [sys.executable, "main.py", "export", "--gpu", "nope", "--out", str(out)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 2
-    assert r.stderr.strip().count("\n") == 0 and "unknown GPU" in r.stderr
+    assert main.main(["export", "--gpu", "nope", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().count("\n") == 0 and "unknown GPU" in err and not out.exists()
 
 
 def test_headless_export_with_unreadable_results_is_a_user_error(qtbot, tmp_path):

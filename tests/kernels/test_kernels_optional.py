@@ -11,9 +11,12 @@ import json
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
+from tests.gui.export_checks import check_exports, rows
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,8 +56,8 @@ rcs = [main.main(argv) for argv in (
     ["simulate", "--gpu", "T4", "--elements", "2^16", "--block", "256",
      "--trace", out + "/sim.json"],
     ["compare", "tests/data/trace_h200.json"],
-    ["export", "--gpu", "H200", "--elements", "2^20", "--block", "256",
-     "--results", "benchmarks/gpu_bench_h200.json", "--out", out + "/report"],
+    ["export", "--gpu", "H200", "--elements", "1000000", "--block", "250",
+     "--results", sys.argv[2], "--out", out + "/report"],
     ["check", "--kernel", "add_triton,add_numba,add_torch"],
     [],  # the window: WARPSCOPE_STARTUP_PROBE=kernels closes it once kernels have loaded
 )]
@@ -70,10 +73,16 @@ print("RESULT " + json.dumps({
 
 @pytest.mark.slow  # one child process: explain, simulate, compare, export, check, the window
 def test_app_runs_without_torch_triton_numba_and_says_how_to_add_them(tmp_path):
+    from kernels.measure.results import save_results
+    from tests.models.fakes import fake_sweep
+
+    # `main.py bench`'s file from a GPU server: the export draws it as plots too
+    bench = tmp_path / "bench.json"
+    save_results(fake_sweep()(["add_triton", "add_torch"], [2**20, 2**24], [1024, 4096]), bench)
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "WARPSCOPE_STARTUP_PROBE": "kernels",
            "WARPSCOPE_SETTINGS_DIR": str(tmp_path / "settings")}
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path), str(bench)], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.split("RESULT ", 1)[1])
     assert result["hidden"] and not result["loaded"]
@@ -82,7 +91,16 @@ def test_app_runs_without_torch_triton_numba_and_says_how_to_add_them(tmp_path):
     assert "nothing was checked" in proc.stderr
     assert "WARPSCOPE_KERNELS" in proc.stdout  # the window came up and loaded its kernels panel
     assert (tmp_path / "sim.json").is_file()
-    assert (tmp_path / "report" / "summary.html").is_file()
+    # `main.py export` end to end, in a fresh process: progress before the long part, every
+    # view's files, the bench as plots
+    assert "export: drawing every view" in proc.stderr and "export:" not in proc.stdout
+    report = tmp_path / "report"
+    check_exports(report, sorted(report.iterdir()))
+    assert len(rows(report / "bandwidth_vs_size.csv")) == 1 + 4  # 2 kernels x 2 sizes, best block
+    ET.parse(report / "bandwidth_vs_size.svg")
+    session = json.loads((report / "session.json").read_text())
+    assert len(session["measurements"]["bench"]["measurements"]) == 8
+    assert session["inputs"]["threads_per_block"] == 250
     assert "3 SKIP" in proc.stdout and "not installed" in proc.stdout
 
     py = sys.executable
