@@ -92,7 +92,10 @@ BAR = 0.10  # kernel times: within 10%
 NEXT_STEP_RUNS = (ROOT / "benchmarks" / "run_i" / "chooser_h200.json",
                   ROOT / "benchmarks" / "run_l" / "chooser" / "chooser_h200.json",
                   ROOT / "benchmarks" / "run_s" / "next_step_s.json",
-                  ROOT / "benchmarks" / "run_t" / "next_step_t.json")
+                  ROOT / "benchmarks" / "run_t" / "next_step_t.json",
+                  # run U: runs T's and S's pairs measured twice more each (reproducibility)
+                  *(ROOT / "benchmarks" / "run_u" / f"held-out-{s}_{r}.json"
+                    for s in ("t", "s") for r in (1, 2)))
 DEAD_BAND = 0.02  # chooser_run.py's: a change within +-2% is "no change"
 
 
