@@ -223,8 +223,8 @@ class BlockScheduler:
 
     def _free_at(self, t: float) -> np.ndarray:
         """The slots free at `t`, in the placement's order of preference."""
-        if not self._ends_heap and not self._free_later:  # nothing placed yet
-            return self._preference[self._slot_end[self._preference] <= t]
+        if self.next_block == 0:  # nothing placed yet: every slot, in order
+            return self._preference
         freed, self._free_later = self._free_later, []
         while self._ends_heap and self._ends_heap[0][0] <= t:
             freed.append(heapq.heappop(self._ends_heap)[1])

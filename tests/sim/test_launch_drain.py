@@ -70,6 +70,18 @@ def test_the_drain_moves_ends_only_earlier():
     assert drained.makespan_us < sim.makespan_us
 
 
+def _fit_launch():
+    """benchmarks/fit_launch.py as a module (its next-step scoring and the runs it reads)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parents[2] / "benchmarks" / "fit_launch.py"
+    spec = importlib.util.spec_from_file_location("fit_launch", path)
+    fit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fit)
+    return fit
+
+
 def test_next_step_directions_on_runs_i_l_and_s():
     """Issue 21's measured next-step pairs of runs I, L and S (TEST), re-predicted: direction
     right on 13 of 13, 13 of 13 and 11 of 12. Until 2026-12-03 the pairs ending at a
@@ -80,13 +92,7 @@ def test_next_step_directions_on_runs_i_l_and_s():
     these misses, so these three runs no longer test it. Run T's 12 pairs, recorded after it,
     did (benchmarks/RESULTS.md, run T): 7 of 12 directions, as without it. Still missed here:
     S's BLOCK_SIZE 512 -> 2048 at 4 warps, +3.7% predicted, +0.2% measured."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).parents[2] / "benchmarks" / "fit_launch.py"
-    spec = importlib.util.spec_from_file_location("fit_launch", path)
-    fit = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fit)
+    fit = _fit_launch()
     runs = [fit.next_step_scores(p) for p in fit.NEXT_STEP_RUNS[:3]]
     assert [(len(r), sum(x["direction_ok"] for x in r)) for r in runs] == [(13, 13), (13, 13), (12, 11)]
     assert [x["pair"] for x in runs[2] if not x["direction_ok"]] == [
@@ -104,13 +110,7 @@ def test_run_u_tells_the_model_s_next_step_misses_from_the_measurements_noise():
     a pair the model misses in all three runs is the model's error; one whose measured direction
     changes from run to run is the measurement's (benchmarks/RESULTS.md, run U). Re-predicted
     here with each run's own copy ceiling."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).parents[2] / "benchmarks" / "fit_launch.py"
-    spec = importlib.util.spec_from_file_location("fit_launch", path)
-    fit = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fit)
+    fit = _fit_launch()
     runs = {p.name: fit.next_step_scores(p) for p in fit.NEXT_STEP_RUNS[2:]}
     t = [runs[n] for n in ("next_step_t.json", "held-out-t_1.json", "held-out-t_2.json")]
     s = [runs[n] for n in ("next_step_s.json", "held-out-s_1.json", "held-out-s_2.json")]
