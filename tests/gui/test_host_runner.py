@@ -12,6 +12,7 @@ import pytest
 
 from gui.adapter import HostRunner, live_runners
 from tests import host_jobs
+from tests.patience import HANG_MS, HANG_S
 
 
 @pytest.fixture
@@ -34,7 +35,7 @@ def test_outcomes_arrive_in_order_from_another_process(qtbot, runner):
     runner.progress.connect(lambda *a: progress.append(a))
     ids = [runner.submit(functools.partial(host_jobs.answer, i), f"job{i}") for i in range(3)]
     assert runner.busy()
-    qtbot.waitUntil(lambda: len(got) == 3, timeout=20000)
+    qtbot.waitUntil(lambda: len(got) == 3, timeout=HANG_MS)
     assert [o.job_id for o in got] == ids and all(o.ok for o in got)
     assert [o.result[0] for o in got] == [0, 1, 2]
     assert {o.result[1] for o in got} == {runner.host_pid} and runner.host_pid != os.getpid()
@@ -44,45 +45,45 @@ def test_outcomes_arrive_in_order_from_another_process(qtbot, runner):
 
 def test_cancel_drops_waiting_jobs_and_stops_the_running_one(qtbot, runner):
     got = _collect(runner)
-    with qtbot.waitSignal(runner.progress, timeout=20000):
+    with qtbot.waitSignal(runner.progress, timeout=HANG_MS):
         first = runner.submit(host_jobs.until_cancelled, "waits")
     second = runner.submit(functools.partial(host_jobs.answer, 2), "queued")
     runner.cancel(second)
     assert got[-1].job_id == second and got[-1].cancelled and got[-1].error == "cancelled before it started"
     runner.cancel()
-    qtbot.waitUntil(lambda: len(got) == 2, timeout=5000)
+    qtbot.waitUntil(lambda: len(got) == 2, timeout=HANG_MS)
     assert got[1].job_id == first and got[1].ok and got[1].cancelled and got[1].result == "stopped"
 
 
 def test_a_job_deaf_to_cancel_costs_its_host_not_the_window(qtbot, runner):
     got = _collect(runner)
-    with qtbot.waitSignal(runner.progress, timeout=20000):
+    with qtbot.waitSignal(runner.progress, timeout=HANG_MS):
         runner.submit(host_jobs.deaf, "deaf")
     first_pid = runner.host_pid
     states = []
     runner.host_changed.connect(states.append)
     runner.cancel()
-    qtbot.waitUntil(lambda: len(got) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(got) == 1, timeout=HANG_MS)
     assert got[0].cancelled and not got[0].ok
     assert got[0].error == ("deaf did not stop within 0.5 s of Cancel; the kernel host was stopped "
                             "(the next job starts a fresh one)")
     assert states and states[0].startswith("stopped")
     runner.submit(functools.partial(host_jobs.answer, "again"))
-    qtbot.waitUntil(lambda: len(got) == 2, timeout=20000)
+    qtbot.waitUntil(lambda: len(got) == 2, timeout=HANG_MS)
     assert got[1].ok and got[1].result[1] not in (first_pid, os.getpid())
 
 
 def test_time_limit_and_crash_are_one_line_each(qtbot, runner):
     got = _collect(runner)
     runner.submit(host_jobs.deaf, "slow", timeout_s=1.0)
-    qtbot.waitUntil(lambda: len(got) == 1, timeout=20000)
+    qtbot.waitUntil(lambda: len(got) == 1, timeout=HANG_MS)
     assert got[0].error.startswith("slow did not finish within 1 s; the kernel host was stopped")
     runner.submit(host_jobs.crash, "crashing")
-    qtbot.waitUntil(lambda: len(got) == 2, timeout=20000)
+    qtbot.waitUntil(lambda: len(got) == 2, timeout=HANG_MS)
     assert got[1].error.startswith("the kernel host stopped (killed by SIGSEGV")
     assert got[1].error.endswith(") during crashing; the next job starts it again")
     runner.submit(functools.partial(host_jobs.answer, 3))
-    qtbot.waitUntil(lambda: len(got) == 3, timeout=20000)
+    qtbot.waitUntil(lambda: len(got) == 3, timeout=HANG_MS)
     assert got[2].ok
 
 
@@ -103,5 +104,5 @@ def test_job_modules_import_no_qt():
             "('PySide6', 'shiboken6', 'pyqtgraph', 'torch', 'triton', 'numba')))")
     root = Path(__file__).resolve().parents[2]
     p = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
-                       timeout=60, env={**os.environ, "PYTHONPATH": str(root)})
+                       timeout=HANG_S, env={**os.environ, "PYTHONPATH": str(root)})
     assert p.returncode == 0 and p.stdout.strip() == "[]", p.stderr

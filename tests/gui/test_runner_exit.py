@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.patience import HANG_S
+
 ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = """
@@ -44,7 +46,7 @@ print("left running:", [r.name for r in live_runners()], flush=True)
 def test_leaving_with_a_job_running_does_not_abort(how, status):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, "-c", CHILD, how], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=HANG_S)
     assert "QThread: Destroyed" not in done.stderr
     assert done.returncode == status, done.stderr[-2000:]  # an abort is -6
     if how == "raise":

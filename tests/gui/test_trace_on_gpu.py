@@ -12,6 +12,7 @@ from gui.live_kernels import KernelsInfo
 from sim.traces.trace import write_trace
 from sim.traces.trace_bundle import load_bundle
 from tests.models.fakes import NO_GPU
+from tests.patience import HANG_MS
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SOFTMAX = str(Path(__file__).resolve().parents[2] / "resources" / "examples" / "softmax_triton.py")
@@ -29,7 +30,7 @@ def test_trace_on_the_gpu_records_off_the_gui_thread_and_opens_the_trace(qtbot, 
     win = make_window("H200", 2**20, 256)
     win.apply_kernels_info(KernelsInfo(NO_GPU, tuple(KERNELS), None, "no CUDA GPU"))
     uk = win.user_kernels
-    with qtbot.waitSignal(uk.files.opened, timeout=60_000):
+    with qtbot.waitSignal(uk.files.opened, timeout=HANG_MS):
         uk.open(SOFTMAX)
     button = uk.source.trace_button
     assert button.isHidden()  # no GPU found: nothing to trace on
@@ -39,7 +40,7 @@ def test_trace_on_the_gpu_records_off_the_gui_thread_and_opens_the_trace(qtbot, 
     monkeypatch.setattr(user_kernels, "trace_path", lambda *a: str(tmp_path / "t.json"))
     opened = []
     monkeypatch.setattr(win, "open_trace", lambda path, wait=False: opened.append(path) or True)
-    with qtbot.waitSignal(uk.tracer.finished, timeout=30_000):
+    with qtbot.waitSignal(uk.tracer.finished, timeout=HANG_MS):
         button.click()
     assert opened == [str(tmp_path / "t.json")] and (tmp_path / "t.json").is_file()
 
@@ -54,12 +55,12 @@ def test_a_failed_recording_is_one_line(qtbot, make_window, monkeypatch):
     win = make_window("H200", 2**20, 256)
     win.apply_kernels_info(KernelsInfo(NO_GPU, tuple(KERNELS), None, "no CUDA GPU"))
     uk = win.user_kernels
-    with qtbot.waitSignal(uk.files.opened, timeout=60_000):
+    with qtbot.waitSignal(uk.files.opened, timeout=HANG_MS):
         uk.open(SOFTMAX)
     said = []
     monkeypatch.setattr(win, "show_message", lambda text, error=False, **k: said.append((text, error)))
     monkeypatch.setattr(user_kernels, "_trace_job", fails)
-    with qtbot.waitSignal(uk.tracer.finished, timeout=30_000):
+    with qtbot.waitSignal(uk.tracer.finished, timeout=HANG_MS):
         uk.trace_on_gpu(SOFTMAX)
     text, error = said[-1]
     assert error and "needs one" in text and "\n" not in text
@@ -74,7 +75,7 @@ def test_a_numba_kernel_from_a_file_is_traced_the_same_way(qtbot, make_window, m
     win = make_window("H200", 2**20, 256)
     win.apply_kernels_info(KernelsInfo(NO_GPU, tuple(KERNELS), None, "no CUDA GPU"))
     uk = win.user_kernels
-    with qtbot.waitSignal(uk.files.opened, timeout=60_000):
+    with qtbot.waitSignal(uk.files.opened, timeout=HANG_MS):
         uk.open(stencil)
     assert win.model.kernel().backend == "numba"
     button = uk.source.trace_button
@@ -90,6 +91,6 @@ def test_a_numba_kernel_from_a_file_is_traced_the_same_way(qtbot, make_window, m
     monkeypatch.setattr(user_kernels, "_trace_job", recorded)
     monkeypatch.setattr(user_kernels, "trace_path", lambda *a: str(tmp_path / "t.json"))
     monkeypatch.setattr(win, "open_trace", lambda path, wait=False: True)
-    with qtbot.waitSignal(uk.tracer.finished, timeout=30_000):
+    with qtbot.waitSignal(uk.tracer.finished, timeout=HANG_MS):
         button.click()
     assert asked == [(f"{stencil}:stencil_kernel", None, None)]

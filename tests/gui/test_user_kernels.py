@@ -19,10 +19,10 @@ from gui.live_kernels import KernelsInfo
 from gui.models.compiled import COMPILER, COMPILING, FAILED
 from tests.broken_kernel_files import BROKEN, write_broken
 from tests.models.fakes import NO_GPU
+from tests.patience import HANG_MS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 SOFTMAX = str(EXAMPLES / "softmax_triton.py")
-COMPILE_S = 120_000  # ms: a first compile starts a compiler process (seconds on a busy machine)
 
 
 def _builtins():
@@ -51,12 +51,12 @@ def _compiled_here(spec, n, block, cc):
 def test_an_opened_example_gets_its_registers_from_the_compiler_for_each_gpu(qtbot, make_window):
     win = _window(make_window)
     uk = win.user_kernels
-    with qtbot.waitSignal(uk.files.opened, timeout=60_000):
+    with qtbot.waitSignal(uk.files.opened, timeout=HANG_MS):
         uk.open(SOFTMAX)
     # the file is open and selected; the compiler has been asked, not waited for
     assert win.model.inputs.kernel == "softmax_kernel"
     assert win.model.state.origin.kind in (COMPILING, COMPILER)
-    qtbot.waitUntil(lambda: win.model.state.origin.kind == COMPILER, timeout=COMPILE_S)
+    qtbot.waitUntil(lambda: win.model.state.origin.kind == COMPILER, timeout=HANG_MS)
     spec = win.model.kernel()
     want = _compiled_here(spec, 1_000_000, {"num_warps": 8}, (8, 0))
     st = win.model.state
@@ -82,7 +82,7 @@ def test_an_opened_example_gets_its_registers_from_the_compiler_for_each_gpu(qtb
     # another GPU: another compile, for its compute capability
     win.controls.gpu.setCurrentText("T4")
     assert win.model.state.origin.kind == COMPILING
-    qtbot.waitUntil(lambda: win.model.state.origin.kind == COMPILER, timeout=COMPILE_S)
+    qtbot.waitUntil(lambda: win.model.state.origin.kind == COMPILER, timeout=HANG_MS)
     want = _compiled_here(spec, 1_000_000, {"num_warps": 8}, (7, 5))
     assert win.model.inputs.regs_per_thread == want.regs_per_thread
     assert win.model.state.origin.text.endswith("for sm_75")
@@ -93,7 +93,7 @@ def test_a_builtin_kernel_without_a_gpu_gets_compiled_registers(qtbot, make_wind
     win = _window(make_window, "T4")
     win.controls.kernel.setCurrentIndex(win.controls.kernel.findData("add_numba"))
     assert win.model.state.origin.kind == COMPILING  # asked, not waited for
-    qtbot.waitUntil(lambda: win.model.state.origin.kind == COMPILER, timeout=COMPILE_S)
+    qtbot.waitUntil(lambda: win.model.state.origin.kind == COMPILER, timeout=HANG_MS)
     spec = win.model.kernel()
     want = _compiled_here(spec, 1_000_000, 256, (7, 5))
     assert win.model.inputs.regs_per_thread == want.regs_per_thread > 0
@@ -109,7 +109,7 @@ def test_a_file_that_does_not_open_is_one_line_and_the_window_keeps_working(
     win = _window(make_window)
     path = write_broken(tmp_path)[name]
     before = [k.name for k in win.model.kernels()]
-    with qtbot.waitSignal(win.user_kernels.files.failed, timeout=60_000) as got:
+    with qtbot.waitSignal(win.user_kernels.files.failed, timeout=HANG_MS) as got:
         win.user_kernels.open(str(path))
     _, message = got.args
     assert BROKEN[name][1] in message and "\n" not in message
@@ -124,9 +124,9 @@ def test_a_kernel_that_does_not_compile_is_one_line_with_the_whole_output_in_the
         qtbot, make_window, tmp_path):
     win = _window(make_window, "H200")
     path = write_broken(tmp_path)["compile_error.py"]
-    with qtbot.waitSignal(win.user_kernels.files.opened, timeout=60_000):
+    with qtbot.waitSignal(win.user_kernels.files.opened, timeout=HANG_MS):
         win.user_kernels.open(str(path))
-    qtbot.waitUntil(lambda: win.model.state.origin.kind == FAILED, timeout=COMPILE_S)
+    qtbot.waitUntil(lambda: win.model.state.origin.kind == FAILED, timeout=HANG_MS)
     origin = win.model.state.origin
     assert origin.text.startswith("broken_kernel does not compile") and "line 8" in origin.text
     assert "\n" not in origin.text
@@ -144,14 +144,14 @@ def test_compiling_can_be_cancelled_and_asked_again(qtbot, make_window):
     res = win.controls.resources
     assert win.model.state.origin.kind == COMPILING
     assert res.busy.isVisibleTo(res) and res.cancel.isVisibleTo(res)
-    qtbot.waitUntil(lambda: win.user_kernels.compiler.host_pid is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: win.user_kernels.compiler.host_pid is not None, timeout=HANG_MS)
     res.cancel.click()
-    qtbot.waitUntil(lambda: win.model.state.origin.kind == FAILED, timeout=30_000)
+    qtbot.waitUntil(lambda: win.model.state.origin.kind == FAILED, timeout=HANG_MS)
     assert "cancelled" in win.model.state.origin.text and res.retry.isVisibleTo(res)
     assert win.model.inputs.regs_per_thread == 0  # not pretended
     win.user_kernels.compile_jobs.jobs = KernelJobs(compile=partial(fake.fixed, 25, 0))
     res.retry.click()
-    qtbot.waitUntil(lambda: win.model.state.origin.kind == COMPILER, timeout=30_000)
+    qtbot.waitUntil(lambda: win.model.state.origin.kind == COMPILER, timeout=HANG_MS)
     assert win.model.inputs.regs_per_thread == 25
 
 
@@ -161,12 +161,12 @@ def test_spills_warn_and_the_threads_curve_is_recompiled_per_warp_count(qtbot, m
     win.user_kernels.compile_jobs.jobs = KernelJobs(compile=partial(fake.fixed, 255, 416),
                                                     compile_many=partial(fake.by_warps, regs))
     win.controls.kernel.setCurrentIndex(win.controls.kernel.findData("add_triton"))
-    qtbot.waitUntil(lambda: win.model.state.origin.kind == COMPILER, timeout=30_000)
+    qtbot.waitUntil(lambda: win.model.state.origin.kind == COMPILER, timeout=HANG_MS)
     res = win.controls.resources
     assert res.spills.isVisibleTo(res) and "416 B of stack per thread" in res.spills.text()
     view = win.occupancy_view
     qtbot.waitUntil(lambda: "recompiled at each warp count (triton" in view.curve_note.text(),
-                    timeout=30_000)
+                    timeout=HANG_MS)
     xs, ys = view.sweep_data("threads")
     assert list(xs) == [32, 64, 128, 256, 512, 1024]
     from sim.rules.occupancy import occupancy
@@ -202,7 +202,7 @@ def test_files_of_an_earlier_session_are_offered_and_never_opened_without_a_yes(
     assert not uk.files.files and not uk.file_jobs.opening  # nothing ran yet
     uk.reopen_box.done(QMessageBox.StandardButton.No)
     assert not uk.files.files and not uk.file_jobs.opening
-    with qtbot.waitSignal(uk.files.opened, timeout=60_000):
+    with qtbot.waitSignal(uk.files.opened, timeout=HANG_MS):
         uk.ask_to_reopen()
         uk.reopen_box.done(QMessageBox.StandardButton.Yes)
     assert "softmax_kernel" in [k.name for k in win.model.kernels()]

@@ -14,6 +14,7 @@ from gui.jobs import KernelFileJobs
 from gui.models.kernel_files import KernelFilesModel
 from kernels.declare.declarations import Limits
 from tests.hostile.test_kernel_files import KERNEL
+from tests.patience import HANG_MS
 
 
 @pytest.fixture
@@ -54,7 +55,7 @@ def test_a_stuck_file_holds_up_no_other_and_none_is_dropped(opener, tmp_path, qt
     for path in (stuck, str(good), str(looping)):
         assert jobs.open(path)
     assert not jobs.open(stuck)  # already opening: not twice
-    qtbot.waitUntil(lambda: bool(opened) and str(looping) in failed, timeout=60_000)
+    qtbot.waitUntil(lambda: bool(opened) and str(looping) in failed, timeout=HANG_MS)
     assert [f.path for f in opened] == [str(good)]
     assert opened[0].kernels[0].launch_shape(1 << 20, None, 132).grid_blocks == 4096
     assert failed[str(looping)] == (f"{looping}: no answer while working out k's launch within "
@@ -70,7 +71,7 @@ def test_an_open_that_times_out_says_so_in_one_line(opener, tmp_path, qtbot):
     jobs, failed, opened = opener(open_s=1.0, call_s=0.3, launch_s=1.0)
     stuck = _stuck(tmp_path)
     jobs.open(stuck)
-    qtbot.waitUntil(lambda: stuck in failed, timeout=30_000)
+    qtbot.waitUntil(lambda: stuck in failed, timeout=HANG_MS)
     assert failed[stuck] == (f"{stuck}: no answer while importing it within 1 s (a loop, or "
                              "waiting on something? WARPSCOPE_USER_CODE_TIMEOUT_S); its process "
                              "was stopped")
@@ -87,7 +88,7 @@ def test_a_grid_rule_that_loops_later_stalls_one_call_for_call_s_at_most(opener,
     path.write_text(KERNEL + "WARPSCOPE = dict(GOOD, grid=lambda n: n // 256 if n < 2**21 "
                     "else [i for i in iter(int, 1)])\n", encoding="utf-8")
     jobs.open(str(path))
-    qtbot.waitUntil(lambda: bool(opened) or bool(failed), timeout=60_000)
+    qtbot.waitUntil(lambda: bool(opened) or bool(failed), timeout=HANG_MS)
     [spec] = opened[0].kernels
     assert spec.launch_shape(2**20, None, 132).grid_blocks == 4096
     t0 = time.perf_counter()

@@ -10,6 +10,7 @@ import pytest
 from kernels.declare.declarations import DeclarationProcess
 from kernels.declare.kernel_file import open_kernel_file
 from sim.inputs.errors import UserError
+from tests.patience import HANG_S
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 
@@ -43,7 +44,7 @@ def test_the_windows_process_imports_no_gpu_library(tmp_path):
             f"p = DeclarationProcess({str(EXAMPLES / 'softmax_triton.py')!r}); "
             "s = p.open()[0]; print(s.launch_shape(2**20, None, 132).grid_blocks); p.close(); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'triton', 'numba')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_S,
                          cwd=Path(__file__).resolve().parents[2])
     assert out.stdout.split() == ["256", "[]"], out.stderr[-2000:]
 

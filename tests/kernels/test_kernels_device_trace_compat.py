@@ -11,6 +11,7 @@ from kernels_env import HAS_GPU
 from kernels.launching.device import detect_device, peak_dram_gbps
 from kernels.tracing.trace import check_trace, summarize_trace
 from sim.traces.trace import Trace, load_trace
+from tests.patience import HANG_S
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 H200_TRACE = ROOT / "tests" / "data" / "trace_h200.json"
@@ -98,7 +99,7 @@ def test_numpy_shim_lets_numba_cuda_compile_on_numpy_without_row_stack(shim):
     machine with CUDA has)."""
     env = {k: v for k, v in __import__("os").environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     out = subprocess.run([sys.executable, "-c", SHIM_PROBE.format(root=str(ROOT), shim=shim)],
-                         capture_output=True, text=True, env=env, timeout=120).stdout
+                         capture_output=True, text=True, env=env, timeout=HANG_S).stdout
     if shim:
         assert "row_stack" not in out and out.strip()
     else:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.gui.export_checks import check_exports, rows
+from tests.patience import HANG_S
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -82,7 +83,7 @@ def test_app_runs_without_torch_triton_numba_and_says_how_to_add_them(tmp_path):
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "WARPSCOPE_STARTUP_PROBE": "kernels",
            "WARPSCOPE_SETTINGS_DIR": str(tmp_path / "settings")}
     proc = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path), str(bench)], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=120)
+                          env=env, capture_output=True, text=True, timeout=HANG_S)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.split("RESULT ", 1)[1])
     assert result["hidden"] and not result["loaded"]

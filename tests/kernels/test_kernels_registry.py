@@ -1,6 +1,5 @@
 """The registry table: complete, consistent, and readable without GPU libraries."""
 
-import importlib
 import pathlib
 import subprocess
 import sys

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.patience import HANG_S
+
 ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = """
@@ -33,7 +35,7 @@ def _has(name: str) -> bool:
 @pytest.mark.slow
 def test_the_pinned_nvrtc_wins_and_targets_sm_70():
     done = subprocess.run([sys.executable, "-c", CHILD], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "0"})
+                          text=True, timeout=HANG_S, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "0"})
     assert done.returncode == 0, done.stderr[-2000:]
     pinned, used, sm_70 = done.stdout.split()[-3:]
     assert pinned.endswith("nvidia/cuda_nvrtc/lib/libnvrtc.so.12") and used == pinned

@@ -3,12 +3,8 @@ waves it makes, and its predictions against the H200 sawtooth it was not fitted 
 
 from __future__ import annotations
 
-import importlib.util
-import json
-from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from kernels.declare.registry import get_kernel
@@ -16,12 +12,10 @@ from sim.rules.devices import preset, presets, spec_from_device
 from sim.inputs.errors import UserError
 from sim.traces.compare import compare_trace
 from sim.traces.matmul_trace import recorded_matmul
-from sim.model.matmul_work import MatmulProblem, matmul_work
 from sim.rules.occupancy import occupancy
 from sim.model.launch_model import Launch, predict_launch
 from sim.schedule.policies import cost_model_id
-from sim.model.throughput import (H200_COMPUTE_FIT, drops, launch_work, predict_matmul, tensor_tflops,
-                            wave_multiples)
+from sim.model.throughput import launch_work, predict_matmul, tensor_tflops
 from sim.traces.trace import load_trace
 from sim.traces.waves import CUBLAS, load_matmul_run, parse_sweep
 
