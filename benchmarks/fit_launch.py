@@ -11,6 +11,7 @@ and TEST sets are fixed below, before any score was looked at (benchmarks/NOTES-
     python3 benchmarks/fit_launch.py           # score FIT and TEST with resources/physics/H200.json
     python3 benchmarks/fit_launch.py --json    # the same as JSON (tests/models pins the counts)
     python3 benchmarks/fit_launch.py --next-step  # issue 21's next-step pairs (runs I, L: TEST)
+    python3 benchmarks/fit_launch.py --kernel-times DIR  # run F's sweep measured again (TEST)
 
 The spread and the hold are a grid search on the FIT add traces (count within all three bars,
 then mean residency error; the overhead plays no part there: makespans are first to last
@@ -113,8 +114,8 @@ def constants(**values):
         lm.physics_for = real
 
 
-def _rows(name: str) -> list[dict]:
-    return json.loads((RUN_F / name).read_text())["measurements"]
+def _rows(path: Path) -> list[dict]:
+    return json.loads(path.read_text())["measurements"]
 
 
 def declared_chains() -> dict:
@@ -134,10 +135,10 @@ def loads_of(kernel: str) -> int:
     return get_kernel(kernel).arity or DEFAULT_LOADS
 
 
-def kernel_points() -> list[dict]:
-    """Every measured kernel time of run F with the launches that predict it."""
-    rows = [r for f in ("bench_f.json", "bench_f_b1.json", "bench_f_b2.json", "bench_f_compile.json")
-            for r in _rows(f)]
+def kernel_points(run: Path = RUN_F) -> list[dict]:
+    """Every measured kernel time of a run (run F's, or another run of the same sweep: its
+    bench_*.json files) with the launches that predict it."""
+    rows = [r for f in sorted(run.glob("bench_*.json")) for r in _rows(f)]
     by = {(r["kernel"], r["elements"]): r for r in rows}
     chains = declared_chains()
     out = []
@@ -365,6 +366,24 @@ def next_step_scores(path: Path) -> list[dict]:
     return out
 
 
+def print_kernel_times(run: Path) -> int:
+    """Each kernel's points of `run` within 10%, its misses, and the whole count; --json-like
+    rows stay in the run's folder as scored here (nothing of `run` was fitted on)."""
+    rows = kernel_scores(kernel_points(run), preset("H200"))
+    for kernel in dict.fromkeys(r["kernel"] for r in rows):
+        mine = [r for r in rows if r["kernel"] == kernel]
+        misses = ", ".join(f"2^{int(np.log2(r['elements']))} {r['error']:+.1%}" for r in mine
+                           if abs(r["error"]) > BAR)
+        print(f"  {kernel:24s} {sum(abs(r['error']) <= BAR for r in mine)} of {len(mine)} within 10%"
+              f"{'; misses ' + misses if misses else ''}")
+    fit_kernels = [r for r in rows if is_fit_kernel(r)]
+    print(f"{run.relative_to(ROOT) if run.is_relative_to(ROOT) else run}: "
+          f"{summary([], rows)['kernel_times_within_10pct']} within 10% "
+          f"(run F's FIT kernels {summary([], fit_kernels)['kernel_times_within_10pct']}, the rest "
+          f"{summary([], [r for r in rows if not is_fit_kernel(r)])['kernel_times_within_10pct']})")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fit", action="store_true")
@@ -374,6 +393,8 @@ def main() -> int:
                     help="only the barrier's hold share, the other constants as stored (fast)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--next-step", action="store_true", help="only the next-step pairs (TEST)")
+    ap.add_argument("--kernel-times", type=Path, metavar="DIR",
+                    help="score the kernel times of another run of run F's sweep, all TEST")
     args = ap.parse_args()
     if args.next_step:
         for path in NEXT_STEP_RUNS:
@@ -384,6 +405,8 @@ def main() -> int:
             print(f"{path.relative_to(ROOT)}: direction right {sum(r['direction_ok'] for r in rows)} "
                   f"of {len(rows)}, magnitude within 10% {sum(r['magnitude_ok'] for r in rows)} of {len(rows)}")
         return 0
+    if args.kernel_times:
+        return print_kernel_times(args.kernel_times)
     if args.fit:
         fit()
         return 0
