@@ -169,7 +169,7 @@ def kernel_points(run: Path = RUN_F) -> list[dict]:
 def pair_points() -> list[dict]:
     """FIT data for the stream gap (run K): two independent torch copies back to back, each
     predicted with the copy twin's launch of run F at the same size."""
-    by = {r["elements"]: r for r in _rows("bench_f.json") if r["kernel"] == "copy_triton"}
+    by = {r["elements"]: r for r in _rows(RUN_F / "bench_f.json") if r["kernel"] == "copy_triton"}
     out = []
     for r in json.loads(RUN_K.read_text())["pairs"]:
         g = by[r["n"]]
