@@ -78,6 +78,19 @@ def test_held_out_kernel_times(fit):
     assert all(p["kernel"] == "softmax_kernel" for p in rows if abs(p["error"]) > fit.BAR)
 
 
+@pytest.mark.slow  # 193 launches predicted
+def test_run_f_s_sweep_on_another_h200_meets_the_bar(fit):
+    """Run V (2026-12-03, benchmarks/device_run_v.sh): run F's whole sweep measured again on a
+    freshly lent H200, nothing fitted on it. 178 of 193 within 10% (92%; the bar is 90%): the
+    misses are launches of 2^12-2^14 elements (that machine's launches were ~0.3 us quicker,
+    4.22 against 4.51 us, predicted ~11% long) and the example softmax at 2^21-2^23 (+10..+21%)."""
+    rows = fit.kernel_scores(fit.kernel_points(BENCH / "run_v"), preset("H200"))
+    missed = [p for p in rows if abs(p["error"]) > fit.BAR]
+    assert len(rows) == 193 and len(missed) <= 15
+    assert all(p["elements"] <= 2**14 or p["kernel"] in ("softmax_kernel", "add_relu_torch_eager")
+               for p in missed), [(p["kernel"], p["elements"]) for p in missed]
+
+
 def test_held_out_eager_stream_and_fit_pairs(fit):
     """Eager add+ReLU (TEST) is two launches on one stream: the second pays the gap fitted on run
     K's copy pairs (FIT), not a whole launch overhead. Measured 2026-12-02: 15 of 17 within 10%
