@@ -367,8 +367,8 @@ def next_step_scores(path: Path) -> list[dict]:
 
 
 def print_kernel_times(run: Path) -> int:
-    """Each kernel's points of `run` within 10%, its misses, and the whole count; --json-like
-    rows stay in the run's folder as scored here (nothing of `run` was fitted on)."""
+    """Each kernel's points of `run` within 10%, its misses, and the whole count, with run F's
+    FIT kernels apart (on a run that is not run F, nothing was fitted on any of it)."""
     rows = kernel_scores(kernel_points(run), preset("H200"))
     for kernel in dict.fromkeys(r["kernel"] for r in rows):
         mine = [r for r in rows if r["kernel"] == kernel]
