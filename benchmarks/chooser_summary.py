@@ -11,6 +11,8 @@ waits for.
 
 from __future__ import annotations
 
+from sim.model.next_step import NO_CLEAR_CHANGE, direction
+
 
 def median(values) -> float:
     v = sorted(values)
@@ -37,17 +39,15 @@ def next_step_lines(result: dict) -> list[tuple[str, str]]:
     lines = []
     ns = [r for r in result.get("next_step", []) if "error" not in r]
     if "next_step" in result:
-        direction = sum((r["predicted_change"] > 0.02) == (r["measured_change"] > 0.02)
-                        and (r["predicted_change"] < -0.02) == (r["measured_change"] < -0.02)
-                        for r in ns)
+        right = sum(direction(r["predicted_change"]) == direction(r["measured_change"]) for r in ns)
         within = sum(abs((1 + r["predicted_change"]) / (1 + r["measured_change"]) - 1) <= 0.10
                      for r in ns)
         lines += [
             ("next step: direction right / magnitude within 10%",
-             f"{direction}/{len(ns)}, {within}/{len(ns)} ({len(result['next_step']) - len(ns)} failed)"),
+             f"{right}/{len(ns)}, {within}/{len(ns)} ({len(result['next_step']) - len(ns)} failed)"),
             ("next step: a launch's spread over its rounds (max - min over median), largest",
              f"{max((spread(r[k]) for r in ns for k in ('before_rounds_ms', 'after_rounds_ms') if k in r), default=float('nan')):.1%}"
-             " (the direction test's dead band: 2%)")]
+             f" (the direction test's dead band: {NO_CLEAR_CHANGE:.0%})")]
     return lines
 
 

@@ -42,6 +42,7 @@ from sim.traces.compare import compare_trace  # noqa: E402
 from sim.rules.devices import preset  # noqa: E402
 from sim.model.launch_model import Launch, predict_launch, stream_whole_us  # noqa: E402
 from sim.model.latency import DEFAULT_LOADS  # noqa: E402
+from sim.model.next_step import direction  # noqa: E402
 from sim.rules.physics import physics_for  # noqa: E402
 from sim.traces.trace_bundle import load_bundle  # noqa: E402
 from kernels.declare.kernel_file import EXAMPLES, open_kernel_file, with_declared_chain  # noqa: E402
@@ -97,7 +98,6 @@ NEXT_STEP_RUNS = (ROOT / "benchmarks" / "run_i" / "chooser_h200.json",
                   # run U: runs T's and S's pairs measured twice more each (reproducibility)
                   *(ROOT / "benchmarks" / "run_u" / f"held-out-{s}_{r}.json"
                     for s in ("t", "s") for r in (1, 2)))
-DEAD_BAND = 0.02  # chooser_run.py's: a change within +-2% is "no change"
 
 
 @contextlib.contextmanager
@@ -360,8 +360,7 @@ def next_step_scores(path: Path) -> list[dict]:
         out.append({"pair": f"{r['kernel']} {r['lever']} {r['before']} -> {r['after']}",
                     "before_us": times["before"], "after_us": times["after"],
                     "predicted": predicted, "measured": measured,
-                    "direction_ok": (predicted > DEAD_BAND) == (measured > DEAD_BAND)
-                    and (predicted < -DEAD_BAND) == (measured < -DEAD_BAND),
+                    "direction_ok": direction(predicted) == direction(measured),
                     "magnitude_ok": abs((1 + predicted) / (1 + measured) - 1) <= BAR})
     return out
 

@@ -19,6 +19,15 @@ from sim.model.what_if import Outcome, WhatIf, predict
 
 LEVERS = ("registers", "shared memory", "threads per block", "elements per thread", "grid size")
 MAX_ELEMENTS_PER_THREAD = 64
+# A change under 2% is none a user could measure: the same before/after pairs measured in three
+# runs on the H200 moved by up to 2.5-5 points between runs (benchmarks/RESULTS.md, run U). The
+# next step's measured scores (benchmarks/fit_launch.py, chooser_summary.py) count it as no change.
+NO_CLEAR_CHANGE = 0.02
+
+
+def direction(change: float, band: float = NO_CLEAR_CHANGE) -> int:
+    """-1 faster, +1 slower, 0 within the band (no change one could measure)."""
+    return 0 if abs(change) <= band else (1 if change > 0 else -1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +55,10 @@ class Step:
     def effect(self) -> str:
         if self.before.time_us is None or self.after.time_us is None:
             return "no time predicted (no DRAM latency on record for this GPU)"
+        noise = ("" if direction(self.time_change) else
+                 f"; under {NO_CLEAR_CHANGE:.0%}, too small to tell from a timing's run-to-run noise")
         return (f"predicted {self.after.time_us:,.1f} us instead of {self.before.time_us:,.1f} us "
-                f"({self.time_change:+.1%})")
+                f"({self.time_change:+.1%}{noise})")
 
     def line(self) -> str:
         return f"{self.lever}: {self.change} gives {self.gains}; {self.effect()}"
