@@ -30,6 +30,13 @@ def direction(change: float, band: float = NO_CLEAR_CHANGE) -> int:
     return 0 if abs(change) <= band else (1 if change > 0 else -1)
 
 
+def noise_note(change: float) -> str:
+    """What a time's relative change is worth saying beside it: nothing, or that it is too small
+    to tell from noise (said the same in the next steps and in a run diff)."""
+    return "" if direction(change) else \
+        f"; under {NO_CLEAR_CHANGE:.0%}, too small to tell from a timing's run-to-run noise"
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
     lever: str
@@ -55,10 +62,8 @@ class Step:
     def effect(self) -> str:
         if self.before.time_us is None or self.after.time_us is None:
             return "no time predicted (no DRAM latency on record for this GPU)"
-        noise = ("" if direction(self.time_change) else
-                 f"; under {NO_CLEAR_CHANGE:.0%}, too small to tell from a timing's run-to-run noise")
         return (f"predicted {self.after.time_us:,.1f} us instead of {self.before.time_us:,.1f} us "
-                f"({self.time_change:+.1%}{noise})")
+                f"({self.time_change:+.1%}{noise_note(self.time_change)})")
 
     def line(self) -> str:
         return f"{self.lever}: {self.change} gives {self.gains}; {self.effect()}"

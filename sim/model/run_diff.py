@@ -19,6 +19,7 @@ from sim.inputs.files import load_json_bounded, read_user_file
 from sim.inputs.args import Maybe, Real, Text, Whole, check_fields
 from sim.rules.occupancy import occupancy
 from sim.inputs.units import parse_bytes, parse_count
+from sim.model.next_step import noise_note
 from sim.model.what_if import ADD_BYTES_PER_ELEMENT, WhatIf, predict
 
 MAX_BENCH_BYTES = 32 * 2**20
@@ -224,8 +225,9 @@ class RunDiff:
         text = "; ".join(parts)
         if a.time_us and b.time_us:
             how = a.time_how if a.time_how == b.time_how else f"{a.time_how} vs {b.time_how}"
+            change = b.time_us / a.time_us - 1
             text += (f". It takes {b.time_us:,.1f} us instead of {a.time_us:,.1f} us "
-                     f"({b.time_us / a.time_us - 1:+.1%}, {how}).")
+                     f"({change:+.1%}, {how}{noise_note(change)}).")
         else:
             text += "."
         return text

@@ -30,6 +30,16 @@ def test_two_launches_tell_registers_then_blocks_then_waves_then_time():
     assert "threads per block" not in changed
 
 
+def test_a_time_change_under_the_noise_band_says_so():
+    """The next step's 2% band (sim.model.next_step.NO_CLEAR_CHANGE) in the story too: a ninth
+    block per SM for +1.9% is too small to tell from noise; the register step above is not."""
+    small = diff_runs("gpu=H200,elements=2^23,block=256,regs=18", "gpu=H200,elements=2^23,block=224,regs=18")
+    big = diff_runs("gpu=H200,elements=2^24,block=1024,regs=40", "gpu=H200,elements=2^24,block=1024,regs=32")
+    assert abs(small.b.time_us / small.a.time_us - 1) <= 0.02 < abs(big.b.time_us / big.a.time_us - 1)
+    assert "too small to tell from a timing's run-to-run noise" in small.story()
+    assert "too small" not in big.story()
+
+
 def test_two_recorded_traces_show_the_nearly_empty_second_wave():
     d = diff_runs(str(TRACES / "matmul_persistent_132tiles.json"),
                   str(TRACES / "matmul_persistent_133tiles.json"))
