@@ -41,6 +41,16 @@ def test_a_step_under_the_noise_band_says_it_cannot_be_told_apart():
     assert [direction(c) for c in (-0.05, -0.02, 0.0, 0.019, 0.021)] == [-1, 0, 0, 0, 1]
 
 
+def test_explain_json_says_which_steps_are_measurable(capsys):
+    import main
+
+    assert main.main(["explain", "--gpu", "H200", "--elements", "2^23", "--block", "256",
+                      "--regs", "18", "--json"]) == 0
+    steps = {s["lever"]: s for s in json.loads(capsys.readouterr().out)["next_steps"]}
+    assert steps["threads per block"]["measurable"] is False
+    assert steps["elements per thread"]["measurable"] is True
+
+
 def test_a_grid_stride_launch_past_a_wave_is_told_to_drop_to_whole_waves():
     launch = WhatIf(256, 32, 0, 2**26, elements_per_thread=None, grid_blocks=132 * 8 + 137)
     step = _by_lever(launch)["grid size"]
