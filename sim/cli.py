@@ -248,16 +248,12 @@ def occupancy_rows(occ) -> list[tuple[str, str, str]]:
 
 
 def explain_payload(gpu, occ, geo, kernel=None) -> dict:
-    from sim.model.next_step import direction
-
     payload = {"device": gpu.to_dict(), "geometry": asdict(geo), "occupancy": asdict(occ),
                "findings": [asdict(f) for f in _findings(gpu, occ, geo, kernel)],
                "next_steps": [{"lever": st.lever, "setting": st.setting, "change": st.change,
                                "gains": st.gains, "time_us": st.before.time_us,
                                "after_time_us": st.after.time_us,
-                               # False: under the noise band (sim.model.next_step.NO_CLEAR_CHANGE)
-                               "measurable": st.time_change is not None
-                               and direction(st.time_change) != 0}
+                               "measurable": st.measurable}
                               for st in _next_steps(gpu, occ, geo, kernel)]}
     prediction = launch_prediction(gpu, occ, geo, kernel)
     if prediction is not None:

@@ -60,6 +60,11 @@ class Step:
             return None
         return -self.saved_us / self.before.time_us
 
+    @property
+    def measurable(self) -> bool:
+        """Whether a timing could tell the change from run-to-run noise (outside the band)."""
+        return self.time_change is not None and direction(self.time_change) != 0
+
     def effect(self) -> str:
         if self.before.time_us is None or self.after.time_us is None:
             return "no time predicted (no DRAM latency on record for this GPU)"

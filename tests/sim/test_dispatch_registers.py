@@ -15,6 +15,7 @@ from sim.schedule.dispatch import dispatch_schedule, register_fill
 from sim.schedule.dispatch_profile import DispatchParams, builtin_profile, load_profile
 from sim.traces.compare import compare_trace
 from sim.traces.trace_bundle import load_bundle
+from tests.bench_scripts import bench_script
 
 H200 = preset("H200")
 LIMITS = Path(__file__).parents[1] / "data" / "limits_h200"
@@ -43,12 +44,7 @@ def _rule_off():
 
 def test_the_held_out_traces_are_the_ones_the_fit_script_holds_out(limits, blind):
     """These tests must score traces the rule was not fitted on: ask the fit script's split."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "dispatch_regs_fit", Path(__file__).parents[2] / "benchmarks" / "dispatch_regs_fit.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = bench_script("dispatch_regs_fit")
     fit, test = mod.split(limits, blind)
     assert sorted(test) == sorted(n for n in blind if n.endswith("-200us-3w")) and len(test) == 8
     assert len(fit) == 16 + 12 and not set(fit) & set(test)
@@ -128,13 +124,7 @@ def test_the_blind_recorder_asks_only_for_launches_the_fit_never_saw(limits):
     """benchmarks/dispatch_regs_record.py (run by benchmarks/device_run_j_dispatch.sh) must be a
     blind set: no (wait, warps, hold, spin time) of it is in limits_h200, and the registers it
     expects give the regime its comment names for the new launches."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "dispatch_regs_record",
-        Path(__file__).parents[2] / "benchmarks" / "dispatch_regs_record.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = bench_script("dispatch_regs_record")
     seen = {(t.meta.get("wait"), t.meta["num_warps"], t.meta["hold_regs"], float(t.meta["spin_us"]))
             for t in limits.values() if t.meta.get("hold_regs")}
     asked = {(w, n, h, float(us)) for w, n, h, us, _, _ in mod.CONFIGS}

@@ -5,7 +5,6 @@ keeps it off (0): on, it costs 5 held-out kernel times (the naive Numba add +11.
 benchmarks/NOTES-dispatch.md). The stencil at 2^24 (run J and kernel_files_h200, held out) now
 meets its makespan without it, from its declared loads (sim/model/chain.py)."""
 
-import importlib.util
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,17 +12,14 @@ import pytest
 
 from sim.schedule.dispatch_profile import (DispatchParams, builtin_profile, params_from_json,
                                            warp_pacing_us)
+from tests.bench_scripts import bench_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def f():
-    spec = importlib.util.spec_from_file_location("dispatch_ramp_fit",
-                                                  ROOT / "benchmarks" / "dispatch_ramp_fit.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return bench_script("dispatch_ramp_fit")
 
 
 def test_the_interval_is_per_block_for_small_blocks_and_per_warp_for_big_ones():

@@ -7,6 +7,7 @@ import numpy as np
 
 from sim.model.launch_model import Launch, TripCost, predict_launch
 from sim.rules.devices import preset
+from tests.bench_scripts import bench_script
 
 N = 2**24
 
@@ -61,13 +62,7 @@ def test_the_first_wave_ramp_lengthens_a_one_wave_launch():
     """real_h200 (FIT) add 2^20 BLOCK_SIZE 1024: the whole first wave started within 0.22 us,
     half by 0.1 us; first_wave_block_ns (0.15 ns a block, fitted on the FIT adds) starts 1,024
     blocks over 0.15 us, and each slot's life that much later."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).parents[2] / "benchmarks" / "fit_launch.py"
-    spec = importlib.util.spec_from_file_location("fit_launch", path)
-    fit = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fit)
+    fit = bench_script("fit_launch")
     gpu = preset("H200")
     add = Launch(1024, 128, 16, 12.0 * 2**20, 2**20, loads=2)
     with fit.constants(first_wave_block_ns=0.0):

@@ -6,6 +6,7 @@ import pytest
 
 from sim.model.launch_model import Launch, TripCost, predict_launch
 from sim.rules.devices import preset
+from tests.bench_scripts import bench_script
 
 N = 2**26  # the next-step pairs' size (benchmarks/run_i, run_l)
 
@@ -72,14 +73,7 @@ def test_the_drain_moves_ends_only_earlier():
 
 def _fit_launch():
     """benchmarks/fit_launch.py as a module (its next-step scoring and the runs it reads)."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).parents[2] / "benchmarks" / "fit_launch.py"
-    spec = importlib.util.spec_from_file_location("fit_launch", path)
-    fit = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fit)
-    return fit
+    return bench_script("fit_launch")
 
 
 def test_next_step_directions_on_runs_i_l_and_s():

@@ -2,7 +2,6 @@
 benchmarks/NOTES-fit.md): held-out scores pinned at what they measured (2026-12-01, -02), so a change
 that loses them fails. Only TEST data (never fitted on) is scored here, on the fast part of it."""
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -11,16 +10,14 @@ import pytest
 from sim.rules.devices import preset
 from sim.model.launch_model import Launch, TripCost, predict_launch
 from sim.rules.physics import physics_for
+from tests.bench_scripts import bench_script
 
 BENCH = Path(__file__).parents[2] / "benchmarks"
 
 
 @pytest.fixture(scope="module")
 def fit():
-    spec = importlib.util.spec_from_file_location("fit_launch", BENCH / "fit_launch.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return bench_script("fit_launch")
 
 
 def test_fitted_constants_are_measured_with_their_command():

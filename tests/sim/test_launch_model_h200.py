@@ -6,7 +6,6 @@ The launch overhead was fitted to the naive add at 2^26 only, the trip overhead 
 (benchmarks/latency_h200.json); every other row is a check.
 """
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from kernels.declare.registry import get_kernel
 from sim.rules.devices import preset
 from sim.inputs.errors import UserError
 from sim.model.launch_model import MAX_WAVES, Launch, predict_launch
+from tests.bench_scripts import bench_script
 
 BENCH = Path(__file__).parents[2] / "benchmarks"
 
@@ -40,10 +40,7 @@ def _ratio(m, ceiling):
 
 
 def _check():
-    spec = importlib.util.spec_from_file_location("predict_check", BENCH / "predict_check.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.check()
+    return bench_script("predict_check").check()
 
 
 @pytest.mark.slow
