@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
@@ -50,6 +50,9 @@ class TripCost:
     spread: float = 0.0  # coefficient of variation of the stamped block times (DRAM service order)
     hold: float = 0.0  # a block holds its slot this share of its stamped time past its end stamp
     rounds: int = 1  # dependent load rounds per loop trip, each one of the `trips`
+    # each SM's share of the DRAM relative to an even one (sim.rules.physics.port_weights; empty:
+    # even); not part of the cost's identity, so the solved MVAs of one weight are shared
+    sm_weights: tuple = field(default=(), compare=False, repr=False)
 
     @classmethod
     def for_gpu(cls, gpu: GpuSpec, launch, ceiling_gbps: float | None = None,
@@ -67,7 +70,7 @@ class TripCost:
                    + chain_ns(gpu, launch, ph) / trips,  # think time, spread over the trips
                    costs.dispatch_ns,
                    **{"spread": ph.value("block_time_spread"), "hold": slot_hold(launch, ph),
-                      "rounds": int(rounds), **knobs})
+                      "rounds": int(rounds), "sm_weights": _exp_weights(gpu), **knobs})
 
     @property
     def first_trip_ns(self) -> float:
@@ -95,11 +98,23 @@ class TripCost:
         the DRAM: block trips per ns and residences (what the drain, sim.model.drain, reads)."""
         return _solved(self, int(per_sm), int(sms))
 
-    def durations(self, block_ids: np.ndarray, resident_blocks: int) -> np.ndarray:
+    def on_sm_weight(self, weight: float) -> "TripCost":
+        """The cost of a block on an SM whose share of the DRAM is `weight` times an even one."""
+        return _weighted(self, float(weight))
+
+    def durations(self, block_ids: np.ndarray, resident_blocks: int,
+                  sms: np.ndarray | None = None) -> np.ndarray:
         # the MVA's time is the block's whole life in its slot; `stamped_ends` says where in it
         # thread 0's end stamp falls
         # the spread is each trip's: a block that loops over `trips` averages it down
-        base, half = _life_and_spread(self, int(resident_blocks))
+        if self.sm_weights and sms is not None:
+            weight = np.asarray(self.sm_weights)[sms]
+            base, half = np.empty(weight.size), np.empty(weight.size)
+            for w in np.unique(weight):
+                on = weight == w
+                base[on], half[on] = _life_and_spread(_weighted(self, float(w)), int(resident_blocks))
+        else:
+            base, half = _life_and_spread(self, int(resident_blocks))
         held = base * (1.0 + half * _unit_noise(block_ids, 0))
         # on a 20 ns clock: spread blocks retire in batches, one scheduler step per tick, not per block
         return np.maximum(np.round(held / TICK_US), 1.0) * TICK_US if self.spread else held
@@ -190,6 +205,23 @@ def _life_and_spread(cost: TripCost, resident_blocks: int) -> tuple[float, float
     # to fit under that (symmetric: the mean, hence the throughput, stays the MVA's)
     life = cost.slowest_us(resident_blocks) / (1.0 - cost.hold / (1.0 + cost.hold) / cost.trips)
     return base, min(cost.spread / math.sqrt(cost.trips) * SQRT3, max(0.0, life / base - 1.0))
+
+
+def _exp_weights(gpu):
+    import os
+    mode = os.environ.get("WS_PORT", "")
+    if not mode or gpu.sm_count != 132:
+        return ()
+    fast = float(mode)
+    w = np.ones(132)
+    w[np.r_[32:44, 78:88, 126:128]] = fast
+    w /= w.mean()
+    return tuple(w.tolist())
+
+
+@functools.lru_cache(maxsize=256)
+def _weighted(cost: TripCost, weight: float) -> TripCost:
+    return replace(cost, ceiling_gbps=cost.ceiling_gbps * weight, sm_weights=())
 
 
 @functools.lru_cache(maxsize=4096)

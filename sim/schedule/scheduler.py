@@ -209,7 +209,10 @@ class BlockScheduler:
         if self.sm_dispatch_interval_us:
             starts = self._space_starts_per_sm(slots // self.slots_per_sm, starts)
         resident = len(self._ends_heap) + take  # the heap holds the slots busy past t
-        ends = starts + self.cost.durations(ids, resident)
+        if getattr(self.cost, "sm_weights", ()):  # an SM's share of the DRAM sets its blocks' times
+            ends = starts + self.cost.durations(ids, resident, slots // self.slots_per_sm)
+        else:
+            ends = starts + self.cost.durations(ids, resident)
         self.block_slot[placed], self.block_start_us[placed], self.block_end_us[placed] = \
             slots, starts, ends
         self._slot_end[slots] = ends
