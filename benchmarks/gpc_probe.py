@@ -4,12 +4,12 @@ GPCs (union-find). Each block pads itself with dynamic shared memory so that one
 a cluster of k blocks then spans k SMs.
 
 Needs a Hopper GPU and cupy (the H200 image has cupy-cuda13x):
-    python3 benchmarks/gpc_probe.py --out gpc_h200.json
+    python3 benchmarks/gpc_probe.py --out gpc_w_h200.json
 
 The JSON holds each launch's (cluster, SM) pairs, the GPCs found (SM ids, sorted) and the driver's
-count of co-resident clusters of each size (cudaOccupancyMaxActiveClusters, where cupy has it).
-The launch model reads the layout from resources/physics/<GPU>.json ("dram_port_groups"), where
-this file's output is pasted with its date and command (benchmarks/NOTES-dispatch.md).
+distinct SMs each cluster size reached per launch. The launch model does not read it: it is the
+check that refuted "the faster SMs are a GPC of their own" (benchmarks/NOTES-dispatch.md, eighth
+session; resources/physics/H200.json "dram_share").
 """
 
 from __future__ import annotations

@@ -11,8 +11,10 @@ through its port at the rate the TripCost's MVA gives its live blocks (the port'
 DRAM, or what their latency allows), then one round trip per trip left (a later load round's trip hidden behind the port's time
 where the SM's blocks are staggered). `drain` ends no block
 of the SM later than that; blocks due sooner keep their ends (the DRAM's service order stays).
-The SM's share of the DRAM stays what it was at the last start: the H200's traces drain no
-faster as SMs go idle (benchmarks/NOTES-fit.md, fourth pass: that variant took the FIT traces
+The SM's share of the DRAM stays what it was at the last start, and is the even one on every
+SM (an H200 SM that moves bytes faster, TripCost.sm_weights, ends its blocks first and leaves its
+share to the others: at their own shares to the end, one-wave launches ran 8 points long,
+benchmarks/NOTES-dispatch.md, eighth session); the H200's traces drain no faster as SMs go idle (benchmarks/NOTES-fit.md, fourth pass: that variant took the FIT traces
 from 11 to 8 of 14). A block waiting on latency rather than on the port gains little: no SM
 ends before its least advanced block would alone. In a grid of one wave or less every block
 still has all its bytes ahead at the last start, and the bound is about the start-time one
@@ -39,14 +41,8 @@ def drain(sim, cost):
     ahead = (end[live] - t) / np.maximum(end[live] - start[live], 1e-12)  # share of its life left
     count = np.bincount(sm, minlength=sms)
     busy = int(np.count_nonzero(count))
-    import os
-    weight = np.asarray(cost.sm_weights) if cost.sm_weights and not os.environ.get('WS_DRAIN_EVEN') else np.ones(sms)
-    rate = np.ones(sms)
-    for w in np.unique(weight):  # block trips per ns on an SM of k live blocks, at its DRAM share
-        on = (weight == w) & (count > 0)
-        per_ns, _ = cost.on_sm_weight(w).levels(int(count.max()), busy)
-        rate[on] = per_ns[count[on] - 1]
-    rate *= cost.bytes_per_trip
+    per_ns, _ = cost.levels(int(count.max()), busy)  # block trips per ns on an SM of k live blocks
+    rate = np.where(count > 0, per_ns[np.maximum(count, 1) - 1], 1.0) * cost.bytes_per_trip
     bytes_left = np.bincount(sm, ahead, minlength=sms) * cost.bytes_per_trip * cost.trips
     trips_left = np.zeros(sms)
     np.maximum.at(trips_left, sm, np.ceil(ahead * cost.trips - 1e-9))
@@ -61,12 +57,7 @@ def drain(sim, cost):
     # of each loop trip's rounds the first waits in full, each later one only past the port's time
     hidden = trips_left * (cost.rounds - 1) / cost.rounds * np.minimum(cost.delay_ns, port_ns)
     latency = trips_left * cost.delay_ns - stagger * hidden
-    import os
-    if os.environ.get("WS_FILL"):
-        port_time = _filled(bytes_left, rate, weight, cost, count)
-    else:
-        port_time = bytes_left / rate
-    bound = (cost.dispatch_ns + latency + port_time) / 1e3 + cost.extra_us
+    bound = (cost.dispatch_ns + latency + bytes_left / rate) / 1e3 + cost.extra_us
     # the bound is on the end stamp; the slot frees `hold` of a trip later (TripCost.stamped_ends)
     cap = bound / (1.0 - cost.hold / (1.0 + cost.hold) / cost.trips)
     cap = np.maximum(cap, furthest * cost.life_us(busy))
@@ -76,40 +67,3 @@ def drain(sim, cost):
     new_end = end.copy()
     new_end[live] = ends
     return replace(sim, block_end_us=new_end, makespan_us=float(new_end.max()))
-
-
-def _filled(bytes_left, rate, weight, cost, count):
-    """When each SM's bytes are through if the DRAM's share of an SM that is done goes to the SMs
-    still moving (split by their weights), each SM no faster than its live blocks' latency allows."""
-    sms = bytes_left.size
-    cap = np.ones(sms) * np.inf
-    for w in np.unique(weight):
-        on = (weight == w) & (count > 0)
-        if on.any():
-            per_ns, _ = cost.on_sm_weight(w).levels(int(count.max()), 1)
-            cap[on] = per_ns[count[on] - 1] * cost.bytes_per_trip
-    total = float(np.sum(rate[count > 0]))  # what the SMs move together at the last start
-    left = bytes_left.astype(float).copy()
-    done = np.where(left > 0, np.nan, 0.0)
-    t = 0.0
-    moving = left > 0
-    while moving.any():
-        share = np.zeros(sms)
-        budget, free = total, moving.copy()
-        for _ in range(4):  # give capped SMs their cap, split the rest by weight
-            r = np.where(free, budget * weight / max(np.sum(weight[free]), 1e-12), 0.0)
-            over = free & (r > cap)
-            if not over.any():
-                break
-            share[over] = cap[over]
-            budget -= float(np.sum(cap[over]))
-            free &= ~over
-        share = np.where(free, budget * weight / max(np.sum(weight[free]), 1e-12), share)
-        share = np.maximum(np.where(moving, share, 0.0), 1e-12)
-        dt = np.min(np.where(moving, left / share, np.inf))
-        left = np.where(moving, left - share * dt, left)
-        t += dt
-        fin = moving & (left <= 1e-9 * np.maximum(bytes_left, 1.0))
-        done[fin] = t
-        moving &= ~fin
-    return np.nan_to_num(done)

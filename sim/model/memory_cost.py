@@ -5,8 +5,9 @@ blocks (the dispatcher, a delay of trip overhead + DRAM round trip, the SM's mem
 share of the achievable bandwidth), solved by mean value analysis (sim.model.latency.mva_levels);
 a block makes its loop's trips, each in as many dependent rounds as its registers allow
 (sim.model.load_rounds). `chain_ns`: a kernel's declared dependent work besides its DRAM trips.
-`first_wave_ramp`: the first wave's blocks handed out one after another. `achievable_gbps`: what
-a full GPU streams.
+Where the GPU's data says some SMs move bytes faster (resources/physics "dram_share"), their
+blocks run at their own share of the DRAM. `first_wave_ramp`: the first wave's blocks handed out
+one after another. `achievable_gbps`: what a full GPU streams.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ class TripCost:
     resident blocks (the live GPU-wide count when the block starts, spread over the SMs); a trip
     passes the SM's dispatcher (once per block), a delay (the trip overhead for the kernel's input
     arrays, sim.model.latency.TripCosts, + the DRAM round trip) and
-    the SM's memory port, which moves the trip's bytes at the active SMs' share of the ceiling.
+    the SM's memory port, which moves the trip's bytes at the active SMs' share of the ceiling
+    (times the SM's `sm_weights`, where a bandwidth-bound launch has its SMs' shares differ).
     A block makes `trips` such trips in a row."""
 
     id: ClassVar[str] = "memory"
@@ -53,6 +55,7 @@ class TripCost:
     # each SM's share of the DRAM relative to an even one (sim.rules.physics.port_weights; empty:
     # even); not part of the cost's identity, so the solved MVAs of one weight are shared
     sm_weights: tuple = field(default=(), compare=False, repr=False)
+    share_above: float = 0.0  # bytes in flight per SM past which the shares differ
 
     @classmethod
     def for_gpu(cls, gpu: GpuSpec, launch, ceiling_gbps: float | None = None,
@@ -70,7 +73,8 @@ class TripCost:
                    + chain_ns(gpu, launch, ph) / trips,  # think time, spread over the trips
                    costs.dispatch_ns,
                    **{"spread": ph.value("block_time_spread"), "hold": slot_hold(launch, ph),
-                      "rounds": int(rounds), "sm_weights": _exp_weights(gpu), **knobs})
+                      "rounds": int(rounds), "sm_weights": ph.sm_dram_weights(gpu.sm_count),
+                      "share_above": ph.dram_share.above_bytes if ph.dram_share else 0.0, **knobs})
 
     @property
     def first_trip_ns(self) -> float:
@@ -98,26 +102,31 @@ class TripCost:
         the DRAM: block trips per ns and residences (what the drain, sim.model.drain, reads)."""
         return _solved(self, int(per_sm), int(sms))
 
-    def on_sm_weight(self, weight: float) -> "TripCost":
-        """The cost of a block on an SM whose share of the DRAM is `weight` times an even one."""
-        return _weighted(self, float(weight))
-
     def durations(self, block_ids: np.ndarray, resident_blocks: int,
                   sms: np.ndarray | None = None) -> np.ndarray:
         # the MVA's time is the block's whole life in its slot; `stamped_ends` says where in it
         # thread 0's end stamp falls
         # the spread is each trip's: a block that loops over `trips` averages it down
-        if self.sm_weights and sms is not None:
+        if self.sm_weights and sms is not None and self._port_bound(int(resident_blocks)):
+            # each SM's blocks at its share of the DRAM
             weight = np.asarray(self.sm_weights)[sms]
+            scale = _conserving_scale(self, int(resident_blocks))
             base, half = np.empty(weight.size), np.empty(weight.size)
             for w in np.unique(weight):
                 on = weight == w
-                base[on], half[on] = _life_and_spread(_weighted(self, float(w)), int(resident_blocks))
+                base[on], half[on] = _life_and_spread(_weighted(self, float(w) * scale),
+                                                      int(resident_blocks))
         else:
             base, half = _life_and_spread(self, int(resident_blocks))
         held = base * (1.0 + half * _unit_noise(block_ids, 0))
         # on a 20 ns clock: spread blocks retire in batches, one scheduler step per tick, not per block
         return np.maximum(np.round(held / TICK_US), 1.0) * TICK_US if self.spread else held
+
+    def _port_bound(self, resident_blocks: int) -> bool:
+        """The SMs' shares differ only where an SM has more bytes in flight than `share_above`
+        (its resident blocks' trip each): below it the H200 runs the same count on every SM."""
+        per_sm = math.ceil(max(resident_blocks, 1) / self.sm_count)
+        return per_sm * self.bytes_per_trip > self.share_above
 
     def slowest_us(self, resident_blocks: int) -> float:
         """The latest a block of a full SM can end: its dispatch, then each trip's delay and the
@@ -207,20 +216,31 @@ def _life_and_spread(cost: TripCost, resident_blocks: int) -> tuple[float, float
     return base, min(cost.spread / math.sqrt(cost.trips) * SQRT3, max(0.0, life / base - 1.0))
 
 
-def _exp_weights(gpu):
-    import os
-    mode = os.environ.get("WS_PORT", "")
-    if not mode or gpu.sm_count != 132:
-        return ()
-    fast = float(mode)
-    w = np.ones(132)
-    w[np.r_[32:44, 78:88, 126:128]] = fast
-    w /= w.mean()
-    return tuple(w.tolist())
+@functools.lru_cache(maxsize=4096)
+def _conserving_scale(cost: TripCost, resident_blocks: int) -> float:
+    """The DRAM gives what one SM cannot use to the others: the shares are scaled so that the SMs
+    together move what they would at even shares. A launch the port does not bound then runs alike
+    on every SM (its blocks' times hardly depend on the share); a bandwidth-bound one keeps the
+    shares as they are (scale 1)."""
+    weights, counts = np.unique(np.asarray(cost.sm_weights), return_counts=True)
+    even = len(cost.sm_weights) / _life_and_spread(cost, resident_blocks)[0]
+
+    def moved(scale):
+        return sum(n / _life_and_spread(_weighted(cost, float(w) * scale), resident_blocks)[0]
+                   for w, n in zip(weights, counts))
+
+    lo, hi = 1.0, float(1.0 / weights.min())  # at `hi` no SM's share is below an even one
+    if moved(hi) <= even:
+        return hi
+    for _ in range(12):  # `moved` rises with the scale; 12 halvings: within 0.02% of the scale
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if moved(mid) < even else (lo, mid)
+    return 0.5 * (lo + hi)
 
 
 @functools.lru_cache(maxsize=256)
 def _weighted(cost: TripCost, weight: float) -> TripCost:
+    """The cost on an SM whose share of the DRAM is `weight` times an even one."""
     return replace(cost, ceiling_gbps=cost.ceiling_gbps * weight, sm_weights=())
 
 

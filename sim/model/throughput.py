@@ -123,7 +123,8 @@ class ComputeBoundCost:
         active = self.work.active_per_round[self.work.round]
         return np.minimum(resident_at_start, active)
 
-    def durations(self, block_ids: np.ndarray, resident_blocks: int) -> np.ndarray:
+    def durations(self, block_ids: np.ndarray, resident_blocks: int,
+                  sms: np.ndarray | None = None) -> np.ndarray:
         ids = np.asarray(block_ids) + self.first_block
         w = self.work
         mine = np.isin(w.block, ids)

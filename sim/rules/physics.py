@@ -82,6 +82,17 @@ class GpuPhysics:
     constants: dict = field(default_factory=dict)  # name -> Constant
     dispatch: dict | None = None  # the "dispatch" section as stored (sim.schedule.dispatch_profile reads it)
     references: dict = field(default_factory=dict)  # name -> Reference, until resolve_references
+    dram_share: "DramShare | None" = None  # the "dram_share" section: SMs that move bytes faster
+
+    def sm_dram_weights(self, sm_count: int) -> tuple:
+        """Each SM's share of the DRAM relative to an even one (mean 1), or () where every SM's
+        is the same (no measurement, or a file for another SM count)."""
+        d = self.dram_share
+        if d is None or max(d.faster_sms) >= sm_count:
+            return ()
+        weights = [d.share if sm in d.faster_sms else 1.0 for sm in range(sm_count)]
+        mean = sum(weights) / sm_count
+        return tuple(w / mean for w in weights)
 
     def value(self, name: str) -> float:
         return self.constant(name).value
@@ -110,6 +121,42 @@ def _origin(c: Constant) -> str:
 def physics_key(name: str) -> str:
     """A preset's file name: spaces as '_' ("A100 80GB" -> "A100_80GB")."""
     return name.replace(" ", "_")
+
+
+@dataclass(frozen=True, slots=True)
+class DramShare:
+    """Some SMs of a chip move their blocks' bytes faster than the others when the DRAM is the
+    bound (benchmarks/NOTES-dispatch.md, eighth session): their share relative to the rest."""
+    faster_sms: frozenset
+    share: float
+    above_bytes: float  # only where an SM holds more bytes in flight than this
+    provenance: str
+    source: str
+    date: str = ""
+    command: str = ""
+
+
+MAX_SMS = 4096
+
+
+def _dram_share(raw, where: str) -> DramShare | None:
+    if raw is None:
+        return None
+    sms, share = (raw.get("faster_sms"), raw.get("share")) if isinstance(raw, dict) else (None, None)
+    if not isinstance(sms, list) or not sms or len(sms) > MAX_SMS or len(set(map(repr, sms))) != len(sms) \
+            or any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < MAX_SMS for v in sms):
+        raise UserError(f"{where}: 'dram_share' needs 'faster_sms', a list of distinct SM ids 0..{MAX_SMS - 1}")
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 8:
+        raise UserError(f"{where}: 'dram_share' needs a 'share' above 0 and at most 8, got {share!r}")
+    above = raw.get("above_bytes_in_flight")
+    if isinstance(above, bool) or not isinstance(above, (int, float)) or not 0 <= above < 2**40:
+        raise UserError(f"{where}: 'dram_share' needs 'above_bytes_in_flight', bytes per SM (0 or more), "
+                        f"got {above!r}")
+    if raw.get("provenance") not in PROVENANCES:
+        raise UserError(f"{where}: 'dram_share' has provenance {raw.get('provenance')!r}; one of "
+                        f"{', '.join(PROVENANCES)}")
+    return DramShare(frozenset(sms), float(share), float(above), raw["provenance"], str(raw.get("source", "")),
+                     str(raw.get("date", "")), str(raw.get("command", "")))
 
 
 def _reference(name: str, raw: dict, where: str) -> Reference:
@@ -159,7 +206,7 @@ def read_physics(path) -> GpuPhysics:
             if isinstance(v, dict) and "assumed_from" in v}
     return GpuPhysics(str(data.get("gpu", "")),
                       {k: _constant(k, v, where) for k, v in consts.items() if k not in refs},
-                      dispatch, refs)
+                      dispatch, refs, _dram_share(data.get("dram_share"), where))
 
 
 def resolve_references(files: dict[str, GpuPhysics], where: str) -> dict[str, GpuPhysics]:
@@ -238,7 +285,8 @@ def _physics_of_preset(name: str) -> GpuPhysics:
             constants[cname] = replace(c, provenance="assumed", assumed_from=donors[0],
                                        origin=_origin(c),
                                        source=f"no figure for {name}: {donors[0]}'s ({c.label})")
-    return GpuPhysics(name, constants, own.dispatch if own else None)
+    return GpuPhysics(name, constants, own.dispatch if own else None,
+                      dram_share=own.dram_share if own else None)
 
 
 def physics_for(gpu: GpuSpec | str) -> GpuPhysics:

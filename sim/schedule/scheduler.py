@@ -34,9 +34,11 @@ MAX_SIMULATED_BLOCKS = 2**21  # ~2M blocks: ~50 MB of trace; beyond that use big
 
 @runtime_checkable
 class CostModel(Protocol):
-    """How long blocks run: one duration per block id, given the blocks resident as they start."""
+    """How long blocks run: one duration per block id, given the blocks resident as they start
+    (and the SM each starts on, for a cost whose SMs differ)."""
 
-    def durations(self, block_ids: np.ndarray, resident_blocks: int) -> np.ndarray: ...
+    def durations(self, block_ids: np.ndarray, resident_blocks: int,
+                  sms: np.ndarray | None = None) -> np.ndarray: ...
 
 
 @runtime_checkable
@@ -57,7 +59,8 @@ class UniformCost:
     jitter: float = 0.0
     seed: int = 0
 
-    def durations(self, block_ids: np.ndarray, resident_blocks: int) -> np.ndarray:
+    def durations(self, block_ids: np.ndarray, resident_blocks: int,
+                  sms: np.ndarray | None = None) -> np.ndarray:
         base = np.full(block_ids.shape, self.duration_us, dtype=float)
         if self.jitter:
             # A hash of (seed, block id), so a block's duration does not depend on when it is placed.
@@ -209,10 +212,7 @@ class BlockScheduler:
         if self.sm_dispatch_interval_us:
             starts = self._space_starts_per_sm(slots // self.slots_per_sm, starts)
         resident = len(self._ends_heap) + take  # the heap holds the slots busy past t
-        if getattr(self.cost, "sm_weights", ()):  # an SM's share of the DRAM sets its blocks' times
-            ends = starts + self.cost.durations(ids, resident, slots // self.slots_per_sm)
-        else:
-            ends = starts + self.cost.durations(ids, resident)
+        ends = starts + self.cost.durations(ids, resident, slots // self.slots_per_sm)
         self.block_slot[placed], self.block_start_us[placed], self.block_end_us[placed] = \
             slots, starts, ends
         self._slot_end[slots] = ends

@@ -85,11 +85,15 @@ def test_next_step_directions_on_runs_i_l_and_s():
     trips while its other blocks stream (sim.model.drain); that rule was made after seeing
     these misses, so these three runs no longer test it. Run T's 12 pairs, recorded after it,
     did (benchmarks/RESULTS.md, run T): 7 of 12 directions, as without it. Still missed here:
-    S's BLOCK_SIZE 512 -> 2048 at 4 warps, +3.7% predicted, +0.2% measured."""
+    S's BLOCK_SIZE 512 -> 2048 at 4 warps, +3.0% predicted, +0.2% measured. Since the faster SMs'
+    DRAM share (eighth session, benchmarks/NOTES-dispatch.md) two more at the 2% band's edge:
+    I's BLOCK_SIZE 1024 -> 4096 at 4 warps (+2.1% predicted, +1.2% measured; +1.9% before) and
+    S's num_warps 8 -> 4 at BLOCK_SIZE 2048 (+2.0%, -1.0%)."""
     fit = _fit_launch()
     runs = [fit.next_step_scores(p) for p in fit.NEXT_STEP_RUNS[:3]]
-    assert [(len(r), sum(x["direction_ok"] for x in r)) for r in runs] == [(13, 13), (13, 13), (12, 11)]
+    assert [(len(r), sum(x["direction_ok"] for x in r)) for r in runs] == [(13, 12), (13, 13), (12, 10)]
     assert [x["pair"] for x in runs[2] if not x["direction_ok"]] == [
+        "add_triton num_warps {'BLOCK_SIZE': 2048, 'num_warps': 8} -> {'BLOCK_SIZE': 2048, 'num_warps': 4}",
         "add_triton BLOCK_SIZE {'BLOCK_SIZE': 512, 'num_warps': 4} -> {'BLOCK_SIZE': 2048, 'num_warps': 4}"]
     held_out = fit.next_step_scores(fit.NEXT_STEP_RUNS[3])  # run T: what the rule had not seen
     assert (len(held_out), sum(x["direction_ok"] for x in held_out),
@@ -108,7 +112,9 @@ def test_run_u_tells_the_model_s_next_step_misses_from_the_measurements_noise():
     runs = {p.name: fit.next_step_scores(p) for p in fit.NEXT_STEP_RUNS[2:]}
     t = [runs[n] for n in ("next_step_t.json", "held-out-t_1.json", "held-out-t_2.json")]
     s = [runs[n] for n in ("next_step_s.json", "held-out-s_1.json", "held-out-s_2.json")]
-    assert [sum(x["direction_ok"] for x in r) for r in t + s] == [7, 7, 8, 11, 9, 9]
+    # [7, 7, 8, 11, 9, 9] before the faster SMs' DRAM share (eighth session): pairs at the 2%
+    # band's edge moved both ways; the pairs missed in all three runs are the same four
+    assert [sum(x["direction_ok"] for x in r) for r in t + s] == [7, 7, 7, 10, 10, 8]
 
     def always_missed(three):
         return [a["pair"] for a, b, c in zip(*three)

@@ -80,10 +80,11 @@ def test_run_f_s_sweep_on_another_h200_meets_the_bar(fit):
     """Run V (2026-12-03, benchmarks/device_run_v.sh): run F's whole sweep measured again on a
     freshly lent H200, nothing fitted on it. 178 of 193 within 10% (92%; the bar is 90%): the
     misses are launches of 2^12-2^14 elements (that machine's launches were ~0.3 us quicker,
-    4.22 against 4.51 us, predicted ~11% long) and the example softmax at 2^21-2^23 (+10..+21%)."""
+    4.22 against 4.51 us, predicted ~11% long) and the example softmax at 2^21-2^23 (+10..+21%).
+    177 since the faster SMs' DRAM share (eighth session): eager add+ReLU at 2^22 +9.4 -> +11.4%."""
     rows = fit.kernel_scores(fit.kernel_points(BENCH / "run_v"), preset("H200"))
     missed = [p for p in rows if abs(p["error"]) > fit.BAR]
-    assert len(rows) == 193 and len(missed) <= 15
+    assert len(rows) == 193 and len(missed) <= 16  # 90% of 193 is 174
     assert all(p["elements"] <= 2**14 or p["kernel"] in ("softmax_kernel", "add_relu_torch_eager")
                for p in missed), [(p["kernel"], p["elements"]) for p in missed]
 

@@ -100,7 +100,9 @@ def test_memory_bound_full_gpu_streams_near_its_ceiling():
     elements, threads = 2**26, 256
     occ = occupancy(gpu, threads)
     launch = Launch(elements // 1024, threads, occ.blocks_per_sm, 12.0 * elements, elements)
-    equal = dict(spread=0.0, hold=0.0)  # blocks that do not straggle (tests/sim/test_launch_fit.py)
+    # blocks that do not straggle (tests/sim/test_launch_fit.py), every SM at an even share of the
+    # DRAM (the faster SMs' share: tests/sim/test_dram_share.py), so every SM runs as many waves
+    equal = dict(spread=0.0, hold=0.0, sm_weights=())
     cost = TripCost.for_gpu(gpu, launch, 4000.0, **equal)
     sim = simulate(gpu, launch.grid_blocks, occ, cost)
     ideal_us = elements * 12 / (4000.0 * 1e3)
