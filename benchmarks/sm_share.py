@@ -1,16 +1,13 @@
-"""Which SMs of a chip move their blocks' bytes faster, read off recorded traces: in a long
-bandwidth-bound launch every slot refills at once, so an SM that moves bytes faster runs more
-blocks. Per trace, each SM's block count over the mean; over the traces, the mean of those; the
-SMs above the largest gap in the sorted means are the faster ones.
+"""Which SMs of a chip move their blocks' bytes faster, read off a bundle of recorded traces
+(sim.traces.sm_share: each SM's blocks per trace over the mean; the SMs above the largest gap).
 
     python3 benchmarks/sm_share.py tests/data/real_h200 --prefix add_     # the FIT add traces
 
 Prints the faster SMs (what resources/physics/<GPU>.json's "dram_share" holds), each trace's
 ratio of blocks per SM (faster over the rest), with --model the launch model's blocks per SM
-beside them, and, with --against, how far another bundle's
-faster SMs (another chip's) differ. Only traces whose per-SM counts vary (coefficient of
-variation >= --min-cv) and that hold at least --min-waves blocks per slot are read: a launch the
-port does not bound runs the same count on every SM whatever its share.
+beside them, and, with --against, how far another bundle's faster SMs (another chip's) differ.
+Only traces whose per-SM counts vary (coefficient of variation >= --min-cv) and that hold at
+least 32 blocks per SM are read.
 """
 
 from __future__ import annotations
@@ -23,35 +20,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sim.traces.sm_share import count_ratio as ratio, faster_sms  # noqa: E402
+from sim.traces.sm_share import relative_counts as _relative  # noqa: E402
 from sim.traces.trace_bundle import load_bundle  # noqa: E402
 
 
-def relative_counts(folder: str, prefix: str = "", min_cv: float = 0.08,
-                    min_blocks_per_sm: int = 32) -> dict[str, np.ndarray]:
-    """Each read trace's blocks per SM over their mean."""
-    out = {}
-    for name, tr in load_bundle(folder).items():
-        if not name.startswith(prefix):
-            continue
-        sms = int(tr.meta.get("sm_count") or tr.sm.max() + 1)
-        count = np.bincount(tr.sm.astype(np.int64), minlength=sms).astype(float)
-        if count.mean() >= min_blocks_per_sm and count.std() / count.mean() >= min_cv:
-            out[name] = count / count.mean()
-    return out
-
-
-def faster_sms(rows: dict[str, np.ndarray]) -> list[int]:
-    """The SMs above the largest gap in the sorted mean relative counts."""
-    mean = np.mean(list(rows.values()), axis=0)
-    order = np.argsort(mean)[::-1]
-    cut = int(np.argmax(-np.diff(mean[order]))) + 1
-    return sorted(int(s) for s in order[:cut])
-
-
-def ratio(count: np.ndarray, faster: list[int]) -> float:
-    on = np.zeros(count.size, bool)
-    on[faster] = True
-    return float(count[on].mean() / count[~on].mean())
+def relative_counts(folder: str, prefix: str = "", min_cv: float = 0.08) -> dict:
+    """sim.traces.sm_share.relative_counts of a bundle's traces."""
+    return _relative(load_bundle(folder), prefix, min_cv)
 
 
 def predicted_counts(trace) -> np.ndarray:

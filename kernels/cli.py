@@ -417,6 +417,7 @@ def cmd_calibrate(args) -> int:
     good = sum(s.within() for _, s in result.scores)
     print(f"{result.profile.label}: the fitted model meets the bar (makespan 10%, median peak "
           f"1 block, residency error 0.15) on {good} of {len(result.scores)} recorded traces")
+    print(f"faster SMs: {result.share_note}")
     if result.failed:
         print(f"{len(result.failed)} traces failed: " + "; ".join(f"{n}: {e}" for n, e in result.failed))
     print(f"wrote {result.path}")

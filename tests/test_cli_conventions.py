@@ -116,6 +116,7 @@ def test_calibrate_progress_goes_to_stderr(capsys, monkeypatch, tmp_path):
 
     class Result:
         profile, scores, failed, path = Profile(), [], [], tmp_path / "p.json"
+        share_note = "24 faster SMs (1.44x the blocks of the rest): [32, 33]"
 
     def calibrate(out, say, **kw):
         say("recording trace 1 of 12 ...")
@@ -124,4 +125,4 @@ def test_calibrate_progress_goes_to_stderr(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(kernels.measure.calibrate, "calibrate", calibrate)
     code, out, err = run(capsys, "calibrate")
     assert code == 0 and "recording trace 1 of 12" in err and "recording" not in out, err
-    assert f"wrote {tmp_path / 'p.json'}" in out
+    assert f"wrote {tmp_path / 'p.json'}" in out and "faster SMs: 24 faster SMs" in out

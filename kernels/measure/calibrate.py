@@ -5,7 +5,9 @@ blocks of 1..16 warps, 5..100 us, half a wave to four and a half; two sleeping o
 fits sim/schedule/dispatch.py's numbers to them with sim/traces/calibrate.py, and writes a "warpscope-dispatch/1"
 profile into the user's config folder (dispatch/<GPU>.json there, sim/inputs/places.py), where
 `sim.schedule.dispatch_profile.profile_for` finds it: the app and the CLI then say "calibrated on <GPU>,
-<date>". Recording takes well under two minutes on an H200; the fit, about as long again.
+<date>". Two long adds then tell which SMs of this chip move bytes faster (sim.traces.sm_share); the
+same file's "dram_share" holds them, and the memory-bound model reads it (dispatch_profile.
+dram_share_for). Recording takes well under two minutes on an H200; the fit, about as long again.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ FAMILY = tuple(("spin", w, us, waves) for w in (1, 2, 4, 8, 16) for us in (5.0, 
                for waves in (0.5, 1.0, 2.2, 4.5)) + (
     ("sleep", 4, 5.0, 3.3), ("sleep", 4, 20.0, 3.3))
 RECORD_BUDGET_S = 110.0
+# (kernel, elements, BLOCK_SIZE, warps): long bandwidth-bound adds, whose blocks per SM tell which
+# SMs move bytes faster (sim.traces.sm_share); 2^26 x 1024 and 2^25 x 512 ran 1.27-1.47x on the
+# H200's faster SMs (benchmarks/NOTES-dispatch.md, eighth session)
+SHARE_TRACES = (("add", 2**26, 1024, 4), ("add", 2**25, 512, 4))
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,8 @@ class CalibrationResult:
     traces: dict  # name -> sim.traces.trace.Trace
     failed: list  # (name, error)
     scores: list  # (name, ScheduleScore) of the fitted profile on the recorded traces
+    dram_share: object = None  # sim.rules.physics.DramShare read off SHARE_TRACES, or None
+    share_note: str = ""  # what the share traces showed, in one line
 
 
 def trace_name(wait: str, warps: int, us: float, waves: float) -> str:
@@ -64,12 +72,54 @@ def record_family(record: Callable, family=FAMILY, budget_s: float = RECORD_BUDG
     return traces, failed
 
 
+def share_traces(record_tile: Callable, family=SHARE_TRACES,
+                 say: Callable[[str], None] = print) -> tuple[dict, list]:
+    """Record SHARE_TRACES with `record_tile(kernel, elements, block_size, num_warps, command)`
+    (kernels.tracing.trace.record_tile_trace); one failing trace is noted and skipped."""
+    traces, failed = {}, []
+    for kernel, elements, block, warps in family:
+        name = f"{kernel}-n{elements.bit_length() - 1}-b{block}-w{warps}"
+        command = (f"warpscope trace --kernel {kernel} --elements 2^{elements.bit_length() - 1} "
+                   f"--block {block} --warps {warps} --out {name}.json")
+        try:
+            traces[name] = record_tile(kernel, elements, block, warps, command)
+        except UserError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the dispatch fit does not need these
+            failed.append((name, f"{type(exc).__name__}: {exc}"))
+            say(f"{name}: FAILED {exc}")
+            continue
+        say(f"{name}: {len(traces[name].block):,} blocks")
+    return traces, failed
+
+
+def read_share(traces: dict, gpu, command: str, date: str):
+    """(the DramShare the traces show, or None; one line saying what they showed)."""
+    from sim.rules.physics import DramShare, physics_for
+    from sim.traces.sm_share import measured_share
+
+    got = measured_share(traces)
+    if got is None:
+        return None, ("every SM ran about the same count in the share traces: no faster SMs "
+                      "told apart (the preset's list, if any, stays)")
+    fast, ratio, read = got
+    preset = physics_for(gpu).dram_share
+    above = preset.above_bytes if preset else 65536.0
+    source = (f"{command}: blocks per SM in {', '.join(read)} recorded on {gpu.name} on {date}; "
+              f"the {len(fast)} SMs above the largest gap ran {ratio:.2f}x the blocks of the rest; "
+              f"above_bytes_in_flight {'from the preset' if preset else 'assumed from the H200'}")
+    share = DramShare(frozenset(fast), round(ratio, 3), above, "measured", source, date, command)
+    return share, f"{len(fast)} faster SMs ({ratio:.2f}x the blocks of the rest): {sorted(fast)}"
+
+
 def calibrate(out: str | None = None, *, record: Callable | None = None, gpu=None,
               family=FAMILY, budget_s: float = RECORD_BUDGET_S, fit_s: float = 240.0,
               keep: str | None = None, command: str = "warpscope calibrate",
-              say: Callable[[str], None] = print) -> CalibrationResult:
-    """Record, fit, write. `record` and `gpu` default to the real GPU (kernels.tracing.trace); tests pass
-    a fake recorder. `keep`: also save the recorded traces as a bundle in that folder."""
+              say: Callable[[str], None] = print, record_tile: Callable | None = None,
+              share_family=SHARE_TRACES) -> CalibrationResult:
+    """Record, fit, write. `record`, `record_tile` and `gpu` default to the real GPU
+    (kernels.tracing.trace); tests pass fake recorders. `keep`: also save the recorded traces as a
+    bundle in that folder."""
     from sim.traces.calibrate import cases_of, fit, held_out
     from sim.schedule.dispatch_profile import DispatchProfile, save_profile, user_profile_path
     from sim.inputs.files import check_writable
@@ -79,6 +129,8 @@ def calibrate(out: str | None = None, *, record: Callable | None = None, gpu=Non
 
         gpu = require_gpu()
         record = record_trace
+    if record_tile is None:
+        from kernels.tracing.trace import record_tile_trace as record_tile
     path = str(out or user_profile_path(gpu.name))
     if out is None:
         user_profile_path(gpu.name).parent.mkdir(parents=True, exist_ok=True)
@@ -98,7 +150,12 @@ def calibrate(out: str | None = None, *, record: Callable | None = None, gpu=Non
               f"(busy spin, 1..16 warps, 5..100 us, 0.5..4.5 waves; sleep for the pacing)"
               + (f"; {len(failed)} failed" if failed else ""))
     profile = DispatchProfile(gpu.name, True, date, source, params)
-    save_profile(path, profile)
+    say(f"recording {len(share_family)} long adds: which SMs move bytes faster")
+    shares, share_failed = share_traces(record_tile, share_family, say)
+    dram_share, share_note = read_share(shares, gpu, command, date)
+    say(share_note)
+    save_profile(path, profile, dram_share)
+    traces, failed = {**traces, **shares}, failed + share_failed
     if keep:
         from pathlib import Path
 
@@ -108,4 +165,5 @@ def calibrate(out: str | None = None, *, record: Callable | None = None, gpu=Non
         write_bundle(keep, [(n, "calibrate", t, {}) for n, t in traces.items()],
                      [{"name": n, "family": "calibrate", "error": e} for n, e in failed],
                      {"command": command, "gpu": gpu.name, "date": date})
-    return CalibrationResult(profile, path, traces, failed, held_out(cases, params))
+    return CalibrationResult(profile, path, traces, failed, held_out(cases, params), dram_share,
+                             share_note)

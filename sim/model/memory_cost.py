@@ -24,6 +24,7 @@ from sim.model.latency import BUSY, mva_levels, trip_costs_for
 from sim.model.load_rounds import inputs_of_traffic, load_rounds, values_per_thread
 from sim.rules.devices import GpuSpec
 from sim.rules.physics import GpuPhysics, physics_for
+from sim.schedule.dispatch_profile import dram_share_for
 from sim.schedule.scheduler import _unit_noise
 
 SQRT3 = math.sqrt(3.0)  # uniform noise on [-1, 1) has standard deviation 1/sqrt(3)
@@ -67,14 +68,15 @@ class TripCost:
         ceiling = float(ceiling_gbps or achievable_gbps(gpu, ph))
         costs = trip_costs_for(gpu, ph)  # the overhead for the launch's loads, as predict_loaded's
         rounds = rounds_of(launch, ph)
+        share = dram_share_for(gpu)  # the user's calibration of this chip, else its preset's
         trips = launch.loop_trips * rounds  # each loop trip in its dependent rounds
         return cls(gpu.sm_count, launch.bytes_moved / launch.grid_blocks / trips, int(trips), ceiling,
                    costs.overhead_ns(launch.loads) + ph.value("dram_latency_ns")  # latency.dram_latency_ns
                    + chain_ns(gpu, launch, ph) / trips,  # think time, spread over the trips
                    costs.dispatch_ns,
                    **{"spread": ph.value("block_time_spread"), "hold": slot_hold(launch, ph),
-                      "rounds": int(rounds), "sm_weights": ph.sm_dram_weights(gpu.sm_count),
-                      "share_above": ph.dram_share.above_bytes if ph.dram_share else 0.0, **knobs})
+                      "rounds": int(rounds), "sm_weights": share.weights(gpu.sm_count) if share else (),
+                      "share_above": share.above_bytes if share else 0.0, **knobs})
 
     @property
     def first_trip_ns(self) -> float:

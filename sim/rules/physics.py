@@ -85,14 +85,8 @@ class GpuPhysics:
     dram_share: "DramShare | None" = None  # the "dram_share" section: SMs that move bytes faster
 
     def sm_dram_weights(self, sm_count: int) -> tuple:
-        """Each SM's share of the DRAM relative to an even one (mean 1), or () where every SM's
-        is the same (no measurement, or a file for another SM count)."""
-        d = self.dram_share
-        if d is None or max(d.faster_sms) >= sm_count:
-            return ()
-        weights = [d.share if sm in d.faster_sms else 1.0 for sm in range(sm_count)]
-        mean = sum(weights) / sm_count
-        return tuple(w / mean for w in weights)
+        """The preset's DramShare.weights (() where it has none)."""
+        return self.dram_share.weights(sm_count) if self.dram_share else ()
 
     def value(self, name: str) -> float:
         return self.constant(name).value
@@ -135,11 +129,31 @@ class DramShare:
     date: str = ""
     command: str = ""
 
+    def weights(self, sm_count: int) -> tuple:
+        """Each SM's share of the DRAM relative to an even one (mean 1), or () where every SM's
+        is the same (a measurement of a chip with another SM count)."""
+        if max(self.faster_sms) >= sm_count:
+            return ()
+        weights = [self.share if sm in self.faster_sms else 1.0 for sm in range(sm_count)]
+        mean = sum(weights) / sm_count
+        return tuple(w / mean for w in weights)
+
+    @property
+    def label(self) -> str:
+        """What a surface prints beside it: "measured 2026-12-03: <command>"."""
+        return f"{self.provenance} {self.date}: {self.command}".strip(": ")
+
+    def to_json(self) -> dict:
+        return {"faster_sms": sorted(self.faster_sms), "share": self.share,
+                "above_bytes_in_flight": self.above_bytes, "provenance": self.provenance,
+                "date": self.date, "command": self.command, "source": self.source}
+
 
 MAX_SMS = 4096
 
 
-def _dram_share(raw, where: str) -> DramShare | None:
+def read_dram_share(raw, where: str) -> DramShare | None:
+    """A file's "dram_share" section (None where it has none); one line naming the field if damaged."""
     if raw is None:
         return None
     sms, share = (raw.get("faster_sms"), raw.get("share")) if isinstance(raw, dict) else (None, None)
@@ -206,7 +220,7 @@ def read_physics(path) -> GpuPhysics:
             if isinstance(v, dict) and "assumed_from" in v}
     return GpuPhysics(str(data.get("gpu", "")),
                       {k: _constant(k, v, where) for k, v in consts.items() if k not in refs},
-                      dispatch, refs, _dram_share(data.get("dram_share"), where))
+                      dispatch, refs, read_dram_share(data.get("dram_share"), where))
 
 
 def resolve_references(files: dict[str, GpuPhysics], where: str) -> dict[str, GpuPhysics]:

@@ -28,7 +28,7 @@ from sim.inputs.errors import UserError, printable
 from sim.inputs.files import read_json_file, write_json_atomic
 from sim.inputs.places import dispatch_dir
 
-from sim.rules.physics import PHYSICS_DIR, PHYSICS_FORMAT, physics_for
+from sim.rules.physics import PHYSICS_DIR, PHYSICS_FORMAT, DramShare, physics_for, read_dram_share
 
 PROFILE_FORMAT = PHYSICS_FORMAT  # what calibrate writes
 LEGACY_FORMAT = "warpscope-dispatch/1"  # the section alone, as calibrate wrote it before
@@ -213,9 +213,10 @@ def _load(path: str, _stamp: tuple) -> DispatchProfile:
     return DispatchProfile.from_json(data, path)
 
 
-def save_profile(path, profile: DispatchProfile) -> None:
-    """A per-GPU file holding the profile as its "dispatch" section; a per-GPU file already
-    there keeps its constants (benchmarks/dispatch_fit.py rewrites resources/physics/H200.json)."""
+def save_profile(path, profile: DispatchProfile, dram_share: DramShare | None = None) -> None:
+    """A per-GPU file holding the profile as its "dispatch" section (and `dram_share`, where
+    given, as its "dram_share"); a per-GPU file already there keeps its constants
+    (benchmarks/dispatch_fit.py rewrites resources/physics/H200.json)."""
     doc = {"format": PROFILE_FORMAT, "gpu": profile.gpu, "constants": {}}
     if os.path.lexists(path):
         try:
@@ -225,6 +226,8 @@ def save_profile(path, profile: DispatchProfile) -> None:
         if isinstance(old, dict) and old.get("format") == PROFILE_FORMAT:
             doc = {k: v for k, v in old.items() if k != "dispatch"}
     doc["dispatch"] = profile.to_json()
+    if dram_share is not None:
+        doc["dram_share"] = dram_share.to_json()
     write_json_atomic(path, doc, indent=1)
 
 
@@ -232,6 +235,29 @@ def gpu_key(name: str) -> str:
     """'NVIDIA H200' and 'H200' name the same file: H200.json."""
     key = "".join(ch for ch in name.upper() if ch.isalnum())
     return key.removeprefix("NVIDIA") or key
+
+
+def dram_share_for(gpu) -> DramShare | None:
+    """Which SMs of this GPU move bytes faster: the user's calibration of it (the "dram_share"
+    section `main.py calibrate` writes into its file), else its preset's (resources/physics). A
+    damaged user file or section is named on stderr, once, and the preset's is used."""
+    path = user_profile_path(gpu.name)
+    if os.path.lexists(path):
+        try:
+            st = path.stat()
+            share = _user_share(str(path), (st.st_mtime_ns, st.st_size, st.st_ino))
+        except (OSError, UserError) as exc:
+            _ignored(path, str(exc) if isinstance(exc, UserError) else f"{path}: {exc.strerror or exc}")
+            share = None
+        if share is not None:
+            return share
+    return physics_for(gpu).dram_share
+
+
+@functools.lru_cache(maxsize=32)
+def _user_share(path: str, _stamp: tuple):
+    data = read_json_file(path, "dispatch profile", MAX_PROFILE_BYTES)
+    return read_dram_share(data.get("dram_share") if isinstance(data, dict) else None, path)
 
 
 def user_dir() -> Path:

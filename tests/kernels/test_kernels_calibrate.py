@@ -34,6 +34,21 @@ class FakeRecorder:
         return self.traces[name]
 
 
+SHARE_FAMILY = (("add", 2**25, 1024, 4), ("add", 2**24, 512, 4))
+
+
+class FakeTileRecorder:
+    """kernels.tracing.trace.record_tile_trace's signature; answers with the H200's recorded adds
+    (tests/data/real_h200) of the same launch, or `only` for every one."""
+
+    def __init__(self, only=None):
+        self.traces, self.only, self.calls = load_bundle(DATA.parent / "real_h200"), only, []
+
+    def __call__(self, kernel, elements, block_size, num_warps, command):
+        self.calls.append(command)
+        return self.traces[self.only or f"{kernel}_n{elements.bit_length() - 1}_b{block_size}"]
+
+
 @pytest.fixture
 def config(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
@@ -45,7 +60,7 @@ def test_calibrate_records_fits_and_writes_the_users_profile(config, tmp_path):
     said = []
     result = cal.calibrate(record=record, gpu=preset("H200"), family=FAMILY, fit_s=1.0,
                            keep=str(tmp_path / "kept"), command="warpscope calibrate",
-                           say=said.append)
+                           say=said.append, record_tile=FakeTileRecorder(), share_family=SHARE_FAMILY)
     assert result.path == str(config / "H200.json")
     assert [c[:4] for c in record.calls] == list(FAMILY)
     assert "--wait spin --warps 4 --spin-us 20 --waves 1" in record.calls[0][4]
@@ -85,3 +100,52 @@ def test_without_a_gpu_it_says_so(config):
     args = parser.parse_args(["calibrate"])
     with pytest.raises(UserError, match="needs a GPU"):
         args.handler(args)
+
+
+def test_calibrate_reads_which_sms_move_bytes_faster_and_the_model_takes_them(config):
+    from sim.model.memory_cost import TripCost
+    from sim.model.launch_model import Launch
+    from sim.schedule.dispatch_profile import dram_share_for
+
+    tiles = FakeTileRecorder()
+    result = cal.calibrate(record=FakeRecorder(), gpu=preset("H200"), family=FAMILY, fit_s=1.0,
+                           say=lambda _m: None, record_tile=tiles, share_family=SHARE_FAMILY)
+    assert "--kernel add --elements 2^25 --block 1024 --warps 4" in tiles.calls[0]
+    fit_24 = [*range(32, 44), *range(78, 88), 126, 127]
+    assert sorted(result.dram_share.faster_sms) == fit_24 and "24 faster SMs" in result.share_note
+    assert result.dram_share.share == pytest.approx(1.439, abs=0.01)  # measured, not the preset's 1.5
+    mine = dram_share_for(preset("H200"))  # what every prediction now reads
+    assert mine == result.dram_share and mine.command == "warpscope calibrate"
+    assert mine.date == datetime.date.today().isoformat() and mine.provenance == "measured"
+    launch = Launch(16384, 128, 16, 12.0 * 2**24, 2**24)
+    w = TripCost.for_gpu(preset("H200"), launch).sm_weights
+    assert max(w) / min(w) == pytest.approx(mine.share)
+
+
+def test_share_traces_that_show_no_faster_sms_leave_the_preset_s(config):
+    from sim.rules.physics import physics_for
+    from sim.schedule.dispatch_profile import dram_share_for
+
+    result = cal.calibrate(record=FakeRecorder(), gpu=preset("H200"), family=FAMILY, fit_s=1.0,
+                           say=lambda _m: None, record_tile=FakeTileRecorder("add_n24_b256"),
+                           share_family=SHARE_FAMILY)
+    assert result.dram_share is None and "no faster SMs" in result.share_note
+    assert "dram_share" not in (config / "H200.json").read_text()
+    assert dram_share_for(preset("H200")) == physics_for("H200").dram_share
+
+
+def test_a_damaged_share_in_the_users_file_is_one_line_and_the_preset_s_is_used(config, capsys):
+    import json
+
+    from sim.rules.physics import physics_for
+    from sim.schedule.dispatch_profile import dram_share_for
+
+    cal.calibrate(record=FakeRecorder(), gpu=preset("H200"), family=FAMILY, fit_s=1.0,
+                  say=lambda _m: None, record_tile=FakeTileRecorder(), share_family=SHARE_FAMILY)
+    path = config / "H200.json"
+    doc = json.loads(path.read_text())
+    doc["dram_share"]["share"] = -1
+    path.write_text(json.dumps(doc))
+    assert dram_share_for(preset("H200")) == physics_for("H200").dram_share
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "ignored" in err and "share" in err

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from sim.inputs.errors import UserError
-from sim.rules.physics import GpuPhysics, physics_for, read_physics
+from sim.model import memory_cost
+from sim.rules.physics import physics_for, read_physics
 from tests.bench_scripts import bench_script
 
 
@@ -78,7 +79,7 @@ def test_run_w_s_blocks_per_sm_follow_the_recorded_and_even_shares_do_not(share,
     assert all(abs(rec - got) < 0.08 for rec, got, _ in rows.values())
     from sim.traces.trace_bundle import load_bundle
 
-    monkeypatch.setattr(GpuPhysics, "sm_dram_weights", lambda self, n: ())  # every SM alike
+    monkeypatch.setattr(memory_cost, "dram_share_for", lambda gpu: None)  # every SM alike
     trace = load_bundle(DATA / "blind_w_h200")["add_n24_b512_w2"]
     recorded = np.bincount(trace.sm.astype(int), minlength=132)
     even = share.predicted_counts(trace)
