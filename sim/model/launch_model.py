@@ -41,7 +41,7 @@ from sim.model.latency import DEFAULT_LOADS
 from sim.model.memory_cost import CHAIN_CONSTANTS, TripCost, achievable_gbps, first_wave_ramp
 from sim.rules.occupancy import Occupancy
 from sim.rules.physics import GpuPhysics, physics_for
-from sim.schedule.dispatch_profile import warp_pacing_us
+from sim.schedule.dispatch_profile import dram_share_for, warp_pacing_us
 from sim.schedule.scheduler import Simulation
 
 MODES = ("memory", "compute", "uniform")
@@ -136,7 +136,9 @@ class LaunchPrediction:
     bound: str  # "bandwidth", "latency", "block dispatch", "compute" or "block time"
     ceiling_gbps: float  # what a full GPU reaches (achievable bandwidth)
     sources: dict = field(default_factory=dict, repr=False)  # constant -> its provenance label
-    fitted: tuple = field(default=(), repr=False)  # compute: (name, Constant) of the kernel's fitted terms
+    # (name, Constant) read besides the GPU's constants: a matmul's fitted terms; the faster SMs'
+    # DRAM share where a memory-bound launch's SMs' shares differ
+    fitted: tuple = field(default=(), repr=False)
 
     @property
     def timeline(self):
@@ -267,6 +269,9 @@ def _assemble(gpu: GpuSpec, launch: Launch, mode: str, sim: Simulation, cost,
     if mode == "memory" and (launch.passes > 1 or launch.reductions > 0):
         names += CHAIN_CONSTANTS
     fitted = cost.work.terms.fitted if mode == "compute" else ()  # a matmul's tile fit
+    if isinstance(cost, TripCost) and cost.sm_weights and \
+            cost._port_bound(min(launch.grid_blocks, gpu.sm_count * launch.blocks_per_sm)):
+        fitted = (("dram_share", dram_share_for(gpu).as_constant()),)  # its SMs' shares differ
     return LaunchPrediction(gpu.name, mode, sim, ph.value("launch_overhead_us"), fill, full, tail,
                             float(launch.bytes_moved), float(launch.flops), bound, ceiling,
                             {**{n: ph.constant(n).label for n in names},

@@ -143,6 +143,10 @@ class DramShare:
         """What a surface prints beside it: "measured 2026-12-03: <command>"."""
         return f"{self.provenance} {self.date}: {self.command}".strip(": ")
 
+    def as_constant(self) -> Constant:
+        """The share as the constant a prediction's confidence lists (sim.model.confidence)."""
+        return Constant(self.share, "x", self.provenance, self.source, self.date, self.command)
+
     def to_json(self) -> dict:
         return {"faster_sms": sorted(self.faster_sms), "share": self.share,
                 "above_bytes_in_flight": self.above_bytes, "provenance": self.provenance,

@@ -104,3 +104,17 @@ def test_run_x_s_long_launches_are_even_below_the_gate_and_uneven_above(share):
         recorded = np.bincount(traces[name].sm.astype(int), minlength=132)
         got = share.predicted_counts(traces[name])
         assert recorded.std() / recorded.mean() < 0.06 and got.std() / got.mean() < 0.03, name
+
+
+@pytest.mark.parametrize("gpu, block, listed", [("H200", 1024, True), ("H200", 256, False),
+                                                ("H100 SXM", 1024, False)])
+def test_the_confidence_names_the_share_where_it_shaped_the_launch(capsys, gpu, block, listed):
+    """BLOCK_SIZE 1024 x 4 warps: 16 blocks of 12 KiB in flight per SM, over the gate; 256: under
+    it; the H100 SXM has no measured share."""
+    import main
+
+    assert main.main(["explain", "--gpu", gpu, "--kernel", "add_triton", "--elements", "2^24",
+                      "--block", str(block), "--json"]) == 0
+    confidence = json.loads(capsys.readouterr().out)["confidence"]
+    assert ("dram_share" in confidence["constants"]) == listed
+    assert ("faster SMs' DRAM share (2026-12-03)" in confidence["label"]) == listed
