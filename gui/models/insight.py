@@ -232,9 +232,8 @@ class InsightModel:
             lines.append(self.confidence.label)
         if run is not None:
             tl = run.timeline
-            waves = tl.waves + tl.skipped_waves
             line = (f"Animation's schedule ({COST_MODELS[run.cost].title} cost): the whole launch "
-                    f"takes {fmt_us(run.prediction.whole_launch_us)} over {waves:,} waves")
+                    f"takes {fmt_us(run.prediction.whole_launch_us)} over {tl.waves_told}")
             if tl.skipped_waves:
                 line += (f"; the last {tl.waves:,} are drawn ({fmt_us(tl.makespan_us)}), the "
                          f"{tl.skipped_waves:,} identical ones before them are not")

@@ -320,9 +320,9 @@ class QtTimeline(QWidget):
         cost = COST_MODELS[run.cost].title
         if run.cost == "uniform":
             cost += f" ({WAIT_TITLES[run.wait]} warps)"
-        waves = f"{tl.waves + tl.skipped_waves:,} waves"
+        waves = tl.waves_told
         parts = [(f"{tl.n_blocks:,} blocks on {tl.sm_count} SMs × {tl.lanes} slots",),
-                 (f"{waves} (colours; dashed: wave starts)", waves), span,
+                 (f"{waves} (colours; dashed: wave starts)", waves.split(",")[0]), span,
                  (f"tail {tl.tail_fraction:.0%} {of} (red, from {tl.tail_start_us:,.1f} µs)",
                   f"tail {tl.tail_fraction:.0%} (red)"),
                  (f"{cost}, {PLACEMENTS[run.placement].title}", cost),

@@ -18,7 +18,7 @@ from sim.rules.physics import Constant, cite, physics_for
 STRENGTH = {"assumed": 0, "published": 1, "measured": 2}
 NAMES = {"launch_overhead_us": "launch overhead", "dram_latency_ns": "DRAM latency",
          "copy_fraction": "copy bandwidth", "trip_overhead_ns": "trip overhead",
-         "trip_load_ns": "per-load trip overhead", "l2_latency_ns": "L2 latency",
+         "trip_load_ns": "per-load trip overhead", "first_wave_block_ns": "first wave's start interval", "l2_latency_ns": "L2 latency",
          "l2_gbps": "L2 bandwidth", "reduction_step_ns": "reduction step",  # the last three: chain_ns
          "tile_efficiency": "matmul tile efficiency",  # a matmul's fitted terms (matmul_choice)
          "stream_k_leftover_us": "stream-K leftover wave",

@@ -28,6 +28,7 @@ the run.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -111,6 +112,19 @@ class Timeline:
         from sim.rules.geometry import waves_of
 
         return waves_of(self.grid_blocks, self.capacity)
+
+    @property
+    def waves_told(self) -> str:
+        """The launch's waves as the views word them: the busiest slot's run of blocks (the
+        waves left out before count too), which is the grid's waves rounded up where every SM
+        moves bytes alike; where some SMs' slots ran more (an H200's faster SMs,
+        sim.model.memory_cost), the grid's waves and that run."""
+        rounds = self.waves + self.skipped_waves
+        if self.waves <= math.ceil(self.n_blocks / max(self.capacity, 1) - 1e-9):
+            return f"{rounds:,} waves"  # every slot ran its share
+        told = f"{self.waves_fractional:,.1f} waves"
+        # the waves left out are counted one block a slot each: no busiest slot to tell
+        return told if self.skipped_waves else f"{told}, {rounds:,} on the busiest slot"
 
     @cached_property
     def wave_starts_us(self) -> np.ndarray:

@@ -118,3 +118,16 @@ def test_the_confidence_names_the_share_where_it_shaped_the_launch(capsys, gpu, 
     confidence = json.loads(capsys.readouterr().out)["confidence"]
     assert ("dram_share" in confidence["constants"]) == listed
     assert ("faster SMs' DRAM share (2026-12-03)" in confidence["label"]) == listed
+
+
+def test_the_waves_are_told_as_the_grid_s_where_some_slots_ran_more_blocks():
+    from sim.model.launch_model import Launch, predict_launch
+    from sim.rules.devices import preset
+
+    gpu = preset("H200")
+    uneven = predict_launch(gpu, Launch(4096, 128, 16, 12.0 * 2**22, 2**22), max_waves=None)
+    tl = uneven.simulation.timeline  # 1.94 waves; a faster SM's slot ran 4 blocks
+    assert tl.waves == 4 and tl.waves_told == "1.9 waves, 4 on the busiest slot"
+    textbook = predict_launch(gpu, Launch(16384, 128, 16, 12.0 * 2**22, 2**22), "uniform",
+                              max_waves=None)  # equal blocks: every slot runs its share
+    assert textbook.simulation.timeline.waves_told == "8 waves"
