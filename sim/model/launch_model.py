@@ -270,7 +270,7 @@ def _assemble(gpu: GpuSpec, launch: Launch, mode: str, sim: Simulation, cost,
         names += CHAIN_CONSTANTS
     fitted = cost.work.terms.fitted if mode == "compute" else ()  # a matmul's tile fit
     if isinstance(cost, TripCost) and cost.sm_weights and \
-            cost._port_bound(min(launch.grid_blocks, gpu.sm_count * launch.blocks_per_sm)):
+            cost.shares_differ(min(launch.grid_blocks, gpu.sm_count * launch.blocks_per_sm)):
         fitted = (("dram_share", dram_share_for(gpu).as_constant()),)  # its SMs' shares differ
     return LaunchPrediction(gpu.name, mode, sim, ph.value("launch_overhead_us"), fill, full, tail,
                             float(launch.bytes_moved), float(launch.flops), bound, ceiling,

@@ -53,8 +53,8 @@ class TripCost:
     spread: float = 0.0  # coefficient of variation of the stamped block times (DRAM service order)
     hold: float = 0.0  # a block holds its slot this share of its stamped time past its end stamp
     rounds: int = 1  # dependent load rounds per loop trip, each one of the `trips`
-    # each SM's share of the DRAM relative to an even one (sim.rules.physics.port_weights; empty:
-    # even); not part of the cost's identity, so the solved MVAs of one weight are shared
+    # each SM's share of the DRAM relative to an even one (sim.rules.physics.DramShare.weights;
+    # empty: even); not part of the cost's identity, so the solved MVAs of one weight are shared
     sm_weights: tuple = field(default=(), compare=False, repr=False)
     share_above: float = 0.0  # bytes in flight per SM past which the shares differ
 
@@ -109,10 +109,10 @@ class TripCost:
         # the MVA's time is the block's whole life in its slot; `stamped_ends` says where in it
         # thread 0's end stamp falls
         # the spread is each trip's: a block that loops over `trips` averages it down
-        if self.sm_weights and sms is not None and self._port_bound(int(resident_blocks)):
+        if self.sm_weights and sms is not None and self.shares_differ(int(resident_blocks)):
             # each SM's blocks at its share of the DRAM
             weight = np.asarray(self.sm_weights)[sms]
-            scale = _conserving_scale(self, int(resident_blocks))
+            scale = _conserving_scale(self, int(resident_blocks), self.sm_weights)
             base, half = np.empty(weight.size), np.empty(weight.size)
             for w in np.unique(weight):
                 on = weight == w
@@ -124,7 +124,7 @@ class TripCost:
         # on a 20 ns clock: spread blocks retire in batches, one scheduler step per tick, not per block
         return np.maximum(np.round(held / TICK_US), 1.0) * TICK_US if self.spread else held
 
-    def _port_bound(self, resident_blocks: int) -> bool:
+    def shares_differ(self, resident_blocks: int) -> bool:
         """The SMs' shares differ only where an SM has more bytes in flight than `share_above`
         (its resident blocks' trip each): below it the H200 runs the same count on every SM."""
         per_sm = math.ceil(max(resident_blocks, 1) / self.sm_count)
@@ -219,13 +219,14 @@ def _life_and_spread(cost: TripCost, resident_blocks: int) -> tuple[float, float
 
 
 @functools.lru_cache(maxsize=4096)
-def _conserving_scale(cost: TripCost, resident_blocks: int) -> float:
+def _conserving_scale(cost: TripCost, resident_blocks: int, sm_weights: tuple) -> float:
     """The DRAM gives what one SM cannot use to the others: the shares are scaled so that the SMs
     together move what they would at even shares. A launch the port does not bound then runs alike
     on every SM (its blocks' times hardly depend on the share); a bandwidth-bound one keeps the
-    shares as they are (scale 1)."""
-    weights, counts = np.unique(np.asarray(cost.sm_weights), return_counts=True)
-    even = len(cost.sm_weights) / _life_and_spread(cost, resident_blocks)[0]
+    shares as they are (scale 1). `sm_weights` is the cost's (a key of the cache: the cost's
+    identity leaves them out)."""
+    weights, counts = np.unique(np.asarray(sm_weights), return_counts=True)
+    even = len(sm_weights) / _life_and_spread(cost, resident_blocks)[0]
 
     def moved(scale):
         return sum(n / _life_and_spread(_weighted(cost, float(w) * scale), resident_blocks)[0]
