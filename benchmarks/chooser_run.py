@@ -198,7 +198,8 @@ def next_step_pairs(dry: bool, which: str = "run-h") -> list[dict]:
     """(kernel, before, after) launches: each a one-lever change the next step could advise.
     `which`: run H's 13 pairs (runs H, I, L), "held-out-s", 12 others that no fit or model
     change had seen (run S, recorded before the fourth session's model changes), or
-    "held-out-t", 12 more (run T, recorded after the fifth session's drain change)."""
+    "held-out-t", 12 more (run T, recorded after the fifth session's drain change), or
+    "held-out-y", 12 more (run Y, after the eighth session's per-SM DRAM shares)."""
     if which in HELD_OUT:
         return held_out_pairs(dry, which)
     n = 4099 if dry else 2**26
@@ -263,6 +264,22 @@ HELD_OUT = {
         (NB, 25, "threads", dict(threads=256), dict(threads=64)),
         (NB4, 25, "registers", dict(threads=1024, max_registers=32), dict(threads=1024)),
         (NB, 23, "shared memory", dict(threads=256, smem=32 * 1024), dict(threads=256, smem=4 * 1024)),
+    ],
+    # run Y (eighth session): after the faster SMs' DRAM share landed; half of them cross its
+    # 64 KiB-in-flight gate, none measured before
+    "held-out-y": [
+        (TRI, 26, "num_warps", dict(BLOCK_SIZE=512, num_warps=8), dict(BLOCK_SIZE=512, num_warps=2)),
+        (TRI, 26, "num_warps", dict(BLOCK_SIZE=256, num_warps=4), dict(BLOCK_SIZE=256, num_warps=1)),
+        (TRI, 22, "BLOCK_SIZE", dict(BLOCK_SIZE=4096, num_warps=8), dict(BLOCK_SIZE=1024, num_warps=8)),
+        (TRI, 24, "num_warps", dict(BLOCK_SIZE=1024, num_warps=16), dict(BLOCK_SIZE=1024, num_warps=4)),
+        ("copy_triton", 26, "BLOCK_SIZE", dict(BLOCK_SIZE=512, num_warps=4), dict(BLOCK_SIZE=2048, num_warps=4)),
+        ("square_triton", 26, "num_warps", dict(BLOCK_SIZE=1024, num_warps=8), dict(BLOCK_SIZE=1024, num_warps=2)),
+        (TRI, 20, "BLOCK_SIZE", dict(BLOCK_SIZE=1024, num_warps=4), dict(BLOCK_SIZE=256, num_warps=4)),
+        ("copy_triton", 24, "BLOCK_SIZE", dict(BLOCK_SIZE=8192, num_warps=8), dict(BLOCK_SIZE=2048, num_warps=8)),
+        (NB, 26, "threads", dict(threads=512), dict(threads=128)),
+        (NB4, 26, "registers", dict(threads=512, max_registers=64), dict(threads=512, max_registers=32)),
+        (NB, 24, "shared memory", dict(threads=128, smem=40 * 1024), dict(threads=128, smem=20 * 1024)),
+        ("square_triton", 21, "BLOCK_SIZE", dict(BLOCK_SIZE=512, num_warps=4), dict(BLOCK_SIZE=2048, num_warps=4)),
     ],
 }
 

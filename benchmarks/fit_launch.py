@@ -97,7 +97,8 @@ NEXT_STEP_RUNS = (ROOT / "benchmarks" / "run_i" / "chooser_h200.json",
                   ROOT / "benchmarks" / "run_t" / "next_step_t.json",
                   # run U: runs T's and S's pairs measured twice more each (reproducibility)
                   *(ROOT / "benchmarks" / "run_u" / f"held-out-{s}_{r}.json"
-                    for s in ("t", "s") for r in (1, 2)))
+                    for s in ("t", "s") for r in (1, 2)),
+                  ROOT / "benchmarks" / "run_y" / "next_step_y.json")  # after the DRAM shares
 
 
 @contextlib.contextmanager
