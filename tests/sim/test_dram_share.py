@@ -131,3 +131,12 @@ def test_the_waves_are_told_as_the_grid_s_where_some_slots_ran_more_blocks():
     textbook = predict_launch(gpu, Launch(16384, 128, 16, 12.0 * 2**22, 2**22), "uniform",
                               max_waves=None)  # equal blocks: every slot runs its share
     assert textbook.simulation.timeline.waves_told == "8 waves"
+
+
+def test_run_y_s_held_out_next_steps():
+    """Run Y (2026-12-03, after the shares landed, TEST): 12 next-step pairs no run had measured;
+    measured direction right on 8, magnitude within 10% on 12 (benchmarks/RESULTS.md)."""
+    fit = bench_script("fit_launch")
+    rows = fit.next_step_scores(fit.NEXT_STEP_RUNS[-1])
+    assert fit.NEXT_STEP_RUNS[-1].name == "next_step_y.json" and len(rows) == 12
+    assert sum(r["direction_ok"] for r in rows) == 8 and all(r["magnitude_ok"] for r in rows)
