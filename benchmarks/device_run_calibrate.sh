@@ -9,7 +9,6 @@ OUT=${1:?usage: device_run_calibrate.sh OUT_DIR}
 PY=${PYTHON:-python3}
 mkdir -p "$OUT"
 . benchmarks/device_env.sh && device_env "$OUT/env_cal.txt"
-nvidia-smi --query-gpu=uuid,serial,pci.bus_id --format=csv,noheader >> "$OUT/env_cal.txt" 2>&1
 export XDG_CONFIG_HOME=/tmp/cal_cfg PYTHONUNBUFFERED=1
 timeout --kill-after=10 420 $PY main.py calibrate --fit-seconds 120 --keep-traces /tmp/cal_traces \
   > "$OUT/calibrate.log" 2>&1

@@ -9,7 +9,6 @@ OUT=${1:?usage: device_run_y.sh OUT_DIR}
 PY=${PYTHON:-python3}
 mkdir -p "$OUT"
 . benchmarks/device_env.sh && device_env "$OUT/env_y.txt"
-nvidia-smi --query-gpu=uuid,serial,pci.bus_id --format=csv,noheader >> "$OUT/env_y.txt" 2>&1
 timeout --kill-after=10 300 $PY benchmarks/chooser_run.py --out "$OUT/ns" --only-next-step \
   --pairs held-out-y --rounds 5 > "$OUT/next_step_y.log" 2>&1
 echo "next step exit $?" >> "$OUT/env_y.txt"
