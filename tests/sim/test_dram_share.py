@@ -140,3 +140,25 @@ def test_run_y_s_held_out_next_steps():
     rows = fit.next_step_scores(fit.NEXT_STEP_RUNS[-1])
     assert fit.NEXT_STEP_RUNS[-1].name == "next_step_y.json" and len(rows) == 12
     assert sum(r["direction_ok"] for r in rows) == 8 and all(r["magnitude_ok"] for r in rows)
+
+
+def test_a_fifo_or_a_huge_list_in_the_users_file_is_one_line_and_the_preset_s_is_used(
+        tmp_path, monkeypatch, capsys):
+    import os
+
+    from sim.rules.devices import preset
+    from sim.schedule.dispatch_profile import dram_share_for, user_profile_path
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    path = user_profile_path("H200")
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)  # read as a file, it would block
+    assert dram_share_for(preset("H200")) == physics_for("H200").dram_share
+    path.unlink()
+    path.write_text(json.dumps({"format": "warpscope-physics/1", "dram_share": {
+        "faster_sms": list(range(5000)), "share": 1.2, "above_bytes_in_flight": 0,
+        "provenance": "measured"}}))
+    assert dram_share_for(preset("H200")) == physics_for("H200").dram_share
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("warpscope: ignored: ") for line in err)
+    assert "pipe" in err[0] and "faster_sms" in err[1]
