@@ -13,7 +13,8 @@ numba (tests/test_project.py keeps it so).
                me), occupancy_bandwidth (bandwidth with blocks per SM forced)
     traces/    recorded schedules: trace, trace_bundle, proton_trace (other tools' timelines),
                compare and schedule_metrics (one scored comparison), matmul_trace, calibrate
-               (fit a GPU's dispatch model), latency_data and waves (measured runs)
+               (fit a GPU's dispatch model), sm_share (which SMs move bytes faster),
+               latency_data and waves (measured runs)
     inputs/    the input boundary: files (every read and write), args and units (every value a
                user types), errors (the one exception a user can cause), places (where
                resources, config and cache live)
