@@ -20,7 +20,7 @@ from kernels.tracing.trace import require_gpu
 from sim.schedule.dispatch_profile import dram_share_for
 gpu = require_gpu()
 share = dram_share_for(gpu)
-print("the model reads for", gpu.name, ":", share.label if share else None,
+print("the model reads for", gpu.name, ":", share.as_constant().label if share else None,
       sorted(share.faster_sms) if share else None, share.share if share else None)
 PY
 cat "$OUT/env_cal.txt"; grep -v "^\[" "$OUT/calibrate.log" | tail -n 8

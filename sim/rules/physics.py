@@ -84,10 +84,6 @@ class GpuPhysics:
     references: dict = field(default_factory=dict)  # name -> Reference, until resolve_references
     dram_share: "DramShare | None" = None  # the "dram_share" section: SMs that move bytes faster
 
-    def sm_dram_weights(self, sm_count: int) -> tuple:
-        """The preset's DramShare.weights (() where it has none)."""
-        return self.dram_share.weights(sm_count) if self.dram_share else ()
-
     def value(self, name: str) -> float:
         return self.constant(name).value
 
@@ -137,11 +133,6 @@ class DramShare:
         weights = [self.share if sm in self.faster_sms else 1.0 for sm in range(sm_count)]
         mean = sum(weights) / sm_count
         return tuple(w / mean for w in weights)
-
-    @property
-    def label(self) -> str:
-        """What a surface prints beside it: "measured 2026-12-03: <command>"."""
-        return f"{self.provenance} {self.date}: {self.command}".strip(": ")
 
     def as_constant(self) -> Constant:
         """The share as the constant a prediction's confidence lists (sim.model.confidence)."""

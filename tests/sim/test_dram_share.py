@@ -27,12 +27,12 @@ def test_the_h200_s_faster_sms_are_measured_and_the_shares_average_one():
     ph = physics_for("H200")
     d = ph.dram_share
     assert d.provenance == "measured" and "benchmarks/sm_share.py" in d.command and d.date
-    w = np.array(ph.sm_dram_weights(132))
+    w = np.array(d.weights(132))
     assert w.mean() == pytest.approx(1.0)
     assert sorted(np.flatnonzero(w > 1)) == sorted(d.faster_sms) and len(d.faster_sms) == 24
     assert w.max() / w.min() == pytest.approx(d.share)
-    assert ph.sm_dram_weights(16) == ()  # a file for more SMs than this chip has: even
-    assert physics_for("H100 SXM").sm_dram_weights(132) == ()  # not measured there: even
+    assert d.weights(16) == ()  # a file for more SMs than this chip has: even
+    assert physics_for("H100 SXM").dram_share is None  # not measured there: even
 
 
 def test_the_stored_sms_are_what_its_command_reads_off_the_fit_traces(share):
