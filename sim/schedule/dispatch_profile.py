@@ -312,9 +312,12 @@ _IGNORED: set = set()
 
 
 def _ignored(path: Path, message: str) -> None:
-    """'warpscope: ignored: FILE: reason' on stderr, once per file and version of it."""
+    """'warpscope: ignored: FILE: reason' on stderr, once per file and version of it (the version
+    told by size and inode as well as the time, as load_profile tells it: a file replaced within
+    one tick of the kernel's coarse clock keeps its st_mtime_ns)."""
     try:
-        stamp = path.lstat().st_mtime_ns
+        st = path.lstat()
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
     except OSError:
         stamp = None
     if (str(path), stamp) in _IGNORED:
