@@ -132,11 +132,17 @@ class TripCost:
 
     def slowest_us(self, resident_blocks: int) -> float:
         """The latest a block of a full SM can end: its dispatch, then each trip's delay and the
-        bytes of all the SM's resident blocks through the port at its share."""
+        bytes of all the SM's resident blocks through the port at its share; or, where the
+        dispatcher is the slower server, each trip's delay after the SM's blocks were dispatched
+        one by one (without it the dispatcher-bound blocks had no spread and ran in lockstep:
+        benchmarks/NOTES-dispatch.md, ninth session)."""
         sms = min(self.sm_count, max(int(resident_blocks), 1))
         per_sm = math.ceil(max(int(resident_blocks), 1) / sms)
         port_ns = self.bytes_per_trip / (self.ceiling_gbps / sms)
-        return (self.dispatch_ns + self.trips * (self.delay_ns + per_sm * port_ns)) / 1e3 + self.extra_us
+        # the SM's busiest server: its port (every block's bytes) or, for blocks the dispatcher
+        # serves slower than the port moves them, its dispatcher (every block started in turn)
+        queued_ns = max(self.dispatch_ns + self.trips * per_sm * port_ns, per_sm * self.dispatch_ns)
+        return (self.trips * self.delay_ns + queued_ns) / 1e3 + self.extra_us
 
     def dispatch_waits(self, sim) -> np.ndarray:
         """How long after its slot frees each block is dispatched (thread 0 stamps its start
