@@ -216,6 +216,8 @@ def predict_launch(gpu: GpuSpec, launch: Launch, mode: str = "memory", *,
                            sm_interval_us=warp_pacing_us(gpu.name, launch.warps_per_block))
         if isinstance(cost, TripCost):
             sim = first_wave_ramp(sim, ph.value("first_wave_block_ns"))
+            if not skipped:  # the simulated blocks begin with the grid's first wave
+                sim = cost.first_wave_head_start(sim)
             wait = cost.dispatch_waits(sim)
             sim = drain(sim, cost)  # past the last start the blocks share what the others free
             # thread 0's stamps inside each slot's life; a block dispatched late in the drain

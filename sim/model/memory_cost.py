@@ -158,13 +158,41 @@ class TripCost:
         dispatch_ns, port_ns = self._demands(sim.gpu.sm_count)
         if dispatch_ns <= port_ns:
             return np.zeros_like(start)
-        live = np.searchsorted(np.sort(start), start, side="right") - \
-            np.searchsorted(np.sort(end), start, side="right")
+        live = _live_at(start, end, start)
+        return np.where(sim.timeline.wave == 0, 0.0, self._dispatch_share(live) * (end - start))
+
+    def _dispatch_share(self, live: np.ndarray) -> np.ndarray:
+        """Per block, the share of the MVA's life spent queueing at the dispatcher, at its live
+        count; a block's drawn spread stretches all of its life alike."""
         counts, index = np.unique(np.maximum(live, 1), return_inverse=True)
-        # the wait's share of the MVA's life; a block's drawn spread stretches all of its life alike
         share = np.array([self.trips * float(self._solve(int(c))[1][0]) / 1e3 / self.life_us(int(c))
                           for c in counts])
-        return np.where(sim.timeline.wave == 0, 0.0, share[index] * (end - start))
+        return share[index]
+
+    def first_wave_head_start(self, sim):
+        """`sim` with the grid's first wave let off the dispatcher's queue: an SM starts its first
+        blocks at once (`dispatch_waits`), so where the dispatcher is the SM's bottleneck those
+        blocks live the MVA's life less its queueing there, and each slot's chain of blocks
+        starts that much sooner (run Z's one-warp copies: the first wave ended ~1 us early
+        and its slots refilled one by one, where the model held the whole GPU full for the
+        dispatcher's queue, then emptied it at once). Call it only where `sim` begins with
+        the grid's first wave (no identical waves skipped before it)."""
+        start, end = sim.block_start_us, sim.block_end_us
+        dispatch_ns, port_ns = self._demands(sim.gpu.sm_count)
+        if dispatch_ns <= port_ns:
+            return sim
+        wave = sim.timeline.wave
+        first = np.flatnonzero(wave == 0)
+        cut = self._dispatch_share(_live_at(start, end, start[first])) * (end[first] - start[first])
+        lane = _lanes(sim)
+        shift = np.zeros(int(lane.max()) + 1)
+        shift[lane[first]] = cut
+        later = np.ones(start.size, bool)
+        later[first] = False
+        new_start = start - np.where(later, shift[lane], 0.0)
+        new_end = end - shift[lane]
+        return replace(sim, block_start_us=new_start, block_end_us=new_end,
+                       makespan_us=float(new_end.max()))
 
     def stamped_ends(self, start_us: np.ndarray, slot_end_us: np.ndarray) -> np.ndarray:
         """Where thread 0 stamps each block's end: the slot is released `hold` of one trip's time
@@ -292,7 +320,7 @@ def first_wave_ramp(sim, per_block_ns: float):
     if per_block_ns <= 0:
         return sim
     wave = sim.timeline.wave
-    lane = sim.block_sm.astype(np.int64) * sim.blocks_per_sm + sim.block_slot
+    lane = _lanes(sim)
     first = np.flatnonzero(wave == 0)
     rank = np.empty(first.size)
     rank[np.argsort(first, kind="stable")] = np.arange(first.size)
@@ -302,6 +330,17 @@ def first_wave_ramp(sim, per_block_ns: float):
     ends = sim.block_end_us + shift
     return replace(sim, block_start_us=sim.block_start_us + shift, block_end_us=ends,
                    makespan_us=float(ends.max()))
+
+
+def _lanes(sim) -> np.ndarray:
+    """Per block, its slot GPU-wide (the chain of blocks it belongs to)."""
+    return sim.block_sm.astype(np.int64) * sim.blocks_per_sm + sim.block_slot
+
+
+def _live_at(start: np.ndarray, end: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """Blocks live GPU-wide at each of `times` (started by it, not yet ended)."""
+    return np.searchsorted(np.sort(start), times, side="right") - \
+        np.searchsorted(np.sort(end), times, side="right")
 
 
 def achievable_gbps(gpu: GpuSpec, physics: GpuPhysics | None = None) -> float:
