@@ -52,9 +52,9 @@ TRACES = _every_trace()
 def test_every_trace_in_tests_data_is_listed():
     """Nothing in tests/data escapes: 1 H200 trace, 9 matmul traces, a Proton timeline and the
     bundles' 242 + 24 + 62 traces, 28 real-kernel and 64 limit traces of run F, run G's 13 kernel-file
-    traces, two recorded Proton timelines beside the synthetic one and run L's 20 blind register-limited traces, run M's 16, run Q's 15, run R's 16, run S's 21, run T's 14, run W's 18, run X's 16 and run Z's 11 blind real-kernel and register-limited traces; each kernel kind of each bundle runs at least once."""
+    traces, two recorded Proton timelines beside the synthetic one and run L's 20 blind register-limited traces, run M's 16, run Q's 15, run R's 16, run S's 21, run T's 14, run W's 18, run X's 16, run Z's 11 and run Z2's 12 blind real-kernel and register-limited traces; each kernel kind of each bundle runs at least once."""
     names = [t[0] for t in TRACES]
-    assert len(names) == len(set(names)) == 1 + 9 + 3 + 242 + 24 + 62 + 28 + 64 + 13 + 20 + 16 + 15 + 16 + 21 + 14 + 18 + 16 + 11
+    assert len(names) == len(set(names)) == 1 + 9 + 3 + 242 + 24 + 62 + 28 + 64 + 13 + 20 + 16 + 15 + 16 + 21 + 14 + 18 + 16 + 11 + 12
     ran = [t for t in TRACES if t[3]]
     assert {"trace_h200.json", "proton/vector_add.chrome_trace"} <= {t[0] for t in ran}
     assert any("E-add" in t[0] for t in ran) and any("cuda" in t[0] for t in ran)
