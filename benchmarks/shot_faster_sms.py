@@ -1,10 +1,12 @@
 """The window on an H200 add whose blocks the DRAM bounds, for docs/screenshots (no GPU needed):
 
-    QT_QPA_PLATFORM=offscreen python3 benchmarks/shot_faster_sms.py WINDOW.png TIMELINE.png
+    QT_QPA_PLATFORM=offscreen python3 benchmarks/shot_faster_sms.py WINDOW.png TIMELINE.png \
+        [KERNEL ELEMENTS BLOCK_SIZE THREADS [WIDTH HEIGHT]]
 
 add_triton, 2^24 elements, BLOCK_SIZE 1024 x 4 warps: 16 blocks of 12 KiB in flight per SM, over
 the 64 KiB past which the H200's 24 faster SMs (resources/physics/H200.json "dram_share") run
 more blocks; in the Timeline they are the rows whose waves run ahead (SMs 32-43, 78-87, 126-127).
+Another launch: e.g. `copy_triton 16777216 256 32` (blocks the SM's dispatcher bounds, ninth session).
 """
 
 import sys
@@ -24,15 +26,16 @@ def settle(app, rounds: int = 50) -> None:
         time.sleep(0.01)
 
 
-def main(window_png: str, timeline_png: str) -> int:
+def main(window_png: str, timeline_png: str, kernel: str = "add_triton", elements: int = 2**24,
+         block_size: int = 1024, threads: int = 128, width: int = 1920, height: int = 1080) -> int:
     app = make_app()
     w = MainWindow(None, restore=False, load_kernels=True)
     start = time.monotonic()
-    while w.model.kernel("add_triton") is None and time.monotonic() - start < 120:
+    while w.model.kernel(kernel) is None and time.monotonic() - start < 120:
         settle(app, 20)  # the kernel list comes from its own process
-    assert w.model.update(gpu="H200", kernel="add_triton", elements=2**24, block_size=1024,
-                          threads_per_block=128)
-    w.resize(1920, 1080)
+    assert w.model.update(gpu="H200", kernel=kernel, elements=int(elements),
+                          block_size=int(block_size), threads_per_block=int(threads))
+    w.resize(int(width), int(height))
     w.show()
     settle(app, 200)
     flush_redraws(w)
@@ -47,4 +50,4 @@ def main(window_png: str, timeline_png: str) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1], sys.argv[2]))
+    raise SystemExit(main(*sys.argv[1:]))
