@@ -7,7 +7,8 @@ a block makes its loop's trips, each in as many dependent rounds as its register
 (sim.model.load_rounds). `chain_ns`: a kernel's declared dependent work besides its DRAM trips.
 Where the GPU's data says some SMs move bytes faster (resources/physics "dram_share"), their
 blocks run at their own share of the DRAM. `first_wave_ramp`: the first wave's blocks handed out
-one after another. `achievable_gbps`: what a full GPU streams.
+one after another; `TripCost.first_wave_head_start`: where the SM's dispatcher binds, the first
+wave does not queue at it. `achievable_gbps`: what a full GPU streams.
 """
 
 from __future__ import annotations
