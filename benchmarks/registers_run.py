@@ -6,7 +6,7 @@ peers. One call records everything into one JSON file.
 
 The rows are the registry's Triton and Numba kernels (vector adds, add+ReLU, copy, square,
 the matmuls, warp lanes, the placement trace) and the example files in resources/examples.
-First every row is compiled WITHOUT loading it (kernels/build/compile.py, in parallel child
+First every row is compiled WITHOUT loading it (kernels/offline_compile/compile.py, in parallel child
 processes, with the same Triton as the launcher); then, on a GPU, each is launched as
 WarpScope launches it and the driver's numbers are read (Triton: CompiledKernel.n_regs,
 4 x n_spills, metadata.shared, the function's static shared memory and
@@ -38,7 +38,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kernels.build.compile import (CompiledResources, CompileRequest, ResourceCache,  # noqa: E402
+from kernels.offline_compile.compile import (CompiledResources, CompileRequest, ResourceCache,  # noqa: E402
                              numba_argtypes_from_args, numba_request, resources_many,
                              signature_from_args, spec_request, triton_request)
 from sim.inputs.files import write_json_atomic  # noqa: E402
@@ -311,7 +311,7 @@ def main() -> int:
               "compute_capability": f"{cc[0]}.{cc[1]}", "gpu": has_gpu, "versions": _versions(),
               "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
               "rows": [], "timings": [], "stopped_at_budget": False,
-              "notes": ["compiled: kernels/build/compile.py without loading (cuobjdump -res-usage of "
+              "notes": ["compiled: kernels/offline_compile/compile.py without loading (cuobjdump -res-usage of "
                         "the cubin); driver: the loaded kernel after one launch",
                         "spills: Triton's n_spills is LOCAL_SIZE_BYTES / 4; spills_bytes = 4 x "
                         "n_spills compares with the cubin's STACK (stack_bytes)"]}

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.getcwd())
-from kernels.build.toolchain import cuobjdump, ptx_to_cubin, res_usage  # noqa: E402
+from kernels.offline_compile.toolchain import cuobjdump, ptx_to_cubin, res_usage  # noqa: E402
 from kernels.launching.compat import numba_cuda  # noqa: E402
 from kernels.tracing.numba_stamps import (bind_numba_traced, instrument_numba,  # noqa: E402
                                           launch_dims)

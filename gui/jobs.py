@@ -216,7 +216,7 @@ def _compile(ref: KernelRef, n, block, cc, should_cancel):
 
     os.environ["TRITON_INTERPRET"] = "0"  # before triton is imported in this process
     os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
-    from kernels.build.resources import kernel_by_ref, launch_resources
+    from kernels.offline_compile.resources import kernel_by_ref, launch_resources
 
     return launch_resources(kernel_by_ref(ref.name, ref.file, ref.digest), n, block, cc,
                             should_cancel=should_cancel)
@@ -227,7 +227,7 @@ def _compile_many(ref: KernelRef, n, blocks, cc, should_cancel):
 
     os.environ["TRITON_INTERPRET"] = "0"
     os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
-    from kernels.build.resources import kernel_by_ref, launch_resources_many
+    from kernels.offline_compile.resources import kernel_by_ref, launch_resources_many
 
     return launch_resources_many(kernel_by_ref(ref.name, ref.file, ref.digest), n, blocks, cc,
                                  should_cancel=should_cancel)

@@ -142,7 +142,7 @@ def _policy_type(resolve):
 
 @dataclass(frozen=True, slots=True)
 class CompiledFacts:
-    """What the kernel's compiler said about it for the chosen GPU (kernels/build/resources.py)."""
+    """What the kernel's compiler said about it for the chosen GPU (kernels/offline_compile/resources.py)."""
     compiler: str  # "triton 3.7.1"
     ptxas: str
     target: str  # "sm_80"

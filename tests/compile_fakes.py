@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import time
 
-from kernels.build.compile import CompileCancelled
-from kernels.build.resources import LaunchResources
+from kernels.offline_compile.compile import CompileCancelled
+from kernels.offline_compile.resources import LaunchResources
 
 
 def resources(ref, n, block, cc, regs: int, stack: int = 0, smem: int = 16) -> LaunchResources:

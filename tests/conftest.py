@@ -1,7 +1,7 @@
 """For every test: Hypothesis's per-example deadline is off (a wall-clock limit: on CI's two busy
 cores it failed correct code as "flaky"; performance targets live in benchmarks/); compiled kernel
 resources are cached in a folder of this test session, never in the user's cache
-(kernels/build/compile.py writes under $XDG_CACHE_HOME/warpscope/compiled), and so is the run's
+(kernels/offline_compile/compile.py writes under $XDG_CACHE_HOME/warpscope/compiled), and so is the run's
 bytecode; and the kernel files a test opens join the registry for that test only."""
 
 import os

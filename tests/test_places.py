@@ -43,7 +43,7 @@ def test_every_reader_of_a_folder_asks_places():
 
 
 def test_settings_dispatch_profiles_and_compiled_cache_use_places(monkeypatch, tmp_path):
-    from kernels.build.compile import cache_folder
+    from kernels.offline_compile.compile import cache_folder
     from sim.schedule.dispatch_profile import BUILTIN_DIR, user_dir
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))

@@ -2,8 +2,8 @@
 
 A registry kernel's registers and shared memory are the compiler's to decide. The launch model
 asks for them with a `CompileTarget` (the kernel, the selected GPU's compute capability, the block
-parameters, the size); gui/jobs.py compiles it in the compiler host (kernels/build/resources.py) and hands
-back a `kernels.build.resources.LaunchResources` or a `CompileFailed`. `ResourceOrigin` is what the
+parameters, the size); gui/jobs.py compiles it in the compiler host (kernels/offline_compile/resources.py) and hands
+back a `kernels.offline_compile.resources.LaunchResources` or a `CompileFailed`. `ResourceOrigin` is what the
 views say about the numbers: from the compiler, being compiled, from bench results, by hand, or
 why the compiler could not say. Plain data: no Qt, no kernels import.
 """
@@ -144,7 +144,7 @@ BY_HAND = ResourceOrigin()
 
 
 def compiled_origin(res) -> ResourceOrigin:
-    """For a kernels.build.resources.LaunchResources."""
+    """For a kernels.offline_compile.resources.LaunchResources."""
     return ResourceOrigin(COMPILER, res.source, int(res.stack_bytes))
 
 

@@ -233,11 +233,11 @@ class _DeclaredTma:
 
     def compile_signature(self, args, constexprs: dict, num_warps: int):
         """(the JIT kernel, its signature, its constexprs) for the compiler without a GPU
-        (kernels.build.compile.spec_request): each descriptor typed as Triton's launcher types a
+        (kernels.offline_compile.compile.spec_request): each descriptor typed as Triton's launcher types a
         TensorDescriptor, "tensordesc<bf16[BLOCK_M, BLOCK_K]>", then the rest (stream-K's
         workspace and counters, M, N, K) as the arguments they are; the loop flags as the
         launcher gives them at `num_warps` (no warp specialisation below 8 warps)."""
-        from kernels.build.toolchain import POINTER_TYPES, signature_entry
+        from kernels.offline_compile.toolchain import POINTER_TYPES, signature_entry
 
         a, _, _, *rest = args
         dtype = POINTER_TYPES[str(a.dtype).removeprefix("torch.")]

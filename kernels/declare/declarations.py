@@ -56,7 +56,7 @@ class Limits:
 
     open_s: float = 120.0  # importing the file (triton, numba) on a busy machine
     call_s: float = 1.0  # one grid rule, bytes formula, ...: arithmetic, on the GUI thread
-    launch_s: float = 240.0  # one launch's facts, its compile included (kernels.build.compile: 120 s)
+    launch_s: float = 240.0  # one launch's facts, its compile included (kernels.offline_compile.compile: 120 s)
     memory_bytes: int = 2 << 30  # importing triton and compiling takes about 0.6 GB
 
     @classmethod

@@ -141,8 +141,8 @@ def launch_facts(spec, elements: int, block, warps, sm_count: int, cc, *, settin
              "chain": spec.chain,
              "compiled": None}
     if cc is not None:
-        from kernels.build.compile import CompileError
-        from kernels.build.resources import launch_resources
+        from kernels.offline_compile.compile import CompileError
+        from kernels.offline_compile.resources import launch_resources
 
         try:
             res = launch_resources(spec, elements, setting, tuple(cc))
@@ -265,7 +265,7 @@ def cached_facts(path: str, digest: str, request: tuple, compute) -> dict:
 
     from sim.inputs.files import load_json_bounded, read_user_file, write_json_atomic
 
-    from kernels.build.compile import cache_folder
+    from kernels.offline_compile.compile import cache_folder
 
     folder = cache_folder().parent / "launch_facts"
     try:

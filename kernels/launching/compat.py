@@ -48,7 +48,7 @@ def pin_nvrtc() -> str | None:
     dropped sm_70, so the V100's Numba resources would stop compiling. Loading the pinned one and
     asking cuda-pathfinder at once fixes its answer for the process (it caches it, and returns a
     library already loaded). So this must run before torch or numba asks: the compile child
-    (kernels/build/toolchain.py) calls it first. Returns the NVRTC in use, or None without the wheel."""
+    (kernels/offline_compile/toolchain.py) calls it first. Returns the NVRTC in use, or None without the wheel."""
     try:
         spec = importlib.util.find_spec("nvidia.cuda_nvrtc")
         from cuda.pathfinder import load_nvidia_dynamic_lib

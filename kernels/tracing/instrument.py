@@ -192,11 +192,11 @@ def compile_instrumented(spec, n: int, block=None, cc=(9, 0)) -> dict:
     """Compile the stamped copy of a Triton KernelSpec at size n for `cc`, no GPU needed (the
     arguments as the launcher types them, the stamps pointer first); its resources as a dict,
     and the plain kernel's beside them ("untraced")."""
-    from kernels.build.compile import signature_from_args
+    from kernels.offline_compile.compile import signature_from_args
     from kernels.measure.harness import make_arrays
     from kernels.launching.launcher import TRITON_OPTIONS, kernel_args
     from kernels.declare.spec import resolve
-    from kernels.build.toolchain import compile_triton
+    from kernels.offline_compile.toolchain import compile_triton
 
     if spec.backend != "triton":
         raise UserError(f"{spec.name}: only Triton kernels are traced this way")

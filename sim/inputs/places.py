@@ -54,7 +54,7 @@ def dispatch_dir() -> Path:
 
 
 def compiled_dir() -> Path:
-    """Compiled kernel resources (kernels/build/compile.py), one small JSON file per request."""
+    """Compiled kernel resources (kernels/offline_compile/compile.py), one small JSON file per request."""
     return cache_dir() / "compiled"
 
 

@@ -42,7 +42,7 @@ def _window(make_window, gpu="A100 80GB", **kw):
 
 def _compiled_here(spec, n, block, cc):
     """What the compiler says in this process (the window's answer is in the session's cache)."""
-    from kernels.build.resources import kernel_by_ref, launch_resources
+    from kernels.offline_compile.resources import kernel_by_ref, launch_resources
 
     real = kernel_by_ref(spec.name, None if spec.origin == "built-in" else spec.origin)
     return launch_resources(real, n, block, cc)

@@ -19,11 +19,11 @@ MODULE_READS = {("json", "load"), ("json", "loads"), ("np", "load"), ("numpy", "
                 ("np", "fromfile"), ("np", "loadtxt"), ("np", "genfromtxt")}
 ALLOWED = {  # (file, function): why this is no read of a user's file
     ("main.py", "_silence_stdout"): "opens /dev/null for writing",
-    ("kernels/build/toolchain.py", "res_usage"): "writes the cubin into its own temporary folder",
-    ("kernels/build/toolchain.py", "ptx_to_cubin"): "writes the PTX and reads ptxas's output, in its "
+    ("kernels/offline_compile/toolchain.py", "res_usage"): "writes the cubin into its own temporary folder",
+    ("kernels/offline_compile/toolchain.py", "ptx_to_cubin"): "writes the PTX and reads ptxas's output, in its "
                                               "own temporary folder",
-    ("kernels/build/toolchain.py", "main"): "the parent's request on stdin (a pipe, not a file)",
-    ("kernels/build/compile.py", "_finish_child"): "the toolchain child's answer on its stdout",
+    ("kernels/offline_compile/toolchain.py", "main"): "the parent's request on stdin (a pipe, not a file)",
+    ("kernels/offline_compile/compile.py", "_finish_child"): "the toolchain child's answer on its stdout",
     ("kernels/host/in_host.py", "_address_space"): "this process's own /proc/self/statm",
     ("kernels/declare/user_code.py", "_cache_key"): "WarpScope's own source files, hashed for a cache key",
 }

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 
-from kernels.build.compile import cache_folder, resources_many
+from kernels.offline_compile.compile import cache_folder, resources_many
 
 try:
     import fcntl
@@ -25,7 +25,7 @@ def _one_worker_at_a_time():
 
 
 def resources_once(requests: list) -> list:
-    """kernels.build.compile.resources_many, one worker at a time (the next then hits the disk
+    """kernels.offline_compile.compile.resources_many, one worker at a time (the next then hits the disk
     cache): on two busy cores two workers compiling the same batch doubled its cost."""
     with _one_worker_at_a_time():
         return resources_many(requests)

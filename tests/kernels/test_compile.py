@@ -1,4 +1,4 @@
-"""kernels/build/compile.py: resources of a kernel for a compute capability, compiled without a GPU."""
+"""kernels/offline_compile/compile.py: resources of a kernel for a compute capability, compiled without a GPU."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from kernels.build.compile import (CompileError, CompiledResources, ResourceCache,
+from kernels.offline_compile.compile import (CompileError, CompiledResources, ResourceCache,
                              numba_argtypes_from_args, numba_request, numba_resources,
                              resources_many, signature_from_args, triton_request,
                              triton_resources)
@@ -131,7 +131,7 @@ def test_triton_source_is_the_launchers_source():
     jit = pytest.importorskip("triton.runtime.jit")
     if not hasattr(jit.JITFunction, "_pack_args"):
         pytest.skip("this Triton has no JITFunction._pack_args to compare with")
-    from kernels.build.toolchain import triton_source
+    from kernels.offline_compile.toolchain import triton_source
 
     def kernel(x_ptr, out_ptr, n, stride, eps, extra_ptr, BLOCK_SIZE: jit.constexpr):
         pass
@@ -341,7 +341,7 @@ def test_a_kernel_in_no_file_says_so(tmp_path):
 
 def test_numba_toolchain_failures_say_what_to_do():
     """What a laptop without NVIDIA's libraries, or with a too-new NVVM, is told."""
-    from kernels.build.toolchain import NVRTC_HINT, _numba_error
+    from kernels.offline_compile.toolchain import NVRTC_HINT, _numba_error
 
     class DynamicLibNotFoundError(Exception):
         pass
@@ -363,7 +363,7 @@ def test_numba_toolchain_failures_say_what_to_do():
 
 
 def test_the_disk_cache_lives_in_the_users_cache_folder(monkeypatch, tmp_path):
-    from kernels.build.compile import cache_folder
+    from kernels.offline_compile.compile import cache_folder
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert cache_folder() == tmp_path / "warpscope" / "compiled"

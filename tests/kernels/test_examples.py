@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from kernels.measure import harness
-from kernels.build.compile import CompiledResources, spec_request
+from kernels.offline_compile.compile import CompiledResources, spec_request
 from kernels.declare.kernel_file import load_kernel_file
 from kernels.declare.spec import declare
 from kernels_env import AVAILABLE

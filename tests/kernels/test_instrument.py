@@ -79,7 +79,7 @@ sys.path.insert(0, {root!r})
 from kernels.tracing.instrument import compile_instrumented, instrument
 from kernels.declare.kernel_file import open_kernel_file
 from kernels.declare.registry import get_kernel
-from kernels.build.toolchain import compile_triton
+from kernels.offline_compile.toolchain import compile_triton
 specs = [s for f in ("softmax_triton.py", "layernorm_triton.py")
          for s in open_kernel_file({root!r} + "/resources/examples/" + f, cpu_fallback=False)
          if s.backend == "triton"]

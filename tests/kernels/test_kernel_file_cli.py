@@ -13,7 +13,7 @@ import pytest
 import main
 from kernels.declare.kernel_file import open_kernel_file
 from kernels.declare.registry import get_kernel
-from kernels.build.resources import launch_request
+from kernels.offline_compile.resources import launch_request
 from kernels.declare.user_code import launch_facts
 from sim.inputs.errors import UserError
 from sim.rules.devices import preset, presets

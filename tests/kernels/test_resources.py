@@ -1,4 +1,4 @@
-"""kernels/build/resources.py: a registry kernel's registers and shared memory at one launch, compiled
+"""kernels/offline_compile/resources.py: a registry kernel's registers and shared memory at one launch, compiled
 here for a GPU that is not here, checked against what the driver reported on the H200."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernels.build.compile import (CompileCancelled, CompileError, CompiledResources, ResourceCache,
+from kernels.offline_compile.compile import (CompileCancelled, CompileError, CompiledResources, ResourceCache,
                              resources_many)
 from kernels.declare.kernel_file import open_kernel_file
 from kernels.declare.registry import get_kernel
-from kernels.build.resources import (COMPILE_BUDGET_BYTES, compile_elements, launch_arrays,
+from kernels.offline_compile.resources import (COMPILE_BUDGET_BYTES, compile_elements, launch_arrays,
                                launch_request, launch_resources_many, occupancy_smem)
 from sim.inputs.errors import UserError
 

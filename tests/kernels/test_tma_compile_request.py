@@ -1,11 +1,11 @@
-"""The TMA matmuls compile without a GPU through the product's own path (kernels.build.compile
+"""The TMA matmuls compile without a GPU through the product's own path (kernels.offline_compile.compile
 spec_request, what `explain --kernel matmul_auto` and the window ask): their descriptors are typed
 as Triton's launcher types a TensorDescriptor. Before, matmul_auto's TMA pick at 4096^3 failed
 `explain` with "_DeclaredTma is not a @triton.jit function"."""
 
 from __future__ import annotations
 
-from kernels.build.compile import spec_request
+from kernels.offline_compile.compile import spec_request
 from kernels.declare.registry import get_kernel
 from tests.kernels.shared_compile import resources_once
 

@@ -8,9 +8,9 @@ import pytest
 
 from gui.models.compiled import BY_HAND, COMPILER, COMPILING, FAILED, CompileTarget
 from gui.models.launch import LaunchInputs, LaunchModel
-from kernels.build.compile import CompileError
+from kernels.offline_compile.compile import CompileError
 from kernels.declare.registry import KERNELS
-from kernels.build.resources import LaunchResources
+from kernels.offline_compile.resources import LaunchResources
 from sim.rules.occupancy import occupancy
 
 

@@ -7,7 +7,7 @@ Either way ``cuobjdump -res-usage`` reads registers, shared memory, stack (spill
 arrays) and local memory from the cubin. No GPU and no driver are needed.
 
 These need Triton's real compiler and Numba's real CUDA target, not the interpreter or the
-simulator; ``kernels/build/compile.py`` runs them in a child process (``python -m kernels.build.toolchain``)
+simulator; ``kernels/offline_compile/compile.py`` runs them in a child process (``python -m kernels.offline_compile.toolchain``)
 when this process runs kernels on the CPU. Every failure is a ``CompileError``: one line for the
 user, the compiler's whole output in ``.log``.
 """
@@ -427,7 +427,7 @@ def compile_numba(dispatcher, argtypes, cc: tuple[int, int]) -> dict:
 
 
 # --------------------------------------------------------------------------------------------
-# The child process: python -m kernels.build.toolchain < requests.json > results.json
+# The child process: python -m kernels.offline_compile.toolchain < requests.json > results.json
 # --------------------------------------------------------------------------------------------
 def find_kernel(where: dict):
     """The kernel object a parent process pointed at: a global of an importable module, or of a

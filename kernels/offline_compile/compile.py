@@ -4,7 +4,7 @@ The occupancy a user sees depends on what the compiler gave the kernel. Both com
 with no GPU: Triton's ``triton.compile`` for a ``GPUTarget``, and Numba's ``compile_ptx`` plus
 ``ptxas``. This module asks them, for a compute capability taken from a GPU preset::
 
-    from kernels.build.compile import triton_resources, signature_from_args
+    from kernels.offline_compile.compile import triton_resources, signature_from_args
 
     res = triton_resources(softmax_kernel, signature_from_args((out, x, 4096)),
                            {"BLOCK_SIZE": 4096}, num_warps=8, num_stages=3, cc=(9, 0))
@@ -18,7 +18,7 @@ driver reports for the same Triton version.
 
 The compilers need Triton's real JIT and Numba's real CUDA target. When this process runs kernels
 on the CPU (Triton's interpreter, numba-cuda's simulator), they run in a child process that
-imports the kernel's module afresh (``kernels/build/toolchain.py``). Results are cached in memory and
+imports the kernel's module afresh (``kernels/offline_compile/toolchain.py``). Results are cached in memory and
 in the user's cache folder (``compiled/`` there, sim/inputs/places.py; one small JSON file each), so
 moving a slider back and forth compiles each configuration once.
 """
@@ -39,7 +39,7 @@ from sim.inputs.errors import UserError
 from sim.inputs.files import read_json_file, read_user_bytes, write_json_atomic
 from sim.inputs.places import compiled_dir
 
-from kernels.build.toolchain import CompileError, signature_entry
+from kernels.offline_compile.toolchain import CompileError, signature_entry
 
 __all__ = ["CompileCancelled", "CompileError", "CompiledResources", "CompileRequest", "ResourceCache",
            "numba_argtypes_from_args", "numba_request", "numba_resources",
@@ -352,7 +352,7 @@ def default_cache() -> ResourceCache:
 # Compiling
 # --------------------------------------------------------------------------------------------
 def _compile_here(request: CompileRequest) -> CompiledResources:
-    from kernels.build.toolchain import compile_request
+    from kernels.offline_compile.toolchain import compile_request
 
     return CompiledResources.from_dict(compile_request(request.spec, request.kernel))
 
@@ -362,7 +362,7 @@ def _start_child(specs: list[dict]) -> tuple[subprocess.Popen, str]:
     env = os.environ | {"TRITON_INTERPRET": "0", "NUMBA_ENABLE_CUDASIM": "0",
                         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
                                                                     os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.Popen([sys.executable, "-m", "kernels.build.toolchain"], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "kernels.offline_compile.toolchain"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             cwd=ROOT)
     return proc, json.dumps(batch)

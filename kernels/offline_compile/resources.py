@@ -1,7 +1,7 @@
 """A registry kernel's registers and shared memory at one launch, from its compiler.
 
 What the window, ``explain`` and ``simulate`` show for a kernel no GPU has run: the kernel is
-compiled (kernels/build/compile.py) for the selected GPU's compute capability with the block parameters
+compiled (kernels/offline_compile/compile.py) for the selected GPU's compute capability with the block parameters
 and the arguments its launcher would pass at that size, and the cubin says what it uses::
 
     res = launch_resources(get_kernel("add_triton"), 1_000_000, {"BLOCK_SIZE": 4096}, (8, 0))
@@ -23,7 +23,7 @@ import numpy as np
 
 from sim.inputs.errors import UserError
 
-from kernels.build.compile import CompileError, CompileRequest, CompiledResources, resources_many, spec_request
+from kernels.offline_compile.compile import CompileError, CompileRequest, CompiledResources, resources_many, spec_request
 from kernels.declare.spec import TRITON_WARPS, KernelSpec, call_with
 
 COMPILE_BUDGET_BYTES = 64 << 20  # host arrays a kernel file may make just to be compiled
