@@ -13,7 +13,7 @@ from sim.inputs.errors import UserError
 from sim.model.confidence import prediction_confidence
 from sim.inputs.files import check_writable
 from sim.inputs.defaults import DEFAULT_ELEMENTS, DEFAULT_SIDE, launch_elements
-from sim.rules.geometry import launch_facts, launch_geometry, problem_text
+from sim.rules.geometry import geometry_facts, launch_geometry, problem_text
 from sim.inputs.args import arg_bytes, arg_count, arg_path, arg_real
 from sim.rules.occupancy import LIMITERS, occupancy
 from sim.schedule.dispatch_profile import WAITS, profile_for
@@ -224,7 +224,7 @@ def device_rows(gpu: GpuSpec) -> list[tuple[str, str]]:
 
 
 def geometry_rows(gpu: GpuSpec, geo) -> list[tuple[str, str, str]]:
-    return [(f.label, f.value, f.how) for f in launch_facts(gpu, geo)]
+    return [(f.label, f.value, f.how) for f in geometry_facts(gpu, geo)]
 
 
 def compiled_rows(c: CompiledFacts, occ) -> list[tuple[str, str, str]]:

@@ -22,7 +22,7 @@ from sim.model.advice import Finding, launch_findings
 from sim.rules.devices import GpuSpec
 from sim.model.confidence import Confidence, prediction_confidence
 from sim.inputs.errors import UserError
-from sim.model.latency import BlockTrip, LoadedPrediction, predict, predict_loaded
+from sim.model.latency import BlockTrip, LoadedPrediction, bandwidth_at_occupancy, predict_loaded
 from sim.model.launch_model import (Launch, LaunchPrediction, achievable_gbps, block_trip_of,
                                     default_mode, predict_geometry, predict_launch)
 from sim.rules.physics import physics_for, same_gpu
@@ -171,7 +171,7 @@ class InsightModel:
         ceiling = p.ceiling_gbps
         loaded = np.array([predict_loaded(self.gpu, int(b), trip, ceiling_gbps=ceiling).steady_gbps
                            for b in blocks])
-        little = np.array([predict(self.gpu, int(b), occ.warps_per_block,
+        little = np.array([bandwidth_at_occupancy(self.gpu, int(b), occ.warps_per_block,
                                    trip.load_bytes_in_flight_per_thread / 4, 4,
                                    ceiling_gbps=ceiling,
                                    bytes_moved_per_byte_loaded=trip.bytes_moved_per_byte_loaded
@@ -292,7 +292,7 @@ class InsightModel:
                                          loads=st.loads, ceiling_gbps=ceiling,
                                          # the mode predict_geometry takes for this launch
                                          memory_bound=default_mode(work_kernel) == "memory")
-        if not st.occ.can_launch or st.spec.dram_latency_ns is None:
+        if not st.occ.can_launch:
             return
         self._trip, self._basis = block_trip_of(st.geometry, st.bytes_moved, st.loads)
         self._prediction = predict_loaded(st.spec, st.occ.blocks_per_sm, self._trip,

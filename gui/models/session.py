@@ -1,5 +1,5 @@
 """What an export says about the session: session.json and the summary's facts, read from the
-models (the launch table's rows are sim.rules.geometry.launch_facts, as `explain` prints them)."""
+models (the launch table's rows are sim.rules.geometry.geometry_facts, as `explain` prints them)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from gui.models.bench import BenchModel
 from gui.models.launch import LaunchModel
 from gui.models.playback import PlaybackModel
 from gui.models.simulation import SimulationModel
-from sim.rules.geometry import launch_facts
+from sim.rules.geometry import geometry_facts
 from sim.schedule.policies import COST_MODELS, PLACEMENTS
 
 SESSION_FORMAT = "warpscope-session/1"
@@ -44,7 +44,7 @@ def summary_facts(launch: LaunchModel, simulation: SimulationModel) -> list[tupl
     facts = [("GPU", f"{spec.name} (cc {spec.cc_string})"),
              ("SMs × warp slots", f"{spec.sm_count} × {spec.max_warps_per_sm}")]
     if g is not None:
-        rows = {f.key: f for f in launch_facts(spec, g)}
+        rows = {f.key: f for f in geometry_facts(spec, g)}
         facts += [(rows[k].label, rows[k].value) for k in SUMMARY_ROWS if k in rows]
     facts += [("Registers / thread", f"{st.inputs.regs_per_thread}"),
               ("Shared memory / block", f"{st.inputs.smem_per_block:,} B")]

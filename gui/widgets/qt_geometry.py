@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from gui import style
 from gui.models.launch import LaunchModel, LaunchState
-from sim.rules.geometry import Fact, launch_facts, warp_lanes
+from sim.rules.geometry import Fact, geometry_facts, warp_lanes
 
 
 class QtWarpLanes(QWidget):
@@ -90,13 +90,13 @@ class QtWarpLanes(QWidget):
         p.end()
 
 
-# the rows shown, in order; labels, values and derivations come from sim.rules.geometry.launch_facts
+# the rows shown, in order; labels, values and derivations come from sim.rules.geometry.geometry_facts
 ROWS = ("elements", "tpb", "blocks", "wpb", "warps", "idle_last", "idle_lanes", "slots_sm",
         "slots_gpu", "waves_best", "bps", "bpw", "waves_occ", "last_wave")
 
 
 class QtGeometry(QWidget):
-    """The launch table (sim.rules.geometry.launch_facts: the rows `explain` prints) and the lanes."""
+    """The launch table (sim.rules.geometry.geometry_facts: the rows `explain` prints) and the lanes."""
 
     ROW_HEIGHT = 20
 
@@ -167,7 +167,7 @@ class QtGeometry(QWidget):
                 self.table.item(self._row[key], 1).setText("—")
             self.lanes_label.setText(state.error)
             return
-        self._facts = {f.key: f for f in launch_facts(spec, g)}
+        self._facts = {f.key: f for f in geometry_facts(spec, g)}
         for key, r in self._row.items():
             fact = self._facts.get(key)
             if fact is not None:

@@ -8,7 +8,7 @@ enough to freeze the window; see kernels/host/process.py). So each file lives in
 (`python -m kernels.declare.declarations`) that imports it once, under RLIMIT_AS, and answers calls with
 plain data; the caller keeps `KernelSpec`s whose plain fields are copies and whose functions
 (`grid`, `tile`, `bytes`, `flops`, `dims`) call into that process (the window), or asks for one
-launch's facts (the command line, kernels/declare/user_code.launch_facts). Every value the file returns is
+launch's facts (the command line, kernels/declare/user_code.declared_launch). Every value the file returns is
 checked there (kernels/declare/user_code.guarded) and again here. A request that does not answer within
 its limit, or a process that ends, is one `UserCodeError` line naming the file; the child's
 stdout and stderr never reach the caller's output (its last lines are kept for that message).
@@ -41,7 +41,7 @@ from sim.inputs.errors import UserError
 
 from kernels.host.process import exit_reason, one_line, read_bytes, read_frame, write_frame
 from kernels.declare.spec import KernelSpec
-from kernels.declare.user_code import UserCodeError, launch_facts
+from kernels.declare.user_code import UserCodeError, declared_launch
 
 ROOT = Path(__file__).resolve().parents[2]
 FUNCTIONS = ("grid", "tile", "bytes", "flops", "dims")  # what the window evaluates
@@ -147,7 +147,7 @@ def _answer(specs: dict, msg: tuple):
         return plain(getattr(spec, key)(*args, **kwargs))
     if msg[0] == "launch":
         _, name, n, block, warps, sm_count, cc = msg
-        return plain(launch_facts(specs[name], n, block, warps, sm_count, cc))
+        return plain(declared_launch(specs[name], n, block, warps, sm_count, cc))
     raise UserError(f"unknown request {msg[0]!r}")
 
 
@@ -317,7 +317,7 @@ class DeclarationProcess:
 
     def launch(self, name: str, n: int, block, warps, sm_count: int, cc, timeout_s=None,
                should_cancel=None) -> dict:
-        """kernels.declare.user_code.launch_facts of kernel `name`, from the file's process, checked."""
+        """kernels.declare.user_code.declared_launch of kernel `name`, from the file's process, checked."""
         from kernels.declare.user_code import check_facts
 
         facts = self.request(("launch", name, n, block, warps, sm_count, cc),

@@ -159,12 +159,6 @@ class KernelSpec:
         return self.inputs if isinstance(self.inputs, int) else None
 
     @property
-    def block_label(self) -> str:
-        if self.sweep is None:
-            return "fixed by torch"
-        return "threads per block" if self.sweep == "threads" else self.sweep
-
-    @property
     def is_matrix_product(self) -> bool:
         """Whether its size is a matrix product's M, N and K (`--elements` and the window's size
         box then give its side n: M = N = K = n)."""

@@ -8,7 +8,7 @@ that asked checks again in the plain data it gets back:
 - ``guarded(spec)``: the spec with each of those functions wrapped, so that an exception, NaN, 0,
   a string or an absurd number is one ``UserCodeError`` line naming the file, the kernel and the
   key ("softmax.py: softmax_kernel's 'grid' returned nan, not a whole number");
-- ``launch_facts(spec, ...)``: everything ``explain`` and ``simulate`` need of one launch as
+- ``declared_launch(spec, ...)``: everything ``explain`` and ``simulate`` need of one launch as
   plain numbers and strings (the grid rule, the sizes, the bytes, the compiler's registers);
 - ``check_facts(facts, where)``: the same fields validated one by one in the parent, which never
   trusts the child's answer more than the file itself.
@@ -122,7 +122,7 @@ COMPILED_FIELDS = ("compiler", "ptxas", "target", "regs_per_thread", "smem_per_b
                    "stack_bytes", "elements")
 
 
-def launch_facts(spec, elements: int, block, warps, sm_count: int, cc, *, setting=None,
+def declared_launch(spec, elements: int, block, warps, sm_count: int, cc, *, setting=None,
                  dims=None) -> dict:
     """The launch of `spec` at `elements` as plain data: its grid rule's blocks, threads, tile,
     parameters, named sizes and bytes, and (with `cc`) what its compiler gives it there.
@@ -211,7 +211,7 @@ def _chain(value) -> dict:
 
 
 def check_facts(facts, where: str) -> dict:
-    """launch_facts' answer, each field checked again in the process that shows it."""
+    """declared_launch' answer, each field checked again in the process that shows it."""
     if not isinstance(facts, dict):
         raise UserCodeError(f"{where}: its process sent {_label(facts)}, not a launch")
     readers = {
@@ -310,9 +310,9 @@ def pick_kernel(path: str, found: list[dict], name: str | None) -> str:
     return launchable[0]
 
 
-def file_launch_facts(file: str, kernel: str | None, elements: int, block, warps, sm_count: int,
+def file_declared_launch(file: str, kernel: str | None, elements: int, block, warps, sm_count: int,
                       cc) -> dict:
-    """launch_facts of the kernel `file` ("FILE.py[:NAME]") declares (or `kernel` names), from
+    """declared_launch of the kernel `file` ("FILE.py[:NAME]") declares (or `kernel` names), from
     a process of the file's own (kernels.declare.declarations), or the cache for the same content and
     launch; checked field by field."""
     import os

@@ -58,11 +58,11 @@ def _file_facts(args, gpu, cc) -> dict:
     its own process under kernels.declare.declarations.Limits, never in this one: its prints stay out of
     our output, and a loop, a 10 GB allocation, a crash or a bad grid rule is one line (exit
     status 1)."""
-    from kernels.declare.user_code import file_launch_facts
+    from kernels.declare.user_code import file_declared_launch
 
     if getattr(args, "dims", None) is not None:
         raise UserError("--dims is for a built-in matmul --kernel; a file's kernel takes --elements")
-    return file_launch_facts(args.kernel_file, args.kernel, args.elements, args.block, args.warps,
+    return file_declared_launch(args.kernel_file, args.kernel, args.elements, args.block, args.warps,
                              gpu.sm_count, cc)
 
 
@@ -96,7 +96,7 @@ def kernel_launch(args, gpu):
         return None
     from sim.cli import CompiledFacts, KernelLaunch
 
-    from kernels.declare.user_code import launch_facts
+    from kernels.declare.user_code import declared_launch
 
     need_compile = getattr(args, "regs", None) is None or getattr(args, "smem", None) is None
     cc = gpu.compute_capability if need_compile else None
@@ -105,7 +105,7 @@ def kernel_launch(args, gpu):
         facts = _file_facts(args, gpu, cc)
     else:
         spec, block, choice = _builtin_launch(args, gpu)
-        facts = launch_facts(spec, args.elements, None, None, gpu.sm_count, cc, setting=block,
+        facts = declared_launch(spec, args.elements, None, None, gpu.sm_count, cc, setting=block,
                              dims=getattr(args, "dims", None))
     params = ", ".join(f"{k}={_param(v)}" for k, v in facts["params"].items())
     dims = facts["dims"]

@@ -1,7 +1,7 @@
 """What a launcher hands back: a ready-to-run launch and, once it has run, the compiled resources.
 
 ``kernels.launching.launcher.bind`` builds one for any declared kernel: it does the one-time work (the grid
-from the declaration, wrapping torch tensors for Numba) so that ``Launch.run()`` is only the
+from the declaration, wrapping torch tensors for Numba) so that ``LiveLaunch.run()`` is only the
 launch itself, which is what the timing harness repeats.
 """
 
@@ -24,7 +24,7 @@ NO_RESOURCES = Resources()
 
 
 @dataclass(frozen=True, slots=True)
-class Launch:
+class LiveLaunch:
     run: Callable[[], object]  # launches once; asynchronous on a GPU
     grid_blocks: int | None  # blocks (CUDA) / programs (Triton) in the grid; None for torch ops
     threads_per_block: int | None  # CUDA threads per block (Triton: 32 * num_warps)

@@ -3,14 +3,13 @@
 The grid comes from the kernel's declaration (``KernelSpec.launch_shape``), the same rule the
 window and ``explain`` show, so what is drawn is what is launched. Binding does the one-time work
 (resolving the kernel, building its arguments, wrapping tensors for Numba) so that
-``Launch.run()`` is only the launch itself, which is what the timing harness repeats.
+``LiveLaunch.run()`` is only the launch itself, which is what the timing harness repeats.
 """
 
 from __future__ import annotations
 
-from sim.inputs.errors import UserError
 
-from kernels.launching.launch import NO_RESOURCES, Launch, Resources
+from kernels.launching.launch import NO_RESOURCES, LiveLaunch, Resources
 from kernels.declare.spec import KernelSpec, call_with, resolve
 
 TRITON_OPTIONS = ("num_warps", "num_stages")
@@ -26,7 +25,7 @@ def kernel_args(spec: KernelSpec, inputs, out, n: int) -> tuple:
 
 
 def bind(spec: KernelSpec, inputs, out, n: int, block=None, sm_count: int | None = None,
-         dynamic_smem_bytes: int = 0) -> Launch:
+         dynamic_smem_bytes: int = 0) -> LiveLaunch:
     """A ready-to-run launch of `spec` on these arrays (torch tensors, or numpy in the simulator).
     `block`: a value of the kernel's sweep parameter, or a dict of block parameters.
     `dynamic_smem_bytes` (Numba only) pads each block's shared memory, to force occupancy down."""
@@ -39,7 +38,7 @@ def bind(spec: KernelSpec, inputs, out, n: int, block=None, sm_count: int | None
     return bind_numba(spec, shape, args, dynamic_smem_bytes)
 
 
-def bind_triton(spec, shape, args, kernel=None) -> Launch:
+def bind_triton(spec, shape, args, kernel=None) -> LiveLaunch:
     """A Triton launch of `args`; `kernel` replaces the declared one (kernels/tracing/instrument.py's
     stamped copy, which takes the same constexprs and grid)."""
     fn = resolve(spec.kernel) if kernel is None else kernel
@@ -60,11 +59,11 @@ def bind_triton(spec, shape, args, kernel=None) -> Launch:
             return NO_RESOURCES
         return Resources(int(ck.n_regs), int(ck.metadata.shared), int(ck.n_spills))
 
-    return Launch(run, shape.grid_blocks, shape.threads_per_block, shape.elements_per_block,
+    return LiveLaunch(run, shape.grid_blocks, shape.threads_per_block, shape.elements_per_block,
                   options.get("num_warps"), resources, grid=grid)
 
 
-def bind_numba(spec, shape, args, dynamic_smem_bytes: int = 0) -> Launch:
+def bind_numba(spec, shape, args, dynamic_smem_bytes: int = 0) -> LiveLaunch:
     from kernels.bodies.numba_kernels import device_arrays, kernel_resources
 
     fn = resolve(spec.kernel)
@@ -76,12 +75,12 @@ def bind_numba(spec, shape, args, dynamic_smem_bytes: int = 0) -> Launch:
     def run():
         configured(*args)
 
-    return Launch(run, shape.grid_blocks, shape.threads_per_block, shape.elements_per_block,
+    return LiveLaunch(run, shape.grid_blocks, shape.threads_per_block, shape.elements_per_block,
                   -(-shape.threads_per_block // 32), lambda: kernel_resources(fn, args),
                   grid=shape.grid)
 
 
-def _bind_torch(spec, inputs, out) -> Launch:
+def _bind_torch(spec, inputs, out) -> LiveLaunch:
     fn = resolve(spec.kernel)
     holder = {}
 
@@ -89,13 +88,7 @@ def _bind_torch(spec, inputs, out) -> Launch:
         holder["out"] = fn(*inputs, out=out)
 
     # A torch op may write into `out` or return a fresh tensor (eager add+ReLU allocates its own).
-    return Launch(run, None, None, None, None,
+    return LiveLaunch(run, None, None, None, None,
                   output=lambda: out if holder.get("out") is None else holder["out"])
 
 
-def check_launch_args(spec: KernelSpec, n: int, block=None) -> None:
-    """Fail before any allocation if this size or block cannot launch (one line)."""
-    if spec.backend != "torch":
-        spec.launch_shape(n, block, sm_count=1)  # raises UserError with the reason
-    elif block is not None:
-        raise UserError(f"{spec.name}: torch chooses its own block size")

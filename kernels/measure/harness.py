@@ -12,7 +12,7 @@ from sim.inputs.errors import RunFailure, UserError
 
 from kernels.launching.backends import Availability, available
 from kernels.launching import launcher
-from kernels.launching.launch import Launch, Resources
+from kernels.launching.launch import LiveLaunch, Resources
 from kernels.declare.spec import KernelSpec, call_with
 from kernels.measure.timing import (
     Measurement,
@@ -105,7 +105,7 @@ def _check_free(spec: KernelSpec, elements: int, need: int, on_gpu: bool) -> Non
 
 
 def bind(spec: KernelSpec, inputs, out, elements: int, block=None, gpu=None,
-         dynamic_smem_bytes: int = 0) -> Launch:
+         dynamic_smem_bytes: int = 0) -> LiveLaunch:
     try:
         return launcher.bind(spec, inputs, out, elements, block, sm_count_here(gpu),
                              dynamic_smem_bytes)
@@ -124,7 +124,7 @@ def reference_of(spec: KernelSpec, inputs):
     return np.asarray(spec.reference(*(t.detach().cpu().numpy() for t in inputs)), dtype=np.float64)
 
 
-def first_run(spec: KernelSpec, launch: Launch) -> None:
+def first_run(spec: KernelSpec, launch: LiveLaunch) -> None:
     """The first launch compiles; turn compiler failures into one line."""
     import torch
 
@@ -144,7 +144,7 @@ def _one_line(exc: BaseException) -> str:
     return lines[0][:300] if lines else type(exc).__name__
 
 
-def result_of(launch: Launch, out):
+def result_of(launch: LiveLaunch, out):
     return launch.output() if launch.output is not None else out
 
 
@@ -183,15 +183,16 @@ def compare(out, ref, *, rtol: float = 1e-6, atol: float = 1e-6) -> Accuracy:
     return Accuracy(ok, max_abs, rel, unwritten, detail)
 
 
-def predict(gpu, launch: Launch, res: Resources, dynamic_smem_bytes: int = 0) -> dict:
+def model_view(gpu, launch: LiveLaunch, res: Resources, dynamic_smem_bytes: int = 0) -> dict:
     """sim/'s view of this launch: blocks per SM, occupancy, limiter, waves (empty if unknown)."""
     if gpu is None or launch.threads_per_block is None or launch.grid_blocks is None:
         return {}
+    from sim.rules.geometry import waves_of
     from sim.rules.occupancy import occupancy
 
     occ = occupancy(gpu, launch.threads_per_block, res.regs_per_thread or 0,
                     (res.smem_per_block_bytes or 0) + int(dynamic_smem_bytes))
-    waves = launch.grid_blocks / (occ.blocks_per_sm * gpu.sm_count) if occ.blocks_per_sm else None
+    waves = waves_of(launch.grid_blocks, occ.blocks_per_sm * gpu.sm_count) if occ.blocks_per_sm else None
     return dict(blocks_per_sm=occ.blocks_per_sm, occupancy=occ.occupancy,
                 limited_by=tuple(occ.limited_by), waves=waves)
 
@@ -245,4 +246,4 @@ def measure(spec: KernelSpec, elements: int, block=None, num_warps: int | None =
         regs_per_thread=res.regs_per_thread, smem_per_block_bytes=res.smem_per_block_bytes,
         is_gpu_timing=on_gpu, method=method, device=device_name or ("GPU" if on_gpu else "CPU"),
         grid_blocks=launch.grid_blocks, flops=spec.flops_of(elements),
-        dynamic_smem_bytes=int(dynamic_smem_bytes) or None, **predict(gpu, launch, res, dynamic_smem_bytes))
+        dynamic_smem_bytes=int(dynamic_smem_bytes) or None, **model_view(gpu, launch, res, dynamic_smem_bytes))

@@ -123,10 +123,6 @@ class BenchResult:
     compute_ceiling_tflops: float | None = None  # torch.matmul (cuBLAS) at 8192^3 in the same run
     notes: tuple[str, ...] = field(default=())
 
-    def for_kernel(self, name: str) -> list[Measurement]:
-        return [m for m in self.measurements if m.kernel == name]
-
-
 # --------------------------------------------------------------------------------------------
 # Measuring
 # --------------------------------------------------------------------------------------------

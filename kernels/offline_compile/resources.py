@@ -24,7 +24,7 @@ import numpy as np
 from sim.inputs.errors import UserError
 
 from kernels.offline_compile.compile import CompileError, CompileRequest, CompiledResources, resources_many, spec_request
-from kernels.declare.spec import TRITON_WARPS, KernelSpec, call_with
+from kernels.declare.spec import KernelSpec, call_with
 
 COMPILE_BUDGET_BYTES = 64 << 20  # host arrays a kernel file may make just to be compiled
 UNKNOWN_SIZE_CAP = 1 << 22  # elements, when a file declares no 'bytes' to judge its arrays by
@@ -188,10 +188,3 @@ def kernel_by_ref(name: str, file: str | None = None, digest: str | None = None)
     raise UserError(f"{file} no longer declares a kernel named {name!r}")
 
 
-def warps_sweep(spec: KernelSpec, block: dict) -> list[dict]:
-    """The block settings a Triton kernel's threads-per-block sweep compiles: `block` with each
-    num_warps (its registers change with the warps that share the tile)."""
-    if spec.backend != "triton":
-        raise UserError(f"{spec.name}: a {spec.backend} kernel's registers do not depend on its "
-                        "block size")
-    return [{**block, "num_warps": w} for w in TRITON_WARPS]

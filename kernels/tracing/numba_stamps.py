@@ -145,7 +145,7 @@ def bind_numba_traced(spec, shape, args, stamps, probe: str = "numba"):
     grid and threads, the same arguments), writing into `stamps` (a torch int64 tensor)."""
     from kernels.bodies.numba_kernels import device_arrays, kernel_resources
     from kernels.declare.spec import resolve
-    from kernels.launching.launch import Launch
+    from kernels.launching.launch import LiveLaunch
 
     threads = shape.params["threads"]
     grid = shape.grid if len(shape.grid) > 1 else shape.grid[0]
@@ -158,6 +158,6 @@ def bind_numba_traced(spec, shape, args, stamps, probe: str = "numba"):
     def run():
         configured(*arrays)
 
-    return Launch(run, shape.grid_blocks, shape.threads_per_block, shape.elements_per_block,
+    return LiveLaunch(run, shape.grid_blocks, shape.threads_per_block, shape.elements_per_block,
                   -(-shape.threads_per_block // 32), lambda: kernel_resources(stamped, arrays),
                   grid=shape.grid)

@@ -21,7 +21,7 @@ import numpy as np
 from sim.inputs.errors import NeedsGpu, UserError
 from sim.traces.trace import MAX_TRACE_BLOCKS, Trace, write_trace
 
-from kernels.launching.launch import Launch, Resources
+from kernels.launching.launch import LiveLaunch, Resources
 from kernels.measure.timing import flush_bytes_for, summarize, time_gpu
 from kernels.bodies.trace_kernels import HOLD_REGS, SLEEP_NS, WAITS
 
@@ -114,9 +114,9 @@ def require_gpu(backend: str | None = "triton"):
 
 def predicted_shape(gpu, grid: int, threads: int, res: Resources) -> dict:
     """sim/'s occupancy of the compiled kernel (blocks per SM, occupancy, limiter, waves)."""
-    from kernels.measure.harness import predict
+    from kernels.measure.harness import model_view
 
-    shape = predict(gpu, Launch(lambda: None, grid, threads, None, threads // 32), res)
+    shape = model_view(gpu, LiveLaunch(lambda: None, grid, threads, None, threads // 32), res)
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in shape.items()}
 
 

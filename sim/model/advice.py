@@ -66,7 +66,7 @@ def launch_findings(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *,
     and the export all show. A compute-bound launch (a matmul: `memory_bound=False`) gets no
     bytes-in-flight advice: its time is its tiles' FLOPs, not its loads in flight."""
     outlook = None
-    if memory_bound and occ.can_launch and gpu.dram_latency_ns is not None:
+    if memory_bound and occ.can_launch:
         from sim.model.launch_model import achievable_gbps, block_trip_of
 
         trip, basis = block_trip_of(geo, bytes_moved, loads)

@@ -79,7 +79,7 @@ def side_of(gpu: GpuSpec, occ: Occupancy, geo: LaunchGeometry, *, bytes_moved: i
     """One side from an occupancy and geometry worked out elsewhere (the window's launch);
     `work` (the kernel's sim.model.throughput.LaunchWork) picks its mode (sim.model.launch_model.default_mode)."""
     prediction = None
-    if occ.can_launch and gpu.dram_latency_ns is not None:
+    if occ.can_launch:
         try:
             prediction = predict_geometry(gpu, occ, geo, bytes_moved=bytes_moved,
                                           ceiling_gbps=ceiling_gbps, work=work, loads=loads,

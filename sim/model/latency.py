@@ -116,7 +116,7 @@ def latency_bound_gbps(gpu: GpuSpec, resident_warps_per_sm, loads_in_flight_per_
     return float(gbps) if gbps.ndim == 0 else gbps
 
 
-def predict(gpu: GpuSpec, blocks_per_sm: int, warps_per_block: int,
+def bandwidth_at_occupancy(gpu: GpuSpec, blocks_per_sm: int, warps_per_block: int,
             loads_in_flight_per_thread: float, bytes_per_load: int, *,
             ceiling_gbps: float | None = None, latency_ns: float | None = None,
             bytes_moved_per_byte_loaded: float = 1.0,
@@ -148,7 +148,7 @@ def predict(gpu: GpuSpec, blocks_per_sm: int, warps_per_block: int,
 def predicted_gbps(gpu: GpuSpec, blocks_per_sm: int, warps_per_block: int,
                    loads_in_flight_per_thread: float, bytes_per_load: int, **kwargs) -> float:
     """The bandwidth of :func:`predict` alone, in GB/s."""
-    return predict(gpu, blocks_per_sm, warps_per_block, loads_in_flight_per_thread,
+    return bandwidth_at_occupancy(gpu, blocks_per_sm, warps_per_block, loads_in_flight_per_thread,
                    bytes_per_load, **kwargs).bandwidth_gbps
 
 

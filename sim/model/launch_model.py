@@ -41,7 +41,7 @@ from sim.model.latency import DEFAULT_LOADS
 from sim.model.memory_cost import CHAIN_CONSTANTS, TripCost, achievable_gbps, first_wave_ramp
 from sim.rules.occupancy import Occupancy
 from sim.rules.physics import GpuPhysics, physics_for
-from sim.schedule.dispatch_profile import dram_share_for, warp_pacing_us
+from sim.schedule.dispatch_profile import dram_share_for
 from sim.schedule.scheduler import Simulation
 
 MODES = ("memory", "compute", "uniform")
@@ -212,8 +212,7 @@ def predict_launch(gpu: GpuSpec, launch: Launch, mode: str = "memory", *,
     if mode == "memory":
         cost = cost or TripCost.for_gpu(gpu, launch, ceiling_gbps, ph)
         sim = run_schedule(gpu, n_sim, launch.blocks_per_sm, launch.warps_per_block, cost, order,
-                           schedule="ideal",  # the MVA holds the dispatcher: only many warps' pacing
-                           sm_interval_us=warp_pacing_us(gpu.name, launch.warps_per_block))
+                           schedule="ideal")  # the MVA holds the dispatcher's pacing
         if isinstance(cost, TripCost):
             sim = first_wave_ramp(sim, ph.value("first_wave_block_ns"))
             if not skipped:  # the simulated blocks begin with the grid's first wave

@@ -37,18 +37,12 @@ TMA_ROW_ALIGN_BYTES = 16
 # half-size tile that fills a wave where the big one fills half (N=2048 at M=1024: 64 vs 128
 # tiles), and a quarter-size tile two of which fit on an SM.
 CANDIDATE_TILES = ((128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 8, 4), (64, 128, 64, 8, 4, 4))
-# A variant's own pipeline stages at a tile, (BLOCK_M, BLOCK_N, BLOCK_K) -> num_stages; none
-# now. TMA tiled 128x256x64 w8 at s4 over s3 (196,640 B of shared memory on sm_90, one block
-# per SM as s3) did not hold: speed, same rounds, geometric mean over 11 sizes: run Q (H200
-# 2026-12-02) 1.025 x (1.002-1.048), run R (another H200) 0.974 x (0.924-1.013), both 0.999 x
-# (benchmarks/RESULTS.md, "Runs Q and R").
-CANDIDATE_STAGES: dict[str, dict[tuple, int]] = {}
 
 
 def candidate_tiles(variant: str) -> tuple:
-    """The tiles matmul_auto weighs for `variant`: CANDIDATE_TILES at the variant's own stages."""
-    stages = CANDIDATE_STAGES.get(variant, {})
-    return tuple(t[:5] + (stages.get(t[:3], t[5]),) for t in CANDIDATE_TILES)
+    """The tiles matmul_auto weighs for `variant`: every variant weighs CANDIDATE_TILES (a variant's
+    own pipeline stages, TMA tiled 128x256x64 at s4, did not hold across two H200s)."""
+    return CANDIDATE_TILES
 
 
 def tile_params(tile: tuple) -> dict:
@@ -69,9 +63,6 @@ def tile_label(params: dict) -> str:
 # tiles (fitted per tile on run H, the knots came out at or below zero at every fill; carried to
 # them in tile times, it put stream-K 128x128 13-17% slow at fills 0.9-0.97 of run I), so the
 # other tiles get none (benchmarks/NOTES-chooser.md, "Run I").
-STREAM_K_FILLS = (0.0, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97, 1.0)
-STREAM_K_SLOWDOWN = (0.033, 0.138, 0.164, 0.308, 0.192, 0.771, 0.896, 0.242, 0.0)
-STREAM_K_SLOWDOWN_TILE = (128, 256, 64)  # BLOCK_M, BLOCK_N, BLOCK_K it was measured with
 
 
 def tma_fits(M: int, N: int, K: int, itemsize: int = 2) -> bool:
@@ -88,31 +79,46 @@ def leftover_fill(tiles: int, concurrent: int) -> float:
 
 def tile_time_us(gpu: GpuSpec, params: dict, K: int, dtype: str) -> float:
     """One whole tile's tensor time on one SM (the model's efficiency applied)."""
-    from sim.model.throughput import H200_COMPUTE_FIT, tensor_tflops
+    from sim.model.throughput import compute_model, tensor_tflops
 
-    per_sm = tensor_tflops(gpu, dtype) * 1e6 * H200_COMPUTE_FIT.tensor_efficiency / gpu.sm_count
+    per_sm = tensor_tflops(gpu, dtype) * 1e6 * compute_model(gpu).tensor_efficiency / gpu.sm_count
     return 2 * params["BLOCK_M"] * params["BLOCK_N"] * K / per_sm
 
 
-def stream_k_slowdown(fill: float, knots=None) -> float:
+def stream_k_slowdown(fill: float, knots=None, gpu: GpuSpec | None = None) -> float:
+    """Stream-K's leftover wave's excess, in tile times, at `fill` (the GPU's fitted curve)."""
     import numpy as np
 
-    return float(np.interp(fill, STREAM_K_FILLS, STREAM_K_SLOWDOWN if knots is None else knots))
+    curve = tile_fit(gpu)["stream_k"]
+    return float(np.interp(fill, curve["fills"], curve["slowdown"] if knots is None else knots))
 
 
-# Each candidate's sustained efficiency against the compute model (fitted on its 128x256 tile
-# only): smaller tiles stage fewer FLOPs per shared-memory byte and w4 has fewer warps to hide
-# latency. Data with its provenance, written by benchmarks/tiles_fit.py: pointer kernels on run H,
-# TMA kernels on run M, TMA stream-K on run O (H200).
-TILE_FIT_PATH = resource("fits", "H200_matmul_tiles.json")
+# Per GPU, resources/fits/<GPU>_matmul.json: the compute model's fitted terms, stream-K's
+# leftover-wave curve and each candidate's sustained efficiency against the compute model
+# (smaller tiles stage fewer FLOPs per shared-memory byte; w4 has fewer warps to hide latency).
+FITS_DIR = resource("fits")
+TILE_FIT_PATH = min(FITS_DIR.glob("*_matmul.json"))  # the one GPU fitted: every other assumes it
+
+
+def fit_path(gpu: GpuSpec | None = None):
+    """The GPU's own fit where it has one, else the fitted GPU's (its terms then are assumed)."""
+    if gpu is not None:
+        from sim.rules.physics import physics_for, physics_key
+
+        own = FITS_DIR / f"{physics_key(physics_for(gpu).gpu)}_matmul.json"
+        if own.is_file():
+            return own
+    return TILE_FIT_PATH
 
 
 @cache
-def tile_fit() -> dict:
-    """The stored fit (resources/fits/H200_matmul_tiles.json); {} where it is not shipped."""
-    if not TILE_FIT_PATH.exists():
-        return {}
-    return read_json_file(TILE_FIT_PATH, "matmul tile fit", 1 << 20)  # damaged: one line
+def _read_fit(path) -> dict:
+    return read_json_file(path, "matmul fit", 1 << 20)  # damaged: one line
+
+
+def tile_fit(gpu: GpuSpec | None = None) -> dict:
+    """The stored fit of `gpu` (fit_path)."""
+    return _read_fit(fit_path(gpu))
 
 
 def loop_suffix(loop: dict | None) -> str:
@@ -158,17 +164,13 @@ def matmul_dtype(gpu: GpuSpec) -> str:
     return "bfloat16" if gpu.tensor_tflops_bf16 or gpu.detected else "float16"
 
 
-STREAM_K_SOURCE = ("fitted on the H200 sawtooth's first wave, 128x256x64 tiles "
-                   "(benchmarks/stream_k_fit.py; sim/model/matmul_choice.py STREAM_K_SLOWDOWN)")
-
-
 def _fitted_constant(value: float, unit: str, gpu: GpuSpec, date: str, command: str,
                      source: str, like: str = ""):
     """A fitted term as the confidence reads it (sim.rules.physics.Constant): measured where `gpu`
     is the fit's GPU and the term is this kernel's own, else assumed from the fit's GPU."""
     from sim.rules.physics import Constant, physics_for
 
-    fit_gpu = tile_fit().get("gpu", "H200")
+    fit_gpu = tile_fit(gpu)["gpu"]
     if physics_for(gpu).gpu == fit_gpu and not like:
         return Constant(value, unit, "measured", source, date, command)
     origin = f"{like}, " if like else ""
@@ -180,11 +182,11 @@ def candidate_terms(spec, params: dict, gpu: GpuSpec, problem, concurrent: int, 
     """THE fitted terms of one kernel and tile on an M x N x K `problem` (sim.model.matmul_work.
     ComputeTerms, which the compute-bound cost applies): its efficiency (candidate_efficiency) and,
     for stream-K with the tile it was measured with, the leftover wave's excess at its fill, in
-    tile times. Fitted on the H200; another GPU takes them as they are, labelled assumed."""
+    tile times. A GPU without its own fit takes the fitted GPU's, labelled assumed."""
     from sim.model.matmul_work import ComputeTerms
 
     fitted = []
-    key, fit = efficiency_key(spec, params), tile_fit()
+    key, fit = efficiency_key(spec, params), tile_fit(gpu)
     efficiency = candidate_efficiency(spec, params)
     if key:
         date = fit.get("tma", {}).get("date", fit.get("date", "")) if "_tma" in key \
@@ -194,12 +196,12 @@ def candidate_terms(spec, params: dict, gpu: GpuSpec, problem, concurrent: int, 
             efficiency, "", gpu, date, fit.get("command", ""), f"{TILE_FIT_PATH.name}: {key}", like)))
     leftover = 0.0
     tile = tuple(params[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K"))
-    if getattr(spec, "constants", {}).get("STREAM_K") and tile == STREAM_K_SLOWDOWN_TILE:
-        leftover = (stream_k_slowdown(leftover_fill(problem.tiles, concurrent))
+    curve = fit["stream_k"]
+    if getattr(spec, "constants", {}).get("STREAM_K") and tile == tuple(curve["tile"]):
+        leftover = (stream_k_slowdown(leftover_fill(problem.tiles, concurrent), gpu=gpu)
                     * tile_time_us(gpu, params, problem.K, dtype))
         fitted.append(("stream_k_leftover_us", _fitted_constant(
-            leftover, "us", gpu, "2026-12-01", "python3 benchmarks/stream_k_fit.py",
-            STREAM_K_SOURCE)))
+            leftover, "us", gpu, curve["date"], curve["command"], curve["source"])))
     return ComputeTerms(dtype, efficiency, leftover, tuple(fitted))
 
 

@@ -5,7 +5,7 @@ Levers: registers per thread (down from the compiled count), shared memory per b
 the allocation unit), threads per block (either way, whole warps), elements per thread (up, for a
 kernel with a fixed tile) and the grid (down to whole waves, for a kernel whose blocks loop). For
 each, the change is the smallest one that reaches the goal by the occupancy rules
-(sim.rules.occupancy, which match the driver); its time comes from sim.model.what_if.predict, like the
+(sim.rules.occupancy, which match the driver); its time comes from sim.model.what_if.predict_outcome, like the
 launch's own. Like AMD's occupancy tool, every lever gets its line, not just the binding one.
 """
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from sim.rules.devices import GpuSpec
 from sim.rules.occupancy import occupancy
-from sim.model.what_if import Outcome, WhatIf, predict
+from sim.model.what_if import Outcome, WhatIf, predict_outcome
 
 LEVERS = ("registers", "shared memory", "threads per block", "elements per thread", "grid size")
 MAX_ELEMENTS_PER_THREAD = 64
@@ -97,10 +97,10 @@ def _gains(before: tuple[int, int], after: tuple[int, int]) -> str | None:
 def next_steps(gpu: GpuSpec, launch: WhatIf, ceiling_gbps: float | None = None) -> list[Step]:
     """The smallest gaining change of each lever that has one, biggest predicted saving first
     (`ceiling_gbps`: the bandwidth ceiling the surface's own prediction uses)."""
-    before = predict(gpu, launch, ceiling_gbps)
+    before = predict_outcome(gpu, launch, ceiling_gbps)
     if not before.occupancy.can_launch:
         return []
-    found = [Step(lever, before, predict(gpu, tried, ceiling_gbps), setting, change, gains)
+    found = [Step(lever, before, predict_outcome(gpu, tried, ceiling_gbps), setting, change, gains)
              for lever, setting, change, gains, tried in smallest_changes(gpu, launch)]
     return sorted(found, key=lambda s: -(s.saved_us or 0.0))
 

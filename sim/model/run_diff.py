@@ -9,18 +9,18 @@ measurement of a bench results file ("warpscope-bench/1"; `FILE#N` picks the N-t
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import asdict, dataclass
 
-from sim.rules.devices import preset
+from sim.rules.devices import preset, preset_for_device_name
 from sim.inputs.errors import UserError
 from sim.inputs.files import load_json_bounded, read_user_file
 from sim.inputs.args import Maybe, Real, Text, Whole, check_fields
 from sim.rules.occupancy import occupancy
 from sim.inputs.units import parse_bytes, parse_count
 from sim.model.next_step import noise_note
-from sim.model.what_if import ADD_BYTES_PER_ELEMENT, WhatIf, predict
+from sim.model.what_if import WhatIf, predict_outcome
+from sim.rules.geometry import BYTES_PER_ELEMENT_ADD, wave_fill
 
 MAX_BENCH_BYTES = 32 * 2**20
 SPEC_KEYS = ("gpu", "elements", "block", "regs", "smem", "ept", "grid", "bytes")
@@ -68,12 +68,6 @@ def _shown(key: str, value) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
-def _fill(blocks: int, per_wave: int) -> tuple[float, float]:
-    waves = blocks / per_wave
-    last = blocks - (math.ceil(waves - 1e-9) - 1) * per_wave
-    return waves, last / per_wave
-
-
 # ---- reading a run ---------------------------------------------------------------------------
 
 def parse_launch(text: str) -> dict:
@@ -93,7 +87,7 @@ def parse_launch(text: str) -> dict:
     return out
 
 
-def launch_facts(text: str, label: str = "") -> RunFacts:
+def launch_run(text: str, label: str = "") -> RunFacts:
     v = parse_launch(text)
     gpu = preset(v.get("gpu", "H200"))
     elements = int(v.get("elements", 1_000_000))
@@ -101,18 +95,18 @@ def launch_facts(text: str, label: str = "") -> RunFacts:
     if not 1 <= threads <= gpu.max_threads_per_block or elements < 1:
         raise UserError(f"{text!r}: block must be 1..{gpu.max_threads_per_block} threads and "
                         "elements at least 1")
-    per_element = v["bytes"] / elements if v.get("bytes") else ADD_BYTES_PER_ELEMENT
+    per_element = v["bytes"] / elements if v.get("bytes") else BYTES_PER_ELEMENT_ADD
     w = WhatIf(threads, int(v.get("regs", 0)), int(v.get("smem", 0)), elements, per_element,
                elements_per_thread=None if "grid" in v else int(v.get("ept", 1)) or 1,
                grid_blocks=v.get("grid"))
     try:
-        out = predict(gpu, w)
+        out = predict_outcome(gpu, w)
     except ValueError as exc:
         raise UserError(f"{text!r}: {exc}") from None
     occ = out.occupancy
     if not occ.can_launch:
         raise UserError(f"{text!r} cannot run on {gpu.name}: {occ.reason}")
-    waves, fill = _fill(w.grid, occ.blocks_per_sm * gpu.sm_count)
+    waves, fill = wave_fill(w.grid, occ.blocks_per_sm * gpu.sm_count)
     return RunFacts(label or text, "launch", gpu.name, None, elements, threads, w.regs_per_thread,
                     w.smem_per_block, w.grid, occ.blocks_per_sm, occ.limited_by, waves, fill,
                     out.time_us, "predicted")
@@ -126,7 +120,7 @@ def trace_facts(path: str, label: str = "") -> RunFacts:
     per_sm = int(t.max_resident_per_sm().max())
     predicted = t.meta.get("predicted") or {}
     bps = int(predicted.get("blocks_per_sm") or per_sm)
-    waves, fill = _fill(int(t.block.size), bps * sms)
+    waves, fill = wave_fill(int(t.block.size), bps * sms)
     span = float(t.end_us.max() - t.start_us.min())
     return RunFacts(label or os.path.basename(path), f"trace ({t.source})", t.gpu, None, None,
                     None, None, None, int(t.block.size), bps, (), waves, fill, span,
@@ -152,10 +146,7 @@ def bench_facts(path: str, label: str = "") -> RunFacts:
     n = parse_count(pick or "1", "measurement number", 1, len(rows))
     row = check_fields(rows[n - 1], _BENCH_ROW, f"{file}#{n}", required=("kernel", "median_ms"),
                        defaults={"device": "?", "elements": None})
-    try:
-        gpu = preset(row["device"].removeprefix("NVIDIA "))
-    except UserError:
-        gpu = None
+    gpu = preset_for_device_name(row["device"])
     waves = fill = None
     bps, limited = row.get("blocks_per_sm"), ()
     if gpu is not None and row.get("threads_per_block"):
@@ -163,7 +154,7 @@ def bench_facts(path: str, label: str = "") -> RunFacts:
                         row.get("smem_per_block_bytes") or 0)
         bps, limited = bps or occ.blocks_per_sm, occ.limited_by
     if gpu is not None and bps and row.get("grid_blocks"):
-        waves, fill = _fill(row["grid_blocks"], bps * gpu.sm_count)
+        waves, fill = wave_fill(row["grid_blocks"], bps * gpu.sm_count)
     return RunFacts(label or f"{os.path.basename(file)}#{n}", "bench", row["device"], row["kernel"],
                     row.get("elements"), row.get("threads_per_block"), row.get("regs_per_thread"),
                     row.get("smem_per_block_bytes"), row.get("grid_blocks"), bps, limited, waves,
@@ -174,7 +165,7 @@ def read_run(text: str, label: str = "") -> RunFacts:
     """A launch spec, a trace file or a bench results file (FILE#N), told apart by content."""
     file = text.partition("#")[0]
     if "=" in text and not os.path.exists(file):
-        return launch_facts(text, label)
+        return launch_run(text, label)
     head = read_user_file(file, "run", MAX_BENCH_BYTES)[:4096]
     if '"warpscope-trace/1"' in head:
         return trace_facts(file, label)
@@ -276,6 +267,6 @@ def launch_spec(gpu_name: str, w: WhatIf) -> str:
              f"regs={w.regs_per_thread}", f"smem={w.smem_per_block}"]
     parts.append(f"grid={w.grid_blocks}" if w.grid_blocks is not None
                  else f"ept={w.elements_per_thread}")
-    if w.bytes_per_element != ADD_BYTES_PER_ELEMENT:
+    if w.bytes_per_element != BYTES_PER_ELEMENT_ADD:
         parts.append(f"bytes={round(w.bytes_moved)}")
     return ",".join(parts)

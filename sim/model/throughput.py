@@ -49,16 +49,17 @@ class ComputeModel:
     source: str
 
 
-# benchmarks/waves_fit.py on benchmarks/matmul_h200.json (H200, 2026-12-01): tensor efficiency
-# and the exposed memory fraction from the tiled kernel at 32 and 128 tiles (one wave, a quarter
-# and a full GPU); the atomic rate and the fix-up from the stream-K trace at 133 tiles. The launch
-# overhead is the GPU's one (resources/physics, sim.model.launch_model): the nine traces' event time
-# minus the blocks' span (4.1 us) is a check of it.
-H200_COMPUTE_FIT = ComputeModel(
-    tensor_efficiency=1.04, memory_exposed=1.02, atomic_gbps=1800.0,
-    fixup_us=5.0,
-    source="fit to the matmul sawtooth and stream-K trace on the H200, 2026-12-01 "
-           "(benchmarks/waves_fit.py)")
+def compute_model(gpu: GpuSpec | None = None) -> ComputeModel:
+    """The GPU's fitted compute terms (resources/fits/<GPU>_matmul.json "compute"; a GPU without
+    a fit of its own takes the fitted GPU's). The launch overhead is the GPU's one
+    (resources/physics, sim.model.launch_model)."""
+    from sim.model.matmul_choice import tile_fit
+
+    fit = tile_fit(gpu)
+    c = fit["compute"]
+    return ComputeModel(float(c["tensor_efficiency"]), float(c["memory_exposed"]),
+                        float(c["atomic_gbps"]), float(c["fixup_us"]),
+                        f"{c['source']} ({fit['gpu']}, {c['date']}: {c['command']})")
 
 
 def tensor_tflops(gpu: GpuSpec, dtype: str = "float16") -> float:
@@ -97,9 +98,10 @@ class ComputeBoundCost:
 
     @classmethod
     def for_gpu(cls, gpu: GpuSpec, work: BlockWork, dtype: str | None = None,
-                model: ComputeModel = H200_COMPUTE_FIT, first_block: int = 0) -> "ComputeBoundCost":
-        """`dtype` None: the work's own (its ComputeTerms, as the launch was predicted for)."""
-        t = work.terms
+                model: ComputeModel | None = None, first_block: int = 0) -> "ComputeBoundCost":
+        """`dtype` None: the work's own (its ComputeTerms, as the launch was predicted for);
+        `model` None: the GPU's (compute_model)."""
+        t, model = work.terms, model or compute_model(gpu)
         return cls(work, gpu.sm_count,
                    tensor_tflops(gpu, dtype or t.dtype) * 1e6 * model.tensor_efficiency,
                    gpu.peak_dram_gbps * 1e3, model.atomic_gbps * 1e3, model.memory_exposed,
@@ -216,7 +218,7 @@ class MatmulPrediction:
 
 def predict_matmul(kernel, dims: dict, gpu: GpuSpec, block: dict | None = None, *,
                    dtype: str | None = None, resources: tuple[int, int] | None = None,
-                   model: ComputeModel = H200_COMPUTE_FIT,
+                   model: ComputeModel | None = None,
                    placement="tpc-spread", fitted: bool = True) -> MatmulPrediction:
     """Time and TFLOP/s of `kernel` (a declaration: kernels.declare.spec.KernelSpec) on an M x N x K
     product, by the block scheduler with the compute-bound cost. `resources` = (registers per
@@ -325,18 +327,6 @@ def launch_work(kernel, n: int, params: dict, gpu: GpuSpec, blocks_per_sm: int,
 def _occupancy(gpu: GpuSpec, params: dict, resources, itemsize: int):
     regs, smem = resources or (estimated_registers(params), pipeline_smem_bytes(params, itemsize))
     return occupancy(gpu, 32 * int(params.get("num_warps", 4)), int(regs), int(smem))
-
-
-def schedule_work(gpu: GpuSpec, blocks_per_sm: int, work: BlockWork, dtype: str | None = None,
-                  model: ComputeModel = H200_COMPUTE_FIT, placement="tpc-spread"):
-    """(Simulation, cost) of a launch whose blocks do `work` (`dtype` None: the work's own);
-    `placement`: a sim.schedule.policies id or a sim.schedule.scheduler.Placement."""
-    from sim.schedule.policies import make_placement
-    from sim.schedule.scheduler import simulate
-
-    cost = ComputeBoundCost.for_gpu(gpu, work, dtype, model)
-    order = make_placement(placement) if isinstance(placement, str) else placement
-    return simulate(gpu, work.n_blocks, blocks_per_sm, cost, order), cost
 
 
 def item_timeline(sim: Simulation, cost: ComputeBoundCost) -> Timeline:

@@ -2,9 +2,8 @@
 
 A launch here is the handful of numbers a user can move (threads per block, registers, shared
 memory, elements per thread or the grid, the bytes); `predict` gives its occupancy, waves and
-time. Memory-bound launches go through the loaded latency model (sim.model.latency.predict_launch, the
-one the Verdicts and explain's findings show) with the occupancy rules (sim.rules.occupancy). When the one launch model (sim/
-launch_model.py) lands, `predict` is the one place to switch.
+time, from the occupancy rules (sim.rules.occupancy), the one waves rule (sim.rules.geometry) and
+the one launch model (sim.model.launch_model), the same the Verdicts and `explain` show.
 """
 
 from __future__ import annotations
@@ -13,9 +12,8 @@ import math
 from dataclasses import dataclass, replace
 
 from sim.rules.devices import GpuSpec
+from sim.rules.geometry import BYTES_PER_ELEMENT_ADD, launch_geometry, waves_of
 from sim.rules.occupancy import Occupancy, occupancy
-
-ADD_BYTES_PER_ELEMENT = 12  # the article's vector add: read x, read y, write out (float32)
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +26,7 @@ class WhatIf:
     regs_per_thread: int
     smem_per_block: int
     elements: int
-    bytes_per_element: float = ADD_BYTES_PER_ELEMENT
+    bytes_per_element: float = BYTES_PER_ELEMENT_ADD
     elements_per_thread: int | None = 1
     grid_blocks: int | None = None
 
@@ -69,19 +67,15 @@ class Outcome:
         return math.ceil(self.waves - 1e-9) if self.waves else 0
 
 
-def predict(gpu: GpuSpec, launch: WhatIf, ceiling_gbps: float | None = None) -> Outcome:
+def predict_outcome(gpu: GpuSpec, launch: WhatIf, ceiling_gbps: float | None = None) -> Outcome:
     """Occupancy, waves and predicted whole-launch time (us) of `launch`: the launch model's
     (sim.model.launch_model, what the Verdicts' "Whole launch, predicted" and explain's
     findings use) at `ceiling_gbps` (default the GPU's peak). No time where the GPU has no DRAM
     latency on record or the launch cannot run."""
-    from sim.rules.geometry import launch_geometry
-
     occ = occupancy(gpu, launch.threads_per_block, launch.regs_per_thread, launch.smem_per_block)
     if not occ.can_launch or launch.grid < 1 or launch.elements < 1:
         return Outcome(launch, occ, 0.0, None)
-    waves = launch.grid / (occ.blocks_per_sm * gpu.sm_count)
-    if gpu.dram_latency_ns is None:
-        return Outcome(launch, occ, waves, None)
+    waves = waves_of(launch.grid, occ.blocks_per_sm * gpu.sm_count)
     tile = (launch.elements_per_thread * launch.threads_per_block
             if launch.elements_per_thread is not None else None)
     geo = launch_geometry(gpu, launch.elements, launch.threads_per_block, occ,
@@ -101,7 +95,7 @@ def _whole_launch_us(gpu, occ, geo, bytes_moved: float, ceiling_gbps) -> float:
 def from_geometry(occ: Occupancy, geo, bytes_moved: float | None = None) -> WhatIf:
     """The launch `explain` and the window describe (sim.rules.geometry.LaunchGeometry), as a WhatIf;
     without the kernel's declared bytes, the article's vector add (12 B per element)."""
-    per_element = bytes_moved / geo.elements if bytes_moved else ADD_BYTES_PER_ELEMENT
+    per_element = bytes_moved / geo.elements if bytes_moved else BYTES_PER_ELEMENT_ADD
     fixed_tile = bool(geo.elements_per_block)
     return WhatIf(occ.threads_per_block, occ.regs_per_thread, occ.smem_per_block_bytes,
                   geo.elements, per_element,

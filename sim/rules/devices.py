@@ -44,10 +44,6 @@ class GpuSpec:
     sms_per_tpc: int
     source: str
     detected: bool = False
-    # Unloaded DRAM round trip (a one-warp pointer chase), for sim/model/latency.py; its source starts
-    # with "measured" or "assumed". None where no figure is known.
-    dram_latency_ns: float | None = None
-    dram_latency_source: str | None = None
     # Dense (no 2:4 sparsity) BF16 tensor-core rate with FP32 accumulation, from the datasheet or
     # whitepaper named in `source`; None where no such figure is sourced (or there is no BF16).
     tensor_tflops_bf16: float | None = None
@@ -73,8 +69,6 @@ class GpuSpec:
         values = {k: v for k, v in data.items() if k in known}
         values["compute_capability"] = _parse_cc(values["compute_capability"])
         values["smem_carveout_steps_kib"] = tuple(values["smem_carveout_steps_kib"])
-        if values.get("dram_latency_ns") is None:  # saved before the figure existed
-            values.update(_latency_from_preset(values.get("name", ""), values.get("sm_count")))
         return cls(**values)
 
 
@@ -124,7 +118,8 @@ def presets() -> list[str]:
 
 
 def preset(name: str) -> GpuSpec:
-    """A known GPU by name, matched case- and punctuation-insensitively ("h200", "A100-80GB")."""
+    """A known GPU by name, matched case- and punctuation-insensitively ("h200", "A100-80GB"), or
+    by the driver's device name where it is exactly one preset ("NVIDIA H100 80GB HBM3")."""
     wanted = _key(name)
     for spec_name, spec in _presets().items():
         if _key(spec_name) == wanted:
@@ -134,6 +129,12 @@ def preset(name: str) -> GpuSpec:
     if models:
         raise UserError(f"GPU {name!r} could be {' or '.join(models)}: name one "
                         f"(they differ in memory bandwidth)")
+    m = match_device(name)
+    if m.preset is not None and m.exact:
+        return m.preset
+    if m.preset is not None and m.why.startswith(name):
+        raise UserError(f"GPU {name!r} is no preset: {m.why}; --gpu {m.preset.name!r} stands in "
+                        "for it")
     raise UserError(f"unknown GPU {name!r}; choose one of: {', '.join(presets())}")
 
 
@@ -232,7 +233,6 @@ def spec_from_device(
         values = architecture_limits(nearest)
         source += f"; allocation rules of compute capability {nearest} assumed"
     values.update(gpc_count=_gpc_guess(name, sm_count), source=source)
-    values.update(_latency_from_preset(name, sm_count))
     unknown = set(measured) - {f.name for f in fields(GpuSpec)}
     if unknown:
         raise TypeError(f"not GpuSpec fields: {sorted(unknown)}")
@@ -260,15 +260,6 @@ def _nearest_capability(cc: tuple[int, int]) -> str:
 
 _DEVICE_ARGS = {"name", "compute_capability", "sm_count", "l2_bytes", "memory_bytes",
                 "peak_dram_gbps", "clock_mhz", "detected"}
-
-
-def _latency_from_preset(name: str, sm_count: int) -> dict:
-    """The matching preset's DRAM latency figure: no driver reports one."""
-    spec = preset_for_device_name(name, sm_count)
-    if spec is None or spec.sm_count != sm_count or spec.dram_latency_ns is None:
-        return {}
-    return dict(dram_latency_ns=spec.dram_latency_ns,
-                dram_latency_source=f"{spec.dram_latency_source} (the {spec.name} preset's figure)")
 
 
 def _gpc_guess(name: str, sm_count: int) -> int:

@@ -24,6 +24,14 @@ def waves_of(blocks: int, blocks_per_wave: int) -> float:
     return blocks / blocks_per_wave if blocks_per_wave else float("inf")
 
 
+def wave_fill(blocks: int, blocks_per_wave: int) -> tuple[float, float]:
+    """(waves, the last wave's blocks over a full wave's): 3,907 blocks of 1,056 a wave are
+    3.70 waves, the last 70% full; a grid of whole waves ends on a full one."""
+    waves = waves_of(blocks, blocks_per_wave)
+    last = blocks - (ceil_div(blocks, blocks_per_wave) - 1) * blocks_per_wave
+    return waves, last / blocks_per_wave
+
+
 @dataclass(frozen=True, slots=True)
 class LaunchGeometry:
     elements: int
@@ -160,7 +168,7 @@ def launch_text(geo: LaunchGeometry) -> str:
     return f"{problem_text(geo)}{joint}{geo.threads_per_block:,} threads per block"
 
 
-def launch_facts(gpu: GpuSpec, geo: LaunchGeometry) -> list[Fact]:
+def geometry_facts(gpu: GpuSpec, geo: LaunchGeometry) -> list[Fact]:
     """The article's launch table for `geo`, each value with how it is worked out."""
     g, ws, tile = geo, gpu.warp_size, geo.elements_per_block
     if tile == g.threads_per_block:

@@ -25,8 +25,7 @@ SM takes new blocks only while few of its warps are busy, and the rest come late
    SM's previous start or exit: the fuller the SM, the slower the next block.
 
 The launch's first blocks reach an SM one warp per `fill_warp_us`; later an SM starts at most one
-block per `sm_interval_us` and one warp per `sm_interval_warp_us` (8-warp blocks of a Numba
-stencil: 136 ns apart, benchmarks/NOTES-dispatch.md). Warps that sleep or wait on memory hold nothing back: rules 1-3 do
+block per `sm_interval_us`. Warps that sleep or wait on memory hold nothing back: rules 1-3 do
 not apply, only the pacing. The numbers live in sim/schedule/dispatch_profile.py (per GPU, as data).
 
 The engine: the SMs do not influence each other except through the grid's queue, and a block's
@@ -124,7 +123,7 @@ class _Lockstep:
     def __init__(self, S, K, w, d, p: DispatchParams, fill, group, seed, jitter, n_blocks):
         self.S, self.K, self.w, self.d, self.p = S, K, w, d, p
         self.jitter, self.seed = jitter, seed
-        self.interval = p.start_interval_us(w)  # after the launch's first blocks
+        self.interval = p.sm_interval_us  # after the launch's first blocks
         self.rng = np.random.default_rng(seed)
         self.quiet_all = fill != "full"  # a quiet SM takes every waiting block at a visit
         self.slow = fill in ("full", "registers") and p.regfile_gap_warp_us > 0

@@ -21,14 +21,16 @@ import functools
 import math
 import os
 import sys
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 from sim.inputs.errors import UserError, printable
 from sim.inputs.files import read_json_file, write_json_atomic
 from sim.inputs.places import dispatch_dir
 
-from sim.rules.physics import PHYSICS_DIR, PHYSICS_FORMAT, DramShare, physics_for, read_dram_share
+from sim.rules.devices import match_device
+from sim.rules.physics import (PHYSICS_DIR, PHYSICS_FORMAT, DramShare, physics_for, physics_key,
+                               read_dram_share)
 
 PROFILE_FORMAT = PHYSICS_FORMAT  # what calibrate writes
 LEGACY_FORMAT = "warpscope-dispatch/1"  # the section alone, as calibrate wrote it before
@@ -39,39 +41,35 @@ BUSY_WAITS = ("spin",)  # ... of which these hold new blocks back
 
 @dataclass(frozen=True, slots=True)
 class DispatchParams:
-    """The rules' numbers (docs/DISPATCH.md explains each rule)."""
+    """The rules' numbers (docs/DISPATCH.md explains each rule). None has a default in code: a
+    GPU's numbers come from its data (resources/physics/<GPU>.json "dispatch", or the user's
+    calibration of it)."""
 
-    burst_warps: float = 28.0  # blocks start at once while fewer warps than this are busy
-    burst_min_blocks: int = 2  # ... and always until the SM holds this many blocks
-    trickle_cap_warps: float = 32.0  # beyond the burst, blocks trickle in up to this many warps
-    # warps per block -> (probability that a trickle comes, its median wait in us)
-    trickle: dict = field(default_factory=lambda: {1: (0.97, 1.5), 2: (0.9, 1.4), 4: (0.63, 1.9),
-                                                   8: (1.0, 8.7), 16: (1.0, 0.64), 32: (1.0, 0.64)})
-    trickle_spread: float = 0.45  # sigma of the log-normal trickle wait
-    tick_us: float = 16.6  # each group of SMs is served once per tick
-    tick_first_us: float = 8.5  # a group's first tick comes after this ...
-    tick_first_spread_us: float = 8.3  # ... plus up to this much (uniform over the groups)
-    tick_single_p: float = 0.985  # a busy SM lets one block in at a tick with this probability,
-    tick_single_cap_warps: float = 36.0  # ... while fewer warps than this are busy
-    group_sms: int = 16  # SMs served together: one TPC of each GPC
-    handout_window_us: float = 1.0  # slots freed within this long get blocks one per SM per round
-    fill_warp_us: float = 0.012  # the launch's first blocks reach an SM one warp per this
-    sm_interval_us: float = 0.078  # later, an SM starts at most one block per this ...
-    # ... and at most one warp per this (0: off, as a profile fitted before it behaves): a block
-    # of w warps waits max(sm_interval_us, w * sm_interval_warp_us) after the SM's previous start
-    sm_interval_warp_us: float = 0.0
-    # register file (needs the launch's registers per thread; the defaults turn both rules off,
-    # as a profile fitted before them behaves): from this share of the register file held by
-    # the SM's blocks at full occupancy ...
-    regfile_fraction: float = 2.0
+    burst_warps: float  # blocks start at once while fewer warps than this are busy
+    burst_min_blocks: int  # ... and always until the SM holds this many blocks
+    trickle_cap_warps: float  # beyond the burst, blocks trickle in up to this many warps
+    trickle: dict  # warps per block -> (probability that a trickle comes, its median wait in us)
+    trickle_spread: float  # sigma of the log-normal trickle wait
+    tick_us: float  # each group of SMs is served once per tick
+    tick_first_us: float  # a group's first tick comes after this ...
+    tick_first_spread_us: float  # ... plus up to this much (uniform over the groups)
+    tick_single_p: float  # a busy SM lets one block in at a tick with this probability,
+    tick_single_cap_warps: float  # ... while fewer warps than this are busy
+    group_sms: int  # SMs served together: one TPC of each GPC
+    handout_window_us: float  # slots freed within this long get blocks one per SM per round
+    fill_warp_us: float  # the launch's first blocks reach an SM one warp per this
+    sm_interval_us: float  # later, an SM starts at most one block per this
+    # register file (needs the launch's registers per thread): from this share of the register
+    # file held by the SM's blocks at full occupancy (above 1: never) ...
+    regfile_fraction: float
     # ... a launch whose warp slots are not full (registers limit it) fills like waiting warps,
     # and one whose warp slots are full too takes beyond the burst one block at a time (no
     # quiet-SM fill) while fewer warps than this are busy
-    regfile_full_cap_warps: float = 64.0
+    regfile_full_cap_warps: float
     # ... and either way a block starts regfile_gap_warp_us * warps per block * exp(busy warps /
     # regfile_gap_warps) after the SM's previous start or exit: the fuller, the slower
-    regfile_gap_warp_us: float = 0.0
-    regfile_gap_warps: float = 16.0
+    regfile_gap_warp_us: float
+    regfile_gap_warps: float
 
     def trickle_for(self, warps: int) -> tuple[float, float]:
         """(probability, median wait) for blocks of `warps` warps: the table, interpolated in
@@ -88,10 +86,6 @@ class DispatchParams:
         (p0, m0), (p1, m1) = self.trickle[keys[i - 1]], self.trickle[keys[i]]
         return p0 + f * (p1 - p0), math.exp(math.log(m0) + f * (math.log(m1) - math.log(m0)))
 
-    def start_interval_us(self, warps: int) -> float:
-        """The least time between two block starts on one SM, for blocks of `warps` warps."""
-        return max(self.sm_interval_us, max(1, int(warps)) * self.sm_interval_warp_us)
-
     def to_json(self) -> dict:
         data = asdict(self)
         data["trickle"] = {str(k): [round(float(p), 4), round(float(m), 4)]
@@ -103,12 +97,13 @@ _LIMITS = {  # field -> (lowest, highest) allowed: anything else is a damaged fi
     "burst_warps": (1, 64), "burst_min_blocks": (1, 32), "trickle_cap_warps": (1, 64),
     "trickle_spread": (0, 5), "tick_us": (0.1, 1e4), "tick_first_us": (0, 1e4),
     "tick_first_spread_us": (0, 1e4), "tick_single_p": (0, 1), "tick_single_cap_warps": (0, 64), "group_sms": (1, 1024), "handout_window_us": (0, 1e3),
-    "fill_warp_us": (0, 10), "sm_interval_us": (0, 10), "sm_interval_warp_us": (0, 1),
+    "fill_warp_us": (0, 10), "sm_interval_us": (0, 10),
     "regfile_fraction": (0, 2), "regfile_full_cap_warps": (1, 64), "regfile_gap_warp_us": (0, 1),
     "regfile_gap_warps": (1, 64),
 }
-OPTIONAL = ("regfile_fraction", "regfile_full_cap_warps", "regfile_gap_warp_us", "regfile_gap_warps",
-            "sm_interval_warp_us")  # a profile fitted before them lacks them
+# a profile fitted before the register rule lacks its numbers: they come from the measured
+# profile shipped with the app (the H200's), as every other number a GPU lacks does
+OPTIONAL = ("regfile_fraction", "regfile_full_cap_warps", "regfile_gap_warp_us", "regfile_gap_warps")
 
 
 def params_from_json(data, where: str) -> DispatchParams:
@@ -117,6 +112,7 @@ def params_from_json(data, where: str) -> DispatchParams:
     values = {}
     for f in fields(DispatchParams):
         if f.name not in data and f.name in OPTIONAL:
+            values[f.name] = getattr(builtin_profile().params, f.name)
             continue
         if f.name not in data:
             raise UserError(f"{where}: field 'params.{f.name}' is missing")
@@ -158,7 +154,7 @@ class DispatchProfile:
     measured: bool  # False: another GPU's numbers, assumed
     date: str  # when it was measured (YYYY-MM-DD)
     source: str  # the command and the traces it was fitted on
-    params: DispatchParams = DispatchParams()
+    params: DispatchParams
 
     @property
     def label(self) -> str:
@@ -232,7 +228,12 @@ def save_profile(path, profile: DispatchProfile, dram_share: DramShare | None = 
 
 
 def gpu_key(name: str) -> str:
-    """'NVIDIA H200' and 'H200' name the same file: H200.json."""
+    """A GPU's file name: the preset's where the name is exactly one (the driver's "NVIDIA H100
+    80GB HBM3" and the preset "H100 SXM" name the same H100_SXM.json, the one a preset's lookup
+    reads), else the name's letters and digits ("NVIDIA H200 NVL" -> H200NVL.json)."""
+    m = match_device(name)
+    if m.exact and m.preset is not None:
+        return physics_key(m.preset.name)
     key = "".join(ch for ch in name.upper() if ch.isalnum())
     return key.removeprefix("NVIDIA") or key
 
@@ -267,15 +268,6 @@ def user_dir() -> Path:
 
 def user_profile_path(gpu_name: str) -> Path:
     return user_dir() / f"{gpu_key(gpu_name)}.json"
-
-
-def warp_pacing_us(gpu_name: str, warps_per_block: int) -> float:
-    """How far apart one SM starts blocks of that many warps where the per-warp interval binds,
-    else 0: sim.model.launch_model's memory-bound dispatcher already serves one block per
-    `sm_interval_us` inside its blocks' time, and blocks of many warps are paced on top."""
-    params = profile_for(gpu_name).params
-    interval = params.start_interval_us(warps_per_block)
-    return interval if interval > params.sm_interval_us else 0.0
 
 
 def builtin_profile() -> DispatchProfile:

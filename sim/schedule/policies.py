@@ -125,12 +125,12 @@ def run_schedule(gpu: GpuSpec, n_blocks: int, blocks_per_sm: int, warps_per_bloc
             interval = sm_interval_us or 0.0
         else:
             interval = sm_interval_us if sm_interval_us is not None else \
-                (profile or profile_for(gpu.name)).params.start_interval_us(warps_per_block)
+                (profile or profile_for(gpu.name)).params.sm_interval_us
         return simulate(gpu, n_blocks, blocks_per_sm, cost, placement,
                         sm_dispatch_interval_us=interval)
     params = (profile or profile_for(gpu.name)).params
     if sm_interval_us is not None:
-        params = replace(params, sm_interval_us=sm_interval_us, sm_interval_warp_us=0.0)
+        params = replace(params, sm_interval_us=sm_interval_us)
     order = placement.slot_order(gpu, blocks_per_sm)
     sm, slot, start, end = dispatch_schedule(gpu, int(n_blocks), blocks_per_sm, warps_per_block,
                                              cost.duration_us, params, wait, order, seed,

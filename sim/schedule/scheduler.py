@@ -329,9 +329,6 @@ class Simulation:
         """Blocks resident on each SM at each time: shape (len(times), sm_count)."""
         return np.stack([self.timeline.resident_per_sm(t) for t in np.atleast_1d(times_us)])
 
-    def wave_boundaries_us(self) -> np.ndarray:
-        return self.timeline.wave_starts_us
-
     def summary(self) -> dict:
         return {
             "gpu": self.gpu.name, "blocks": self.n_blocks + self.first_block,

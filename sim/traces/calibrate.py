@@ -27,7 +27,7 @@ import numpy as np
 
 from sim.traces.compare import TraceLaunch, launch_of_trace, simulate_launch
 from sim.rules.devices import GpuSpec
-from sim.schedule.dispatch_profile import DispatchParams, DispatchProfile
+from sim.schedule.dispatch_profile import DispatchParams, DispatchProfile, builtin_profile
 from sim.inputs.errors import UserError
 from sim.traces.schedule_metrics import Recorded, ScheduleScore
 from sim.traces.trace import Trace
@@ -161,7 +161,7 @@ def fit(cases, start: DispatchParams | None = None, *, rounds: int = 2, seeds=(0
         progress: Callable[[str], None] | None = None, deadline_s: float | None = None,
         processes: int | None = None, search=tuple(SEARCH), trickle: bool = True,
         pool_start: str = "fork") -> DispatchParams:
-    """Coordinate search from `start` (default: the built-in numbers with the trickle table
+    """Coordinate search from `start` (default: the measured profile the app ships, with the trickle table
     estimated from `cases`) over the numbers named in `search` (and the trickle table). Stops
     early at `deadline_s` seconds (the best so far is kept). Uses every core (`processes`) where
     it can (`pool_start`: see worker_pool)."""
@@ -177,7 +177,9 @@ def fit(cases, start: DispatchParams | None = None, *, rounds: int = 2, seeds=(0
 def _fit(cases, start, rounds, seeds, progress, deadline_s, pool, search, trickle) -> DispatchParams:
     say = progress or (lambda _msg: None)
     t0 = time.perf_counter()
-    params = start or DispatchParams()
+    # from the measured profile the app ships: numbers this family of traces cannot fit (the
+    # register rule: no register-limited launch among them) stay measured ones, not "off"
+    params = start or builtin_profile().params
     if start is None:
         table = estimate_trickle(cases, params.burst_warps, params.burst_min_blocks)
         if table:

@@ -208,7 +208,7 @@ class Predicted:
     answer: object = None  # the model's own record (a matmul: sim.model.throughput.MatmulPrediction)
 
 
-def predict(req: Request) -> Predicted:
+def predict_schedule(req: Request) -> Predicted:
     """The launch model's schedule for `req`: sim.model.launch_model's memory mode for a real kernel,
     the compute mode (sim.model.throughput.predict_matmul) for a matmul, equal blocks through the
     GPU's dispatch model for the rest. Asked here and nowhere else in compare."""
@@ -382,7 +382,7 @@ def compare_trace(trace: Trace, gpu: GpuSpec | None = None, blocks_per_sm: int |
         req = request_of_trace(trace, gpu, peak, **ask)
         req = replace(req, launch=replace(req.launch, notes=req.launch.notes + (
             RECORDED_PEAK_NOTE.format(n=peak),)))
-    got = predict(req)
+    got = predict_schedule(req)
     sim = got.timeline
     recorded = timeline_of_trace(trace, got.blocks_per_sm, gpu.sm_count)
     s = score(recorded.block_sm, recorded.start_us, recorded.end_us, sim.block_sm, sim.start_us,

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import numpy as np
 
 from sim.inputs.errors import UserError
 from sim.inputs.files import read_json_file
@@ -193,12 +192,6 @@ def from_measurements(measurements, source: str, device: str) -> MeasuredSweep:
     for name in points:
         points[name].sort(key=lambda p: tuple(p.dims[d] for d in DIMS))
     return MeasuredSweep(source, device, "float16", points, resources)
-
-
-def point_errors(predicted_tflops, measured: list[MeasuredPoint]) -> np.ndarray:
-    """Predicted over measured TFLOP/s, minus one, point by point."""
-    meas = np.array([p.tflops() for p in measured])
-    return np.asarray(predicted_tflops, dtype=float) / meas - 1.0
 
 
 def format_sweep(dims_list: list[dict], predicted: dict, measured: MeasuredSweep | None = None,

@@ -50,9 +50,9 @@ def test_export_all_writes_valid_files(qtbot, win, tmp_path):
     assert session["simulation"]["blocks_simulated"] == 3907
     assert session["simulation"]["tail_fraction"] == round(run.timeline.tail_fraction, 4)
     # the geometry table's CSV holds the rows `explain` prints
-    from sim.rules.geometry import launch_facts
+    from sim.rules.geometry import geometry_facts
 
-    facts = launch_facts(preset("H200"), win.model.state.geometry)
+    facts = geometry_facts(preset("H200"), win.model.state.geometry)
     assert _rows(out / "geometry_table.csv")[1:] == [[f.label, f.value, f.how] for f in facts]
     html = (out / "summary.html").read_text()
     assert "data:image/png;base64," in html and "H200" in html

@@ -14,7 +14,7 @@ import main
 from kernels.declare.kernel_file import open_kernel_file
 from kernels.declare.registry import get_kernel
 from kernels.offline_compile.resources import launch_request
-from kernels.declare.user_code import launch_facts
+from kernels.declare.user_code import declared_launch
 from sim.inputs.errors import UserError
 from sim.rules.devices import preset, presets
 from tests.broken_kernel_files import BROKEN, write_broken
@@ -49,7 +49,7 @@ def _two_targets() -> list[str]:
     """A preset of the oldest and of the newest compute capability: each `explain --kernel-file`
     starts the file's own process (~0.6 CPU-s with the compiles cached), and two targets as far
     apart as they come show the CLI hands the host the target it was asked for; the registers
-    of every preset are checked in process below (`launch_facts`)."""
+    of every preset are checked in process below (`declared_launch`)."""
     first = {}
     for gpu in presets():
         first.setdefault(preset(gpu).compute_capability, gpu)
@@ -78,7 +78,7 @@ def test_explain_kernel_file_prints_compiled_registers_for_every_preset(file, ex
     for gpu in presets():
         spec = preset(gpu)
         want = expected[(file, spec.compute_capability)]
-        c = launch_facts(declared, N, None, None, spec.sm_count, spec.compute_capability)[
+        c = declared_launch(declared, N, None, None, spec.sm_count, spec.compute_capability)[
             "compiled"]
         assert (c["regs_per_thread"], c["stack_bytes"]) == (want.regs_per_thread,
                                                             want.stack_bytes), gpu

@@ -31,7 +31,7 @@ def test_every_candidate_is_weighed_and_the_fastest_is_chosen():
 
 
 def test_tma_candidates_take_their_fitted_efficiency_and_the_declared_loop_flags():
-    """Runs M and O fitted the TMA kernels (resources/fits/H200_matmul_tiles.json); they launch
+    """Runs M and O fitted the TMA kernels (resources/fits/H200_matmul.json); they launch
     with their declared flags, so no label carries flags, and no candidate is assumed. At 4096^3
     TMA-persistent 128x256x64 is the pick (run N: 1.036 x cuBLAS, run R: 0.985)."""
     c = _choose(4096, 4096, 4096)

@@ -10,7 +10,7 @@ import pytest
 
 from sim.rules.devices import preset
 from sim.schedule.dispatch import dispatch_schedule
-from sim.schedule.dispatch_profile import DispatchParams, builtin_profile
+from sim.schedule.dispatch_profile import builtin_profile
 from sim.inputs.errors import UserError
 from sim.schedule.scheduler import SmOrderPlacement, TpcSpreadPlacement, UniformCost, simulate
 from sim.traces.schedule_metrics import peak_per_sm
@@ -18,7 +18,8 @@ from sim.traces.trace_bundle import load_bundle
 
 H200 = preset("H200")
 DATA = Path(__file__).parents[1] / "data" / "dispatch_h200"
-NO_PACING = DispatchParams(fill_warp_us=0.0, sm_interval_us=0.0, handout_window_us=0.0)
+NO_PACING = replace(builtin_profile().params, fill_warp_us=0.0, sm_interval_us=0.0,
+                    handout_window_us=0.0)
 
 
 @pytest.mark.parametrize("blocks,per_sm,duration", [(100, 4, 3.0), (132 * 16 * 3 + 77, 16, 10.0),

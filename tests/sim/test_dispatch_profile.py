@@ -2,10 +2,11 @@
 calibration found first, and damaged files refused with the field named."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
-from sim.schedule.dispatch_profile import (BUILTIN_DIR, LEGACY_FORMAT, PROFILE_FORMAT, DispatchParams, DispatchProfile,
+from sim.schedule.dispatch_profile import (BUILTIN_DIR, LEGACY_FORMAT, PROFILE_FORMAT, DispatchProfile,
                                   builtin_profile, gpu_key, load_profile, profile_for, save_profile,
                                   user_profile_path)
 from sim.inputs.errors import UserError
@@ -32,7 +33,7 @@ def test_other_gpus_are_labelled_assumed_until_calibrated(tmp_path):
     assert not assumed.measured and assumed.params == builtin_profile().params
     assert assumed.label == "assumed from NVIDIA H200 (not measured on this GPU)"
     mine = DispatchProfile("NVIDIA L40S", True, "2026-12-02", "main.py calibrate",
-                           DispatchParams(burst_warps=40.0, trickle_cap_warps=44.0))
+                           replace(builtin_profile().params, burst_warps=40.0, trickle_cap_warps=44.0))
     path = user_profile_path("NVIDIA L40S")
     assert path == tmp_path / "config" / "warpscope" / "dispatch" / "L40S.json"
     path.parent.mkdir(parents=True)
@@ -40,7 +41,8 @@ def test_other_gpus_are_labelled_assumed_until_calibrated(tmp_path):
     found = profile_for("L40S")
     assert found == mine and found.label == "calibrated on NVIDIA L40S, 2026-12-02"
     # a calibration of the H200 itself wins over the checked-in one
-    save_profile(user_profile_path("H200"), DispatchProfile("NVIDIA H200", True, "2026-12-24", "x"))
+    save_profile(user_profile_path("H200"), DispatchProfile("NVIDIA H200", True, "2026-12-24", "x",
+                                                                 builtin_profile().params))
     assert profile_for("NVIDIA H200").date == "2026-12-24"
     # a damaged user file is passed over
     user_profile_path("H200").write_text("{")
@@ -48,8 +50,8 @@ def test_other_gpus_are_labelled_assumed_until_calibrated(tmp_path):
 
 
 def test_round_trip_and_trickle_interpolation(tmp_path):
-    p = DispatchProfile("X", False, "2026-01-01", "s", DispatchParams(trickle={1: (1.0, 1.0),
-                                                                               4: (0.5, 4.0)}))
+    params = replace(builtin_profile().params, trickle={1: (1.0, 1.0), 4: (0.5, 4.0)})
+    p = DispatchProfile("X", False, "2026-01-01", "s", params)
     save_profile(tmp_path / "x.json", p)
     assert load_profile(tmp_path / "x.json") == p
     params = p.params
@@ -101,7 +103,8 @@ def test_a_profile_rewritten_within_one_clock_tick_is_read_again(tmp_path):
     import os
 
     path = tmp_path / "H200.json"
-    save_profile(path, DispatchProfile("NVIDIA H200", True, "2026-12-24", "x"))
+    save_profile(path, DispatchProfile("NVIDIA H200", True, "2026-12-24", "x",
+                                                                 builtin_profile().params))
     first = os.stat(path).st_mtime_ns
     assert load_profile(path).date == "2026-12-24"
     save_profile(path, DispatchProfile("NVIDIA H200", True, "2026-12-25", "a longer source"))

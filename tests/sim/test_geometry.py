@@ -55,17 +55,17 @@ def test_grid_covers_every_element_exactly(gpu, elements, threads):
 def test_a_declared_grid_is_not_called_grid_stride_and_a_matmul_is_named_by_its_sizes():
     """A kernel that declares its grid (a matmul's tiles, a grid-stride add) has no fixed share of
     elements per block; the table said "a grid-stride loop" for both, and "Elements" for M, N, K."""
-    from sim.rules.geometry import launch_facts, launch_text
+    from sim.rules.geometry import geometry_facts, launch_text
 
     gpu = preset("H200")
     sizes = {"M": 1024, "N": 4352, "K": 8192}
     geo = launch_geometry(gpu, 1_000_000, 256, occupancy(gpu, 256), blocks=136, sizes=sizes)
-    facts = {f.key: f for f in launch_facts(gpu, geo)}
+    facts = {f.key: f for f in geometry_facts(gpu, geo)}
     assert (facts["elements"].label, facts["elements"].value) == ("M × N × K", "1,024×4,352×8,192")
     assert "grid-stride" not in facts["idle_last"].how and "declares its grid" in facts["idle_last"].how
     assert "declares" in facts["blocks"].how
     assert launch_text(geo) == "M × N × K = 1,024×4,352×8,192 · 256 threads per block"
     # one length is still "Elements": a kernel whose only size is n, or a custom launch
     plain = launch_geometry(gpu, 1_000_000, 256, sizes={"n": 1_000_000})
-    assert launch_facts(gpu, plain)[0].label == "Elements" and not plain.sizes
+    assert geometry_facts(gpu, plain)[0].label == "Elements" and not plain.sizes
     assert launch_text(plain) == "1,000,000 elements × 256 threads per block"

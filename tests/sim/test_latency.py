@@ -11,7 +11,7 @@ from sim.model.latency import (
     bytes_in_flight_per_sm,
     dram_latency_ns,
     latency_bound_gbps,
-    predict,
+    bandwidth_at_occupancy,
     predicted_curve,
     predicted_gbps,
 )
@@ -30,7 +30,7 @@ def test_bytes_in_flight_hand_computed():
 
 def test_naive_add_one_block_per_sm_is_latency_bound():
     # 132 SMs x 2,048 B / 600 ns = 450.56 GB/s of loads; x 3/2 for the store = 675.84 GB/s
-    p = predict(H200, 1, 8, 2, 4, ceiling_gbps=4200, latency_ns=600, **ADD)
+    p = bandwidth_at_occupancy(H200, 1, 8, 2, 4, ceiling_gbps=4200, latency_ns=600, **ADD)
     assert p.bytes_in_flight_per_sm == 2_048
     assert p.latency_bound_gbps == pytest.approx(675.84)
     assert p.bandwidth_gbps == pytest.approx(675.84) and p.bound == "latency"
@@ -42,7 +42,7 @@ def test_naive_add_one_block_per_sm_is_latency_bound():
 
 def test_naive_add_full_occupancy_reaches_the_ceiling():
     # 16,384 B x 132 / 600 ns x 1.5 = 5,406.72 GB/s > 4,200: bandwidth-bound at the ceiling
-    p = predict(H200, 8, 8, 2, 4, ceiling_gbps=4200, latency_ns=600, **ADD)
+    p = bandwidth_at_occupancy(H200, 8, 8, 2, 4, ceiling_gbps=4200, latency_ns=600, **ADD)
     assert p.latency_bound_gbps == pytest.approx(5_406.72)
     assert p.bandwidth_gbps == 4200 and p.bound == "bandwidth"
     assert p.fraction_of_needed > 1
@@ -59,7 +59,7 @@ def test_four_loads_per_thread_need_a_quarter_of_the_warps():
 
 def test_overhead_lengthens_the_cycle():
     # cycle = 600 + 200 ns: 132 x 2,048 / 800 x 1.5 = 506.88 GB/s
-    p = predict(H200, 1, 8, 2, 4, ceiling_gbps=4200, latency_ns=600, overhead_ns=200, **ADD)
+    p = bandwidth_at_occupancy(H200, 1, 8, 2, 4, ceiling_gbps=4200, latency_ns=600, overhead_ns=200, **ADD)
     assert p.cycle_ns == 800 and p.bandwidth_gbps == pytest.approx(506.88)
     assert bytes_in_flight_needed(H200, 4200, latency_ns=600, overhead_ns=200,
                                   **ADD) == pytest.approx(2_800 * 800 / 132)
@@ -76,10 +76,9 @@ def test_littles_law_identity_at_the_needed_bytes():
 
 
 def test_defaults_come_from_the_gpu_spec():
-    assert dram_latency_ns(H200) == H200.dram_latency_ns
-    explicit = predict(H200, 2, 8, 2, 4, latency_ns=H200.dram_latency_ns,
+    explicit = bandwidth_at_occupancy(H200, 2, 8, 2, 4, latency_ns=dram_latency_ns(H200),
                        ceiling_gbps=H200.peak_dram_gbps)
-    assert predict(H200, 2, 8, 2, 4) == explicit  # ceiling = theoretical peak, latency = preset
+    assert bandwidth_at_occupancy(H200, 2, 8, 2, 4) == explicit  # ceiling = theoretical peak, latency = preset
 
 
 def test_curve_matches_point_predictions():
@@ -93,34 +92,37 @@ def test_curve_matches_point_predictions():
 
 def test_nonsense_is_refused():
     # the latency comes from the per-GPU data (resources/physics), an argument overrides it
-    assert predict(H200, 1, 8, 2, 4).latency_ns == 351
-    assert predict(H200, 1, 8, 2, 4, latency_ns=400).latency_ns == 400
+    assert bandwidth_at_occupancy(H200, 1, 8, 2, 4).latency_ns == 351
+    assert bandwidth_at_occupancy(H200, 1, 8, 2, 4, latency_ns=400).latency_ns == 400
     for bad in (dict(latency_ns=0), dict(overhead_ns=-1), dict(bytes_moved_per_byte_loaded=0.5),
                 dict(ceiling_gbps=0)):
         with pytest.raises(ValueError):
-            predict(H200, 1, 8, 2, 4, **bad)
+            bandwidth_at_occupancy(H200, 1, 8, 2, 4, **bad)
     with pytest.raises(ValueError):
-        predict(H200, 0, 8, 2, 4)
+        bandwidth_at_occupancy(H200, 0, 8, 2, 4)
     with pytest.raises(ValueError):
         bytes_in_flight_per_sm(8, -1, 4)
 
 
 def test_every_preset_has_a_latency_that_says_where_it_comes_from():
+    from sim.rules.physics import physics_for
+
     for name in presets():
-        spec = preset(name)
-        assert spec.dram_latency_ns and 100 < spec.dram_latency_ns < 2000, name
-        assert spec.dram_latency_source.startswith(("measured", "assumed")), name
+        c = physics_for(preset(name)).constant("dram_latency_ns")
+        assert 100 < c.value < 2000 and c.provenance in ("measured", "published", "assumed"), name
 
 
 def test_a_detected_device_takes_its_presets_latency():
+    from sim.rules.physics import physics_for
+
     spec = spec_from_device(name="NVIDIA H200", compute_capability=(9, 0), sm_count=132,
                             l2_bytes=62914560, memory_bytes=150109880320, peak_dram_gbps=4813.0,
                             clock_mhz=1980)
-    assert spec.dram_latency_ns == H200.dram_latency_ns
-    assert "H200 preset" in spec.dram_latency_source
+    assert dram_latency_ns(spec) == dram_latency_ns(H200)
     odd = spec_from_device(name="NVIDIA H200", compute_capability=(9, 0), sm_count=100,
                            l2_bytes=1, memory_bytes=1, peak_dram_gbps=1.0, clock_mhz=1)
-    assert odd.dram_latency_ns is None  # a different part: no figure rather than a wrong one
+    # a different part: the preset's figure, labelled an assumption
+    assert physics_for(odd).constant("dram_latency_ns").provenance == "assumed"
 
 
 # -- the loaded model (mean value analysis) -------------------------------------------------------
@@ -218,7 +220,7 @@ def test_loaded_model_within_ten_percent_of_the_h200_at_2_26():
     run = load_latency_run()  # benchmarks/latency_h200.json
     rows = [r for r in run.occupancy if r.elements == 2**26]
     assert {r.kernel for r in rows} == {"add_numba_naive", "add_numba"} and len(rows) == 36
-    assert H200.dram_latency_ns == round(run.dram_latency_ns)  # gpus.json: this run's chase
+    assert dram_latency_ns(H200) == round(run.dram_latency_ns)  # the physics file: this run's chase
     for r in rows:
         grid = r.elements // (r.threads * r.elements_per_thread)
         p = predict_launch(H200, Launch(grid, r.threads, r.blocks_per_sm, 12.0 * r.elements,
@@ -248,4 +250,4 @@ def test_the_launch_model_s_trip_reads_the_same_overhead():
     one, two = (TripCost.for_gpu(H200, Launch(1056, 256, 8, 1056 * 2048.0, loads=k)) for k in (1, 2))
     costs = trip_costs_for(H200)
     assert two.delay_ns - one.delay_ns == costs.load_ns == 80.0
-    assert one.delay_ns == costs.overhead_ns(1) + H200.dram_latency_ns
+    assert one.delay_ns == costs.overhead_ns(1) + dram_latency_ns(H200)

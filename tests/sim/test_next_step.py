@@ -9,7 +9,7 @@ import pytest
 from sim.rules.devices import preset
 from sim.model.next_step import NO_CLEAR_CHANGE, direction, next_steps, smallest_changes
 from sim.rules.occupancy import occupancy
-from sim.model.what_if import WhatIf, predict
+from sim.model.what_if import WhatIf, predict_outcome
 
 H200 = preset("H200")
 DATA = json.loads((Path(__file__).parents[1] / "data" / "occupancy_h200.json").read_text())
@@ -25,8 +25,8 @@ def test_the_issues_example_32_registers_give_a_second_block():
     assert regs.setting == {"regs": 32}
     assert (regs.before.blocks_per_sm, regs.after.blocks_per_sm) == (1, 2)
     # its saving is the model's: the two launches' own predictions
-    assert regs.saved_us == pytest.approx(predict(H200, WhatIf(1024, 40, 0, 2**24)).time_us
-                                          - predict(H200, WhatIf(1024, 32, 0, 2**24)).time_us)
+    assert regs.saved_us == pytest.approx(predict_outcome(H200, WhatIf(1024, 40, 0, 2**24)).time_us
+                                          - predict_outcome(H200, WhatIf(1024, 32, 0, 2**24)).time_us)
     assert regs.saved_us > 0
 
 

@@ -1,57 +1,122 @@
-"""One of each (issue 16): the code holds one launch overhead per GPU (as data), one bytes-per-
-element constant, one waves computation, one memory-bound model and one device-name rule. This
-reads the source: a second copy of any of them, or the old duplicates coming back, fails here."""
+"""One answer per question, checked by fact: every surface that shows a GPU, a wave count, a DRAM
+latency or a dispatch number gets it from the one rule or the one data file, whatever it is
+asked through. Each test puts one question to every public path and compares the answers."""
 
-import re
-from pathlib import Path
+import dataclasses
+import json
 
-ROOT = Path(__file__).resolve().parents[2]
-CODE = sorted(p for d in ("sim", "gui", "kernels") for p in (ROOT / d).rglob("*.py"))
+import pytest
 
+from sim.inputs.places import resource
+from sim.model.run_diff import read_run
+from sim.model.what_if import WhatIf, predict_outcome
+from sim.rules.devices import preset, presets
+from sim.rules.geometry import BYTES_PER_ELEMENT_ADD, launch_geometry, waves_of
+from sim.rules.occupancy import occupancy
 
-def _hits(pattern: str, allowed: dict[str, int] | None = None) -> list[str]:
-    """Lines of the code matching `pattern` (comments stripped), minus `allowed` {file: count}."""
-    rx, out, left = re.compile(pattern), [], dict(allowed or {})
-    for path in CODE:
-        rel = path.relative_to(ROOT).as_posix()
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            code = line.split("#", 1)[0]
-            if rx.search(code):
-                if left.get(rel, 0) > 0:
-                    left[rel] -= 1
-                else:
-                    out.append(f"{rel}:{n}: {line.strip()}")
-    return out
+# The driver's own names (what torch.cuda.get_device_name and ncu print) and the preset each is.
+DRIVER_NAMES = {"NVIDIA H100 80GB HBM3": "H100 SXM", "NVIDIA A100-SXM4-80GB": "A100 80GB",
+                "NVIDIA GeForce RTX 4090": "RTX 4090", "NVIDIA H200": "H200",
+                "Tesla V100-SXM2-16GB": "V100", "Tesla T4": "T4"}
 
 
-def test_the_old_duplicates_are_gone():
-    assert _hits(r"\b(H200_FIT|H200_TRIP|predict_bandwidth|MemoryBoundCost|memory_model_for|"
-                 r"ARTICLE_ADD_BYTES_PER_ELEMENT|launch_trip|_same_gpu|schedule_launch|CostParams)\b") == []
-    assert not (ROOT / "sim" / "predict.py").exists()
-    assert _hits(r"^def predict_launch\b|^def predict_launch\(", {"sim/model/launch_model.py": 1}) == []
+def _bench_file(tmp_path, device: str):
+    row = {"kernel": "add_triton", "elements": 2**24, "threads_per_block": 256,
+           "regs_per_thread": 32, "smem_per_block_bytes": 0, "grid_blocks": 2**24 // 256,
+           "median_ms": 0.02, "device": device}
+    path = tmp_path / f"{device.replace(' ', '_')}.json"
+    path.write_text(json.dumps({"format": "warpscope-bench/1", "measurements": [row]}))
+    return str(path)
 
 
-def test_launch_overheads_and_model_constants_are_data():
-    """No launch overhead, DRAM latency or trip overhead is a number in code: they are read from
-    resources/physics (sim/rules/physics.py)."""
-    assert _hits(r"(launch_overhead_us|launch_us|overhead_ns|dram_latency_ns)\s*[=:]\s*[\d.]+\b") == []
-    assert _hits(r"\b(4\.4|6\.2|4\.1)\b") == []
+@pytest.mark.parametrize("device, name", DRIVER_NAMES.items())
+def test_a_driver_name_is_its_preset_everywhere(tmp_path, device, name):
+    """--gpu, `diff` of a bench file and the calibration's file name all take the driver's name."""
+    from sim.schedule.dispatch_profile import user_profile_path
+
+    assert preset(device).name == name
+    gpu = preset(name)
+    run = read_run(_bench_file(tmp_path, device))
+    occ = occupancy(gpu, 256, 32, 0)
+    assert run.blocks_per_sm == occ.blocks_per_sm
+    assert run.waves == pytest.approx(waves_of(2**24 // 256, occ.blocks_per_sm * gpu.sm_count))
+    assert user_profile_path(device) == user_profile_path(name)
 
 
-def test_one_bytes_per_element_constant():
-    assert _hits(r"BYTES_PER_ELEMENT_ADD\s*=", {"sim/rules/geometry.py": 1}) == []
-    assert _hits(r"\b12\.0\b|\b3\s*\*\s*4\b|\b12\s*\*\s*(n|elements)\b", {"sim/rules/geometry.py": 1}) == []
+def test_a_variant_is_refused_with_its_stand_in():
+    with pytest.raises(Exception, match="'H200' stands in"):
+        preset("NVIDIA H200 NVL")
 
 
-def test_one_waves_computation():
-    """blocks / blocks per wave is sim.rules.geometry.waves_of (and the geometry's whole waves beside
-    it); everything else reads it. plan_blocks only counts the full waves a simulation leaves out."""
-    assert _hits(r"/\s*(self\.)?(blocks_per_wave|concurrent_tiles|n_slots|capacity)\b|"
-                 r"/\s*tl\.capacity", {"sim/rules/geometry.py": 2, "sim/schedule/policies.py": 2}) == []
+def test_a_calibration_saved_under_the_driver_name_is_read_for_the_preset(tmp_path, monkeypatch):
+    from sim.schedule import dispatch_profile as dp
+
+    monkeypatch.setattr(dp, "user_dir", lambda: tmp_path)
+    mine = dp.DispatchProfile("NVIDIA H100 80GB HBM3", True, "2026-12-07", "calibrate",
+                              dp.builtin_profile().params)
+    dp.save_profile(dp.user_profile_path("NVIDIA H100 80GB HBM3"), mine)
+    assert dp.profile_for("H100 SXM").label == "calibrated on NVIDIA H100 80GB HBM3, 2026-12-07"
 
 
-def test_one_device_name_rule():
-    assert _hits(r"^def (match_device|preset_for_device_name|same_gpu)\b",
-                 {"sim/rules/devices.py": 2, "sim/rules/physics.py": 1}) == []
-    # names compared by hand (lower-casing a device name, stripping "NVIDIA ") live in the rule
-    assert _hits(r"device_name\.lower\(\)|name\.lower\(\)\s*==") == []
+@pytest.mark.parametrize("gpu_name", ["H200", "L40S", "T4"])
+def test_waves_are_one_number_on_every_path(tmp_path, gpu_name):
+    """The geometry, the what-if, the run diff and the live-kernel harness give one wave count."""
+    from kernels.launching.launch import LiveLaunch, Resources
+    from kernels.measure.harness import model_view
+
+    gpu, elements, block, regs = preset(gpu_name), 2**24, 256, 40
+    occ = occupancy(gpu, block, regs, 0)
+    geo = launch_geometry(gpu, elements, block, occ)
+    outcome = predict_outcome(gpu, WhatIf(block, regs, 0, elements))
+    diffed = read_run(f"gpu={gpu_name},elements={elements},block={block},regs={regs}")
+    harness = model_view(gpu, LiveLaunch(lambda: None, geo.blocks, block, None, block // 32),
+                         Resources(regs, 0))
+    assert {geo.waves_at_occupancy, outcome.waves, diffed.waves, harness["waves"]} == \
+        {geo.blocks / (occ.blocks_per_sm * gpu.sm_count)}
+
+
+def test_the_default_traffic_is_one_number():
+    gpu = preset("H200")
+    assert WhatIf(256, 32, 0, 2**20).bytes_per_element == BYTES_PER_ELEMENT_ADD
+    spelled = read_run(f"gpu=H200,elements={2**20},block=256,regs=32,bytes={int(12 * 2**20)}")
+    implied = read_run("gpu=H200,elements=1048576,block=256,regs=32")
+    assert spelled.time_us == implied.time_us == predict_outcome(gpu, WhatIf(256, 32, 0, 2**20)).time_us
+
+
+def test_dram_latency_has_one_home():
+    """resources/physics is where a GPU's DRAM latency lives; the GPU table holds none, and the
+    model reads the physics file's figure for every preset that has one."""
+    from sim.model.latency import dram_latency_ns
+    from sim.rules.physics import PHYSICS_DIR, physics_key
+
+    table = json.loads(resource("gpus.json").read_text())
+    assert not [p["name"] for p in table["presets"] if any("latency" in k for k in p)]
+    for name in presets():
+        path = PHYSICS_DIR / f"{physics_key(name)}.json"
+        stored = json.loads(path.read_text())["constants"].get("dram_latency_ns", {})
+        if "value" in stored:
+            assert dram_latency_ns(preset(name)) == pytest.approx(float(stored["value"])), name
+
+
+def test_dispatch_numbers_come_from_data_only():
+    """No dispatch number has a default in code: the shipped profile is the H200 file's numbers,
+    and a profile that lacks the register rule's takes them from that data."""
+    from sim.schedule.dispatch_profile import BUILTIN_DIR, DispatchParams, builtin_profile
+
+    assert all(f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+               for f in dataclasses.fields(DispatchParams))
+    stored = json.loads((BUILTIN_DIR / "H200.json").read_text())["dispatch"]["params"]
+    params = builtin_profile().params.to_json()
+    assert {k: params[k] for k in stored if k != "trickle"} == \
+        {k: v for k, v in stored.items() if k != "trickle"}
+
+
+def test_the_matmul_fit_is_per_gpu_data():
+    """The compute model's terms and stream-K's curve are read from the GPU's fit file; a GPU
+    without one takes the fitted GPU's, labelled assumed in the confidence."""
+    from sim.model.matmul_choice import fit_path, tile_fit
+    from sim.model.throughput import compute_model
+
+    fit = json.loads(fit_path(preset("H200")).read_text())
+    assert compute_model(preset("H200")).tensor_efficiency == fit["compute"]["tensor_efficiency"]
+    assert tile_fit(preset("L40S"))["gpu"] == fit["gpu"]  # assumed from the fitted GPU

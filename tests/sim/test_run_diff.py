@@ -9,7 +9,7 @@ from sim.inputs.errors import UserError
 from sim.rules.occupancy import occupancy
 from sim.model.next_step import NO_CLEAR_CHANGE
 from sim.model.run_diff import diff_runs, read_run
-from sim.model.what_if import WhatIf, predict
+from sim.model.what_if import WhatIf, predict_outcome
 
 ROOT = Path(__file__).parents[2]
 TRACES = ROOT / "tests" / "data" / "matmul_traces"
@@ -24,7 +24,7 @@ def test_two_launches_tell_registers_then_blocks_then_waves_then_time():
         "2 blocks fit per SM instead of 1") < story.index("waves") < story.index("It takes")
     # the times are the one prediction's (sim.model.what_if)
     h200 = preset("H200")
-    assert d.a.time_us == predict(h200, WhatIf(1024, 40, 0, 2**24)).time_us
+    assert d.a.time_us == predict_outcome(h200, WhatIf(1024, 40, 0, 2**24)).time_us
     assert d.b.blocks_per_sm == occupancy(h200, 1024, 32).blocks_per_sm == 2
     changed = {name for name, _, _, c in d.rows() if c}
     assert {"registers per thread", "blocks per SM", "waves", "time"} <= changed

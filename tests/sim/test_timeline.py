@@ -163,10 +163,10 @@ def test_whole_launch_time_counts_the_waves_left_out():
 
 def test_waves_far_below_one_keep_their_digits():
     from sim.rules.devices import preset
-    from sim.rules.geometry import launch_facts, launch_geometry
+    from sim.rules.geometry import geometry_facts, launch_geometry
     from sim.rules.occupancy import occupancy
 
     gpu = preset("B200")
     geo = launch_geometry(gpu, 40 * 256, 256, occupancy(gpu, 256))
-    facts = {f.key: f.value for f in launch_facts(gpu, geo)}
+    facts = {f.key: f.value for f in geometry_facts(gpu, geo)}
     assert facts["waves_best"] == "0.034"  # 320 warps / (148 x 64) slots, not "0.0"
