@@ -39,9 +39,8 @@ TMA_ROW_ALIGN_BYTES = 16
 CANDIDATE_TILES = ((128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 8, 4), (64, 128, 64, 8, 4, 4))
 # A variant's own pipeline stages at a tile, (BLOCK_M, BLOCK_N, BLOCK_K) -> num_stages; none
 # now. TMA tiled 128x256x64 w8 at s4 over s3 (196,640 B of shared memory on sm_90, one block
-# per SM as s3) did not hold: speed, same rounds, geometric mean over 11 sizes: run Q (H200
-# 2026-12-02) 1.025 x (1.002-1.048), run R (another H200) 0.974 x (0.924-1.013), both 0.999 x
-# (benchmarks/RESULTS.md, "Runs Q and R").
+# per SM as s3) gained nothing one could measure on two H200s: 0.999 x over 11 sizes
+# (benchmarks/RESULTS.md).
 CANDIDATE_STAGES: dict[str, dict[tuple, int]] = {}
 
 
@@ -63,12 +62,11 @@ def tile_label(params: dict) -> str:
 
 # Stream-K's leftover wave runs slower than its FLOPs, bytes and atomics say where the leftover
 # tiles fill 70-97% of a wave (the cause is not modelled): the excess, in tile times, at these
-# fills (piecewise linear), fitted by benchmarks/stream_k_fit.py on the H200 sawtooth's first wave
-# (M=1024, K=8192, N=256..4096) and checked on its second and third (N=4352..14080), all with
-# 128x256x64 tiles. It is that tile's: run H measured no such excess for the 128x128 and 64x128
-# tiles (fitted per tile on run H, the knots came out at or below zero at every fill; carried to
-# them in tile times, it put stream-K 128x128 13-17% slow at fills 0.9-0.97 of run I), so the
-# other tiles get none (benchmarks/NOTES-chooser.md, "Run I").
+# fills (piecewise linear), fitted on the H200 sawtooth's first wave (M=1024, K=8192,
+# N=256..4096) and checked on its second and third (N=4352..14080), all with 128x256x64 tiles.
+# It is that tile's: fitted on the 128x128 and 64x128 tiles the knots come out at or below zero,
+# and carried to them in tile times it made stream-K 128x128 13-17% slow at fills 0.9-0.97, so
+# the other tiles get none (benchmarks/RESULTS.md).
 STREAM_K_FILLS = (0.0, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97, 1.0)
 STREAM_K_SLOWDOWN = (0.033, 0.138, 0.164, 0.308, 0.192, 0.771, 0.896, 0.242, 0.0)
 STREAM_K_SLOWDOWN_TILE = (128, 256, 64)  # BLOCK_M, BLOCK_N, BLOCK_K it was measured with
@@ -102,8 +100,7 @@ def stream_k_slowdown(fill: float, knots=None) -> float:
 
 # Each candidate's sustained efficiency against the compute model (fitted on its 128x256 tile
 # only): smaller tiles stage fewer FLOPs per shared-memory byte and w4 has fewer warps to hide
-# latency. Data with its provenance, written by benchmarks/tiles_fit.py: pointer kernels on run H,
-# TMA kernels on run M, TMA stream-K on run O (H200).
+# latency. Measured on the H200; the file names its provenance.
 TILE_FIT_PATH = resource("fits", "H200_matmul_tiles.json")
 
 
