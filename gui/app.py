@@ -198,7 +198,7 @@ def _close_on_signals(win) -> None:
 
 
 def _probe_first_paint(app, win) -> None:
-    """For benchmarks/gui_startup.py: print when the window has painted (and, in "kernels" mode,
+    """For start-up timing: print when the window has painted (and, in "kernels" mode,
     when the background import of torch/triton/numba is done, with the longest event-loop stall
     seen meanwhile), then quit."""
     from PySide6.QtCore import QTimer

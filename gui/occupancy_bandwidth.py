@@ -1,7 +1,7 @@
 """The bandwidth-against-occupancy view on its own, for one launch and optionally a sweep:
 
     python -m gui.occupancy_bandwidth [--gpu H200] [--block 256] [--elements 2^28]
-        [--sweep benchmarks/run_f/occupancy_fp64.json] [--shot FILE.png]
+        [--sweep SWEEP.json] [--shot FILE.png]
 
 (gui/widgets/qt_occupancy_bandwidth.py is the view; a results file is read here, by
 kernels.measure.results, which views do not import.)

@@ -1,6 +1,6 @@
 """Views redraw in steps, and only while they can be seen.
 
-A pyqtgraph panel rebuilt in one slot held the GUI thread for 200-500 ms (issue 12: no stall over
+A pyqtgraph panel rebuilt in one slot held the GUI thread for 200-500 ms (the aim: no stall over
 100 ms). `StagedRedraw` runs a view's redraw, written as a generator, a piece per event-loop turn,
 after a burst of changes, and not at all while the view is out of sight; `flush_redraws(window)`
 finishes every waiting one before a screenshot or an export. Its timer lives here, beside the

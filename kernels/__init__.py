@@ -9,7 +9,8 @@ numba are imported lazily, inside functions, so the CLI and the GUI can start wi
     measure/    timing (device events, L2 eviction, medians), bench sweeps, experiments,
                 results files, occupancy probes and sweeps, correctness checks, calibration
     tracing/    which SM ran each block: the trace kernels, the instrument, trace --kernel-file
-    build/      compiling without a GPU: Triton and Numba/NVVM, the toolchain host, resources
+    offline_compile/  compiling for any preset GPU without one: Triton and Numba/NVVM, the
+                toolchain host, registers and shared memory
     host/       the kernel host process: user code and GPU libraries run there, not here
     cli.py      `check`, `bench`, `trace`, `calibrate`
 """

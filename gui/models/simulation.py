@@ -141,7 +141,7 @@ class SimRun:
 
     @property
     def schedule_label(self) -> str:
-        """'calibrated on NVIDIA H200, 2026-12-01' or 'ideal (textbook)'."""
+        """'calibrated on NVIDIA H200, <date>' or 'ideal (textbook)'."""
         return self.profile_label if self.schedule == "calibrated" else SCHEDULES["ideal"].title
 
     @property

@@ -53,7 +53,7 @@ class QtSweep(QWidget):
         self.sizes = QLineEdit("2^16..2^28 x4")
         self.sizes.setToolTip("Element counts: a list (1e6, 2^20, 1048583) or a range of powers of "
                               "two (2^16..2^28, add 'x4' to take every second one).")
-        self.sizes.setMinimumWidth(60)  # the row fits a 1024-pixel window's tab (it was 10 px over)
+        self.sizes.setMinimumWidth(60)  # so the row fits a 1024-pixel window's tab
         self.sizes.setCursorPosition(0)  # the start of the list, not its end
         self.blocks = QLineEdit("default")
         self.blocks.setToolTip("Block sizes to try: threads per block for Numba, BLOCK_SIZE for "

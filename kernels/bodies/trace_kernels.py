@@ -14,8 +14,7 @@ warps press on their SM's issue slots:
   size of L2, so each warp waits on DRAM (~1 us) between timer reads.
 
 PTX that uses no operand is a trap: ptxas then drops whatever computed the operand (a load, say)
-as dead, so each helper below says what orders it. benchmarks/dispatch_sass.py compiles every
-variant without a GPU and writes its SASS; the interpreter cannot run inline PTX.
+as dead, so each helper below says what orders it. The interpreter cannot run inline PTX.
 """
 
 from __future__ import annotations

@@ -35,13 +35,12 @@ def add_kernel(
 
 
 # --------------------------------------------------------------------------------------------
-# The fast kernels. Measured on the H200 (benchmarks/RESULTS-kernels.md), the tutorial's tile
+# The fast kernels. Measured on the H200 (benchmarks/RESULTS.md), the tutorial's tile
 # (1024 elements, 4 warps: two 16-byte loads per input per thread) already runs at torch.add's
 # speed, and no larger tile beat it, so the fast kernels keep it and change one thing: 64-bit
 # offsets, so more than 2^31 elements index correctly (the tutorial's int32 pid * BLOCK_SIZE
 # overflows there); they cost nothing measurable. Streaming cache hints looked right for
 # touch-once data but are not free: evict_first loads cost 5-11% there (.cs stores: nothing).
-# benchmarks/gpu_variants.py measures each change alone.
 # --------------------------------------------------------------------------------------------
 @triton.jit
 def _tile(n_elements, BLOCK_SIZE: tl.constexpr):

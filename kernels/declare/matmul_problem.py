@@ -72,16 +72,14 @@ def _strides(M, N, K):
 _BLOCK = tile_params(CANDIDATE_TILES[0])  # tutorial 03's Hopper winner, 128x256x64 w8 s3
 # The TMA persistent kernel's loop options (kernels/bodies/matmul_tma.py) per variant, as
 # declared and as its launchers' defaults (tma_loop), C stored in one box. Both variants: the
-# tile loop and the K loop pipelined as one (flatten), no warp specialisation (run M, H200
-# 2026-12-02, `tile_explore.py --set tma-ws`: WS 0.996-1.026 x at 8 of 9 sizes; run N:
-# flatten=False 0.950 x, median over 59 sizes). Stream-K with flatten=False + WS did not hold:
-# speed over these flags, same rounds, geometric mean over the same 11 sizes: run Q 1.028 x
-# (0.971-1.100), run R 0.961 x (0.918-1.010; another H200), both runs 0.994 x: no resolvable
-# gain (benchmarks/RESULTS.md, "Runs Q and R").
+# tile loop and the K loop pipelined as one (flatten), no warp specialisation. On the H200, WS
+# ran 0.996-1.026 x at 8 of 9 sizes and flatten=False 0.950 x (median over 59 sizes); stream-K
+# with flatten=False + WS gained nothing one could measure on two H200s (0.994 x over 11 sizes,
+# benchmarks/RESULTS.md).
 TMA_LOOP = {"tma_persistent": dict(FLATTEN=True, WARP_SPECIALIZE=False, EPILOGUE_SUBTILE=False),
             "tma_stream_k": dict(FLATTEN=True, WARP_SPECIALIZE=False, EPILOGUE_SUBTILE=False)}
 # Triton's NVGPUWarpSpecialization pass fails ("PassManager::run failed") on 4-warp programs of
-# this kernel for sm_90: 3.6.0 on the H200 (run M, 128x128x64 w4 s4) and 3.7.1 here (64x128x64
+# this kernel for sm_90: 3.6.0 on the H200 (128x128x64 w4 s4) and 3.7.1 here (64x128x64
 # w4 s4, stream-K): a launch with fewer warps drops warp_specialize
 WARP_SPECIALIZE_MIN_WARPS = 8
 

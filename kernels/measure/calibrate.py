@@ -26,7 +26,7 @@ FAMILY = tuple(("spin", w, us, waves) for w in (1, 2, 4, 8, 16) for us in (5.0, 
 RECORD_BUDGET_S = 110.0
 # (kernel, elements, BLOCK_SIZE, warps): long bandwidth-bound adds, whose blocks per SM tell which
 # SMs move bytes faster (sim.traces.sm_share); 2^26 x 1024 and 2^25 x 512 ran 1.27-1.47x on the
-# H200's faster SMs (benchmarks/NOTES-dispatch.md, eighth session)
+# H200's faster SMs
 SHARE_TRACES = (("add", 2**26, 1024, 4), ("add", 2**25, 512, 4))
 
 

@@ -27,8 +27,7 @@ from kernels.measure.timing import FORMAT, BenchResult, Measurement
 FIELDS = [f.name for f in dataclasses.fields(Measurement)]
 _HEADER = ("created", "command", "copy_ceiling_gbps", "peak_dram_gbps", "cancelled",
            "compute_ceiling_tflops")
-# Bounded work: a sweep writes tens to hundreds of measurements (benchmarks/gpu_*_h200.json: 75
-# and 90); the window simulates a prediction for each, so a file holds at most 2,000 (~2 MB).
+# Bounded work: a sweep writes tens to hundreds of measurements (the H200's sweeps: 75 and 90); the window simulates a prediction for each, so a file holds at most 2,000 (~2 MB).
 MAX_MEASUREMENTS = 2_000
 MAX_RESULTS_BYTES = 4 * 2**20
 

@@ -89,7 +89,7 @@ class Measurement:
     is_gpu_timing: bool
     method: str
     device: str
-    # added beyond docs/ARCHITECTURE.md: the launch as sim/ predicts it
+    # the launch as sim/ predicts it
     grid_blocks: int | None = None
     blocks_per_sm: int | None = None
     occupancy: float | None = None  # 0..1, predicted by sim.rules.occupancy from the real resources
@@ -128,8 +128,8 @@ class BenchResult:
 # --------------------------------------------------------------------------------------------
 AHEAD = ("flush", "flush_only", "spin", "none")
 SPIN_CYCLES = 500_000  # ~250 us at boost clock: longer than any launcher's host path; torch.compile's
-# is 46-89 us per call on the H200 machine (benchmarks/run_k), so the old 50 us spin let its
-# start event fire early and timed 17-19 us for 5-8 us kernels
+# is 46-89 us per call on an H200 machine, so a 50 us spin let its start event fire early and
+# timed 17-19 us for 5-8 us kernels
 
 
 def gpu_method(ahead: str, reps: int, flush_bytes: int) -> str:

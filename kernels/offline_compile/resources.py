@@ -61,8 +61,8 @@ class LaunchResources:
 def occupancy_smem(res: CompiledResources) -> int:
     """Shared memory per block as the driver counts it for occupancy: the cubin's static figure
     without the sm_90+ reserve section (CompiledResources.cubin_reserved_smem_bytes; Triton's
-    sm_90+ cubins carry only that 1 KiB: benchmarks/registers_h200.json reads 0 for every Triton
-    row), plus what the launcher asks for."""
+    sm_90+ cubins carry only that 1 KiB: the H200's driver reads 0 for every Triton kernel),
+    plus what the launcher asks for."""
     return res.smem_per_block_bytes
 
 

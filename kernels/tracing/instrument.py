@@ -50,8 +50,8 @@ _PROTON_EXIT = f'{PREFIX}pl.exit_scope("{PROTON_SCOPE}")'
 # every thread reads the timer (one CS2R); at each exit thread (0, 0, 0) reads it again and the
 # SM, finds its row (32-bit index math, the launch's dims baked in) and stores it, in one
 # intrinsic; the default ("numba-exit-split") pushes the end stamp into both branches of a
-# trailing `if` (kernels/tracing/numba_stamps.py says why). Run J's copy ("numba-row-at-exit")
-# did the exit in Numba code (64-bit signed index math), kept to measure against
+# trailing `if` (kernels/tracing/numba_stamps.py says why). "numba-row-at-exit" does the exit
+# in Numba code (64-bit signed index math), kept to measure against
 _NUMBA_START = f"{PREFIX}start = {PREFIX}globaltimer()"
 _NUMBA_EXIT = (f"{PREFIX}stamp_exit({STAMPS}, {PREFIX}start, {PREFIX}grid_dims, "
                f"{PREFIX}block_dims)")

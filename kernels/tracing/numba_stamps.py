@@ -2,18 +2,17 @@
 
 numba-cuda exposes neither `%smid` nor `%globaltimer`, so the copy reads them through
 intrinsics that emit the same inline PTX as the Triton stamps (kernels/bodies/trace_kernels.py):
-`mov.u64 %globaltimer` and `mov.u32 %smid`, volatile so every read is fresh. Run G (2026-12-01)
-linked C functions instead (cuda.declare_device + a .cu compiled by NVRTC): a call per read cost
-+6.3% on the stencil at 2^24; inline PTX needs no link step and no NVRTC.
+`mov.u64 %globaltimer` and `mov.u32 %smid`, volatile so every read is fresh. Linked C functions
+(cuda.declare_device + a .cu compiled by NVRTC) cost +6.3% on the stencil at 2^24, a call per
+read; inline PTX needs no link step and no NVRTC.
 The rewrite is kernels/tracing/instrument.py's (probe "numba", i.e. "numba-exit-split"): a
 first argument, the stamps, an int64 [blocks, 3] C-contiguous array. At entry every thread reads
 the timer (one CS2R); before every return and at the end, `stamp_exit` has thread (0, 0, 0) read
 the timer and the SM, find its row and store (sm, start ns, end ns). Why: the stencil's blocks
 live about 2,000 cycles and the launch is bound by block starts and block life, so every
-instruction a warp adds costs. Run M (2026-12-02, sm_90 SASS, the stencil at 2^24): run J's copy
-("numba-row-at-exit": the row found in Numba code, 64-bit signed index math with negative-index
-wrap, 36 instructions after the last store) cost +6.0%; finding the row at entry in every thread
-cost +11.2%. `stamp_exit` does the index in 32-bit unsigned math in LLVM IR (13 instructions
+instruction a warp adds costs. On sm_90 (the stencil at 2^24) finding the row in Numba code
+("numba-row-at-exit": 64-bit signed index math with negative-index wrap, 36 instructions after
+the last store) cost +6.0%, and finding it at entry in every thread +11.2%. `stamp_exit` does the index in 32-bit unsigned math in LLVM IR (13 instructions
 after the last store, 2 slow: S2UR SMID, the stamps pointer's LDC); the launch's grid and block
 dims are baked in ("numba-exit" keeps all three axes), so no CTAID.Z or TID.Z read; and the
 end stamp goes into both branches of a trailing `if`, so each path keeps its own EXIT as the
@@ -106,7 +105,7 @@ def instrument_numba(dispatcher, probe: str = "numba", dims: tuple[int, int] = (
     """The stamped copy of a numba @cuda.jit kernel, a new dispatcher with the kernel's own
     module globals; its first argument is the int64 [blocks, 3] stamps array. `dims`: how many
     axes the launch's grid and block have, baked into the copy ("numba-exit" takes all three;
-    "numba-row-at-exit" is run J's copy, kept to measure against)."""
+    "numba-row-at-exit", the row found in Numba code, is kept to measure against)."""
     from kernels.launching.compat import numba_cuda
 
     cuda = numba_cuda()

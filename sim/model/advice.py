@@ -19,7 +19,7 @@ from sim.rules.occupancy import Occupancy, occupancy
 MIN_IMPACT = 0.05  # findings that waste less than this share of the GPU are not worth a line
 BANDWIDTH_SHORTFALL = 0.9  # steady state below this share of the ceiling: too few bytes in flight
 # (the naive add, 1 element per thread, runs at 79% of the H200's copy; the model's steady state
-# says 85% since the port's service is taken as nearly fixed, benchmarks/NOTES-bandwidth.md)
+# says 85% since the port's service is taken as nearly fixed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,9 +13,8 @@ where the SM's blocks are staggered). `drain` ends no block
 of the SM later than that; blocks due sooner keep their ends (the DRAM's service order stays).
 The SM's share of the DRAM stays what it was at the last start, and is the even one on every
 SM (an H200 SM that moves bytes faster, TripCost.sm_weights, ends its blocks first and leaves its
-share to the others: at their own shares to the end, one-wave launches ran 8 points long,
-benchmarks/NOTES-dispatch.md, eighth session); the H200's traces drain no faster as SMs go idle
-(benchmarks/NOTES-fit.md, fourth pass: that variant took the FIT traces from 11 to 8 of 14). A
+share to the others: at their own shares to the end, one-wave launches ran 8 points long);
+the H200's traces drain no faster as SMs go idle (a model that sped the drain up fitted worse). A
 block waiting on latency rather than on the port gains little: no SM ends before its least
 advanced block would alone. In a grid of one wave or less every block
 still has all its bytes ahead at the last start, and the bound is about the start-time one

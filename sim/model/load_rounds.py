@@ -4,7 +4,7 @@ A load's destination registers are held from its issue until its data lands, so 
 at most its registers (less the ones its addresses, masks and counters need) of loaded values in
 flight. When its tile needs more, ptxas issues what fits, and a later load waits until an earlier
 value is consumed and its register free: the block's data comes in several dependent DRAM round
-trips, not one. Compiled for sm_90 (`python3 benchmarks/load_rounds_sass.py`: Triton's add at
+trips, not one. Compiled for sm_90 (Triton's add at
 BLOCK_SIZE 2048 and 4 warps, 16 elements a thread = 32 values in 32 registers: five loads, then
 two after the first ones land, then one: three rounds), this is what made the H200's one-wave
 add of 1,024 such blocks end no block before 4.3 us and run 25% past the one-trip model.

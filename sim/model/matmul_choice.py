@@ -57,12 +57,11 @@ def tile_label(params: dict) -> str:
 
 # Stream-K's leftover wave runs slower than its FLOPs, bytes and atomics say where the leftover
 # tiles fill 70-97% of a wave (the cause is not modelled): the excess, in tile times, at these
-# fills (piecewise linear), fitted by benchmarks/stream_k_fit.py on the H200 sawtooth's first wave
-# (M=1024, K=8192, N=256..4096) and checked on its second and third (N=4352..14080), all with
-# 128x256x64 tiles. It is that tile's: run H measured no such excess for the 128x128 and 64x128
-# tiles (fitted per tile on run H, the knots came out at or below zero at every fill; carried to
-# them in tile times, it put stream-K 128x128 13-17% slow at fills 0.9-0.97 of run I), so the
-# other tiles get none (benchmarks/NOTES-chooser.md, "Run I").
+# fills (piecewise linear, resources/fits/<GPU>_matmul.json "stream_k"), fitted on the sawtooth's
+# first wave (M=1024, K=8192, N=256..4096) and checked on its second and third (N=4352..14080),
+# all with 128x256x64 tiles. It is that tile's: fitted on the 128x128 and 64x128 tiles the knots
+# come out at or below zero, and carried to them in tile times it made stream-K 128x128 13-17%
+# slow at fills 0.9-0.97, so the other tiles get none (benchmarks/RESULTS.md).
 
 
 def tma_fits(M: int, N: int, K: int, itemsize: int = 2) -> bool:

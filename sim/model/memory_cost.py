@@ -135,8 +135,7 @@ class TripCost:
         """The latest a block of a full SM can end: its dispatch, then each trip's delay and the
         bytes of all the SM's resident blocks through the port at its share; or, where the
         dispatcher is the slower server, each trip's delay after the SM's blocks were dispatched
-        one by one (without it the dispatcher-bound blocks had no spread and ran in lockstep:
-        benchmarks/NOTES-dispatch.md, ninth session)."""
+        one by one (without it the dispatcher-bound blocks had no spread and ran in lockstep)."""
         sms = min(self.sm_count, max(int(resident_blocks), 1))
         per_sm = math.ceil(max(int(resident_blocks), 1) / sms)
         port_ns = self.bytes_per_trip / (self.ceiling_gbps / sms)
@@ -151,9 +150,8 @@ class TripCost:
         there, at the live count when the slot freed), and the slot is empty meanwhile. Only
         where the dispatcher is the SM's bottleneck (it serves a block slower than the port
         moves one): where the port is, the blocks queue at the port, resident, and the hold
-        describes their stamps (benchmarks/NOTES-fit.md, fifth pass). The first block of each
-        slot is dispatched at once (an H200 SM starts its first 8-16 blocks within ~64 ns:
-        benchmarks/NOTES-dispatch.md) and queues at the port instead. Asked before the drain:
+        describes their stamps. The first block of each slot is dispatched at once (an H200 SM
+        starts its first 8-16 blocks within ~64 ns) and queues at the port instead. Asked before the drain:
         the wait is over before the port's share changes."""
         start, end = sim.block_start_us, sim.block_end_us
         dispatch_ns, port_ns = self._demands(sim.gpu.sm_count)
@@ -174,7 +172,7 @@ class TripCost:
         """`sim` with the grid's first wave let off the dispatcher's queue: an SM starts its first
         blocks at once (`dispatch_waits`), so where the dispatcher is the SM's bottleneck those
         blocks live the MVA's life less its queueing there, and each slot's chain of blocks
-        starts that much sooner (run Z's one-warp copies: the first wave ended ~1 us early
+        starts that much sooner (recorded one-warp copies: the first wave ended ~1 us early
         and its slots refilled one by one, where the model held the whole GPU full for the
         dispatcher's queue, then emptied it at once). Call it only where `sim` begins with
         the grid's first wave (no identical waves skipped before it)."""
@@ -209,7 +207,7 @@ class TripCost:
         return "block dispatch" if per_ns * dispatch_ns >= BUSY else "latency"
 
 
-HOLD_AT_WARPS = 4  # slot_hold_fraction is the hold of a 4-warp block (the FIT adds')
+HOLD_AT_WARPS = 4  # slot_hold_fraction is the hold of a 4-warp block (the fitted adds')
 
 
 def warp_lag(warps: int) -> float:

@@ -19,10 +19,10 @@ from sim.model.what_if import Outcome, WhatIf, predict_outcome
 
 LEVERS = ("registers", "shared memory", "threads per block", "elements per thread", "grid size")
 MAX_ELEMENTS_PER_THREAD = 64
-# A change under 2% is none a user could measure: of 24 before/after pairs measured in three runs
-# on the H200, three changed direction between runs, moving 2.5 to 15 points (benchmarks/RESULTS.md,
-# run U). The next step's measured scores (benchmarks/fit_launch.py, chooser_summary.py) count a
-# change under it as no change.
+# A change under 2% is none a user could measure: of 24 before/after pairs measured three times
+# on the H200, three changed direction between repeats, moving 2.5 to 15 points
+# (benchmarks/RESULTS.md). Scoring the next step against measurements counts a change under it
+# as no change.
 NO_CLEAR_CHANGE = 0.02
 
 

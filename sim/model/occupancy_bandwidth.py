@@ -4,8 +4,8 @@ down, as published occupancy benchmarks force them with a shared-memory "spoiler
 
 `occupancy_curve` predicts one launch at 1..its own blocks per SM; `sweep_points` reads a sweep's
 measurements (a results file's rows, as dicts or as kernels.measure.timing.Measurement objects);
-`predict_point` is the model's answer for one of them. benchmarks/occupancy_check.py and the
-window's view (gui/widgets/qt_occupancy_bandwidth.py) both read these.
+`predict_point` is the model's answer for one of them. The window's view
+(gui/widgets/qt_occupancy_bandwidth.py) reads these.
 """
 
 from __future__ import annotations

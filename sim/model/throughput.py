@@ -17,8 +17,8 @@ Added, not overlapped: a fully overlapped memory term (max of the two) would kee
 flat until its DRAM time outgrew its tensor time, which at these sizes never happens; the H200
 measured the tile time rising 15% from 16 to 128 concurrent tiles, with the DRAM traffic. The
 fraction not hidden (`memory_exposed`) and the tensor efficiency were fitted on two points of the
-H200 sawtooth, the stream-K terms on one recorded trace (benchmarks/waves_fit.py; everything else
-is held out, benchmarks/RESULTS.md).
+H200 sawtooth, the stream-K terms on one recorded trace (everything else is held out,
+benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -155,14 +155,14 @@ def is_tiled_matmul(kernel) -> bool:
 
 def pipeline_smem_bytes(params: dict, itemsize: int = 2) -> int:
     """Triton's software pipeline keeps num_stages A and B slices in shared memory; this is what
-    it reported for every tutorial-03 tile on sm_90 (benchmarks/NOTES-matmul.md)."""
+    it reported for every tutorial-03 tile on sm_90."""
     return (int(params.get("num_stages", 3)) * (params["BLOCK_M"] + params["BLOCK_N"])
             * params["BLOCK_K"] * itemsize)
 
 
 def estimated_registers(params: dict) -> int:
     """The fp32 accumulator per thread plus ~96 for addresses and operand fragments: within a few
-    registers of ptxas for the tutorial-03 tiles (NOTES-matmul.md), capped at 255."""
+    registers of ptxas for the tutorial-03 tiles, capped at 255."""
     threads = 32 * int(params.get("num_warps", 4))
     return min(255, params["BLOCK_M"] * params["BLOCK_N"] // threads + 96)
 
@@ -224,8 +224,8 @@ def predict_matmul(kernel, dims: dict, gpu: GpuSpec, block: dict | None = None, 
     product, by the block scheduler with the compute-bound cost. `resources` = (registers per
     thread, shared memory per block) of the compiled kernel; default: estimated from the tile.
     `dtype` None: the one matmul launches are predicted with (sim.model.matmul_choice.matmul_dtype).
-    `fitted` False: the bare model, without the kernel's fitted terms (what those terms are fitted
-    against: benchmarks/tiles_fit.py, waves_fit.py, stream_k_fit.py)."""
+    `fitted` False: the bare model, without the kernel's fitted terms (what they are fitted
+    against)."""
     from sim.model.matmul_choice import matmul_dtype
 
     dtype = dtype or matmul_dtype(gpu)

@@ -45,11 +45,11 @@ class Constant:
     date: str = ""  # measured: when
     command: str = ""  # measured: how
     assumed_from: str = ""  # assumed: the GPU it is taken from
-    origin: str = ""  # assumed: how that GPU's figure was found ("measured 2026-12-02: ... there")
+    origin: str = ""  # assumed: how that GPU's figure was found ("measured <date>: ... there")
 
     @property
     def short_label(self) -> str:
-        """"measured 2026-11-29", "published", "assumed from H200"."""
+        """"measured <date>", "published", "assumed from H200"."""
         if self.provenance == "measured":
             return f"measured {self.date}"
         if self.provenance == "assumed":
@@ -116,7 +116,7 @@ def physics_key(name: str) -> str:
 @dataclass(frozen=True, slots=True)
 class DramShare:
     """Some SMs of a chip move their blocks' bytes faster than the others when the DRAM is the
-    bound (benchmarks/NOTES-dispatch.md, eighth session): their share relative to the rest."""
+    bound: their share relative to the rest."""
     faster_sms: frozenset
     share: float
     above_bytes: float  # only where an SM holds more bytes in flight than this

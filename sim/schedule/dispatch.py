@@ -17,7 +17,7 @@ SM takes new blocks only while few of its warps are busy, and the rest come late
 4. exits free warps: the burst rule applies again at once;
 5. registers (only where the launch's registers per thread are known): when the SM's blocks at
    full occupancy hold at least `regfile_fraction` of the register file, the fill changes
-   (fitted on `trace --hold-regs` traces, benchmarks/NOTES-dispatch.md). Limited by registers
+   (fitted on `trace --hold-regs` traces). Limited by registers
    with warp and block slots to spare, busy warps hold nothing back (rules 1-3 off); with the
    warp slots or the block slots (`max_blocks_per_sm`) full too, a visit lets in one block even on a quiet SM, while fewer than
    `regfile_full_cap_warps` warps are busy. Either way each block starts

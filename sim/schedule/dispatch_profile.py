@@ -4,7 +4,7 @@ A GPU's profile is the "dispatch" section of its per-GPU file (sim/rules/physics
 "warpscope-physics/1", docs/GPU_DATA.md):
 
     {"format": "warpscope-physics/1", "gpu": "H200", "constants": {...},
-     "dispatch": {"gpu": "NVIDIA H200", "measured": true, "date": "2026-12-01",
+     "dispatch": {"gpu": "NVIDIA H200", "measured": true, "date": "YYYY-MM-DD",
                   "source": "how it was measured: the command, the traces",
                   "params": {"burst_warps": 28, ..., "trickle": {"1": [0.97, 1.5], ...}}}}
 
@@ -211,8 +211,7 @@ def _load(path: str, _stamp: tuple) -> DispatchProfile:
 
 def save_profile(path, profile: DispatchProfile, dram_share: DramShare | None = None) -> None:
     """A per-GPU file holding the profile as its "dispatch" section (and `dram_share`, where
-    given, as its "dram_share"); a per-GPU file already there keeps its constants
-    (benchmarks/dispatch_fit.py rewrites resources/physics/H200.json)."""
+    given, as its "dram_share"); a per-GPU file already there keeps its constants."""
     doc = {"format": PROFILE_FORMAT, "gpu": profile.gpu, "constants": {}}
     if os.path.lexists(path):
         try:

@@ -1,6 +1,6 @@
 """Fit a GPU's dispatch model (sim/schedule/dispatch.py) to block traces recorded on it.
 
-Both the checked-in H200 profile (benchmarks/dispatch_fit.py) and `main.py calibrate` use this:
+Both the checked-in H200 profile and `main.py calibrate` use this:
 
 1. every trace becomes a case: its launch as `compare` reads it (sim.traces.compare.launch_of_trace) and
    the recorded schedule;

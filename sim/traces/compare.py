@@ -1,6 +1,6 @@
 """One comparison of a recorded trace with its prediction, for every kind of trace.
 
-A recorded trace (kernels/tracing/trace.py, benchmarks/matmul_run.py, or another tool's timeline such as
+A recorded trace (kernels/tracing/trace.py, a matmul trace, or another tool's timeline such as
 Triton Proton's, sim/traces/proton_trace.py) says how the hardware really ran a grid. `compare_trace`
 takes from it only what describes the launch, reads off its meta which model predicts it, asks
 that model (`predict`, the one place compare asks for a prediction) and scores recorded against
@@ -37,7 +37,7 @@ from sim.traces.schedule_metrics import ScheduleScore, peak_per_sm, score
 from sim.schedule.timeline import Timeline, timeline_of_trace
 from sim.traces.trace import Trace
 
-# What the warps of a trace do, when its meta does not say (issue 9).
+# What the warps of a trace do, when its meta does not say.
 UNSAID_WAIT_NOTE = ("the trace does not say what its warps do: taken as the Triton trace "
                     "kernel's busy spin (every trace recorded before 2026-12-01 is one)")
 CUDA_PROBE_NOTE = ("CUDA C probe: on the H200 its spinning warps did not hold new blocks back "

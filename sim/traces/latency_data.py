@@ -1,8 +1,8 @@
-"""A latency run's results ("warpscope-latency/1", written by benchmarks/latency_run.py): the
-forced-occupancy sweep, the calibration (DRAM latency, block dispatch) and the timing methods.
+"""A latency run's results ("warpscope-latency/1"): the forced-occupancy sweep, the
+calibration (DRAM latency, block dispatch) and the timing methods.
 
-The window plots them against the loaded model; benchmarks/latency_fit.py fits on them. The
-H200's run is checked in: benchmarks/latency_h200.json (`CHECKED_IN`).
+The window plots them against the loaded model, and the latency fit reads them. The H200's run
+is checked in (`CHECKED_IN`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What a recorded matmul trace says about its launch, for sim.traces.compare.
 
-benchmarks/matmul_run.py stamps, per tile (or per stream-K unit), the SM it ran on and when it
+A matmul trace stamps, per tile (or per stream-K unit), the SM it ran on and when it
 started and ended (%smid, %globaltimer), with the program, tile and K range in the trace's
 `extra` columns (tests/data/matmul_traces/). Its meta names the kernel, M, N, K, the tile
 configuration, the compiled registers and shared memory and the programs launched: enough to

@@ -6,7 +6,7 @@ the faster ones. Only traces whose per-SM counts vary (coefficient of variation 
 hold at least MIN_BLOCKS_PER_SM blocks per SM are read: a launch the port does not bound runs the
 same count on every SM whatever its share.
 
-benchmarks/sm_share.py reads bundles with it; `main.py calibrate` reads its own add traces.
+It reads recorded bundles, and `main.py calibrate` its own add traces.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Many recorded block traces in two files, and back: benchmarks/dispatch_run.py writes a bundle,
+"""Many recorded block traces in two files, and back: a GPU run writes a bundle,
 `load_bundle` reads every trace in it as a sim.traces.trace.Trace, `extract` writes one as a
 warpscope-trace/1 file for `main.py compare`.
 

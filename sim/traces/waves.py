@@ -3,9 +3,9 @@
 A sweep is written like `M=1024,K=8192,N=256..14080x256`: fixed sizes and one range, `lo..hi xS`
 stepping by S (here: one 256-wide tile column per step, 55 points). Measured points come from a
 `bench --waves-sweep` result (warpscope-bench/1, each measurement naming its dims) or from the
-sawtooth step of benchmarks/matmul_run.py's file (warpscope-matmul/1); predictions from
+sawtooth step of a matmul run's file (warpscope-matmul/1); predictions from
 sim.model.throughput. Everything here is numpy and plain data, shared by the CLI, the window, the fit
-script (benchmarks/waves_fit.py) and the tests.
+and the tests.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ DIMS = ("M", "N", "K")
 MAX_POINTS = 400
 MAX_SIZE = 1 << 20  # per matrix side
 DEFAULT_SWEEP = "M=1024,K=8192,N=256..14080x256"  # the H200 run's sawtooth: 8 to 440 tiles
-# kernel names of the measured series, as benchmarks/matmul_run.py labels them
+# kernel names of the measured series, as a matmul run's file labels them
 KINDS = {"tiled": "matmul_tiled", "persistent": "matmul_persistent",
          "stream_k": "matmul_stream_k", "torch": "cuBLAS"}
 CUBLAS = "cuBLAS"
@@ -143,7 +143,7 @@ _RESOURCES = {"regs": Maybe(Whole(0, 255)), "smem_bytes": Whole(0, 1 << 24)}
 
 
 def load_matmul_run(path: str) -> MeasuredSweep:
-    """The sawtooth of a benchmarks/matmul_run.py file (warpscope-matmul/1), field by field."""
+    """The sawtooth of a matmul run's file (warpscope-matmul/1), field by field."""
     data = read_json_file(path, "matmul run", MAX_RUN_BYTES)
     if not isinstance(data, dict) or data.get("format") != "warpscope-matmul/1":
         raise UserError(f"{path} is not a matmul run (format warpscope-matmul/1)")
