@@ -90,7 +90,8 @@ def test_schema_errors_name_the_field(tmp_path, doc, words):
 
 def test_names_and_files():
     assert gpu_key("NVIDIA H200") == gpu_key("h200") == "H200"
-    assert gpu_key("A100 80GB") == "A10080GB"
+    assert gpu_key("A100 80GB") == gpu_key("NVIDIA A100-SXM4-80GB") == "A100_80GB"
+    assert gpu_key("NVIDIA H200 NVL") == "H200NVL"  # no preset is it exactly
     assert (BUILTIN_DIR / "H200.json").is_file()
     with pytest.raises(UserError, match="cannot read dispatch profile"):
         load_profile(BUILTIN_DIR / "missing.json")
@@ -107,6 +108,7 @@ def test_a_profile_rewritten_within_one_clock_tick_is_read_again(tmp_path):
                                                                  builtin_profile().params))
     first = os.stat(path).st_mtime_ns
     assert load_profile(path).date == "2026-12-24"
-    save_profile(path, DispatchProfile("NVIDIA H200", True, "2026-12-25", "a longer source"))
+    save_profile(path, DispatchProfile("NVIDIA H200", True, "2026-12-25", "a longer source",
+                                             builtin_profile().params))
     os.utime(path, ns=(first, first))
     assert load_profile(path).date == "2026-12-25"

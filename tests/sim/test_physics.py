@@ -6,7 +6,7 @@ import json
 import pytest
 
 from sim.rules.devices import match_device, preset, presets, spec_from_device
-from sim.schedule.dispatch_profile import DispatchProfile, load_profile, save_profile
+from sim.schedule.dispatch_profile import DispatchProfile, builtin_profile, load_profile, save_profile
 from sim.inputs.errors import UserError
 from sim.rules.physics import MODEL_CONSTANTS, PHYSICS_DIR, physics_for, read_physics, same_gpu
 
@@ -89,7 +89,8 @@ def test_a_damaged_file_is_one_line(tmp_path):
 
 
 def test_calibrate_writes_the_same_format_and_old_files_still_load(tmp_path):
-    profile = DispatchProfile("NVIDIA L40S", True, "2026-12-02", "main.py calibrate")
+    profile = DispatchProfile("NVIDIA L40S", True, "2026-12-02", "main.py calibrate",
+                              builtin_profile().params)
     save_profile(tmp_path / "L40S.json", profile)
     data = json.loads((tmp_path / "L40S.json").read_text())
     assert data["format"] == "warpscope-physics/1" and data["dispatch"]["gpu"] == "NVIDIA L40S"
@@ -104,6 +105,6 @@ def test_writing_a_profile_into_a_per_gpu_file_keeps_its_constants(tmp_path):
     path = tmp_path / "H200.json"
     path.write_text((PHYSICS_DIR / "H200.json").read_text())
     before = read_physics(path).constants
-    save_profile(path, DispatchProfile("NVIDIA H200", True, "2026-12-24", "refit"))
+    save_profile(path, DispatchProfile("NVIDIA H200", True, "2026-12-24", "refit", builtin_profile().params))
     after = read_physics(path)
     assert after.constants == before and after.dispatch["date"] == "2026-12-24"
