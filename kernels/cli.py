@@ -133,18 +133,21 @@ def register(subparsers) -> None:
     p.set_defaults(handler=cmd_trace)
 
     p = subparsers.add_parser(
-        "calibrate", help="measure how this GPU fills its SMs and save it as its dispatch profile",
-        description="Records a small family of block traces on the GPU (about a minute), fits the "
-                    "dispatch model to them (a few minutes at most) and writes the profile to "
-                    "the user's config folder ($XDG_CONFIG_HOME/warpscope/dispatch/<GPU>.json), "
-                    "where the app and every command find it and say 'calibrated on <GPU>'.")
+        "calibrate", help="measure every per-GPU number the model reads, on this GPU, and save them",
+        description="Records a small family of block traces on the GPU and fits the dispatch "
+                    "model to them, reads which SMs move bytes faster, measures the launch "
+                    "overhead, copy bandwidth, DRAM and L2 latency and L2 bandwidth, and writes "
+                    "them to the user's config folder ($XDG_CONFIG_HOME/warpscope/dispatch/"
+                    "<GPU>.json), where the app and every command find them and say 'calibrated "
+                    "on <GPU>'. It ends by predicting launches it fitted nothing on and printing "
+                    "predicted beside measured. About two minutes.")
     p.add_argument("--out", default=None, metavar="FILE.json", type=arg_path("--out file"),
                    help="write the profile here instead of the config folder")
     p.add_argument("--keep-traces", default=None, metavar="DIR", type=arg_path("--keep-traces"),
                    help="also save the recorded traces there (a trace bundle: python3 -m "
                         "sim.traces.trace_bundle DIR lists them)")
     p.add_argument("--fit-seconds", type=arg_real("--fit-seconds", 0, 86400, positive=True),
-                   default=240.0, metavar="S",
+                   default=30.0, metavar="S",
                    help="stop the fit after S seconds, keeping the best so far (default: %(default)s)")
     p.set_defaults(handler=cmd_calibrate)
 
@@ -418,8 +421,14 @@ def cmd_calibrate(args) -> int:
     print(f"{result.profile.label}: the fitted model meets the bar (makespan 10%, median peak "
           f"1 block, residency error 0.15) on {good} of {len(result.scores)} recorded traces")
     print(f"faster SMs: {result.share_note}")
+    for name, c in result.constants.items():
+        print(f"{name}: {c.value:g} {c.unit} ({c.label})")
+    if result.check:
+        near = sum(abs(p / m - 1) <= 0.10 for _, p, m in result.check)
+        print(f"held-out check: {near} of {len(result.check)} launches predicted within 10%: "
+              + "; ".join(f"{n} {p / m - 1:+.1%}" for n, p, m in result.check))
     if result.failed:
-        print(f"{len(result.failed)} traces failed: " + "; ".join(f"{n}: {e}" for n, e in result.failed))
+        print(f"{len(result.failed)} steps failed: " + "; ".join(f"{n}: {e}" for n, e in result.failed))
     print(f"wrote {result.path}")
     return 0
 

@@ -27,6 +27,7 @@ MAX_PHYSICS_BYTES = 1 << 20  # a GPU's constants and dispatch section: a few KiB
 PHYSICS_FORMAT = "warpscope-physics/1"
 PHYSICS_DIR = resource("physics")
 PROVENANCES = ("measured", "published", "assumed")
+CALIBRATED = "calibrated on "  # a constant's source as `main.py calibrate` writes it
 # what the launch model reads, and the unit each must be in
 MODEL_CONSTANTS = {"launch_overhead_us": "us", "dram_latency_ns": "ns", "copy_fraction": "fraction",
                    "trip_overhead_ns": "ns", "trip_load_ns": "ns", "block_time_spread": "fraction",
@@ -47,6 +48,12 @@ class Constant:
     assumed_from: str = ""  # assumed: the GPU it is taken from
     origin: str = ""  # assumed: how that GPU's figure was found ("measured <date>: ... there")
 
+    def to_json(self) -> dict:
+        """The constant as a per-GPU file stores it (read back by `_constant`)."""
+        out = {"value": self.value, "unit": self.unit, "provenance": self.provenance,
+               "source": self.source}
+        return out | ({"date": self.date, "command": self.command} if self.date else {})
+
     @property
     def short_label(self) -> str:
         """"measured <date>", "published", "assumed from H200"."""
@@ -64,6 +71,8 @@ class Constant:
                 return "assumed"
             return f"assumed from {self.assumed_from}" + (f" ({self.origin})" if self.origin else "")
         if self.provenance == "measured":
+            if self.source.startswith(CALIBRATED):  # the user's own GPU, by `main.py calibrate`
+                return f"{self.source}, {self.date}"
             return f"measured {self.date}: {self.command}" if self.command else f"measured {self.date}"
         return f"published: {self.source}"
 
@@ -300,17 +309,68 @@ def _physics_of_preset(name: str) -> GpuPhysics:
 
 def physics_for(gpu: GpuSpec | str) -> GpuPhysics:
     """The launch-model constants of a GPU (a spec, a preset or a driver's device name). A device
-    that matches no preset takes the nearest preset's, every constant labelled assumed."""
+    that matches no preset takes the nearest preset's, every constant labelled assumed. What the
+    user's `main.py calibrate` measured on this GPU (its file in the user's config folder) wins
+    over every stored figure."""
+    name = gpu if isinstance(gpu, str) else gpu.name
     if isinstance(gpu, str):
         m = match_device(gpu)
         if m.preset is None:
             raise UserError(f"{gpu!r} is no preset and no device name one matches")
-        return _labelled(_physics_of_preset(m.preset.name), m)
-    m = match_device(gpu.name, gpu.sm_count) if gpu.detected else DeviceMatch(gpu, True, "")
-    if m.preset is None:
-        nearest = _nearest(gpu, list(_presets()))[0]
-        m = DeviceMatch(_presets()[nearest], False, f"no preset is {gpu.name}")
-    return _labelled(_physics_of_preset(m.preset.name), m)
+    else:
+        m = match_device(gpu.name, gpu.sm_count) if gpu.detected else DeviceMatch(gpu, True, "")
+        if m.preset is None:
+            nearest = _nearest(gpu, list(_presets()))[0]
+            m = DeviceMatch(_presets()[nearest], False, f"no preset is {gpu.name}")
+    ph = _labelled(_physics_of_preset(m.preset.name), m)
+    mine = calibrated_constants(name)
+    return replace(ph, constants={**ph.constants, **mine}) if mine else ph
+
+
+def user_file(name: str):
+    """The user's file for a GPU (`main.py calibrate` writes it): its dispatch profile, its
+    DRAM share and the constants it measured, in this module's format."""
+    from sim.inputs.places import dispatch_dir
+
+    return dispatch_dir() / f"{gpu_key(name)}.json"
+
+
+def gpu_key(name: str) -> str:
+    """A GPU's file name: the preset's where the name is exactly one (the driver's "NVIDIA H100
+    80GB HBM3" and the preset "H100 SXM" name the same H100_SXM.json, the one a preset's lookup
+    reads), else the name's letters and digits ("NVIDIA H200 NVL" -> H200NVL.json)."""
+    m = match_device(name)
+    if m.exact and m.preset is not None:
+        return physics_key(m.preset.name)
+    key = "".join(ch for ch in name.upper() if ch.isalnum())
+    return key.removeprefix("NVIDIA") or key
+
+
+def calibrated_constants(name: str) -> dict:
+    """The constants the user's calibration measured on this GPU ({} where there is none, or
+    where its file is damaged: the dispatch profile's reader names such a file once)."""
+    import os
+
+    path = user_file(name)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return {}
+    try:
+        return _calibrated(str(path), (st.st_mtime_ns, st.st_size, st.st_ino))
+    except UserError:
+        return {}
+
+
+@functools.lru_cache(maxsize=32)
+def _calibrated(path: str, _stamp: tuple) -> dict:
+    data = read_json_file(path, "GPU physics file", MAX_PHYSICS_BYTES)
+    consts = data.get("constants") if isinstance(data, dict) else None
+    if not isinstance(consts, dict):
+        return {}
+    return {k: c for k, c in ((k, _constant(k, v, path)) for k, v in consts.items()
+                              if k in MODEL_CONSTANTS and isinstance(v, dict) and "value" in v)
+            if c.provenance == "measured"}
 
 
 def _labelled(ph: GpuPhysics, m: "DeviceMatch") -> GpuPhysics:

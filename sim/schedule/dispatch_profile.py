@@ -28,8 +28,7 @@ from sim.inputs.errors import UserError, printable
 from sim.inputs.files import read_json_file, write_json_atomic
 from sim.inputs.places import dispatch_dir
 
-from sim.rules.devices import match_device
-from sim.rules.physics import (PHYSICS_DIR, PHYSICS_FORMAT, DramShare, physics_for, physics_key,
+from sim.rules.physics import (PHYSICS_DIR, PHYSICS_FORMAT, DramShare, gpu_key, physics_for,
                                read_dram_share)
 
 PROFILE_FORMAT = PHYSICS_FORMAT  # what calibrate writes
@@ -209,9 +208,11 @@ def _load(path: str, _stamp: tuple) -> DispatchProfile:
     return DispatchProfile.from_json(data, path)
 
 
-def save_profile(path, profile: DispatchProfile, dram_share: DramShare | None = None) -> None:
+def save_profile(path, profile: DispatchProfile, dram_share: DramShare | None = None,
+                 constants: dict | None = None) -> None:
     """A per-GPU file holding the profile as its "dispatch" section (and `dram_share`, where
-    given, as its "dram_share"); a per-GPU file already there keeps its constants."""
+    given, as its "dram_share"; `constants`, {name: sim.rules.physics.Constant}, join its
+    "constants"); a per-GPU file already there keeps its other constants."""
     doc = {"format": PROFILE_FORMAT, "gpu": profile.gpu, "constants": {}}
     if os.path.lexists(path):
         try:
@@ -221,20 +222,11 @@ def save_profile(path, profile: DispatchProfile, dram_share: DramShare | None = 
         if isinstance(old, dict) and old.get("format") == PROFILE_FORMAT:
             doc = {k: v for k, v in old.items() if k != "dispatch"}
     doc["dispatch"] = profile.to_json()
+    doc["constants"] = {**doc.get("constants", {}),
+                        **{k: c.to_json() for k, c in (constants or {}).items()}}
     if dram_share is not None:
         doc["dram_share"] = dram_share.to_json()
     write_json_atomic(path, doc, indent=1)
-
-
-def gpu_key(name: str) -> str:
-    """A GPU's file name: the preset's where the name is exactly one (the driver's "NVIDIA H100
-    80GB HBM3" and the preset "H100 SXM" name the same H100_SXM.json, the one a preset's lookup
-    reads), else the name's letters and digits ("NVIDIA H200 NVL" -> H200NVL.json)."""
-    m = match_device(name)
-    if m.exact and m.preset is not None:
-        return physics_key(m.preset.name)
-    key = "".join(ch for ch in name.upper() if ch.isalnum())
-    return key.removeprefix("NVIDIA") or key
 
 
 def dram_share_for(gpu) -> DramShare | None:
@@ -266,7 +258,7 @@ def user_dir() -> Path:
 
 
 def user_profile_path(gpu_name: str) -> Path:
-    return user_dir() / f"{gpu_key(gpu_name)}.json"
+    return user_dir() / f"{gpu_key(gpu_name)}.json"  # sim.rules.physics.user_file
 
 
 def builtin_profile() -> DispatchProfile:

@@ -58,7 +58,7 @@ def config(tmp_path, monkeypatch):
 def test_calibrate_records_fits_and_writes_the_users_profile(config, tmp_path):
     record = FakeRecorder()
     said = []
-    result = cal.calibrate(record=record, gpu=preset("H200"), family=FAMILY, fit_s=1.0,
+    result = cal.calibrate(probes={}, held_out=(), record=record, gpu=preset("H200"), family=FAMILY, fit_s=1.0,
                            keep=str(tmp_path / "kept"), command="warpscope calibrate",
                            say=said.append, record_tile=FakeTileRecorder(), share_family=SHARE_FAMILY)
     assert result.path == str(config / "H200.json")
@@ -76,7 +76,7 @@ def test_calibrate_records_fits_and_writes_the_users_profile(config, tmp_path):
 
 def test_too_few_traces_is_one_line(config):
     with pytest.raises(UserError, match="too few to fit"):
-        cal.calibrate(record=FakeRecorder(), gpu=preset("H200"), family=FAMILY[:3], fit_s=1.0,
+        cal.calibrate(probes={}, held_out=(), record=FakeRecorder(), gpu=preset("H200"), family=FAMILY[:3], fit_s=1.0,
                       say=lambda _m: None)
     assert not (config / "H200.json").exists()
 
@@ -108,7 +108,7 @@ def test_calibrate_reads_which_sms_move_bytes_faster_and_the_model_takes_them(co
     from sim.schedule.dispatch_profile import dram_share_for
 
     tiles = FakeTileRecorder()
-    result = cal.calibrate(record=FakeRecorder(), gpu=preset("H200"), family=FAMILY, fit_s=1.0,
+    result = cal.calibrate(probes={}, held_out=(), record=FakeRecorder(), gpu=preset("H200"), family=FAMILY, fit_s=1.0,
                            say=lambda _m: None, record_tile=tiles, share_family=SHARE_FAMILY)
     assert "--kernel add --elements 2^25 --block 1024 --warps 4" in tiles.calls[0]
     fit_24 = [*range(32, 44), *range(78, 88), 126, 127]
@@ -126,7 +126,7 @@ def test_share_traces_that_show_no_faster_sms_leave_the_preset_s(config):
     from sim.rules.physics import physics_for
     from sim.schedule.dispatch_profile import dram_share_for
 
-    result = cal.calibrate(record=FakeRecorder(), gpu=preset("H200"), family=FAMILY, fit_s=1.0,
+    result = cal.calibrate(probes={}, held_out=(), record=FakeRecorder(), gpu=preset("H200"), family=FAMILY, fit_s=1.0,
                            say=lambda _m: None, record_tile=FakeTileRecorder("add_n24_b256"),
                            share_family=SHARE_FAMILY)
     assert result.dram_share is None and "no faster SMs" in result.share_note
@@ -140,7 +140,7 @@ def test_a_damaged_share_in_the_users_file_is_one_line_and_the_preset_s_is_used(
     from sim.rules.physics import physics_for
     from sim.schedule.dispatch_profile import dram_share_for
 
-    cal.calibrate(record=FakeRecorder(), gpu=preset("H200"), family=FAMILY, fit_s=1.0,
+    cal.calibrate(probes={}, held_out=(), record=FakeRecorder(), gpu=preset("H200"), family=FAMILY, fit_s=1.0,
                   say=lambda _m: None, record_tile=FakeTileRecorder(), share_family=SHARE_FAMILY)
     path = config / "H200.json"
     doc = json.loads(path.read_text())
@@ -149,3 +149,36 @@ def test_a_damaged_share_in_the_users_file_is_one_line_and_the_preset_s_is_used(
     assert dram_share_for(preset("H200")) == physics_for("H200").dram_share
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "ignored" in err and "share" in err
+
+
+def test_calibrate_measures_the_models_constants_and_checks_launches_it_never_fitted(config):
+    """The probes' numbers join the user's file and win over the preset's; the held-out check
+    predicts each launch with them, beside what was measured."""
+    from types import SimpleNamespace
+
+    from sim.rules.physics import physics_for
+
+    h200 = preset("H200")
+    stored = physics_for(h200).value("dram_latency_ns")
+    probes = {"dram_latency_ns": lambda gpu: 400.0, "copy_fraction": lambda gpu: 0.5,
+              "launch_overhead_us": lambda gpu: 1e6}  # implausible: the stored figure stays
+
+    def measured(kernel, elements, block, warps):
+        return SimpleNamespace(grid_blocks=elements // block, threads_per_block=32 * warps,
+                               regs_per_thread=32, smem_per_block_bytes=0,
+                               bytes_moved=12 * elements, median_ms=0.1)
+
+    result = cal.calibrate(probes=probes, held_out=(("add_triton", 2**24, 1024, 4),),
+                           check_measure=measured, record=FakeRecorder(), gpu=h200, family=FAMILY,
+                           fit_s=1.0, say=lambda _m: None, record_tile=FakeTileRecorder(),
+                           share_family=SHARE_FAMILY)
+    today = datetime.date.today().isoformat()
+    mine = physics_for(h200)
+    assert mine.value("dram_latency_ns") == 400.0 != stored
+    assert mine.constant("copy_fraction").label == f"calibrated on H200, {today}"
+    assert not mine.constant("launch_overhead_us").source.startswith("calibrated")
+    assert [n for n, _ in result.failed if n == "launch_overhead_us"] == ["launch_overhead_us"]
+    ((label, predicted, measured_us),) = result.check
+    assert label == "add_triton 2^24 block 1024 w4" and measured_us == pytest.approx(100.0)
+    # at half the copy bandwidth, 200 MB take at least 200e6 / (0.5 * 4,813 GB/s) us
+    assert predicted >= 12 * 2**24 / (0.5 * h200.peak_dram_gbps * 1e3)

@@ -1,0 +1,115 @@
+"""The launch model's per-GPU constants, measured on this GPU for `main.py calibrate`.
+
+Each probe times one thing apart from the others, with CUDA events (kernels.measure.timing):
+
+- ``launch_overhead_us``: a one-block kernel that does nothing, queued behind a spin so the
+  start event fires with the GPU busy: the launch's time outside any block's work;
+- ``copy_fraction``: torch's device-to-device copy of arrays far past the L2, over the GPU's
+  rated DRAM bandwidth (the model's achievable ceiling);
+- ``dram_latency_ns``: one thread chasing pointers through cache lines in random order, the L2
+  flushed before each run (kernels.bodies.latency_kernels); the time per hop is the slope
+  between two chain lengths, so the launch's own time drops out;
+- ``l2_latency_ns``: the same chase over a region a tenth of the L2, warm;
+- ``l2_gbps``: a copy of arrays that fit in the L2 together, warm.
+
+Each result is a sim.rules.physics.Constant labelled "calibrated on <GPU>" with the date and the
+command, the form the user's per-GPU file keeps it in (sim.rules.physics.calibrated_constants).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+from statistics import median
+
+from sim.rules.physics import CALIBRATED, MODEL_CONSTANTS, Constant
+
+CHASE_HOPS = (2048, 8192)  # two chain lengths: the slope between them is the time per hop
+PROBES = ("launch_overhead_us", "copy_fraction", "dram_latency_ns", "l2_latency_ns", "l2_gbps")
+
+
+def _events_ms(fn: Callable[[], object], *, flush_l2: bool, reps: int = 20) -> float:
+    from kernels.measure.timing import time_gpu
+
+    return median(time_gpu(fn, reps=reps, flush_l2=flush_l2))
+
+
+def launch_overhead_us(gpu) -> float:
+    import torch
+
+    from kernels.bodies.latency_kernels import idle_block_kernel
+    from kernels.launching.compat import numba_cuda
+
+    out = numba_cuda().as_cuda_array(torch.zeros(32, device="cuda"))
+    return _events_ms(lambda: idle_block_kernel[1, 32](out, 0), flush_l2=False) * 1e3
+
+
+def _copy_gbps(nbytes: int, flush_l2: bool) -> float:
+    import torch
+
+    src = torch.ones(nbytes // 4, dtype=torch.float32, device="cuda")
+    dst = torch.empty_like(src)
+    ms = _events_ms(lambda: dst.copy_(src), flush_l2=flush_l2)
+    return 2 * src.numel() * 4 / (ms * 1e6)
+
+
+def copy_fraction(gpu) -> float:
+    import torch
+
+    free, _ = torch.cuda.mem_get_info()
+    nbytes = min(1 << 30, max(8 * gpu.l2_bytes, 1 << 26), free // 4)
+    return _copy_gbps(nbytes, flush_l2=True) / gpu.peak_dram_gbps
+
+
+def l2_gbps(gpu) -> float:
+    return _copy_gbps(max(1 << 20, gpu.l2_bytes // 8), flush_l2=False)
+
+
+def _chase_ns(region_bytes: int, flush_l2: bool) -> float:
+    from kernels.bodies.latency_kernels import chase_array, chase_kernel
+
+    times = []
+    for hops in CHASE_HOPS:
+        nxt, out = chase_array(region_bytes, hops)
+        times.append(_events_ms(lambda: chase_kernel[1, 1](nxt, hops, out), flush_l2=flush_l2,
+                                reps=5))
+    return (times[1] - times[0]) * 1e6 / (CHASE_HOPS[1] - CHASE_HOPS[0])
+
+
+def dram_latency_ns(gpu) -> float:
+    return _chase_ns(max(1 << 26, 4 * gpu.l2_bytes), flush_l2=True)
+
+
+def l2_latency_ns(gpu) -> float:
+    region = max(gpu.l2_bytes // 10, 2 * CHASE_HOPS[1] * 128)
+    return _chase_ns(region, flush_l2=False)
+
+
+MEASURE = {"launch_overhead_us": launch_overhead_us, "copy_fraction": copy_fraction,
+           "dram_latency_ns": dram_latency_ns, "l2_latency_ns": l2_latency_ns, "l2_gbps": l2_gbps}
+PLAUSIBLE = {"launch_overhead_us": (0.5, 100), "copy_fraction": (0.2, 1.05),
+             "dram_latency_ns": (50, 5000), "l2_latency_ns": (10, 2000), "l2_gbps": (100, 1e5)}
+
+
+def measure_constants(gpu, command: str, say: Callable[[str], None] = print,
+                      measure: dict | None = None, date: str | None = None) -> tuple[dict, list]:
+    """({name: Constant} of every probe that gave a plausible number, [(name, why not)]).
+    `measure` maps names to functions of the GPU (tests pass fakes)."""
+    date = date or datetime.date.today().isoformat()
+    got, failed = {}, []
+    for name, probe in (MEASURE if measure is None else measure).items():
+        try:
+            value = float(probe(gpu))
+        except Exception as exc:  # noqa: BLE001 - one probe failing keeps the preset's figure
+            failed.append((name, f"{type(exc).__name__}: {exc}"))
+            say(f"{name}: FAILED {exc}")
+            continue
+        lo, hi = PLAUSIBLE[name]
+        if not lo <= value <= hi:
+            failed.append((name, f"{value:.4g} is outside {lo:g}..{hi:g}"))
+            say(f"{name}: {value:.4g} is not plausible; the stored figure stays")
+            continue
+        got[name] = Constant(round(value, 4), MODEL_CONSTANTS[name], "measured",
+                             f"{CALIBRATED}{gpu.name}", date, command)
+        say(f"{name}: {value:.4g} {MODEL_CONSTANTS[name]}")
+    return got, failed
