@@ -107,8 +107,11 @@ def register(subparsers) -> None:
                                           "timeline) from its launch alone, with the model its meta calls for "
                                           "(equal blocks, memory-bound, compute-bound), and score the prediction: "
                                           "makespan, peak blocks per SM, residency error.")
-    p.add_argument("trace_file", metavar="TRACE.json",
+    p.add_argument("trace_file", metavar="TRACE.json", nargs="?",
                    help="a warpscope-trace/1 file, or a Triton Proton timeline (NAME.chrome_trace)")
+    p.add_argument("--ncu", metavar="REPORT.csv", type=arg_path("--ncu report"),
+                   help="instead of a trace: an Nsight Compute report (the CSV of ncu --csv --page "
+                        "details, or a .ncu-rep); each kernel's occupancy and waves beside WarpScope's")
     p.add_argument("--gpu", metavar="NAME", help="GPU preset (default: the one the trace names)")
     p.add_argument("--blocks-per-sm", type=arg_count("--blocks-per-sm"), metavar="N",
                    help="block slots per SM (default: the occupancy predicted when recording)")
@@ -485,6 +488,11 @@ def cmd_compare(args) -> int:
     from sim.traces.compare import compare_trace
     from sim.traces.trace import read_any_trace
 
+    if (args.ncu is None) == (args.trace_file is None):
+        raise UserError("compare needs one of TRACE.json or --ncu REPORT.csv")
+    if args.ncu is not None:
+        from sim.traces.ncu_compare import cmd_ncu
+        return cmd_ncu(args)
     if args.perfetto:
         check_writable(args.perfetto, "--perfetto file")
     trace = read_any_trace(args.trace_file)
