@@ -5,8 +5,8 @@ Two forms:
   the tests' copies): one row per metric of each kernel, columns "ID", "Kernel Name", "Block Size",
   "Grid Size", "Device", "CC", "Section Name", "Metric Name", "Metric Unit", "Metric Value" (rule
   rows leave the metric empty). Values carry thousands separators ("16,384"); times and bytes come
-  in the unit the row names ("usecond", "Mbyte"). Anything ncu printed before the header (its
-  ==PROF== lines) is skipped.
+  in the unit the row names ("usecond", "Mbyte"). ncu's own lines (==PROF==, ==WARNING==) and
+  anything before the header are skipped.
 - a `.ncu-rep` file, through NVIDIA's `ncu_report` Python module (shipped with Nsight Compute, in
   its extras/python folder), imported only when such a file is opened.
 
@@ -110,7 +110,8 @@ def read_ncu_csv(path) -> list[NcuKernel]:
 
 
 def _metric_rows(text: str, name: str) -> list[dict]:
-    lines = text.splitlines(keepends=True)
+    # ncu's own messages (==PROF==, ==WARNING==) share its --log-file with the table
+    lines = [line for line in text.splitlines(keepends=True) if not line.startswith("==")]
     start = next((i for i, line in enumerate(lines) if line.startswith('"ID",')), None)
     if start is None:
         raise UserError(f"{name} is not an Nsight Compute details CSV: no \"ID\",\"Process ID\",... "

@@ -51,7 +51,8 @@ def _with_time(tmp_path, unit="usecond", value="52.35", bytes_unit="Mbyte"):
              head + f'"Command line profiler metrics","dram__bytes_read.sum","{bytes_unit}","134.22"',
              head + f'"Command line profiler metrics","dram__bytes_write.sum","{bytes_unit}","67.11"']
     path = tmp_path / "timed.csv"
-    path.write_text("==PROF== Connected to process 1\n" + "\n".join(rows) + "\n")
+    path.write_text("==PROF== Connected to process 1\n" + "\n".join(rows)
+                    + "\n==PROF== Disconnected from process 1\n")
     return path
 
 
