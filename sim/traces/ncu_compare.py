@@ -51,6 +51,9 @@ class NcuComparison:
     def differences(self) -> list[Row]:
         return [r for r in self.rows if r.equal is False]
 
+    def notes_text(self) -> list[str]:
+        return [f"note: {n}" for n in self.notes]
+
     def must_equal(self, quantity: str) -> bool:
         return next(r.equal for r in self.rows if r.quantity == quantity)
 
@@ -61,8 +64,10 @@ class NcuComparison:
                 "predicted_us": self.predicted_us, "notes": list(self.notes)}
 
 
-def gpu_for(kernel: NcuKernel, name: str | None = None) -> tuple[GpuSpec, str | None]:
-    """(the preset, a note or None): `name`, else the report's device name, else its CC and SMs."""
+def gpu_for(kernel: NcuKernel, name: str | None = None,
+            prefer: str | None = None) -> tuple[GpuSpec, str | None]:
+    """(the preset, a note or None): `name`, else the report's device name, else its CC and SMs
+    (of several such presets `prefer`, where it is one: the GPU the window shows)."""
     if name:
         return preset(name), None
     if kernel.device and not kernel.device.isdigit():
@@ -75,6 +80,10 @@ def gpu_for(kernel: NcuKernel, name: str | None = None) -> tuple[GpuSpec, str | 
         raise UserError(f"kernel {kernel.id}: no GPU preset has compute capability {kernel.cc or '?'} "
                         f"and {kernel.sm_count or '?'} SMs; pass --gpu NAME")
     note = None
+    chosen = [g for g in same if g.name == prefer]
+    if chosen and len(same) > 1:
+        return chosen[0], (f"the report names no GPU: compute capability {kernel.cc} with "
+                           f"{kernel.sm_count} SMs, as the {prefer} shown has")
     if len(same) > 1:
         note = (f"the report names no GPU: compute capability {kernel.cc} with {kernel.sm_count} SMs is "
                 f"the {' or the '.join(g.name for g in same)}; predicted on the {same[0].name} "
@@ -94,8 +103,8 @@ def _carveout(gpu: GpuSpec, k: NcuKernel) -> int | None:
     return None
 
 
-def compare_kernel(k: NcuKernel, gpu_name: str | None = None) -> NcuComparison:
-    gpu, note = gpu_for(k, gpu_name)
+def compare_kernel(k: NcuKernel, gpu_name: str | None = None, prefer: str | None = None) -> NcuComparison:
+    gpu, note = gpu_for(k, gpu_name, prefer)
     notes = [note] if note else []
     carveout = _carveout(gpu, k)
     try:
@@ -181,8 +190,8 @@ def _us(v) -> str:
     return "-" if v is None else f"{v:,.2f} us"
 
 
-def compare_report(path, gpu_name: str | None = None) -> list[NcuComparison]:
-    return [compare_kernel(k, gpu_name) for k in read_ncu(path)]
+def compare_report(path, gpu_name: str | None = None, prefer: str | None = None) -> list[NcuComparison]:
+    return [compare_kernel(k, gpu_name, prefer) for k in read_ncu(path)]
 
 
 def report_lines(path, comparisons: list[NcuComparison]) -> list[str]:
@@ -198,7 +207,7 @@ def report_lines(path, comparisons: list[NcuComparison]) -> list[str]:
         for r in c.rows:
             flag = {True: "equal", False: "DIFFERS", None: ""}[r.equal]
             lines.append(f"  {r.quantity:<{wq}}  {r.ncu:<{wn}}  {r.warpscope:<{ww}}  {flag}".rstrip())
-        lines += [f"  note: {n}" for n in c.notes] + [""]
+        lines += [f"  {n}" for n in c.notes_text()] + [""]
     same = sum(1 for c in comparisons if c.must_equal("Theoretical occupancy") and c.must_equal("Waves per SM"))
     differ = sum(1 for c in comparisons if c.differences)
     lines.append(f"{path}: theoretical occupancy and waves equal ncu's for {same} of {len(comparisons)} "
