@@ -21,6 +21,7 @@ from sim.schedule.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED
                           cost_model_id, placement_id, schedule_id)
 from sim.model.launch_model import (MAX_WAVES, BYTES_PER_ELEMENT_ADD, TripCost, default_mode, launch_of,
                               predict_geometry, predict_launch)
+from sim.traces.ncu_compare import add_ncu_argument, cmd_ncu
 from sim.traces.perfetto import add_perfetto_argument, written_line
 from sim.traces.trace import MIN_BLOCK_US, check_trace_size, save_trace
 from sim.inputs.units import fmt_bytes
@@ -109,9 +110,7 @@ def register(subparsers) -> None:
                                           "makespan, peak blocks per SM, residency error.")
     p.add_argument("trace_file", metavar="TRACE.json", nargs="?",
                    help="a warpscope-trace/1 file, or a Triton Proton timeline (NAME.chrome_trace)")
-    p.add_argument("--ncu", metavar="REPORT.csv", type=arg_path("--ncu report"),
-                   help="instead of a trace: an Nsight Compute report (the CSV of ncu --csv --page "
-                        "details, or a .ncu-rep); each kernel's occupancy and waves beside WarpScope's")
+    add_ncu_argument(p)
     p.add_argument("--gpu", metavar="NAME", help="GPU preset (default: the one the trace names)")
     p.add_argument("--blocks-per-sm", type=arg_count("--blocks-per-sm"), metavar="N",
                    help="block slots per SM (default: the occupancy predicted when recording)")
@@ -456,8 +455,7 @@ def cmd_simulate(args) -> int:
                          "kernel": kernel.name if kernel else "custom",
                          "regs_per_thread": occ.regs_per_thread, "smem_per_block_bytes": occ.smem_per_block_bytes,
                          **summary})
-    wrote = written_line(args.perfetto, {"predicted": timeline}, {"gpu": gpu.name, "launch": problem_text(
-        geo)}) if args.perfetto else None
+    wrote = args.perfetto and written_line(args.perfetto, {"predicted": timeline}, {"gpu": gpu.name})
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
@@ -488,18 +486,15 @@ def cmd_compare(args) -> int:
     from sim.traces.compare import compare_trace
     from sim.traces.trace import read_any_trace
 
-    if (args.ncu is None) == (args.trace_file is None):
-        raise UserError("compare needs one of TRACE.json or --ncu REPORT.csv")
-    if args.ncu is not None:
-        from sim.traces.ncu_compare import cmd_ncu
-        return cmd_ncu(args)
+    if args.ncu is not None or args.trace_file is None:
+        return cmd_ncu(args)  # an Nsight Compute report instead of a trace
     if args.perfetto:
         check_writable(args.perfetto, "--perfetto file")
     trace = read_any_trace(args.trace_file)
     comparison = compare_trace(trace, preset(args.gpu) if args.gpu else None, args.blocks_per_sm,
                                mode=args.schedule, placement=args.placement, seed=args.seed)
-    wrote = written_line(args.perfetto, {"predicted": comparison.simulated, "recorded": comparison.recorded},
-                         {"gpu": comparison.gpu, "trace": args.trace_file}) if args.perfetto else None
+    wrote = args.perfetto and written_line(args.perfetto, {"predicted": comparison.simulated,
+                                                           "recorded": comparison.recorded}, {"gpu": comparison.gpu})
     if args.json:
         print(json.dumps(comparison.as_dict(), indent=2))
         return 0

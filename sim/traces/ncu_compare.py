@@ -215,10 +215,20 @@ def report_lines(path, comparisons: list[NcuComparison]) -> list[str]:
     return lines
 
 
+def add_ncu_argument(parser) -> None:
+    from sim.inputs.args import arg_path
+
+    parser.add_argument("--ncu", metavar="REPORT.csv", type=arg_path("--ncu report"),
+                        help="instead of a trace: an Nsight Compute report (the CSV of ncu --csv --page "
+                             "details, or a .ncu-rep); each kernel's occupancy and waves beside WarpScope's")
+
+
 def cmd_ncu(args) -> int:
     """`compare --ncu REPORT`: every kernel's rows (with --json one object per kernel)."""
     import json
 
+    if (args.ncu is None) == (args.trace_file is None):
+        raise UserError("compare needs one of TRACE.json or --ncu REPORT.csv")
     if getattr(args, "perfetto", None):
         raise UserError("an Nsight Compute report holds no per-block schedule: --perfetto needs a TRACE")
     comparisons = compare_report(args.ncu, args.gpu)
