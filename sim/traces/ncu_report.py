@@ -35,9 +35,11 @@ LIMIT_METRICS = {"registers": "Block Limit Registers", "shared memory": "Block L
                  "warps": "Block Limit Warps", "blocks": "Block Limit SM",
                  "barriers": "Block Limit Barriers"}
 NEEDED = ("Registers Per Thread", "Theoretical Occupancy", "Waves Per SM", *LIMIT_METRICS.values())
-TIME_US = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
+# ncu's unit names (with --print-units base: nsecond, byte), and their short forms
+TIME_US = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6,
+           "ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
 BYTES = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12, "Kibyte": 2**10,
-         "Mibyte": 2**20, "Gibyte": 2**30}
+         "Mibyte": 2**20, "Gibyte": 2**30, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9}
 RECORD_HINT = "ncu --csv --page details --section LaunchStats --section Occupancy"
 
 
