@@ -11,6 +11,8 @@ from __future__ import annotations
 from sim.inputs.defaults import launch_elements
 from sim.cli import add_launch_arguments  # the same options and number syntax as `explain`
 from sim.inputs.args import arg_path
+from sim.inputs.errors import UserError
+from sim.traces.perfetto import add_perfetto_argument
 
 
 def register(subparsers) -> None:
@@ -37,10 +39,11 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--out",
-        required=True,
         type=arg_path("--out folder"),
-        help="folder to write into (created if missing); an earlier export there is replaced",
+        help="folder to write into (created if missing); an earlier export there is replaced "
+        "(needed unless --perfetto is given)",
     )
+    add_perfetto_argument(p)  # the launch's predicted schedule, without drawing any view
     p.add_argument("--force", action="store_true",
                    help="the --out folder holds files WarpScope did not write: export into its "
                         "subfolder warpscope-export/ instead of refusing (those files are never "
@@ -53,6 +56,14 @@ def register(subparsers) -> None:
 def _export_handler(args) -> int:
     from gui.app import run_export
 
+    if args.perfetto:
+        from sim.traces.perfetto import export_launch
+
+        print(export_launch(args, args.perfetto))
+    if args.out is None:
+        if args.perfetto:
+            return 0
+        raise UserError("export needs --out FOLDER (every view) or --perfetto FILE.json (the timeline)")
     return run_export(
         args.gpu,
         launch_elements(args),

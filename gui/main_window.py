@@ -394,7 +394,7 @@ class MainWindow(QMainWindow):
         return export_window(self, out_dir, theme or self.teach.export_theme)
 
     def _on_export(self) -> None:
-        export_dialog(self)  # File ▸ Export everything…
+        export_dialog(self)  # File ▸ Export ▸ Everything…
 
     # -- shutdown ---------------------------------------------------------------------------------
     def shutdown(self) -> None:

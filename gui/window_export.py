@@ -114,7 +114,7 @@ def lay_out_hidden_dock(win, key: str) -> None:
 
 
 def export_dialog(win) -> None:
-    """File ▸ Export everything…: a folder asked for; one with files WarpScope did not write gets
+    """File ▸ Export ▸ Everything…: a folder asked for; one with files WarpScope did not write gets
     a subfolder instead (those files are never touched)."""
     folder = QFileDialog.getExistingDirectory(win, "Export everything to a folder")
     if not folder:

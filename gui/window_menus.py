@@ -9,6 +9,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 
 from gui import help as help_texts
+from gui.ncu_view import ncu_dialog
+from gui.perfetto_export import perfetto_dialog
 from gui.window_export import export_dialog, screenshot_dialog
 
 
@@ -31,7 +33,11 @@ def build_menus(win) -> None:
     win.user_kernels.add_file_actions(m)
     win.act_open_trace = add_action(win, m, "Open &trace…", "Ctrl+T",
                                     lambda: win.timeline.open_trace_dialog())
-    win.act_export = add_action(win, m, "&Export everything…", "Ctrl+E", lambda: export_dialog(win))
+    win.act_open_ncu = add_action(win, m, "Open &Nsight Compute report…", None, lambda: ncu_dialog(win))
+    sub = m.addMenu("&Export")
+    win.act_export = add_action(win, sub, "&Everything…", "Ctrl+E", lambda: export_dialog(win))
+    win.act_export_perfetto = add_action(win, sub, "&Perfetto timeline…", None,
+                                         lambda: perfetto_dialog(win))
     win.act_shot = add_action(win, m, "Save &screenshot…", "Ctrl+Shift+S",
                               lambda: screenshot_dialog(win))
     m.addSeparator()

@@ -21,6 +21,8 @@ from sim.schedule.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED
                           cost_model_id, placement_id, schedule_id)
 from sim.model.launch_model import (MAX_WAVES, BYTES_PER_ELEMENT_ADD, TripCost, default_mode, launch_of,
                               predict_geometry, predict_launch)
+from sim.traces.ncu_compare import add_ncu_argument, cmd_ncu
+from sim.traces.perfetto import add_perfetto_argument, written_line
 from sim.traces.trace import MIN_BLOCK_US, check_trace_size, save_trace
 from sim.inputs.units import fmt_bytes
 
@@ -96,6 +98,7 @@ def register(subparsers) -> None:
                    help="the calibrated schedule's random draws (and --jitter's)")
     p.add_argument("--trace", metavar="FILE.json", type=arg_path("--trace file"),
                    help="write every block's SM, slot, start and end")
+    add_perfetto_argument(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_simulate)
 
@@ -105,8 +108,9 @@ def register(subparsers) -> None:
                                           "timeline) from its launch alone, with the model its meta calls for "
                                           "(equal blocks, memory-bound, compute-bound), and score the prediction: "
                                           "makespan, peak blocks per SM, residency error.")
-    p.add_argument("trace_file", metavar="TRACE.json",
+    p.add_argument("trace_file", metavar="TRACE.json", nargs="?",
                    help="a warpscope-trace/1 file, or a Triton Proton timeline (NAME.chrome_trace)")
+    add_ncu_argument(p)
     p.add_argument("--gpu", metavar="NAME", help="GPU preset (default: the one the trace names)")
     p.add_argument("--blocks-per-sm", type=arg_count("--blocks-per-sm"), metavar="N",
                    help="block slots per SM (default: the occupancy predicted when recording)")
@@ -117,6 +121,7 @@ def register(subparsers) -> None:
                         "so no longer a prediction)")
     add_schedule_arguments(p, flag="--mode")
     p.add_argument("--seed", type=SEED, default=0, help="the calibrated schedule's random draws")
+    add_perfetto_argument(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_compare)
 
@@ -395,6 +400,8 @@ def cmd_simulate(args) -> int:
     if args.trace:
         check_writable(args.trace)
         check_trace_size(geo.blocks)
+    if args.perfetto:
+        check_writable(args.perfetto, "--perfetto file")
     work = kernel_work(gpu, occ, geo, kernel)
     if args.cost is None:
         args.cost = default_mode(getattr(work, "kernel", None))
@@ -448,6 +455,7 @@ def cmd_simulate(args) -> int:
                          "kernel": kernel.name if kernel else "custom",
                          "regs_per_thread": occ.regs_per_thread, "smem_per_block_bytes": occ.smem_per_block_bytes,
                          **summary})
+    wrote = args.perfetto and written_line(args.perfetto, {"predicted": timeline}, {"gpu": gpu.name})
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
@@ -469,6 +477,8 @@ def cmd_simulate(args) -> int:
     _print_table("Predicted (sim/model/launch_model.py)", prediction_rows(prediction, gpu))
     if args.trace:
         print(f"  trace written to {args.trace}")
+    if wrote:
+        print(wrote)
     return 0
 
 
@@ -476,9 +486,15 @@ def cmd_compare(args) -> int:
     from sim.traces.compare import compare_trace
     from sim.traces.trace import read_any_trace
 
+    if args.ncu is not None or args.trace_file is None:
+        return cmd_ncu(args)  # an Nsight Compute report instead of a trace
+    if args.perfetto:
+        check_writable(args.perfetto, "--perfetto file")
     trace = read_any_trace(args.trace_file)
     comparison = compare_trace(trace, preset(args.gpu) if args.gpu else None, args.blocks_per_sm,
                                mode=args.schedule, placement=args.placement, seed=args.seed)
+    wrote = args.perfetto and written_line(args.perfetto, {"predicted": comparison.simulated,
+                                                           "recorded": comparison.recorded}, {"gpu": comparison.gpu})
     if args.json:
         print(json.dumps(comparison.as_dict(), indent=2))
         return 0
@@ -488,6 +504,8 @@ def cmd_compare(args) -> int:
         print(f"  note: {note}")
     for line in comparison.lines():
         print(f"  {line}")
+    if wrote:
+        print(wrote)
     return 0
 
 
