@@ -139,6 +139,8 @@ class LaunchPrediction:
     # (name, Constant) read besides the GPU's constants: a matmul's fitted terms; the faster SMs'
     # DRAM share where a memory-bound launch's SMs' shares differ
     fitted: tuple = field(default=(), repr=False)
+    # memory-bound: ((stage, makespan after it, us), ...), the queueing model's own first
+    stages: tuple = field(default=(), repr=False)
 
     @property
     def timeline(self):
@@ -174,12 +176,23 @@ class LaunchPrediction:
         return {"launch_overhead_us": self.launch_overhead_us, "fill_us": self.fill_us,
                 "full_waves_us": self.full_waves_us, "tail_us": self.tail_us}
 
+    def stage_shares(self) -> dict:
+        """What each memory-bound stage changed in the makespan (us), the queueing model's
+        makespan first: they add up to the simulated blocks' makespan."""
+        out, before = {}, 0.0
+        for name, after in self.stages:
+            out[name] = after - before
+            before = after
+        return out
+
     def summary(self) -> dict:
         """The JSON both `explain --json` and `simulate --json` print."""
         out = {"mode": self.mode, "whole_launch_us": round(self.whole_launch_us, 4),
                "parts_us": {k: round(v, 4) for k, v in self.parts().items()},
                "bytes_moved": self.bytes_moved, "bound": self.bound, "waves": self.waves,
                "tail_fraction": round(self.tail_fraction, 4), "sources": self.sources}
+        if self.stages:
+            out["stages_us"] = {k: round(v, 4) for k, v in self.stage_shares().items()}
         if self.bytes_moved:
             out["bandwidth_gbps"] = round(self.bandwidth_gbps, 3)
             out["ceiling_gbps"] = round(self.ceiling_gbps, 1)
@@ -188,16 +201,85 @@ class LaunchPrediction:
         return out
 
 
+# ---- the memory-bound stages ------------------------------------------------------------------------
+# The memory-bound schedule is the queueing model's (each block's life the MVA's at its live count,
+# run through the block scheduler); these stages then act on it, in this order. Each is one small
+# function of the schedule; a prediction keeps the makespan after each (LaunchPrediction.stages).
+
+@dataclass(frozen=True)
+class StageInput:
+    cost: TripCost
+    physics: GpuPhysics
+    waves_left_out: bool  # identical leading waves were counted, not simulated
+
+
+def _first_wave_ramp(sim, s: StageInput, carry: dict):
+    """The GPU hands out the first wave's blocks one after another, not at one instant."""
+    return first_wave_ramp(sim, s.physics.value("first_wave_block_ns"))
+
+
+def _dispatcher_head_start(sim, s: StageInput, carry: dict):
+    """An SM starts its first blocks at once: where the dispatcher binds, the first wave skips
+    its queue (only where the simulated blocks begin with the grid's first wave)."""
+    return sim if s.waves_left_out else s.cost.first_wave_head_start(sim)
+
+
+def _dispatcher_queue(sim, s: StageInput, carry: dict):
+    """A refill waits at the SM's dispatcher before thread 0 stamps its start (applied at the
+    stamps: the drain sees the slot's life)."""
+    carry["wait"] = s.cost.dispatch_waits(sim)
+    return sim
+
+
+def _drain(sim, s: StageInput, carry: dict):
+    """Past the last start, the blocks still running share what the others free."""
+    return drain(sim, s.cost)
+
+
+def _stamps(sim, s: StageInput, carry: dict):
+    """Thread 0's stamps inside each slot's life; a block dispatched late in the drain still
+    makes its trips' round trips after its dispatch."""
+    cost = s.cost
+    starts = sim.block_start_us + carry.get("wait", 0.0)
+    slot_ends = np.maximum(sim.block_end_us, starts + cost.trips * cost.delay_ns / 1e3)
+    ends = cost.stamped_ends(starts, slot_ends)
+    return replace(sim, block_start_us=starts, block_end_us=ends, makespan_us=float(ends.max()))
+
+
+MEMORY_STAGES = (("first-wave ramp", _first_wave_ramp),
+                 ("dispatcher head start", _dispatcher_head_start),
+                 ("dispatcher queue", _dispatcher_queue),
+                 ("drain", _drain),
+                 ("stamps", _stamps))
+
+
+def run_stages(sim, s: StageInput, skip: tuple = ()):
+    """(the schedule after MEMORY_STAGES but `skip`, ((stage, makespan after it, us), ...)), the
+    queueing model's own makespan first."""
+    unknown = set(skip) - {name for name, _ in MEMORY_STAGES}
+    if unknown:
+        raise UserError(f"no memory-bound stage {sorted(unknown)[0]!r}; the stages: "
+                        + ", ".join(name for name, _ in MEMORY_STAGES))
+    carry, after = {}, [("queueing model", float(sim.makespan_us))]
+    for name, stage in MEMORY_STAGES:
+        if name not in skip:
+            sim = stage(sim, s, carry)
+        after.append((name, float(sim.makespan_us)))
+    return sim, tuple(after)
+
+
 # ---- the prediction ----------------------------------------------------------------------------------
 
 def predict_launch(gpu: GpuSpec, launch: Launch, mode: str = "memory", *,
                    ceiling_gbps: float | None = None, placement: str = "tpc-spread",
                    schedule: str = "calibrated", seed: int = 0, max_waves: int | None = MAX_WAVES,
-                   cost=None, sm_interval_us: float | None = None) -> LaunchPrediction:
+                   cost=None, sm_interval_us: float | None = None,
+                   skip_stages: tuple = ()) -> LaunchPrediction:
     """The launch on `gpu` under `mode` (see the module docstring). `ceiling_gbps`: a measured
     copy ceiling (default the GPU's achievable bandwidth); `cost`: a block cost already made
     (the `simulate` knobs); `schedule` "ideal" drops the dispatch model and `sm_interval_us`
-    overrides its per-SM start interval (uniform mode); `max_waves` None simulates every block."""
+    overrides its per-SM start interval (uniform mode); `max_waves` None simulates every block;
+    `skip_stages` leaves named MEMORY_STAGES out (what each buys: benchmarks/RESULTS.md)."""
     from sim.schedule.policies import make_placement, plan_blocks, run_schedule
     from sim.schedule.scheduler import UniformCost
 
@@ -209,22 +291,13 @@ def predict_launch(gpu: GpuSpec, launch: Launch, mode: str = "memory", *,
     n_sim, skipped = plan_blocks(launch.grid_blocks, slots, cap)
     first = launch.grid_blocks - n_sim
     order = make_placement(placement) if isinstance(placement, str) else placement
+    stages = ()
     if mode == "memory":
         cost = cost or TripCost.for_gpu(gpu, launch, ceiling_gbps, ph)
         sim = run_schedule(gpu, n_sim, launch.blocks_per_sm, launch.warps_per_block, cost, order,
                            schedule="ideal")  # the MVA holds the dispatcher's pacing
         if isinstance(cost, TripCost):
-            sim = first_wave_ramp(sim, ph.value("first_wave_block_ns"))
-            if not skipped:  # the simulated blocks begin with the grid's first wave
-                sim = cost.first_wave_head_start(sim)
-            wait = cost.dispatch_waits(sim)
-            sim = drain(sim, cost)  # past the last start the blocks share what the others free
-            # thread 0's stamps inside each slot's life; a block dispatched late in the drain
-            # still makes its trips' round trips after its dispatch
-            starts = sim.block_start_us + wait
-            slot_ends = np.maximum(sim.block_end_us, starts + cost.trips * cost.delay_ns / 1e3)
-            ends = cost.stamped_ends(starts, slot_ends)
-            sim = replace(sim, block_start_us=starts, block_end_us=ends, makespan_us=float(ends.max()))
+            sim, stages = run_stages(sim, StageInput(cost, ph, bool(skipped)), skip_stages)
     elif mode == "compute":
         from sim.model.throughput import ComputeBoundCost
         if launch.work is None:
@@ -239,7 +312,7 @@ def predict_launch(gpu: GpuSpec, launch: Launch, mode: str = "memory", *,
                            schedule=schedule, wait=launch.wait, seed=seed,
                            sm_interval_us=sm_interval_us, regs_per_thread=launch.regs_per_thread)
     sim = replace(sim, skipped_waves=skipped, first_block=first)
-    return _assemble(gpu, launch, mode, sim, cost, ph)
+    return replace(_assemble(gpu, launch, mode, sim, cost, ph), stages=stages)
 
 
 def _assemble(gpu: GpuSpec, launch: Launch, mode: str, sim: Simulation, cost,
