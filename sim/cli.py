@@ -12,7 +12,7 @@ from sim.rules.devices import GpuSpec, preset, presets
 from sim.inputs.errors import UserError
 from sim.model.confidence import prediction_confidence
 from sim.inputs.files import check_writable
-from sim.inputs.defaults import DEFAULT_ELEMENTS, DEFAULT_SIDE, launch_elements
+from sim.inputs.defaults import DEFAULT_ELEMENTS, DEFAULT_GPU, DEFAULT_SIDE, launch_elements
 from sim.rules.geometry import geometry_facts, launch_geometry, problem_text
 from sim.inputs.args import arg_bytes, arg_count, arg_path, arg_real
 from sim.rules.occupancy import LIMITERS, occupancy
@@ -31,7 +31,7 @@ MAX_JITTER_BLOCKS = 2**17  # ~12 s on 2 cores: the engine takes one step per dis
 SEED = arg_count("--seed", 0, 2**32 - 1)  # numpy seeds are non-negative; 2^32 draws apart is plenty
 
 
-def add_launch_arguments(parser, *, gpu_default: str | None = "H200") -> None:
+def add_launch_arguments(parser, *, gpu_default: str | None = DEFAULT_GPU) -> None:
     """The launch options shared by every command that describes one launch."""
     parser.add_argument("--gpu", default=gpu_default, metavar="NAME",
                         help=f"GPU preset, case-insensitive: {', '.join(presets())}")

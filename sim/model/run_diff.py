@@ -13,6 +13,7 @@ import os
 from dataclasses import asdict, dataclass
 
 from sim.rules.devices import preset, preset_for_device_name
+from sim.inputs.defaults import DEFAULT_ELEMENTS, DEFAULT_GPU
 from sim.inputs.errors import UserError
 from sim.inputs.files import load_json_bounded, read_user_file
 from sim.inputs.args import Maybe, Real, Text, Whole, check_fields
@@ -89,8 +90,8 @@ def parse_launch(text: str) -> dict:
 
 def launch_run(text: str, label: str = "") -> RunFacts:
     v = parse_launch(text)
-    gpu = preset(v.get("gpu", "H200"))
-    elements = int(v.get("elements", 1_000_000))
+    gpu = preset(v.get("gpu", DEFAULT_GPU))
+    elements = int(v.get("elements", DEFAULT_ELEMENTS))
     threads = int(v.get("block", 256))
     if not 1 <= threads <= gpu.max_threads_per_block or elements < 1:
         raise UserError(f"{text!r}: block must be 1..{gpu.max_threads_per_block} threads and "

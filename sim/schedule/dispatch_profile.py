@@ -262,8 +262,18 @@ def user_profile_path(gpu_name: str) -> Path:
 
 
 def builtin_profile() -> DispatchProfile:
-    """The profile measured on the H200 and checked in (resources/physics/H200.json)."""
-    return load_profile(BUILTIN_DIR / "H200.json")
+    """The measured profile shipped with the app: the first per-GPU file in resources/physics
+    with a measured "dispatch" section (today the H200's). Every GPU without one assumes it."""
+    return load_profile(_shipped_profile_path())
+
+
+@functools.cache
+def _shipped_profile_path() -> Path:
+    for path in sorted(BUILTIN_DIR.glob("*.json")):
+        section = read_json_file(path, "GPU physics file", MAX_PROFILE_BYTES).get("dispatch")
+        if isinstance(section, dict) and section.get("measured") is True:
+            return path
+    raise UserError(f"no measured dispatch profile in {BUILTIN_DIR}")
 
 
 def profile_for(gpu_name: str, folders=None) -> DispatchProfile:

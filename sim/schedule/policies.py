@@ -43,13 +43,13 @@ COST_MODELS: dict[str, Policy] = {p.id: p for p in (
     Policy("compute", "compute-bound",
            "a block's FLOPs at its SM's share of the tensor rate plus its DRAM traffic at its "
            "share of the bandwidth; a persistent program runs its tiles in turn (sim.model.throughput, "
-           "fitted on the H200's matmul sawtooth)", ("compute-bound",)),
+           "fitted per GPU, resources/fits)", ("compute-bound",)),
 )}
 
 PLACEMENTS: dict[str, Policy] = {p.id: p for p in (
     Policy("sm-order", "SM order", "SM 0, 1, 2, ... then round again", ("sm", "SM order")),
     Policy("tpc-spread", "TPC/GPC spread",
-           "the two SMs of a TPC together, TPCs spread over GPCs, as recorded on an H200",
+           "the two SMs of a TPC together, TPCs spread over GPCs, as recorded traces show",
            ("tpc", "TPC/GPC spread")),
     Policy("recorded", "recorded order", "the SMs a recorded trace's blocks ran on, in grid order",
            ("recorded order",)),

@@ -120,3 +120,27 @@ def test_the_matmul_fit_is_per_gpu_data():
     fit = json.loads(fit_path(preset("H200")).read_text())
     assert compute_model(preset("H200")).tensor_efficiency == fit["compute"]["tensor_efficiency"]
     assert tile_fit(preset("L40S"))["gpu"] == fit["gpu"]  # assumed from the fitted GPU
+
+
+def test_the_models_code_names_no_gpu():
+    """A second GPU is a data change: the model's and the scheduler's code hold no GPU's name
+    outside their docstrings and comments (a name in a string or an identifier is a rule or a
+    number about one GPU living in code)."""
+    import ast
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    named = re.compile(r"\b(V100|T4|A100|RTX|L40S?|H100|H200|B200)")
+    found = []
+    for path in sorted([*root.glob("sim/model/*.py"), *root.glob("sim/schedule/*.py")]):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body
+                and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            text = (node.value if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                    and id(node) not in docs else node.id if isinstance(node, ast.Name) else "")
+            if named.search(text) and "gpu=" not in text:  # a usage line's example launch
+                found.append(f"{path.name}:{node.lineno}: {text[:60]}")
+    assert found == []
