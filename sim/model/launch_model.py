@@ -368,6 +368,22 @@ def _tensor_rate(gpu: GpuSpec, cost) -> float:
     return tensor_tflops(gpu, cost.work.terms.dtype)
 
 
+def predict_measured(gpu: GpuSpec | None, m, trips: int = 1,
+                     ceiling_gbps: float | None = None) -> LaunchPrediction | None:
+    """The memory-bound prediction of a bench measurement (kernels.measure.timing.Measurement)
+    whose file records its grid and occupancy, at the run's copy ceiling; None where it cannot
+    say (a CPU timing, a torch peer's own grid, no GPU)."""
+    if gpu is None or not m.is_gpu_timing or not (getattr(m, "grid_blocks", None)
+                                                   and getattr(m, "blocks_per_sm", None)):
+        return None
+    try:
+        launch = Launch(m.grid_blocks, m.threads_per_block or 256, m.blocks_per_sm, m.bytes_moved,
+                        m.elements, trips)
+        return predict_launch(gpu, launch, "memory", ceiling_gbps=ceiling_gbps)
+    except (ValueError, UserError):
+        return None
+
+
 def stream_whole_us(gpu: GpuSpec, predictions) -> float:
     """Launches queued back to back on one stream (torch eager runs one kernel per op), timed by
     one event pair: the front end has each next grid ready while the one before runs, so past
