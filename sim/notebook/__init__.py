@@ -93,6 +93,7 @@ def next_step(gpu: str = "H200", elements: int | str | None = None, block: int |
 def sweep(gpu: str = "H200", elements: int | str | None = None, **varied) -> SweepResult:
     """`explain` for each value of one input, the others fixed: sweep("L40S", 10**6,
     block=[128, 256, 512]). The input is one of block, regs, smem, elements."""
+    varied["elements"] = elements
     lists = {k: v for k, v in varied.items() if isinstance(v, (list, tuple, range))}
     if len(lists) != 1:
         from sim.inputs.errors import UserError
@@ -102,6 +103,5 @@ def sweep(gpu: str = "H200", elements: int | str | None = None, **varied) -> Swe
     fixed = {k: v for k, v in varied.items() if k != key}
     runs = []
     for value in values:
-        kw = {"elements": elements, **fixed, key: value}
-        runs.append(explain(gpu, **kw))
+        runs.append(explain(gpu, **{**fixed, key: value}))
     return SweepResult(key, tuple(runs))

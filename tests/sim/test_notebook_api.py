@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from html.parser import HTMLParser
 
 import pytest
 
@@ -15,39 +14,7 @@ import sim
 import sim.notebook as ws
 from sim.inputs.errors import UserError
 from sim.notebook.render import MAX_RECTS
-
-VOID = {"br", "hr", "img", "input", "meta", "link", "col", "area", "base", "wbr", "source"}
-
-
-class Balanced(HTMLParser):
-    """Every tag closed in order (SVG's self-closing elements count as closed)."""
-
-    def __init__(self):
-        super().__init__()
-        self.stack, self.tags, self.problems = [], [], []
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append(tag)
-        if tag not in VOID:
-            self.stack.append(tag)
-
-    def handle_startendtag(self, tag, attrs):
-        self.tags.append(tag)
-
-    def handle_endtag(self, tag):
-        if not self.stack or self.stack[-1] != tag:
-            self.problems.append(f"</{tag}> closes {self.stack[-1:] or 'nothing'}")
-        else:
-            self.stack.pop()
-
-
-def parsed(text: str) -> Balanced:
-    p = Balanced()
-    p.feed(text)
-    p.close()
-    assert not p.problems and not p.stack, (p.problems, p.stack)
-    return p
-
+from tests.test_notebook import parsed
 
 def _cli_json(capsys, *argv):
     assert main.main([*argv, "--json"]) == 0
