@@ -15,20 +15,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sim.inputs.errors import UserError
-from sim.notebook import (Result, compare, explain, next_step, render, simulate,  # noqa: F401
-                          sweep)
+from sim.notebook import Result, compare, explain, next_step, render, simulate, sweep
 
-__all__ = ["bench", "BenchResults", "explain", "simulate", "compare", "next_step", "sweep"]
+__all__ = ["BenchResults", "bench", "compare", "explain", "next_step", "simulate", "sweep"]
 
 
 def _predicted(m, gpu, ceiling_gbps):
     """The memory-bound launch model for a measured point (sim.model.launch_model.predict_measured,
     the Bandwidth panel's dashed prediction); None for a tiled matmul (its tiles need the
     compute-bound model) and where the model cannot say."""
+    from kernels.declare.registry import get_kernel
     from sim.model.launch_model import predict_measured
     from sim.model.throughput import is_tiled_matmul
-
-    from kernels.declare.registry import get_kernel
 
     try:
         spec = get_kernel(m.kernel)
@@ -89,9 +87,8 @@ class BenchResults(Result):
 
 def bench(results) -> BenchResults:
     """A bench results file (path) or a kernels.measure.timing.BenchResult, with predictions."""
-    from sim.rules.devices import measured_on
-
     from kernels.measure.results import load_results
+    from sim.rules.devices import measured_on
 
     result = load_results(results) if isinstance(results, (str, bytes)) or hasattr(results, "__fspath__") \
         else results

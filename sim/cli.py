@@ -19,7 +19,6 @@ from sim.rules.occupancy import LIMITERS, occupancy
 from sim.schedule.dispatch_profile import WAITS, profile_for
 from sim.schedule.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
                           cost_model_id, placement_id, schedule_id)
-from sim.model.speed_of_light import sol_rows
 from sim.model.launch_model import (MAX_WAVES, BYTES_PER_ELEMENT_ADD, TripCost, default_mode, launch_of,
                               predict_geometry, predict_launch)
 from sim.traces.ncu_compare import add_ncu_argument, cmd_ncu
@@ -336,8 +335,7 @@ def prediction_rows(p, gpu) -> list[tuple[str, str, str]]:
              f"= {parts}: launch overhead + fill + full waves + tail"),
             ("Bandwidth", f"{p.bandwidth_gbps:,.0f} GB/s",
              f"{p.bytes_moved:,.0f} B / whole launch; {p.bandwidth_gbps / p.ceiling_gbps:.0%} of "
-             f"the {p.ceiling_gbps:,.0f} GB/s a full GPU reaches"),
-            *sol_rows(p.speed_of_light()),
+             f"the {p.ceiling_gbps:,.0f} GB/s ceiling a full GPU reaches"), *p.speed_of_light().rows(),
             ("Bound by", p.bound, f"tail {p.tail_fraction:.0%} of the schedule"),
             ("Confidence", prediction_confidence(gpu, p).short,
              "the weakest of the per-GPU constants it used:")]

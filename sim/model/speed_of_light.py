@@ -32,10 +32,9 @@ left once the others are taken.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # launch_model's summary reads this module
     from sim.model.launch_model import LaunchPrediction
@@ -69,12 +68,7 @@ class SpeedOfLight:
     def measured_percent(self) -> float | None:
         return None if not self.measured_us else 100.0 * self.bound_us / self.measured_us
 
-    @property
-    def rate_gbps(self) -> float:
-        """The whole launch's rate: bytes / predicted whole-launch time (what an event timing says)."""
-        return self.bytes_moved / (self.time_us * 1e3) if self.time_us > 0 else 0.0
-
-    def with_measured(self, measured_us: float | None) -> "SpeedOfLight":
+    def with_measured(self, measured_us: float | None) -> SpeedOfLight:
         from dataclasses import replace
 
         return replace(self, measured_us=None if measured_us is None else float(measured_us))
@@ -110,6 +104,14 @@ class SpeedOfLight:
                     else "the bytes at the ceiling")
         return PART_TITLES[key]
 
+    def rows(self) -> list[tuple[str, str, str]]:
+        """The card as rows of the CLI's prediction table (name, value, note)."""
+        def us(v: float) -> str:
+            return f"{v:,.2f} us"
+        return [("Speed of light", us(self.bound_us), f"{self.bound}: {self.floor_text()}"),
+                ("  whole launch", f"{self.percent:.0f}%", f"of the speed of light; the gap, "
+                 f"{us(self.time_us - self.bound_us)}: " + self.parts_text(us))]
+
     def line(self) -> str:
         """One line for a text surface."""
         text = (f"Speed of light: {self.bound} {self.bound_us:,.2f} µs ({self.floor_text()}); "
@@ -117,15 +119,6 @@ class SpeedOfLight:
         if self.measured_us:
             text += f"; measured {self.measured_us:,.2f} µs ({self.measured_percent:.0f}%)"
         return text
-
-
-def sol_rows(card: SpeedOfLight) -> list[tuple[str, str, str]]:
-    """The card as rows of the CLI's prediction table (name, value, note)."""
-    def us(v: float) -> str:
-        return f"{v:,.2f} us"
-    return [("Speed of light", us(card.bound_us), f"{card.bound}: {card.floor_text()}"),
-            ("  whole launch", f"{card.percent:.0f}%", f"of the speed of light; the gap, "
-             f"{us(card.time_us - card.bound_us)}: " + card.parts_text(us))]
 
 
 def speed_of_light(p: LaunchPrediction, measured_us: float | None = None) -> SpeedOfLight:

@@ -16,11 +16,28 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from sim.notebook.results import (CompareResult, ExplainResult, NextStepResult, Result,
-                                  SimulateResult, SweepResult)
+from sim.notebook.results import (
+    CompareResult,
+    ExplainResult,
+    NextStepResult,
+    Result,
+    SimulateResult,
+    SweepResult,
+)
 
-__all__ = ["explain", "simulate", "compare", "next_step", "sweep", "Result", "ExplainResult",
-           "SimulateResult", "CompareResult", "NextStepResult", "SweepResult"]
+__all__ = [
+    "CompareResult",
+    "ExplainResult",
+    "NextStepResult",
+    "Result",
+    "SimulateResult",
+    "SweepResult",
+    "compare",
+    "explain",
+    "next_step",
+    "simulate",
+    "sweep",
+]
 
 
 def _launch(gpu, elements, block, regs, smem, carveout):

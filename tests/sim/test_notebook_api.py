@@ -16,6 +16,7 @@ from sim.inputs.errors import UserError
 from sim.notebook.render import MAX_RECTS
 from tests.test_notebook import parsed
 
+
 def _cli_json(capsys, *argv):
     assert main.main([*argv, "--json"]) == 0
     return json.loads(capsys.readouterr().out)
@@ -96,7 +97,8 @@ def test_bench_lays_the_measured_time_on_the_card():
     from kernels.notebook import bench
 
     path = "benchmarks/gpu_bench_h200.json"
-    raw = json.load(open(path))["measurements"]
+    with open(path, encoding="utf-8") as f:
+        raw = json.load(f)["measurements"]
     r = bench(path)
     rows = r.rows()
     assert [row["measured_us"] for row in rows] == [m["median_ms"] * 1e3 for m in raw]

@@ -37,7 +37,7 @@ def _predict(gpu_name, n, threads):
 @pytest.mark.parametrize("gpu_name", presets())
 def test_parts_and_bound_add_up_to_the_whole_launch(gpu_name):
     for n, threads in LAUNCHES:
-        gpu, p = _predict(gpu_name, n, threads)
+        _, p = _predict(gpu_name, n, threads)
         card = p.speed_of_light()
         assert card.time_us == p.whole_launch_us
         total = card.bound_us + sum(card.parts.values())
