@@ -228,6 +228,18 @@ class BenchModel:
                           + f"; method: {ms[0].method}. Tick kernels under 'Kernels' to choose the curves.")
         self.result_changed.emit(result)
 
+    def measured_us(self, gpu: GpuSpec, kernel: str, elements: int, threads_per_block: int) -> float | None:
+        """The results' GPU timing of this launch (the median of the medians where it was measured
+        more than once), None where the results hold none: another GPU, kernel, size or block."""
+        from sim.rules.physics import same_gpu
+
+        if self.result is None or self.result_spec is None or not same_gpu(self.result_spec.name, gpu):
+            return None
+        found = sorted(m.median_ms * 1e3 for m in self.result.measurements
+                       if m.is_gpu_timing and m.kernel == kernel and m.elements == elements
+                       and m.threads_per_block == threads_per_block)
+        return float(np.median(found)) if found else None
+
     @property
     def gpu_timings_shown(self) -> bool:
         return self.result is not None and any(m.is_gpu_timing for m in self.result.measurements)

@@ -242,15 +242,21 @@ class InsightModel:
         return "" if p is None else (f"{_parts_text(p)} ({p.bound}-bound; the blocks' span "
                                      f"{fmt_us(p.makespan_us)} of it)")
 
-    def sol_lines(self) -> list[str]:
-        """The speed of light, the launch's share of it and what the gap is made of."""
+    def sol_lines(self, measured_us: float | None = None) -> list[str]:
+        """The speed of light, the launch's share of it, what the gap is made of and, given a
+        measured time of this launch (a bench result), its share too."""
         card = self.speed_of_light
         if card is None:
             return []
         gap = card.time_us - card.bound_us
-        return [f"Speed of light {fmt_us(card.bound_us)}: {card.bound} ({card.floor_text()}); "
-                f"this launch is at {card.percent:.0f}% of it",
-                f"The gap, {fmt_us(gap)}: {card.parts_text(fmt_us)}"]
+        lines = [f"Speed of light {fmt_us(card.bound_us)}: {card.bound} ({card.floor_text()}); "
+                 f"this launch is at {card.percent:.0f}% of it",
+                 f"The gap, {fmt_us(gap)}: {card.parts_text(fmt_us)}"]
+        if measured_us:
+            card = card.with_measured(measured_us)
+            lines.append(f"Measured: {fmt_us(measured_us)} (bench results), "
+                         f"{card.measured_percent:.0f}% of the speed of light")
+        return lines
 
     def rate_lines(self) -> list[str]:
         """Every rate besides the headline's, each labelled with what it is, on one line."""

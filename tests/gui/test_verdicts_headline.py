@@ -43,3 +43,30 @@ def test_headline_is_explains_time_and_rate(mount, gpu, elements, threads):
     for line in lines:
         for _ in re.finditer(r"[\d,]+ (GB/s|TFLOP/s)", line):
             assert any(label in line for label in LABELS), line
+
+
+def test_a_bench_result_of_this_launch_is_the_measured_time(mount):
+    """The measured time is the results file's median for the same GPU, kernel, size and block
+    (read here from the raw JSON), and its share of the speed of light is the card's."""
+    import json
+
+    from gui.widgets.qt_verdicts import header_html
+    from kernels.measure.results import load_results
+
+    path = "benchmarks/gpu_bench_h200.json"
+    with open(path, encoding="utf-8") as f:
+        raw = [m for m in json.load(f)["measurements"] if m["kernel"] == "add_numba_naive"
+               and m["elements"] == 65536 and m["threads_per_block"] == 256]
+    stage = mount("H200", 65536, 256, views=("verdicts",))
+    view = drawn(stage.verdicts_view)
+    stage.bench.set_result(load_results(path))
+    measured = stage.bench.measured_us(view.insight.gpu, "add_numba_naive", 65536, 256)
+    assert len(raw) == 1 and measured == raw[0]["median_ms"] * 1e3
+    assert stage.bench.measured_us(view.insight.gpu, "add_numba_naive", 65536, 512) is None
+    from sim.rules.devices import preset
+
+    assert stage.bench.measured_us(preset("T4"), "add_numba_naive", 65536, 256) is None
+    card = view.insight.speed_of_light
+    text = re.sub(r"<[^>]+>", "", header_html(view.insight, "launch", None, measured))
+    assert (f"Measured: {fmt_us(measured)} (bench results), "
+            f"{100 * card.bound_us / measured:.0f}% of the speed of light") in text
