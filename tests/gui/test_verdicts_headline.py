@@ -70,3 +70,12 @@ def test_a_bench_result_of_this_launch_is_the_measured_time(mount):
     text = re.sub(r"<[^>]+>", "", header_html(view.insight, "launch", None, measured))
     assert (f"Measured: {fmt_us(measured)} (bench results), "
             f"{100 * card.bound_us / measured:.0f}% of the speed of light") in text
+
+
+def test_the_export_notes_carry_the_card(mount):
+    """The export's "Time" notes are the insight's time lines (gui.window_export): the card and
+    the labelled rates are among them."""
+    view = drawn(mount("H200", 1_000_000, 256, views=("verdicts",)).verdicts_view)
+    lines = view.insight.time_lines()
+    assert set(view.insight.sol_lines()) <= set(lines)
+    assert any(line.startswith("Other rates: steady state") for line in lines)
