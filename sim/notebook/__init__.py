@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from sim.inputs.defaults import DEFAULT_GPU
 from sim.notebook.results import (
     CompareResult,
     ExplainResult,
@@ -54,7 +55,7 @@ def _launch(gpu, elements, block, regs, smem, carveout):
     return gpu_spec, occ, geo
 
 
-def explain(gpu: str = "H200", elements: int | str | None = None, block: int | None = 256,
+def explain(gpu: str = DEFAULT_GPU, elements: int | str | None = None, block: int | None = 256,
             regs: int | None = None, smem: int | None = None,
             carveout: int | None = None) -> ExplainResult:
     """Device, geometry, occupancy, the predicted whole launch and its speed of light, for a
@@ -66,7 +67,7 @@ def explain(gpu: str = "H200", elements: int | str | None = None, block: int | N
                          explain_payload(gpu_spec, occ, geo))
 
 
-def simulate(gpu: str = "H200", elements: int | str | None = None, block: int | None = 256,
+def simulate(gpu: str = DEFAULT_GPU, elements: int | str | None = None, block: int | None = 256,
              regs: int | None = None, smem: int | None = None, *, cost: str = "memory",
              duration_us: float = 10.0, placement: str = "tpc-spread",
              schedule: str = "calibrated", seed: int = 0, every_block: bool = False) -> SimulateResult:
@@ -96,7 +97,7 @@ def compare(trace_file: str, gpu: str | None = None, blocks_per_sm: int | None =
                                        mode=mode, placement=placement, seed=seed))
 
 
-def next_step(gpu: str = "H200", elements: int | str | None = None, block: int | None = 256,
+def next_step(gpu: str = DEFAULT_GPU, elements: int | str | None = None, block: int | None = 256,
               regs: int | None = None, smem: int | None = None) -> NextStepResult:
     """Per lever, the smallest change that gains a block per SM or a wave, with its predicted
     time (sim.model.next_step): what `explain` lists under "Next step"."""
@@ -107,7 +108,7 @@ def next_step(gpu: str = "H200", elements: int | str | None = None, block: int |
     return NextStepResult(tuple(next_steps(gpu_spec, from_geometry(occ, geo))) if occ.can_launch else ())
 
 
-def sweep(gpu: str = "H200", elements: int | str | None = None, **varied) -> SweepResult:
+def sweep(gpu: str = DEFAULT_GPU, elements: int | str | None = None, **varied) -> SweepResult:
     """`explain` for each value of one input, the others fixed: sweep("L40S", 10**6,
     block=[128, 256, 512]). The input is one of block, regs, smem, elements."""
     varied["elements"] = elements
