@@ -121,7 +121,7 @@ def _timeline(m: Models):
 def _verdicts(m: Models):
     from gui.widgets.qt_verdicts import QtVerdicts
 
-    return QtVerdicts(m.insight, m.simulation)
+    return QtVerdicts(m.insight, m.simulation, m.bench)
 
 
 def _latency(m: Models):

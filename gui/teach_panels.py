@@ -62,7 +62,8 @@ class TeachPanels:
                 "loaded_round_trip_ns": round(p.loaded_latency_ns, 1),
                 "ceiling_gbps": round(p.ceiling_gbps, 1), "ceiling": self.insight.ceiling[1],
                 "traffic": self.insight.basis,
-                "confidence": None if whole is None else self.insight.confidence.to_dict()},
+                "confidence": None if whole is None else self.insight.confidence.to_dict(),
+                "speed_of_light": None if whole is None else whole.speed_of_light().to_dict()},
             "second_gpu": None if sides is None else {
                 "gpu": sides[1].gpu.name,
                 "confidence": {s.gpu.name: None if s.confidence is None else s.confidence.to_dict()

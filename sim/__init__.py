@@ -19,6 +19,20 @@ numba (tests/test_project.py keeps it so).
                user types), errors (the one exception a user can cause), places (where
                resources, config and cache live)
     cli.py     `explain`, `simulate`, `compare`
+    notebook/  the same as functions whose results display themselves in Jupyter
+               (`sim.explain(...)`, `sim.simulate(...)`, ...: loaded on first use)
 """
 
 __version__ = "0.1.0"  # the one place: pyproject.toml reads it, `--version` prints it
+
+NOTEBOOK = ("explain", "simulate", "compare", "next_step", "sweep")
+
+
+def __getattr__(name):
+    """`sim.explain` and the other notebook functions (sim.notebook), imported when first asked
+    for, so the command line does not load them."""
+    if name in NOTEBOOK:
+        from sim import notebook
+
+        return getattr(notebook, name)
+    raise AttributeError(f"module 'sim' has no attribute {name!r}")

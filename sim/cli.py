@@ -335,7 +335,7 @@ def prediction_rows(p, gpu) -> list[tuple[str, str, str]]:
              f"= {parts}: launch overhead + fill + full waves + tail"),
             ("Bandwidth", f"{p.bandwidth_gbps:,.0f} GB/s",
              f"{p.bytes_moved:,.0f} B / whole launch; {p.bandwidth_gbps / p.ceiling_gbps:.0%} of "
-             f"the {p.ceiling_gbps:,.0f} GB/s a full GPU reaches"),
+             f"the {p.ceiling_gbps:,.0f} GB/s ceiling a full GPU reaches"), *p.speed_of_light().rows(),
             ("Bound by", p.bound, f"tail {p.tail_fraction:.0%} of the schedule"),
             ("Confidence", prediction_confidence(gpu, p).short,
              "the weakest of the per-GPU constants it used:")]

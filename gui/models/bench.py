@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 from psygnal import Signal
 
-from sim.rules.devices import GpuSpec, preset_for_device_name
+from sim.rules.devices import GpuSpec, measured_on
 from sim.inputs.errors import UserError
-from sim.model.launch_model import Launch, LaunchPrediction, predict_launch
+from sim.model.launch_model import LaunchPrediction, predict_measured
 from sim.model.throughput import MatmulPrediction, is_tiled_matmul, predict_matmul, tensor_tflops
 from sim.inputs.units import parse_count_list
 
@@ -81,13 +81,8 @@ class Ceiling:
 
 
 def result_gpu(result) -> GpuSpec | None:
-    """The GPU a results file was measured on: the full spec `bench` saves, or a preset matched by
-    name for files that only carry the name."""
-    device = result.device if isinstance(result.device, dict) else {}
-    try:
-        return GpuSpec.from_dict(device)
-    except (KeyError, TypeError, ValueError):
-        return preset_for_device_name(device.get("name", ""), device.get("sm_count"))
+    """The GPU a results file was measured on (sim.rules.devices.measured_on)."""
+    return measured_on(result.device)
 
 
 def point_tip(m, predicted: LaunchPrediction | MatmulPrediction | None = None) -> str:
@@ -233,6 +228,18 @@ class BenchModel:
                           + f"; method: {ms[0].method}. Tick kernels under 'Kernels' to choose the curves.")
         self.result_changed.emit(result)
 
+    def measured_us(self, gpu: GpuSpec, kernel: str, elements: int, threads_per_block: int) -> float | None:
+        """The results' GPU timing of this launch (the median of the medians where it was measured
+        more than once), None where the results hold none: another GPU, kernel, size or block."""
+        from sim.rules.physics import same_gpu
+
+        if self.result is None or self.result_spec is None or not same_gpu(self.result_spec.name, gpu):
+            return None
+        found = sorted(m.median_ms * 1e3 for m in self.result.measurements
+                       if m.is_gpu_timing and m.kernel == kernel and m.elements == elements
+                       and m.threads_per_block == threads_per_block)
+        return float(np.median(found)) if found else None
+
     @property
     def gpu_timings_shown(self) -> bool:
         return self.result is not None and any(m.is_gpu_timing for m in self.result.measurements)
@@ -308,12 +315,10 @@ class BenchModel:
                 try:
                     trips = (spec.loop_trips(m.elements, m.grid_blocks, m.threads_per_block)
                              if spec is not None and getattr(m, "threads_per_block", None) else 1)
-                    launch = Launch(m.grid_blocks, m.threads_per_block or 256, m.blocks_per_sm,
-                                    m.bytes_moved, m.elements, trips)
-                    prediction = predict_launch(gpu, launch, "memory",
-                                                ceiling_gbps=self.result.copy_ceiling_gbps)
                 except (ValueError, UserError):
-                    prediction = None
+                    trips = None
+                prediction = None if trips is None else predict_measured(
+                    gpu, m, trips, self.result.copy_ceiling_gbps)
             self._predictions[key] = prediction
         return self._predictions[key]
 

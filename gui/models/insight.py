@@ -25,6 +25,7 @@ from sim.inputs.errors import UserError
 from sim.model.latency import BlockTrip, LoadedPrediction, bandwidth_at_occupancy, predict_loaded
 from sim.model.launch_model import (Launch, LaunchPrediction, achievable_gbps, block_trip_of,
                                     default_mode, predict_geometry, predict_launch)
+from sim.model.speed_of_light import SpeedOfLight
 from sim.rules.physics import physics_for, same_gpu
 from sim.traces.latency_data import CHECKED_IN, LatencyRun, load_latency_run
 from sim.schedule.policies import COST_MODELS
@@ -220,15 +221,73 @@ class InsightModel:
             out.append(Curve(f"{name}, model", b, kib, model, "loaded-measured"))
         return out
 
+    @property
+    def speed_of_light(self) -> SpeedOfLight | None:
+        """The launch's speed-of-light card (sim.model.speed_of_light): what `explain` prints."""
+        p = self.launch_prediction
+        return None if p is None else p.speed_of_light()
+
+    def headline(self) -> tuple[str, str] | None:
+        """(time, rate) of the whole launch: the one time every surface gives this launch, and
+        its rate as an event timing reports it (bytes, or FLOPs, over that time)."""
+        p = self.launch_prediction
+        if p is None:
+            return None
+        rate = f"{p.tflops:,.0f} TFLOP/s" if p.mode == "compute" else f"{p.bandwidth_gbps:,.0f} GB/s"
+        return fmt_us(p.whole_launch_us), rate
+
+    def phases_text(self) -> str:
+        """The whole launch's phases in the model's schedule (they add up to it)."""
+        p = self.launch_prediction
+        return "" if p is None else (f"{_parts_text(p)} ({p.bound}-bound; the blocks' span "
+                                     f"{fmt_us(p.makespan_us)} of it)")
+
+    def sol_lines(self, measured_us: float | None = None) -> list[str]:
+        """The speed of light, the launch's share of it, what the gap is made of and, given a
+        measured time of this launch (a bench result), its share too."""
+        card = self.speed_of_light
+        if card is None:
+            return []
+        gap = card.time_us - card.bound_us
+        lines = [f"Speed of light {fmt_us(card.bound_us)}: {card.bound} ({card.floor_text()}); "
+                 f"this launch is at {card.percent:.0f}% of it",
+                 f"The gap, {fmt_us(gap)}: {card.parts_text(fmt_us)}"]
+        if measured_us:
+            card = card.with_measured(measured_us)
+            lines.append(f"Measured: {fmt_us(measured_us)} (bench results), "
+                         f"{card.measured_percent:.0f}% of the speed of light")
+        return lines
+
+    def rate_lines(self) -> list[str]:
+        """Every rate besides the headline's, each labelled with what it is, on one line."""
+        rates = self.other_rates()
+        return ["Other rates: " + "; ".join(rates)] if rates else []
+
+    def other_rates(self) -> list[str]:
+        """Every rate besides the headline's, each labelled: steady state, ceiling, peak."""
+        p = self.launch_prediction
+        if p is None:
+            return []
+        rates = []
+        loaded = self.prediction
+        if p.mode == "memory" and loaded is not None:
+            rates.append(f"steady state {loaded.steady_gbps:,.0f} GB/s (full GPU, between fill and tail)")
+        if p.mode == "compute":
+            rates.append(f"peak {p.tensor_tflops:,.0f} TFLOP/s (datasheet dense tensor rate)")
+        rates.append(f"ceiling {p.ceiling_gbps:,.0f} GB/s (achievable copy bandwidth, "
+                     f"{p.ceiling_gbps / self.gpu.peak_dram_gbps:.0%} of peak)")
+        rates.append(f"peak {self.gpu.peak_dram_gbps:,.0f} GB/s (rated DRAM)")
+        return rates
+
     def time_lines(self, run=None) -> list[str]:
         """The whole launch's predicted time with its parts (sim.model.launch_model), and what the
-        animation's schedule says (the waves it leaves out counted)."""
+        animation's schedule says (the waves it leaves out counted), then the speed of light and
+        every other rate, labelled."""
         lines = []
         p = self.launch_prediction
         if p is not None:
             lines.append(f"Whole launch, predicted: {fmt_us(p.whole_launch_us)} at "
-                         f"{p.bandwidth_gbps:,.0f} GB/s = {_parts_text(p)} ({p.bound}-bound; "
-                         f"ceiling {p.ceiling_gbps:,.0f} GB/s: {self.ceiling[1]})")
+                         f"{p.bandwidth_gbps:,.0f} GB/s = {self.phases_text()}")
             lines.append(self.confidence.label)
         if run is not None:
             tl = run.timeline
@@ -240,7 +299,7 @@ class InsightModel:
             if run.cost == "uniform":  # the user's what-if block time, not this kernel's
                 line += " (uniform blocks: a what-if, not this kernel's time)"
             lines.append(line)
-        return lines
+        return lines + self.sol_lines() + self.rate_lines()
 
     # -- changing --------------------------------------------------------------------------------
     def set_sm(self, sm: int) -> None:

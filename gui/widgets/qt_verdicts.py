@@ -72,11 +72,39 @@ def choice_html(state) -> str:
             f"</th><th>waves</th><th>us</th><th>TFLOP/s</th></tr>{cells}</table>")
 
 
+def header_html(insight: InsightModel, launch: str, run=None, measured_us: float | None = None) -> str:
+    """The launch, its headline (the whole launch's time and rate, the one every surface gives),
+    the speed of light, the gap's parts and a measured time where bench results hold one, then
+    every other line, each rate labelled."""
+    head = f"<b>{html.escape(launch)}</b>"
+    top = insight.headline()
+    if top is None:
+        lines = insight.time_lines(run)
+    else:
+        time, rate = top
+        head += (f"<br><span style='font-size:large'>Whole launch, predicted: <b>{html.escape(time)}</b> at "
+                 f"<b>{html.escape(rate)}</b></span>")
+        sol = insight.sol_lines(measured_us)
+        for line in sol:  # "Speed of light 4.1 µs: ...", "The gap, 4.0 µs: ...": the name bold
+            name, _, rest = line.partition(": ")
+            head += f"<br><b>{html.escape(name)}:</b> {html.escape(rest)}"
+        head += f"<br><b>Phases:</b> {html.escape(insight.phases_text())}"
+        rates = insight.other_rates()
+        if rates:
+            head += "<br><b>Other rates:</b>" + "".join(f"<br>&nbsp;&nbsp;· {html.escape(r)}" for r in rates)
+        # the rest: what the prediction rests on, the animation's schedule
+        shown = set(sol) | set(insight.rate_lines())
+        lines = [line for line in insight.time_lines(run)[1:] if line not in shown]
+    return head + "".join(f"<br><span style='color:{style.MUTED}'>{html.escape(line)}</span>"
+                          for line in lines)
+
+
 class QtVerdicts(QWidget):
-    def __init__(self, insight: InsightModel, simulation: SimulationModel,
+    def __init__(self, insight: InsightModel, simulation: SimulationModel, bench=None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.insight, self.simulation = insight, simulation
+        self.bench = bench  # gui.models.bench.BenchModel: a measured time of this launch, if any
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.setSpacing(4)
@@ -91,6 +119,8 @@ class QtVerdicts(QWidget):
         self.redraws = StagedRedraw(self, self._redraw_steps)
         insight.changed.connect(self._on_changed)
         simulation.changed.connect(self._on_changed)
+        if bench is not None:
+            bench.result_changed.connect(self._on_changed)
         self._on_changed()
 
     def _on_changed(self, *_args) -> None:
@@ -102,10 +132,8 @@ class QtVerdicts(QWidget):
 
     def _draw(self) -> None:
         st = self.insight.state
-        lines = self.insight.time_lines(self.simulation.run)
-        launch = f"{st.spec.name} · {st.launch_text()}"
-        self._header = f"<b>{html.escape(launch)}</b><br>" + "<br>".join(
-            f"<span style='color:{style.MUTED}'>{html.escape(line)}</span>" for line in lines)
+        self._header = header_html(self.insight, f"{st.spec.name} · {st.launch_text()}",
+                                   self.simulation.run, self._measured_us(st))
         ceiling = self.insight.ceiling_for(st.spec)[0]
         if self._steps_of is None or self._steps_of[0] is not st or self._steps_of[1] != ceiling:
             # a new run changes the header only: the steps (three what-if launches) stay
@@ -114,6 +142,13 @@ class QtVerdicts(QWidget):
         self.list.setHtml(f"<p>{self._header}</p>" + choice_html(st) + verdicts_html(self.insight.findings)
                           + next_steps_html([s for s, _ in self._steps],
                                             [c is not None for _, c in self._steps]))
+
+    def _measured_us(self, st) -> float | None:
+        """The open bench results' time of this launch: the same GPU, kernel, size and block."""
+        if self.bench is None or st.geometry is None:
+            return None
+        return self.bench.measured_us(st.spec, st.inputs.kernel, st.geometry.elements,
+                                      st.geometry.threads_per_block)
 
     def _on_try(self, url) -> None:
         """ "try it": the step's inputs go to the launch model, which moves the sliders."""

@@ -127,7 +127,8 @@ def _tail(geo: LaunchGeometry) -> Finding | None:
     last = geo.blocks - full * geo.blocks_per_wave
     return Finding(
         "tail", waste,
-        f"Tail: the last wave is {fill:.0%} full, {waste:.0%} of the GPU's time is idle",
+        f"Tail: the last wave is {fill:.0%} full, {waste:.0%} of the block slots' time idle "
+        "(equal blocks)",
         f"{geo.blocks:,} blocks are {waves:.2f} waves of {geo.blocks_per_wave:,}: after {full} "
         f"full wave{'s' if full != 1 else ''}, {last:,} block{'s run' if last != 1 else ' runs'} "
         "while the rest of the GPU waits.",
@@ -198,9 +199,10 @@ def _too_few_bytes_in_flight(b: BandwidthOutlook | None) -> Finding | None:
     basis = f" Traffic: {b.basis}." if b.basis else ""
     return Finding(
         "bytes-in-flight", 1.0 - share,
-        f"Latency-bound: a full GPU streams {b.predicted_gbps:,.0f} GB/s, {share:.0%} of the ceiling",
+        f"Latency-bound: the steady state streams {b.predicted_gbps:,.0f} GB/s, {share:.0%} of the "
+        f"{b.ceiling_gbps:,.0f} GB/s ceiling",
         f"Each SM keeps about {b.bytes_in_flight_per_sm / 1024:.1f} KiB of loads in flight{peak}; "
-        f"reaching {b.ceiling_gbps:,.0f} GB/s{trip} takes {b.bytes_needed_per_sm / 1024:.1f} KiB "
+        f"reaching the {b.ceiling_gbps:,.0f} GB/s ceiling{trip} takes {b.bytes_needed_per_sm / 1024:.1f} KiB "
         f"(Little's law).{basis}",
         "Issue more independent loads per thread (several elements per thread, loads before "
         "stores) or keep more warps resident.")
@@ -216,7 +218,8 @@ def _block_dispatch(b: BandwidthOutlook | None) -> Finding | None:
     every = f" (one per {b.dispatch_ns:,.0f} ns)" if b.dispatch_ns else ""
     return Finding(
         "block-dispatch", 1.0 - share,
-        f"Block-dispatch-bound: a full GPU streams {b.predicted_gbps:,.0f} GB/s, {share:.0%} of the ceiling",
+        f"Block-dispatch-bound: the steady state streams {b.predicted_gbps:,.0f} GB/s, {share:.0%} of "
+        f"the {b.ceiling_gbps:,.0f} GB/s ceiling",
         f"Each SM's dispatcher is busy {b.dispatcher_busy:.0%} of the time starting blocks{every}: "
         "the blocks carry too little work for what starting one costs.",
         "Give each block more work: more threads per block or more elements per thread.")

@@ -141,6 +141,7 @@ class LaunchPrediction:
     fitted: tuple = field(default=(), repr=False)
     # memory-bound: ((stage, makespan after it, us), ...), the queueing model's own first
     stages: tuple = field(default=(), repr=False)
+    tensor_tflops: float = 0.0  # compute: the datasheet dense rate of its inputs' dtype (speed of light)
 
     @property
     def timeline(self):
@@ -198,7 +199,14 @@ class LaunchPrediction:
             out["ceiling_gbps"] = round(self.ceiling_gbps, 1)
         if self.flops:
             out["tflops"] = round(self.tflops, 2)
+        out["speed_of_light"] = self.speed_of_light().to_dict()
         return out
+
+    def speed_of_light(self):
+        """The bound this launch could reach and what its gap is made of (sim.model.speed_of_light)."""
+        from sim.model.speed_of_light import speed_of_light
+
+        return speed_of_light(self)
 
 
 # ---- the memory-bound stages ------------------------------------------------------------------------
@@ -349,7 +357,31 @@ def _assemble(gpu: GpuSpec, launch: Launch, mode: str, sim: Simulation, cost,
     return LaunchPrediction(gpu.name, mode, sim, ph.value("launch_overhead_us"), fill, full, tail,
                             float(launch.bytes_moved), float(launch.flops), bound, ceiling,
                             {**{n: ph.constant(n).label for n in names},
-                             **{n: c.label for n, c in fitted}}, fitted)
+                             **{n: c.label for n, c in fitted}}, fitted,
+                            tensor_tflops=_tensor_rate(gpu, cost) if mode == "compute" else 0.0)
+
+
+def _tensor_rate(gpu: GpuSpec, cost) -> float:
+    """The datasheet dense tensor rate of a compute-bound cost's dtype (the one it was timed at)."""
+    from sim.model.throughput import tensor_tflops
+
+    return tensor_tflops(gpu, cost.work.terms.dtype)
+
+
+def predict_measured(gpu: GpuSpec | None, m, trips: int = 1,
+                     ceiling_gbps: float | None = None) -> LaunchPrediction | None:
+    """The memory-bound prediction of a bench measurement (kernels.measure.timing.Measurement)
+    whose file records its grid and occupancy, at the run's copy ceiling; None where it cannot
+    say (a CPU timing, a torch peer's own grid, no GPU)."""
+    if gpu is None or not m.is_gpu_timing or not (getattr(m, "grid_blocks", None)
+                                                   and getattr(m, "blocks_per_sm", None)):
+        return None
+    try:
+        launch = Launch(m.grid_blocks, m.threads_per_block or 256, m.blocks_per_sm, m.bytes_moved,
+                        m.elements, trips)
+        return predict_launch(gpu, launch, "memory", ceiling_gbps=ceiling_gbps)
+    except (ValueError, UserError):
+        return None
 
 
 def stream_whole_us(gpu: GpuSpec, predictions) -> float:

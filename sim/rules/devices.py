@@ -210,6 +210,16 @@ def preset_for_device_name(device_name: str, sm_count: int | None = None) -> Gpu
     return match_device(device_name, sm_count).preset
 
 
+def measured_on(device) -> GpuSpec | None:
+    """The GPU a results file was measured on, from its "device" entry: the full spec `bench`
+    saves, or a preset matched by name for files that only carry the name."""
+    device = device if isinstance(device, dict) else {}
+    try:
+        return GpuSpec.from_dict(device)
+    except (KeyError, TypeError, ValueError):
+        return preset_for_device_name(device.get("name", ""), device.get("sm_count"))
+
+
 def spec_from_device(
     *,
     name: str,
