@@ -10,7 +10,8 @@ Each probe times one thing apart from the others, with CUDA events (kernels.meas
   flushed before each run (kernels.bodies.latency_kernels); the time per hop is the slope
   between two chain lengths, so the launch's own time drops out;
 - ``l2_latency_ns``: the same chase over a region a tenth of the L2, warm;
-- ``l2_gbps``: a copy of arrays that fit in the L2 together, warm.
+- ``l2_gbps``: copies of arrays that fit in the L2 together, warm, at two sizes: the bytes
+  between them over the time between them, so the launch's own time drops out.
 
 Each result is a sim.rules.physics.Constant labelled "calibrated on <GPU>" with the date and the
 command, the form the user's per-GPU file keeps it in (sim.rules.physics.calibrated_constants).
@@ -44,25 +45,27 @@ def launch_overhead_us(gpu) -> float:
     return _events_ms(lambda: idle_block_kernel[1, 32](out, 0), flush_l2=False) * 1e3
 
 
-def _copy_gbps(nbytes: int, flush_l2: bool) -> float:
-    import torch
-
-    src = torch.ones(nbytes // 4, dtype=torch.float32, device="cuda")
-    dst = torch.empty_like(src)
-    ms = _events_ms(lambda: dst.copy_(src), flush_l2=flush_l2)
-    return 2 * src.numel() * 4 / (ms * 1e6)
-
-
 def copy_fraction(gpu) -> float:
     import torch
 
     free, _ = torch.cuda.mem_get_info()
     nbytes = min(1 << 30, max(8 * gpu.l2_bytes, 1 << 26), free // 4)
-    return _copy_gbps(nbytes, flush_l2=True) / gpu.peak_dram_gbps
+    src = torch.ones(nbytes // 4, dtype=torch.float32, device="cuda")
+    dst = torch.empty_like(src)
+    ms = _events_ms(lambda: dst.copy_(src), flush_l2=True)
+    return 2 * nbytes / (ms * 1e6) / gpu.peak_dram_gbps
 
 
 def l2_gbps(gpu) -> float:
-    return _copy_gbps(max(1 << 20, gpu.l2_bytes // 8), flush_l2=False)
+    import torch
+
+    sizes = (max(1 << 18, gpu.l2_bytes // 32), max(1 << 20, gpu.l2_bytes // 5))  # bytes per array
+    times = []
+    for nbytes in sizes:
+        src = torch.ones(nbytes // 4, dtype=torch.float32, device="cuda")
+        dst = torch.empty_like(src)
+        times.append(_events_ms(lambda: dst.copy_(src), flush_l2=False))
+    return 2 * (sizes[1] - sizes[0]) / ((times[1] - times[0]) * 1e6)
 
 
 def _chase_ns(region_bytes: int, flush_l2: bool) -> float:
