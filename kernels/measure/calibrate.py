@@ -207,6 +207,11 @@ def calibrate(out: str | None = None, *, record: Callable | None = None, gpu=Non
     dram_share, share_note = read_share(shares, gpu, command, profile.date)
     say(share_note)
     say("measuring the launch overhead, copy bandwidth, DRAM and L2 latency and L2 bandwidth")
+    if probes is None:  # the real GPU's: the trip overhead needs the dispatcher's start just fitted
+        from kernels.measure.physics_probe import MEASURE, trip_overhead_ns
+
+        dispatch_ns = profile.params.sm_interval_us * 1e3
+        probes = {**MEASURE, "trip_overhead_ns": lambda g: trip_overhead_ns(g, dispatch_ns)}
     constants, probe_failed = measure_constants(gpu, command, say, probes, profile.date)
     save_profile(path, profile, dram_share, constants)
     traces, failed = {**traces, **shares}, failed + share_failed + probe_failed

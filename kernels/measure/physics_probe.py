@@ -4,6 +4,10 @@ Each probe times one thing apart from the others, with CUDA events (kernels.meas
 
 - ``launch_overhead_us``: a one-block kernel that does nothing, queued behind a spin so the
   start event fires with the GPU busy: the launch's time outside any block's work;
+- ``trip_overhead_ns``: 2^18 idle 256-thread blocks held to one per SM by unused dynamic shared
+  memory: a block slot's turn (the launch's time over the blocks each slot runs) less the one
+  start at the SM's dispatcher that the loaded model counts as its own station (the dispatch
+  profile's `sm_interval_us`);
 - ``copy_fraction``: torch's device-to-device copy of arrays far past the L2, over the GPU's
   rated DRAM bandwidth (the model's achievable ceiling);
 - ``dram_latency_ns``: one thread chasing pointers through cache lines in random order, the L2
@@ -43,6 +47,20 @@ def launch_overhead_us(gpu) -> float:
 
     out = numba_cuda().as_cuda_array(torch.zeros(32, device="cuda"))
     return _events_ms(lambda: idle_block_kernel[1, 32](out, 0), flush_l2=False) * 1e3
+
+
+def trip_overhead_ns(gpu, dispatch_ns: float) -> float:
+    import torch
+
+    from kernels.bodies.latency_kernels import idle_block_kernel
+    from kernels.bodies.numba_kernels import device_arrays
+    from kernels.measure.occupancy_probe import padded_launch
+
+    threads, grid = 256, 1 << 18
+    (out,) = device_arrays((torch.empty(grid * threads, device="cuda"),))
+    launch = padded_launch(idle_block_kernel, (out, 0), grid, threads, gpu, 1)
+    slots = launch.predicted.blocks_per_sm * gpu.sm_count
+    return _events_ms(launch.run, flush_l2=False) * 1e6 * slots / grid - dispatch_ns
 
 
 def copy_fraction(gpu) -> float:
@@ -90,7 +108,7 @@ def l2_latency_ns(gpu) -> float:
 
 MEASURE = {"launch_overhead_us": launch_overhead_us, "copy_fraction": copy_fraction,
            "dram_latency_ns": dram_latency_ns, "l2_latency_ns": l2_latency_ns, "l2_gbps": l2_gbps}
-PLAUSIBLE = {"launch_overhead_us": (0.5, 100), "copy_fraction": (0.2, 1.05),
+PLAUSIBLE = {"launch_overhead_us": (0.5, 100), "copy_fraction": (0.2, 1.05), "trip_overhead_ns": (1, 2000),
              "dram_latency_ns": (50, 5000), "l2_latency_ns": (10, 2000), "l2_gbps": (100, 1e5)}
 
 
