@@ -64,6 +64,73 @@ def arg_path(what: str = "file"):
     return _argparse_type(parse, what)
 
 
+_DIM_SEP = re.compile(r"\s*[x×X*]\s*")
+
+
+def parse_dims(text, what: str = "block"):
+    """'256', '16x16', '32x8x2' (also '16×16') -> sim.rules.block_shape.Dims, checked against
+    CUDA's limits on block (x, y <= 1024, z <= 64, 1024 threads) or grid dimensions."""
+    from sim.rules.block_shape import block_dims, grid_dims
+
+    parts = _DIM_SEP.split(str(text).strip())
+    if len(parts) > 3:
+        raise UserError(f"{what} {str(text)[:40]!r} has {len(parts)} dimensions; give x, XxY or XxYxZ")
+    values = tuple(parse_count(p, f"{what} dimension", 0) for p in parts)
+    try:
+        return block_dims(values) if what == "block" else grid_dims(values)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+
+
+def arg_dims(what: str):
+    """A block or grid shape: 256, 16x16, 32x8x2."""
+    return _argparse_type(lambda t: parse_dims(t, what), what)
+
+
+def _parse_block(text):
+    if _DIM_SEP.search(str(text).strip()):
+        return parse_dims(text, "block")
+    return parse_count(text, "block size")
+
+
+# --block: one number (threads, or with --kernel its block parameter, checked there) or a 2D/3D
+# block '16x16', '32x8x2' checked against CUDA's limits here.
+arg_block = _argparse_type(_parse_block, "block")
+
+
+class BlockAction(argparse.Action):
+    """Stores --block as its thread count in `dest` (what every command reads) and a 2D/3D shape
+    in `block_dims` (None for a plain number)."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        dims = None if isinstance(value, int) else value
+        setattr(namespace, self.dest, value if dims is None else dims.count)
+        setattr(namespace, "block_dims", dims)
+
+
+def launch_dims(args, kernel, threads: int):
+    """(block Dims, grid Dims or None) of a launch's parsed arguments: --block's shape, else the
+    block tuple a kernel's declaration gives (a Numba threads=(16, 16)), else 1D; --grid only
+    without a kernel (a kernel's grid rule gives its grid)."""
+    from sim.rules.block_shape import block_dims
+
+    dims = getattr(args, "block_dims", None)
+    declared = (kernel.block_params or {}).get("threads") if kernel is not None else None
+    declared = block_dims(tuple(int(v) for v in declared)) if isinstance(declared, (list, tuple)) else None
+    if kernel is not None and dims is not None and dims != declared:
+        raise UserError(f"{kernel.name} indexes its threads in 1D, so a {dims.text('x')} block would "
+                        "not be its launch; give --block as one number")
+    dims = dims or declared
+    if dims is None or dims.count != threads:
+        dims = block_dims((threads,), max(threads, 1))
+    grid = getattr(args, "grid", None)
+    if grid is not None and kernel is not None:
+        raise UserError("--grid is for a launch without --kernel: a kernel's own grid rule gives its grid")
+    return dims, grid
+
+
+
+
 # -- values in files and settings ---------------------------------------------------------------
 class FieldError(ValueError):
     """Raised by a field kind; `check_fields` turns it into a UserError naming file and field."""

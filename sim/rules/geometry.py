@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from sim.rules.block_shape import Dims, fold_summary
 from sim.rules.devices import GpuSpec
 from sim.rules.occupancy import Occupancy
 
@@ -50,6 +51,12 @@ class LaunchGeometry:
     waves_at_occupancy: float | None  # blocks / (SMs x blocks per SM)
     elements_per_block: int | None = None  # the tile one block covers (None: no fixed tile)
     sizes: tuple[tuple[str, int], ...] = ()  # a kernel's named sizes (a matmul's M, N, K), if not just n
+    block_dims: tuple[int, int, int] = (0, 1, 1)  # the block's x, y, z (x = threads for a 1D block)
+    grid_dims: tuple[int, int, int] | None = None  # the grid's x, y, z where the launch gives them
+
+    @property
+    def block_shape(self) -> Dims:
+        return Dims(*self.block_dims)
 
     @property
     def elements_per_thread(self) -> int:
@@ -89,14 +96,31 @@ def _check(elements: int, threads_per_block: int) -> None:
 def launch_geometry(gpu: GpuSpec, elements: int, threads_per_block: int,
                     occ: Occupancy | None = None, *, blocks: int | None = None,
                     elements_per_block: int | None = None,
-                    sizes: Mapping[str, int] | None = None) -> LaunchGeometry:
+                    sizes: Mapping[str, int] | None = None,
+                    block_dims: tuple[int, ...] | None = None,
+                    grid_dims: tuple[int, ...] | None = None) -> LaunchGeometry:
     """The article's table for a launch: grid, warps, idle threads, waves.
 
     By default one element per thread (the article's kernels). A kernel's own grid rule
     (kernels/declare/spec.py) passes `blocks` and, where a block covers a fixed tile, `elements_per_block`
     (4 x threads for four elements per thread, BLOCK_SIZE for a Triton program), and `sizes` where
-    the problem is not one length (a matmul's M, N and K: the table shows them, not `elements`)."""
+    the problem is not one length (a matmul's M, N and K: the table shows them, not `elements`).
+    `block_dims`/`grid_dims`: a 2D or 3D block or grid (x fastest; the block's product is
+    `threads_per_block`, the grid's is `blocks`)."""
     _check(elements, threads_per_block)
+    shape = _dims3(block_dims or (threads_per_block,))
+    if shape.count != threads_per_block:
+        raise ValueError(f"block {shape.text('x')} is {shape.count:,} threads, not {threads_per_block:,}")
+    if grid_dims is not None:
+        grid_shape = _dims3(grid_dims)
+        if blocks is not None and grid_shape.count != blocks:
+            raise ValueError(f"grid {grid_shape.text('x')} is {grid_shape.count:,} blocks, not {blocks:,}")
+        blocks = grid_shape.count
+        elements_per_block = threads_per_block if elements_per_block is None else elements_per_block
+        if elements > blocks * elements_per_block:
+            raise ValueError(f"a {grid_shape.text('x')} grid of {elements_per_block:,}-element blocks covers "
+                             f"{blocks * elements_per_block:,} elements, fewer than {elements:,}; "
+                             "give a bigger grid or fewer elements")
     tile = elements_per_block if blocks is not None else threads_per_block
     if blocks is None:
         blocks = ceil_div(elements, threads_per_block)
@@ -123,7 +147,12 @@ def launch_geometry(gpu: GpuSpec, elements: int, threads_per_block: int,
         blocks_per_sm=blocks_per_sm, blocks_per_wave=blocks_per_wave, waves_at_occupancy=waves,
         elements_per_block=tile,
         sizes=() if not sizes or set(sizes) == {"n"} else tuple((str(k), int(v)) for k, v in sizes.items()),
+        block_dims=shape.tuple, grid_dims=_dims3(grid_dims).tuple if grid_dims is not None else None,
     )
+
+
+def _dims3(dims) -> Dims:
+    return Dims(*(int(v) for v in dims))
 
 
 def warp_lanes(threads_per_block: int, warp_size: int = 32) -> list[int]:
@@ -140,6 +169,14 @@ class Fact:
     label: str
     value: str
     how: str
+
+
+def _shape_fact(g: LaunchGeometry, warp_size: int) -> Fact:
+    """How the block's threads become warps: x fastest, 32 linear ids to a warp."""
+    b = g.block_shape
+    ids = "x" if b.rank == 1 else f"x + y·{b.x}" if b.rank == 2 else f"x + y·{b.x} + z·{b.x * b.y}"
+    return Fact("shape", "Block shape (x × y × z)", b.text(),
+                f"thread id = {ids}, warp = id // {warp_size}: {fold_summary(b, warp_size)}")
 
 
 def _waves_text(waves: float) -> str:
@@ -186,7 +223,9 @@ def geometry_facts(gpu: GpuSpec, geo: LaunchGeometry) -> list[Fact]:
     facts = [
         problem_fact(g),
         Fact("tpb", "Threads per block", f"{g.threads_per_block:,}", "your choice"),
-        Fact("blocks", "Blocks in the grid", f"{g.blocks:,}", grid_how),
+        _shape_fact(g, ws),
+        Fact("blocks", "Blocks in the grid", f"{g.blocks:,}",
+             f"the {Dims(*g.grid_dims).text()} grid given" if g.grid_dims else grid_how),
         Fact("wpb", "Warps per block", f"{g.warps_per_block}", f"ceiling of {g.threads_per_block} / {ws}"),
         Fact("warps", "Warps in the grid", f"{g.warps_in_grid:,}", f"{g.blocks:,} x {g.warps_per_block}"),
         idle,
