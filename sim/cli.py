@@ -16,6 +16,7 @@ from sim.inputs.defaults import DEFAULT_ELEMENTS, DEFAULT_GPU, DEFAULT_SIDE, DEF
 from sim.rules.geometry import geometry_facts, launch_geometry, problem_text
 from sim.inputs.args import (BlockAction, arg_block, arg_bytes, arg_count, arg_dims, arg_path, arg_real,
                              launch_dims)
+from sim.rules.clusters import check_cluster, cluster_occupancy, cluster_rows
 from sim.rules.occupancy import LIMITERS, occupancy
 from sim.schedule.dispatch_profile import WAITS, profile_for
 from sim.schedule.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
@@ -45,6 +46,9 @@ def add_launch_arguments(parser, *, gpu_default: str | None = DEFAULT_GPU) -> No
                         "--kernel, its block parameter (Triton: BLOCK_SIZE)")
     parser.add_argument("--grid", type=arg_dims("grid"), default=None, metavar="X[xY[xZ]]",
                         help="the grid's blocks, e.g. 64x64 (default: enough blocks for --elements)")
+    parser.add_argument("--cluster", type=arg_count("cluster size", 1, 16), default=1, metavar="BLOCKS",
+                        help="blocks per thread-block cluster, co-scheduled on one GPC (compute "
+                             "capability 9.0+; at most 8, or 16 non-portable; default 1: none)")
     parser.add_argument("--regs", type=arg_count("registers"), default=None, metavar="N",
                         help="registers per thread the compiled kernel uses (default 0: not limiting)")
     parser.add_argument("--smem", type=arg_bytes("shared memory"), default=None,
@@ -210,10 +214,16 @@ def resolve_launch(args):
                               blocks=kernel.blocks if kernel else None,
                               elements_per_block=kernel.elements_per_block if kernel else None,
                               sizes=kernel.sizes if kernel else None, block_dims=dims.tuple,
-                              grid_dims=grid.tuple if grid else None)
+                              grid_dims=grid.tuple if grid else None, cluster_size=_cluster(args, gpu))
     except ValueError as exc:
         raise UserError(str(exc)) from None
     return gpu, occ, geo, kernel
+
+
+def _cluster(args, gpu) -> int:
+    size = getattr(args, "cluster", 1) or 1
+    check_cluster(gpu, size)
+    return size
 
 
 def device_rows(gpu: GpuSpec) -> list[tuple[str, str]]:
@@ -295,6 +305,9 @@ def cmd_explain(args) -> int:
     _print_table(launch, geometry_rows(gpu, geo))
     _print_table("Occupancy (blocks per SM each limiter allows)", occupancy_rows(occ))
     print(f"  => {occ.explain()} (theoretical: what the limits allow)\n")
+    if geo.cluster_size > 1 and occ.can_launch:
+        _print_table("Clusters (each one's blocks on one GPC)",
+                     cluster_rows(cluster_occupancy(gpu, occ.blocks_per_sm, geo.cluster_size)), align="<")
     prediction = launch_prediction(gpu, occ, geo, kernel)
     if prediction is not None:
         _print_table(f"Predicted (sim/model/launch_model.py, {COST_MODELS[prediction.mode].title}; "

@@ -53,6 +53,7 @@ class LaunchGeometry:
     sizes: tuple[tuple[str, int], ...] = ()  # a kernel's named sizes (a matmul's M, N, K), if not just n
     block_dims: tuple[int, int, int] = (0, 1, 1)  # the block's x, y, z (x = threads for a 1D block)
     grid_dims: tuple[int, int, int] | None = None  # the grid's x, y, z where the launch gives them
+    cluster_size: int = 1  # blocks per thread-block cluster (1: no clusters)
 
     @property
     def block_shape(self) -> Dims:
@@ -98,7 +99,7 @@ def launch_geometry(gpu: GpuSpec, elements: int, threads_per_block: int,
                     elements_per_block: int | None = None,
                     sizes: Mapping[str, int] | None = None,
                     block_dims: tuple[int, ...] | None = None,
-                    grid_dims: tuple[int, ...] | None = None) -> LaunchGeometry:
+                    grid_dims: tuple[int, ...] | None = None, cluster_size: int = 1) -> LaunchGeometry:
     """The article's table for a launch: grid, warps, idle threads, waves.
 
     By default one element per thread (the article's kernels). A kernel's own grid rule
@@ -122,8 +123,11 @@ def launch_geometry(gpu: GpuSpec, elements: int, threads_per_block: int,
                              f"{blocks * elements_per_block:,} elements, fewer than {elements:,}; "
                              "give a bigger grid or fewer elements")
     tile = elements_per_block if blocks is not None else threads_per_block
-    if blocks is None:
-        blocks = ceil_div(elements, threads_per_block)
+    if blocks is None:  # enough blocks for the elements, in whole clusters
+        blocks = ceil_div(ceil_div(elements, threads_per_block), cluster_size) * cluster_size
+    elif blocks % cluster_size:
+        raise ValueError(f"a grid of {blocks:,} blocks is not a whole number of clusters of "
+                         f"{cluster_size}; CUDA refuses such a launch")
     if blocks > MAX_GRID_BLOCKS:
         raise ValueError(f"{blocks:,} blocks is over the grid limit of {MAX_GRID_BLOCKS:,}; "
                          "use bigger blocks or a grid-stride loop")
@@ -134,6 +138,10 @@ def launch_geometry(gpu: GpuSpec, elements: int, threads_per_block: int,
     if occ is not None:
         blocks_per_sm = occ.blocks_per_sm
         blocks_per_wave = occ.blocks_per_sm * gpu.sm_count
+        if cluster_size > 1:  # whole clusters, GPC by GPC: fewer where a GPC has a remainder
+            from sim.rules.clusters import cluster_occupancy
+
+            blocks_per_wave = cluster_occupancy(gpu, occ.blocks_per_sm, cluster_size).blocks_resident
         waves = waves_of(blocks, blocks_per_wave)
     idle = max(0, blocks * tile - elements) if tile else 0
     return LaunchGeometry(
@@ -148,6 +156,7 @@ def launch_geometry(gpu: GpuSpec, elements: int, threads_per_block: int,
         elements_per_block=tile,
         sizes=() if not sizes or set(sizes) == {"n"} else tuple((str(k), int(v)) for k, v in sizes.items()),
         block_dims=shape.tuple, grid_dims=_dims3(grid_dims).tuple if grid_dims is not None else None,
+        cluster_size=cluster_size,
     )
 
 
@@ -209,7 +218,8 @@ def geometry_facts(gpu: GpuSpec, geo: LaunchGeometry) -> list[Fact]:
     """The article's launch table for `geo`, each value with how it is worked out."""
     g, ws, tile = geo, gpu.warp_size, geo.elements_per_block
     if tile == g.threads_per_block:
-        grid_how = f"ceiling of {g.elements:,} / {g.threads_per_block:,}"
+        grid_how = f"ceiling of {g.elements:,} / {g.threads_per_block:,}" + (
+            f", rounded up to whole clusters of {g.cluster_size}" if g.cluster_size > 1 else "")
         idle = Fact("idle_last", "Idle threads, last block", f"{g.idle_threads_last_block:,}",
                     f"threads with no element: {g.blocks:,} x {g.threads_per_block:,} - {g.elements:,}")
     elif tile:
@@ -243,7 +253,8 @@ def geometry_facts(gpu: GpuSpec, geo: LaunchGeometry) -> list[Fact]:
         facts += [
             Fact("bps", "Blocks per SM", f"{g.blocks_per_sm}", "the occupancy: its binding limiter"),
             Fact("bpw", "Blocks per wave", f"{g.blocks_per_wave:,}" if can else "—",
-                 f"{gpu.sm_count} SMs x {g.blocks_per_sm} blocks"),
+                 f"{gpu.sm_count} SMs x {g.blocks_per_sm} blocks" if g.cluster_size == 1 else
+                 f"{g.blocks_per_wave // g.cluster_size:,} clusters x {g.cluster_size} (the cluster limit)"),
             Fact("waves_occ", "Waves at occupancy", f"{g.waves_at_occupancy:,.2f}" if can else "cannot launch",
                  f"{g.blocks:,} / {g.blocks_per_wave:,}" if can else "no block fits on an SM"),
             Fact("last_wave", "Blocks in last wave",
