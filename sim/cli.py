@@ -226,6 +226,10 @@ def _cluster(args, gpu) -> int:
     return size
 
 
+def _clusters_note(geo) -> str:
+    return f" in clusters of {geo.cluster_size}" if geo.cluster_size > 1 else ""
+
+
 def device_rows(gpu: GpuSpec) -> list[tuple[str, str]]:
     return [
         ("GPU", f"{gpu.name}{' (detected)' if gpu.detected else ''}"),
@@ -483,7 +487,7 @@ def cmd_simulate(args) -> int:
     how = (f"calibrated schedule, {profile.label}" if args.schedule == "calibrated"
            else "ideal (textbook) schedule")
     _print_table(f"Simulated {gpu.name}: {geo.blocks:,} blocks, {occ.blocks_per_sm} per SM "
-                 f"({result.n_slots:,} block slots), {what}, {PLACEMENTS[args.placement].title}, "
+                 f"({result.n_slots:,} block slots{_clusters_note(geo)}), {what}, {PLACEMENTS[args.placement].title}, "
                  f"{how}", [
         ("Waves", f"{result.waves}", f"{result.waves_fractional:.2f} grids' worth of block slots"),
         ("Makespan", f"{prediction.makespan_us:,.2f} us", "first block start to last block end"),

@@ -323,6 +323,7 @@ class Simulation:
     cost: str
     skipped_waves: int = 0  # identical full waves of the grid before these blocks, not simulated
     first_block: int = 0  # grid index of block 0
+    cluster_size: int = 1  # blocks per cluster (each cluster's blocks on one GPC)
 
     @property
     def slots_per_sm(self) -> int:
@@ -330,6 +331,11 @@ class Simulation:
 
     @property
     def n_slots(self) -> int:
+        """Blocks the GPU holds at once: SMs x blocks per SM, or whole clusters GPC by GPC."""
+        if self.cluster_size > 1:
+            from sim.rules.clusters import cluster_occupancy
+
+            return cluster_occupancy(self.gpu, self.blocks_per_sm, self.cluster_size).blocks_resident
         return self.gpu.sm_count * self.blocks_per_sm
 
     @property
@@ -398,5 +404,5 @@ def simulate(gpu: GpuSpec, n_blocks: int, occ: Occupancy | int, cost: CostModel 
         block_start_us=engine.block_start_us, block_end_us=engine.block_end_us,
         makespan_us=float(engine.block_end_us.max()),
         placement=getattr(engine.placement, "id", type(engine.placement).__name__),
-        cost=getattr(engine.cost, "id", type(engine.cost).__name__),
+        cost=getattr(engine.cost, "id", type(engine.cost).__name__), cluster_size=engine.cluster_size,
     )

@@ -41,3 +41,17 @@ def test_clusters_stay_in_one_gpc_and_respect_the_limit(cluster, per_sm, placeme
 def test_a_grid_of_partial_clusters_is_refused():
     with pytest.raises(UserError, match="whole number of clusters"):
         simulate(preset("H200"), 7, 1, cluster_size=2)
+
+
+def test_simulate_command_runs_waves_of_whole_clusters(capsys):
+    """Equal 10 us blocks, one per SM: 3,912 blocks are 489 clusters of 8; the H200 holds 15 at
+    once (2 x 2 + 5 x 2 + 1 + 4 x 0), so 33 waves: 330 us, where 132 slots would take 30."""
+    import json
+
+    import main
+
+    assert main.main(["simulate", "--cluster", "8", "--smem", "120K", "--schedule", "ideal",
+                      "--cost", "uniform", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["blocks"] == 3912 and out["waves"] == 33
+    assert abs(out["makespan_us"] - 330.0) < 1e-6
