@@ -22,11 +22,11 @@ from psygnal import Signal
 from gui.models.compiled import (BENCH, BY_HAND, COMPILER, HAND, CompileTarget, ResourceOrigin,
                                  block_params, block_threads, compile_target, compiled_origin,
                                  compiling_origin, failed_origin)
+from gui.models.launch_shape import launch_shape
 from gui.models.matmul_auto import launched
 from gui.models.occupancy_curves import OccupancyCurves, occupancy_curves
 from sim.rules.devices import GpuSpec, preset, presets
 from sim.inputs.errors import UserError
-from sim.rules.block_shape import block_dims, block_of
 from sim.rules.geometry import LaunchGeometry, launch_geometry, launch_text
 from sim.rules.occupancy import Occupancy, occupancy
 from sim.model.throughput import launch_work
@@ -61,6 +61,7 @@ class LaunchInputs:
     block_extra: str = ""  # the kernel's other block parameters, "BLOCK_N=128,BLOCK_K=32"
     block_y: int = 1  # a 2D/3D block's y and z; its x is threads_per_block / (y × z)
     block_z: int = 1
+    cluster_size: int = 1  # blocks per thread-block cluster (compute capability 9.0+)
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -95,7 +96,7 @@ def parse_field(name: str, text: str) -> int:
     what = {"elements": "element count", "threads_per_block": "threads per block",
             "regs_per_thread": "registers per thread", "smem_per_block": "shared memory per block",
             "block_size": "BLOCK_SIZE", "block_x": "block x", "block_y": "block y",
-            "block_z": "block z"}[name]
+            "block_z": "block z", "cluster_size": "cluster size"}[name]
     text = str(text).strip()
     value = parse_bytes(text, what) if name == "smem_per_block" else parse_count(text, what)
     if value < 0:
@@ -204,20 +205,13 @@ def compute_state(inputs: LaunchInputs, spec: GpuSpec, kernel=None) -> LaunchSta
             if occ.can_launch:
                 work = launch_work(kernel, inputs.elements, block_params(kernel, inputs), spec,
                                    occ.blocks_per_sm, blocks, launch_dims(inputs))
+        block, cluster = launch_shape(inputs, spec, kernel)
         geo = launch_geometry(spec, inputs.elements, inputs.threads_per_block, occ, blocks=blocks,
-                              elements_per_block=per_block, sizes=sizes,
-                              block_dims=_block_dims(inputs, kernel).tuple)
+                              elements_per_block=per_block, sizes=sizes, block_dims=block.tuple,
+                              cluster_size=cluster)
     except (ValueError, TypeError) as exc:  # UserError is a ValueError
         return LaunchState(inputs, spec, None, None, str(exc).splitlines()[0])
     return LaunchState(inputs, spec, occ, geo, "", per_block, nbytes, work, loads=loads, chain=chain)
-
-
-def _block_dims(inputs: LaunchInputs, kernel):
-    """The block's x, y, z: a kernel's declared shape (a Numba threads=(32, 8)), else the boxes'."""
-    declared = block_params(kernel, inputs).get("threads") if kernel is not None else None
-    if isinstance(declared, (tuple, list)):
-        return block_dims(tuple(int(v) for v in declared))
-    return block_of(inputs.threads_per_block, *((1, 1) if kernel else (inputs.block_y, inputs.block_z)))
 
 
 def _declared_bytes(kernel, n: int, dims: dict | None = None) -> int | None:

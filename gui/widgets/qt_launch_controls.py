@@ -19,7 +19,7 @@ from gui.models.launch import (CUSTOM_KERNEL, MAX_ELEMENTS, MAX_REGS, MAX_SMEM, 
                                LaunchState, launch_dims)
 from gui.models.simulation import SimulationOptions
 from gui.widgets.number_box import NumberBox
-from sim.rules.block_shape import MAX_BLOCK_DIMS
+from gui.widgets.launch_shape_boxes import LaunchShapeBoxes
 from gui.widgets.qt_kernel_source import QtKernelResources
 
 LOG_STEPS = 310  # elements slider: 10 steps per power of two, 2^0 .. 2^31
@@ -140,14 +140,8 @@ class QtLaunchControls(QWidget):
                              "typed, to show idle lanes.")
         form.addRow("Threads / block", _row(self.threads_slider, self.threads))
         form.addRow(self.snap)
-        # a 2D/3D block (x fastest): the threads box is their product; a thread count alone is 1D
-        self.block_xyz = [NumberBox(f"block_{a}", 1, top) for a, top in zip("xyz", MAX_BLOCK_DIMS)]
-        for axis, axis_box in zip("xyz", self.block_xyz):
-            axis_box.setButtonSymbols(QDoubleSpinBox.ButtonSymbols.NoButtons)  # three fit a narrow dock
-            axis_box.setMinimumWidth(36)
-            axis_box.setToolTip(f"The block's {axis} extent. Threads are numbered x fastest "
-                           "(id = x + y·Dx + z·Dx·Dy) and each 32 consecutive ids are one warp.")
-        form.addRow("Block x · y · z", _row(*self.block_xyz))
+        self.shape = LaunchShapeBoxes(form, _row, self._push, self._on_model_rejected,
+                                      self._on_box_clamped)  # block x · y · z, cluster
         self.block_size = NumberBox("block_size", 1, 1 << 17)
         self.block_size.setToolTip("A Triton program's BLOCK_SIZE: elements one program (block) "
                                    "handles; a power of two.")
@@ -253,10 +247,6 @@ class QtLaunchControls(QWidget):
             box.clamped.connect(self._on_box_clamped)
             box.lineEdit().textEdited.connect(self._on_box_edited)
             box.editingFinished.connect(self._on_box_done)
-        for axis_box in self.block_xyz:
-            axis_box.valueChanged.connect(self._on_block_xyz)
-            axis_box.refused.connect(self._on_model_rejected)
-            axis_box.clamped.connect(self._on_box_clamped)
         self.carveout.currentIndexChanged.connect(self._on_carveout_selected)
         for box in (self.cost, self.placement, self.schedule, self.wait):
             box.currentIndexChanged.connect(self._on_options_picked)
@@ -344,10 +334,7 @@ class QtLaunchControls(QWidget):
             self.elements_slider.setValue(elements_to_slider(i.elements))
             self.threads_slider.setMaximum(spec.max_threads_per_block)
             self._set_box(self.threads, i.threads_per_block)
-            dims = state.geometry.block_dims if state.geometry is not None else (i.threads_per_block, 1, 1)
-            for axis_box, value in zip(self.block_xyz, dims):
-                self._set_box(axis_box, value)
-                axis_box.setEnabled(i.kernel == CUSTOM_KERNEL)  # a kernel's declaration gives its shape
+            self.shape.sync(state, self._set_box)
             self.threads_slider.setValue(min(i.threads_per_block, spec.max_threads_per_block))
             self.regs_slider.setMaximum(spec.max_regs_per_thread)
             self._set_box(self.regs, i.regs_per_thread)
@@ -469,10 +456,6 @@ class QtLaunchControls(QWidget):
     def _on_box_changed(self, _value: float) -> None:
         box = self.sender()
         self._push(**{box.field: box.int_value()})
-
-    def _on_block_xyz(self, _value: float) -> None:
-        x, y, z = (box.int_value() for box in self.block_xyz)
-        self._push(threads_per_block=x * y * z, block_y=y, block_z=z)
 
     def _snap(self, v: int) -> int:
         if self.snap.isChecked():
