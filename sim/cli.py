@@ -49,6 +49,11 @@ def add_launch_arguments(parser, *, gpu_default: str | None = DEFAULT_GPU) -> No
     parser.add_argument("--cluster", type=arg_count("cluster size", 1, 16), default=1, metavar="BLOCKS",
                         help="blocks per thread-block cluster, co-scheduled on one GPC (compute "
                              "capability 9.0+; at most 8, or 16 non-portable; default 1: none)")
+    parser.add_argument("--max-registers", "--maxrregcount", "--maxnreg", dest="max_registers",
+                        type=arg_count("--max-registers", 1, 255), default=None, metavar="N",
+                        help="a cap on registers per thread (__launch_bounds__/-maxrregcount; Triton "
+                             "maxnreg, Numba max_registers): a --kernel is compiled with it; "
+                             "otherwise --regs above it become N")
     parser.add_argument("--regs", type=arg_count("registers"), default=None, metavar="N",
                         help="registers per thread the compiled kernel uses (default 0: not limiting)")
     parser.add_argument("--smem", type=arg_bytes("shared memory"), default=None,
@@ -206,6 +211,8 @@ def resolve_launch(args):
         raise UserError(f"block size must be 1..{gpu.max_threads_per_block} threads on {gpu.name}, "
                         f"got {threads}")
     regs = args.regs if args.regs is not None else (kernel.regs_per_thread if kernel else 0) or 0
+    if getattr(args, "max_registers", None) is not None and (kernel is None or args.regs is not None):
+        regs = min(regs, args.max_registers)  # the compiler keeps a thread within the cap (spilling)
     smem = args.smem if args.smem is not None else (kernel.smem_per_block if kernel else 0) or 0
     try:
         dims, grid = launch_dims(args, kernel, threads)

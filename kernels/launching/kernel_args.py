@@ -63,7 +63,7 @@ def _file_facts(args, gpu, cc) -> dict:
     if getattr(args, "dims", None) is not None:
         raise UserError("--dims is for a built-in matmul --kernel; a file's kernel takes --elements")
     return file_declared_launch(args.kernel_file, args.kernel, args.elements, _block_value(args), args.warps,
-                             gpu.sm_count, cc)
+                             gpu.sm_count, cc, getattr(args, "max_registers", None))
 
 
 def _block_value(args, spec=None):
@@ -118,7 +118,8 @@ def kernel_launch(args, gpu):
     else:
         spec, block, choice = _builtin_launch(args, gpu)
         facts = declared_launch(spec, args.elements, None, None, gpu.sm_count, cc, setting=block,
-                             dims=getattr(args, "dims", None))
+                             dims=getattr(args, "dims", None),
+                             max_registers=getattr(args, "max_registers", None))
     params = ", ".join(f"{k}={_param(v)}" for k, v in facts["params"].items())
     dims = facts["dims"]
     if set(dims) != {"n"}:
@@ -129,6 +130,8 @@ def kernel_launch(args, gpu):
     if facts["compiled"] is not None:
         compiled = CompiledFacts(**facts["compiled"])
         note += f"; registers from {compiled.compiler} for {compiled.target}"
+        if getattr(args, "max_registers", None) is not None:
+            note += f", capped at {args.max_registers} per thread"
         if compiled.elements != args.elements:
             note += f" (compiled at {compiled.elements:,} elements, the same remainder mod 16)"
     return KernelLaunch(name=facts["name"], blocks=facts["blocks"],
