@@ -62,6 +62,12 @@ class LaunchInputs:
     block_y: int = 1  # a 2D/3D block's y and z; its x is threads_per_block / (y × z)
     block_z: int = 1
     cluster_size: int = 1  # blocks per thread-block cluster (compute capability 9.0+)
+    max_registers: int = 0  # a cap on registers per thread (maxrregcount; 0: none)
+
+    def __post_init__(self) -> None:
+        # under a cap the compiler keeps a thread within it (spilling the rest): typed registers too
+        if self.max_registers and self.regs_per_thread > self.max_registers:
+            object.__setattr__(self, "regs_per_thread", self.max_registers)
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -96,7 +102,8 @@ def parse_field(name: str, text: str) -> int:
     what = {"elements": "element count", "threads_per_block": "threads per block",
             "regs_per_thread": "registers per thread", "smem_per_block": "shared memory per block",
             "block_size": "BLOCK_SIZE", "block_x": "block x", "block_y": "block y",
-            "block_z": "block z", "cluster_size": "cluster size"}[name]
+            "block_z": "block z", "cluster_size": "cluster size",
+            "max_registers": "max registers"}[name]
     text = str(text).strip()
     value = parse_bytes(text, what) if name == "smem_per_block" else parse_count(text, what)
     if value < 0:

@@ -1,5 +1,6 @@
 """The launch form's block x · y · z and cluster boxes: a 2D/3D block (x fastest; the threads box
-is their product) and the blocks of a thread-block cluster (compute capability 9.0+)."""
+is their product) and the blocks of a thread-block cluster (compute capability 9.0+); and the
+register cap (__launch_bounds__/-maxrregcount) of the resources form."""
 
 from __future__ import annotations
 
@@ -51,3 +52,19 @@ class LaunchShapeBoxes:
             box.setEnabled(i.kernel == CUSTOM_KERNEL)  # a kernel's declaration gives its shape
         set_box(self.cluster, i.cluster_size)
         self.cluster.setEnabled(spec.compute_capability >= MIN_CC or i.cluster_size > 1)
+
+
+class RegisterCapBox(NumberBox):
+    """Max registers per thread (0: no cap): a kernel is compiled with it (Triton maxnreg, Numba
+    max_registers), so the registers shown are the compiler's; typed registers are held under it."""
+
+    def __init__(self, form: QFormLayout, push: Callable[..., None], refused: Callable[[str], None],
+                 clamped: Callable[[str], None]) -> None:
+        super().__init__("max_registers", 0, 255)
+        self.setToolTip("A cap on registers per thread, as __launch_bounds__ or -maxrregcount set "
+                        "it (Triton maxnreg, Numba max_registers); 0: none. A kernel is recompiled "
+                        "with it: fewer registers can mean more blocks per SM, and spills.")
+        self.valueChanged.connect(lambda _v: push(max_registers=self.int_value()))
+        self.refused.connect(refused)
+        self.clamped.connect(clamped)
+        form.addRow("Max registers", self)

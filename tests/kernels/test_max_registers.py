@@ -51,3 +51,23 @@ def test_a_bad_cap_is_one_line(capsys, value):
         main.main(["explain", "--max-registers", value])
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--max-registers" in err[0]
+
+
+def test_window_compiles_with_the_cap_and_a_custom_launch_stays_under_it():
+    """The window's path: the launch model puts the cap in its compile target, the compiler host
+    (gui/jobs.py) compiles with it; a typed register count is held under it."""
+    from gui.jobs import KernelRef, _compile
+    from gui.models.compiled import MAX_REGISTERS, compile_target
+    from gui.models.launch import LaunchInputs, LaunchModel
+    from kernels.declare.registry import get_kernel
+
+    model = LaunchModel(LaunchInputs(gpu="H200"))
+    model.set_kernels([get_kernel("add_triton")])
+    assert model.update(regs_per_thread=100, max_registers=64)
+    assert model.inputs.regs_per_thread == model.state.occ.regs_per_thread == 64
+    assert model.select_kernel("add_triton")
+    assert model.update(threads_per_block=256, block_size=8192, max_registers=64)
+    target = compile_target(model.kernel(), model.state)
+    assert target.block[MAX_REGISTERS] == 64
+    res = _compile(KernelRef("add_triton"), target.elements, target.block, target.cc, lambda: False)
+    assert res.regs_per_thread <= 64
