@@ -18,6 +18,7 @@ from gui.models.playback import PlaybackModel
 from gui.models.simulation import SimRun, SimulationModel
 from gui.widgets.fitted_text import fit_lines
 from gui.widgets.sm_layout import SmLayout
+from sim.rules.block_shape import Dims, warp_folds
 from sim.schedule.timeline import Frame
 from sim.inputs.units import fmt_us
 
@@ -49,6 +50,13 @@ def _build_lut() -> np.ndarray:
         lut[_C_BLOCK + i * n : _C_BLOCK + (i + 1) * n, 2] = pal[:, 0]
         lut[_C_BLOCK + i * n : _C_BLOCK + (i + 1) * n, 3] = 255
     return lut.view(np.uint32).reshape(-1)
+
+
+def _fold_note(block_dims: tuple, warp: int) -> str:
+    """A 2D/3D block: which of its threads the hovered warp holds (x fastest)."""
+    if not block_dims or Dims(*block_dims).rank == 1:
+        return ""
+    return f"; {Dims(*block_dims).text()} block, {warp_folds(Dims(*block_dims))[warp].line()}"
 
 
 def _fit_line(fm, parts: list[tuple[str, ...]], width: int, sep: str = "   ·   ") -> str:
@@ -416,7 +424,7 @@ class QtSmView(QWidget):
             f", cluster {(b + tl.first_block) // c:,} (GPC {self._gpc_of(sm)})"
         return (
             f"SM {sm}, warp slot {warp}: block {b + tl.first_block:,}{where} (warp {warp % wpb} of "
-            f"{wpb}), runs {s:,.2f}–{e:,.2f} µs"
+            f"{wpb}), runs {s:,.2f}–{e:,.2f} µs" + _fold_note(rec.block_dims, warp % wpb)
         )
 
     def _gpc_of(self, sm: int) -> int:

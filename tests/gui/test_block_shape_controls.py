@@ -44,3 +44,30 @@ def test_cluster_box_groups_the_sm_view_by_gpc(qtbot, mount):
         cluster = (int(res[sm, slot]) + run.timeline.first_block) // 8
         sms_of_cluster.setdefault(cluster, set()).add(gpc_of[int(sm)])
     assert sms_of_cluster and all(len(g) == 1 for g in sms_of_cluster.values())
+
+
+def test_sm_view_names_the_threads_of_a_hovered_warp(qtbot, mount):
+    """A 24 × 20 block: warp 1 holds threads 32..63, (8, 1, 0) to (15, 2, 0) by the enumeration."""
+    from PySide6.QtCore import QPoint
+
+    from tests.gui.conftest import wait_sim
+
+    w = mount("H200", 1_000_000, 256)
+    assert w.model.update(threads_per_block=480, block_y=20)
+    run = wait_sim(qtbot, w)
+    w.playback.set_time(run.makespan_us * 0.3)
+    view, lay = w.sm_view, w.sm_view._layout
+    area = view._grid_rect()
+    expected = brute_warps((24, 20, 1))[1]
+    found = None
+    for y in range(0, lay.height, 2):
+        for x in range(0, lay.width, 2):
+            sm, warp = lay.hit(x, y)
+            if sm >= 0 and warp % 15 == 1 and view.frame.resident[sm, warp // 15] >= 0:
+                found = view.describe_at(QPoint(area.left() + round(x / lay.dpr),
+                                                area.top() + round(y / lay.dpr)))
+                break
+        if found:
+            break
+    assert found and "24×20 block, warp 1: threads " in found
+    assert f"({expected[0][0]}, {expected[0][1]}, 0) … ({expected[-1][0]}, {expected[-1][1]}, 0)" in found
