@@ -14,9 +14,9 @@ from sim.model.confidence import prediction_confidence
 from sim.inputs.files import check_writable
 from sim.inputs.defaults import DEFAULT_ELEMENTS, DEFAULT_GPU, DEFAULT_SIDE, DEFAULT_THREADS, launch_elements
 from sim.rules.geometry import geometry_facts, launch_geometry, problem_text
-from sim.inputs.args import (BlockAction, arg_block, arg_bytes, arg_count, arg_dims, arg_path, arg_real,
-                             launch_dims)
-from sim.rules.clusters import check_cluster, cluster_occupancy, cluster_rows
+from sim.inputs.args import (BlockAction, add_shape_arguments, arg_block, arg_bytes, arg_count, arg_path,
+                             arg_real, capped_regs, launch_dims)
+from sim.rules.clusters import cluster_occupancy, cluster_rows
 from sim.rules.occupancy import LIMITERS, occupancy
 from sim.schedule.dispatch_profile import WAITS, profile_for
 from sim.schedule.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
@@ -44,16 +44,7 @@ def add_launch_arguments(parser, *, gpu_default: str | None = DEFAULT_GPU) -> No
                         metavar="THREADS", help="threads per block, 1..1024 (multiples of 32 avoid idle "
                         "lanes; default 256), or a 2D/3D block: 16x16, 32x8x2 (x fastest); with "
                         "--kernel, its block parameter (Triton: BLOCK_SIZE)")
-    parser.add_argument("--grid", type=arg_dims("grid"), default=None, metavar="X[xY[xZ]]",
-                        help="the grid's blocks, e.g. 64x64 (default: enough blocks for --elements)")
-    parser.add_argument("--cluster", type=arg_count("cluster size", 1, 16), default=1, metavar="BLOCKS",
-                        help="blocks per thread-block cluster, co-scheduled on one GPC (compute "
-                             "capability 9.0+; at most 8, or 16 non-portable; default 1: none)")
-    parser.add_argument("--max-registers", "--maxrregcount", "--maxnreg", dest="max_registers",
-                        type=arg_count("--max-registers", 1, 255), default=None, metavar="N",
-                        help="a cap on registers per thread (__launch_bounds__/-maxrregcount; Triton "
-                             "maxnreg, Numba max_registers): a --kernel is compiled with it; "
-                             "otherwise --regs above it become N")
+    add_shape_arguments(parser)  # --grid, --cluster, --max-registers
     parser.add_argument("--regs", type=arg_count("registers"), default=None, metavar="N",
                         help="registers per thread the compiled kernel uses (default 0: not limiting)")
     parser.add_argument("--smem", type=arg_bytes("shared memory"), default=None,
@@ -210,31 +201,20 @@ def resolve_launch(args):
     if threads < 1 or threads > gpu.max_threads_per_block:
         raise UserError(f"block size must be 1..{gpu.max_threads_per_block} threads on {gpu.name}, "
                         f"got {threads}")
-    regs = args.regs if args.regs is not None else (kernel.regs_per_thread if kernel else 0) or 0
-    if getattr(args, "max_registers", None) is not None and (kernel is None or args.regs is not None):
-        regs = min(regs, args.max_registers)  # the compiler keeps a thread within the cap (spilling)
+    regs = capped_regs(args, args.regs if args.regs is not None else
+                       (kernel.regs_per_thread if kernel else 0) or 0, kernel)
     smem = args.smem if args.smem is not None else (kernel.smem_per_block if kernel else 0) or 0
     try:
-        dims, grid = launch_dims(args, kernel, threads)
+        dims, grid, cluster = launch_dims(args, kernel, threads, gpu)
         occ = occupancy(gpu, threads, regs, smem, args.carveout)
         geo = launch_geometry(gpu, args.elements, threads, occ,
                               blocks=kernel.blocks if kernel else None,
                               elements_per_block=kernel.elements_per_block if kernel else None,
                               sizes=kernel.sizes if kernel else None, block_dims=dims.tuple,
-                              grid_dims=grid.tuple if grid else None, cluster_size=_cluster(args, gpu))
+                              grid_dims=grid.tuple if grid else None, cluster_size=cluster)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     return gpu, occ, geo, kernel
-
-
-def _cluster(args, gpu) -> int:
-    size = getattr(args, "cluster", 1) or 1
-    check_cluster(gpu, size)
-    return size
-
-
-def _clusters_note(geo) -> str:
-    return f" in clusters of {geo.cluster_size}" if geo.cluster_size > 1 else ""
 
 
 def device_rows(gpu: GpuSpec) -> list[tuple[str, str]]:
@@ -494,7 +474,7 @@ def cmd_simulate(args) -> int:
     how = (f"calibrated schedule, {profile.label}" if args.schedule == "calibrated"
            else "ideal (textbook) schedule")
     _print_table(f"Simulated {gpu.name}: {geo.blocks:,} blocks, {occ.blocks_per_sm} per SM "
-                 f"({result.n_slots:,} block slots{_clusters_note(geo)}), {what}, {PLACEMENTS[args.placement].title}, "
+                 f"({result.n_slots:,} block slots{geo.clusters_note}), {what}, {PLACEMENTS[args.placement].title}, "
                  f"{how}", [
         ("Waves", f"{result.waves}", f"{result.waves_fractional:.2f} grids' worth of block slots"),
         ("Makespan", f"{prediction.makespan_us:,.2f} us", "first block start to last block end"),

@@ -108,11 +108,35 @@ class BlockAction(argparse.Action):
         setattr(namespace, "block_dims", dims)
 
 
-def launch_dims(args, kernel, threads: int):
-    """(block Dims, grid Dims or None) of a launch's parsed arguments: --block's shape, else the
-    block tuple a kernel's declaration gives (a Numba threads=(16, 16)), else 1D; --grid only
-    without a kernel (a kernel's grid rule gives its grid)."""
+def add_shape_arguments(parser) -> None:
+    """--grid, --cluster and --max-registers: the launch's shape beyond --block, and the register
+    cap its kernel is compiled with."""
+    parser.add_argument("--grid", type=arg_dims("grid"), default=None, metavar="X[xY[xZ]]",
+                        help="the grid's blocks, e.g. 64x64 (default: enough blocks for --elements)")
+    parser.add_argument("--cluster", type=arg_count("cluster size", 1, 16), default=1, metavar="BLOCKS",
+                        help="blocks per thread-block cluster, co-scheduled on one GPC (compute "
+                             "capability 9.0+; at most 8, or 16 non-portable; default 1: none)")
+    parser.add_argument("--max-registers", "--maxrregcount", "--maxnreg", dest="max_registers",
+                        type=arg_count("--max-registers", 1, 255), default=None, metavar="N",
+                        help="a cap on registers per thread (__launch_bounds__/-maxrregcount; Triton "
+                             "maxnreg, Numba max_registers): a --kernel is compiled with it; "
+                             "otherwise --regs above it become N")
+
+
+def capped_regs(args, regs: int, kernel) -> int:
+    """Registers per thread under --max-registers: a kernel's compiler already kept within it, so
+    only registers given by hand (--regs) are lowered (the compiler would spill the rest)."""
+    cap = getattr(args, "max_registers", None)
+    return min(regs, cap) if cap is not None and (kernel is None or args.regs is not None) else regs
+
+
+def launch_dims(args, kernel, threads: int, gpu):
+    """(block Dims, grid Dims or None, cluster size) of a launch's parsed arguments: --block's
+    shape, else the block tuple a kernel's declaration gives (a Numba threads=(16, 16)), else 1D;
+    --grid only without a kernel (a kernel's grid rule gives its grid); --cluster checked for
+    `gpu` (ValueError in one line)."""
     from sim.rules.block_shape import block_dims
+    from sim.rules.clusters import check_cluster
 
     dims = getattr(args, "block_dims", None)
     declared = (kernel.block_params or {}).get("threads") if kernel is not None else None
@@ -126,7 +150,9 @@ def launch_dims(args, kernel, threads: int):
     grid = getattr(args, "grid", None)
     if grid is not None and kernel is not None:
         raise UserError("--grid is for a launch without --kernel: a kernel's own grid rule gives its grid")
-    return dims, grid
+    cluster = getattr(args, "cluster", 1) or 1
+    check_cluster(gpu, cluster)
+    return dims, grid, cluster
 
 
 

@@ -60,6 +60,10 @@ class LaunchGeometry:
         return Dims(*self.block_dims)
 
     @property
+    def clusters_note(self) -> str:
+        return f" in clusters of {self.cluster_size}" if self.cluster_size > 1 else ""
+
+    @property
     def elements_per_thread(self) -> int:
         """Elements each thread of a block covers (1 unless a block's tile is bigger)."""
         tile = self.elements_per_block
