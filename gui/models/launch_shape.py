@@ -17,4 +17,6 @@ def launch_shape(inputs, spec: GpuSpec, kernel=None) -> tuple[Dims, int]:
     if isinstance(declared, (tuple, list)):
         return block_dims(tuple(int(v) for v in declared)), inputs.cluster_size
     yz = (1, 1) if kernel is not None else (inputs.block_y, inputs.block_z)
+    if yz == (1, 1):  # a 1D block over the limit is the occupancy's to explain, as before
+        return Dims(inputs.threads_per_block), inputs.cluster_size
     return block_of(inputs.threads_per_block, *yz), inputs.cluster_size
