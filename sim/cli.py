@@ -267,6 +267,9 @@ def explain_payload(gpu, occ, geo, kernel=None) -> dict:
                                "after_time_us": st.after.time_us,
                                "measurable": st.measurable}
                               for st in _next_steps(gpu, occ, geo, kernel)]}
+    if geo.cluster_size > 1 and occ.can_launch:
+        cocc = cluster_occupancy(gpu, occ.blocks_per_sm, geo.cluster_size)
+        payload["clusters"] = {**asdict(cocc), "max_active_clusters": cocc.max_active_clusters}
     prediction = launch_prediction(gpu, occ, geo, kernel)
     if prediction is not None:
         payload.update(prediction.summary())

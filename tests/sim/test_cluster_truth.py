@@ -111,3 +111,5 @@ def test_cli_cluster_rounds_the_grid_and_limits_a_wave(capsys):
         resolve_launch(_args(cluster=2, gpu="A100 80GB"))
     assert main.main(["explain", "--cluster", "2"]) == 0
     assert "Max active clusters" in capsys.readouterr().out
+    assert main.main(["explain", "--cluster", "8", "--smem", "120K", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["clusters"]["max_active_clusters"] == 15
