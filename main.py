@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     import gui.cli
     import kernels.cli
     import sim.cli
-    from sim.inputs.args import arg_bytes, arg_count, arg_path
+    from sim.inputs.args import BlockAction, arg_block, arg_bytes, arg_count, arg_path
 
     parser = _Parser(prog="warpscope", description=__doc__.split("\n\n")[0],
                      formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -45,8 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gpu", metavar="NAME", help="GPU to open with (preset name; default: detected or H200)")
     parser.add_argument("--elements", type=arg_count("element count"), metavar="N",
                         help="elements in the launch to open with")
-    parser.add_argument("--block", type=arg_count("block size"), metavar="THREADS",
-                        help="threads per block to open with")
+    parser.add_argument("--block", type=arg_block, action=BlockAction, metavar="THREADS",
+                        help="threads per block to open with, or a 2D/3D block: 16x16, 32x8x2")
     parser.add_argument("--regs", type=arg_count("registers"), metavar="N",
                         help="registers per thread to open with")
     parser.add_argument("--smem", type=arg_bytes("shared memory"), metavar="BYTES",

@@ -81,8 +81,9 @@ def build_inputs(base, gpu=None, elements=None, block=None, regs=None, smem=None
         changes["gpu"] = preset(gpu).name  # UserError with the list of names
     if elements is not None:
         changes["elements"] = int(elements)
-    if block is not None:
-        changes["threads_per_block"] = int(block)
+    if block is not None:  # a thread count, or a 2D/3D block (sim.rules.block_shape.Dims)
+        dims = block.tuple if hasattr(block, "tuple") else (int(block), 1, 1)
+        changes.update(threads_per_block=dims[0] * dims[1] * dims[2], block_y=dims[1], block_z=dims[2])
         changes["block_size"] = None
     if regs is not None:
         changes["regs_per_thread"] = int(regs)
@@ -101,10 +102,10 @@ def build_inputs(base, gpu=None, elements=None, block=None, regs=None, smem=None
             raise
         inputs = replace(inputs, gpu=LaunchInputs().gpu)  # a device saved from another machine
         spec = preset(inputs.gpu)
-    if block is not None and int(block) > spec.max_threads_per_block:
+    if block is not None and inputs.threads_per_block > spec.max_threads_per_block:
         # as `explain` says it; the window's threads box could not even show such a size
         raise UserError(f"block size must be 1..{spec.max_threads_per_block} threads on {spec.name}, "
-                        f"got {int(block)}")
+                        f"got {inputs.threads_per_block}")
     state = compute_state(inputs, spec)
     if state.error:
         raise UserError(state.error)

@@ -89,7 +89,7 @@ def run_app(args) -> int:
     return run_window(
         gpu=get("gpu"),
         elements=get("elements"),
-        block=get("block"),
+        block=get("block_dims") or get("block"),
         regs=get("regs"),
         smem=get("smem"),
         screenshot=get("screenshot"),

@@ -20,7 +20,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from gui.models.bench import BenchModel, SweepRequest
-from gui.models.compiled import CompileFailed, CompileTarget
+from gui.models.compiled import MAX_REGISTERS, CompileFailed, CompileTarget
 from gui.models.kernel_files import KernelFilesModel, OpenedFile
 from gui.models.launch import LaunchModel
 from sim.inputs.errors import UserError
@@ -218,8 +218,10 @@ def _compile(ref: KernelRef, n, block, cc, should_cancel):
     os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
     from kernels.offline_compile.resources import kernel_by_ref, launch_resources
 
+    block = dict(block)
+    cap = block.pop(MAX_REGISTERS, None)  # a compile option, not a block parameter
     return launch_resources(kernel_by_ref(ref.name, ref.file, ref.digest), n, block, cc,
-                            should_cancel=should_cancel)
+                            should_cancel=should_cancel, max_registers=cap)
 
 
 def _compile_many(ref: KernelRef, n, blocks, cc, should_cancel):
@@ -229,8 +231,10 @@ def _compile_many(ref: KernelRef, n, blocks, cc, should_cancel):
     os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
     from kernels.offline_compile.resources import kernel_by_ref, launch_resources_many
 
+    blocks = [dict(b) for b in blocks]
+    caps = {b.pop(MAX_REGISTERS, None) for b in blocks}  # one target's sweep: one cap
     return launch_resources_many(kernel_by_ref(ref.name, ref.file, ref.digest), n, blocks, cc,
-                                 should_cancel=should_cancel)
+                                 should_cancel=should_cancel, max_registers=caps.pop())
 
 
 def _open_file(path: str, should_cancel=None) -> OpenedFile:

@@ -12,9 +12,11 @@ from sim.rules.devices import GpuSpec, preset, presets
 from sim.inputs.errors import UserError
 from sim.model.confidence import prediction_confidence
 from sim.inputs.files import check_writable
-from sim.inputs.defaults import DEFAULT_ELEMENTS, DEFAULT_GPU, DEFAULT_SIDE, launch_elements
+from sim.inputs.defaults import DEFAULT_ELEMENTS, DEFAULT_GPU, DEFAULT_SIDE, DEFAULT_THREADS, launch_elements
 from sim.rules.geometry import geometry_facts, launch_geometry, problem_text
-from sim.inputs.args import arg_bytes, arg_count, arg_path, arg_real
+from sim.inputs.args import (BlockAction, add_shape_arguments, arg_block, arg_bytes, arg_count, arg_path,
+                             arg_real, capped_regs, launch_dims)
+from sim.rules.clusters import cluster_occupancy, cluster_rows
 from sim.rules.occupancy import LIMITERS, occupancy
 from sim.schedule.dispatch_profile import WAITS, profile_for
 from sim.schedule.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
@@ -38,9 +40,11 @@ def add_launch_arguments(parser, *, gpu_default: str | None = DEFAULT_GPU) -> No
     parser.add_argument("--elements", type=arg_count("element count"), default=None,
                         metavar="N", help="elements to process, one per thread (1000000, 1e6, 2^20, "
                         f"4M; default {DEFAULT_ELEMENTS:,}, or a matmul --kernel's side {DEFAULT_SIDE})")
-    parser.add_argument("--block", type=arg_count("block size"), default=None,
+    parser.add_argument("--block", type=arg_block, action=BlockAction, default=None,
                         metavar="THREADS", help="threads per block, 1..1024 (multiples of 32 avoid idle "
-                        "lanes; default 256); with --kernel, its block parameter (Triton: BLOCK_SIZE)")
+                        "lanes; default 256), or a 2D/3D block: 16x16, 32x8x2 (x fastest); with "
+                        "--kernel, its block parameter (Triton: BLOCK_SIZE)")
+    add_shape_arguments(parser)  # --grid, --cluster, --max-registers
     parser.add_argument("--regs", type=arg_count("registers"), default=None, metavar="N",
                         help="registers per thread the compiled kernel uses (default 0: not limiting)")
     parser.add_argument("--smem", type=arg_bytes("shared memory"), default=None,
@@ -193,18 +197,21 @@ def resolve_launch(args):
         raise UserError(f"element count must be at least 1, got {args.elements:,}")
     hook = getattr(args, "kernel_launch", None)
     kernel = hook(args, gpu) if hook is not None else None
-    threads = kernel.threads_per_block if kernel else (256 if args.block is None else args.block)
+    threads = kernel.threads_per_block if kernel else (DEFAULT_THREADS if args.block is None else args.block)
     if threads < 1 or threads > gpu.max_threads_per_block:
         raise UserError(f"block size must be 1..{gpu.max_threads_per_block} threads on {gpu.name}, "
                         f"got {threads}")
-    regs = args.regs if args.regs is not None else (kernel.regs_per_thread if kernel else 0) or 0
+    regs = capped_regs(args, args.regs if args.regs is not None else
+                       (kernel.regs_per_thread if kernel else 0) or 0, kernel)
     smem = args.smem if args.smem is not None else (kernel.smem_per_block if kernel else 0) or 0
     try:
+        dims, grid, cluster = launch_dims(args, kernel, threads, gpu)
         occ = occupancy(gpu, threads, regs, smem, args.carveout)
         geo = launch_geometry(gpu, args.elements, threads, occ,
                               blocks=kernel.blocks if kernel else None,
                               elements_per_block=kernel.elements_per_block if kernel else None,
-                              sizes=kernel.sizes if kernel else None)
+                              sizes=kernel.sizes if kernel else None, block_dims=dims.tuple,
+                              grid_dims=grid.tuple if grid else None, cluster_size=cluster)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     return gpu, occ, geo, kernel
@@ -260,6 +267,9 @@ def explain_payload(gpu, occ, geo, kernel=None) -> dict:
                                "after_time_us": st.after.time_us,
                                "measurable": st.measurable}
                               for st in _next_steps(gpu, occ, geo, kernel)]}
+    if geo.cluster_size > 1 and occ.can_launch:
+        cocc = cluster_occupancy(gpu, occ.blocks_per_sm, geo.cluster_size)
+        payload["clusters"] = {**asdict(cocc), "max_active_clusters": cocc.max_active_clusters}
     prediction = launch_prediction(gpu, occ, geo, kernel)
     if prediction is not None:
         payload.update(prediction.summary())
@@ -289,6 +299,9 @@ def cmd_explain(args) -> int:
     _print_table(launch, geometry_rows(gpu, geo))
     _print_table("Occupancy (blocks per SM each limiter allows)", occupancy_rows(occ))
     print(f"  => {occ.explain()} (theoretical: what the limits allow)\n")
+    if geo.cluster_size > 1 and occ.can_launch:
+        _print_table("Clusters (each one's blocks on one GPC)",
+                     cluster_rows(cluster_occupancy(gpu, occ.blocks_per_sm, geo.cluster_size)), align="<")
     prediction = launch_prediction(gpu, occ, geo, kernel)
     if prediction is not None:
         _print_table(f"Predicted (sim/model/launch_model.py, {COST_MODELS[prediction.mode].title}; "
@@ -464,7 +477,7 @@ def cmd_simulate(args) -> int:
     how = (f"calibrated schedule, {profile.label}" if args.schedule == "calibrated"
            else "ideal (textbook) schedule")
     _print_table(f"Simulated {gpu.name}: {geo.blocks:,} blocks, {occ.blocks_per_sm} per SM "
-                 f"({result.n_slots:,} block slots), {what}, {PLACEMENTS[args.placement].title}, "
+                 f"({result.n_slots:,} block slots{geo.clusters_note}), {what}, {PLACEMENTS[args.placement].title}, "
                  f"{how}", [
         ("Waves", f"{result.waves}", f"{result.waves_fractional:.2f} grids' worth of block slots"),
         ("Makespan", f"{prediction.makespan_us:,.2f} us", "first block start to last block end"),

@@ -18,6 +18,7 @@ from sim.inputs.errors import UserError
 from sim.rules.occupancy import occupancy
 
 HAND, COMPILER, COMPILING, BENCH, FAILED = "hand", "compiler", "compiling", "bench", "failed"
+MAX_REGISTERS = "max_registers"  # a target's register cap, kept among its block parameters
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +118,8 @@ def compile_target(kernel, state) -> CompileTarget | None:
         params = kernel.block_params(block_params(kernel, state.inputs))
     except (UserError, TypeError, ValueError):
         return None
+    if getattr(state.inputs, "max_registers", 0):  # compiled with the cap (gui/jobs.py passes it on)
+        params[MAX_REGISTERS] = state.inputs.max_registers
     return CompileTarget(kernel.name, tuple(state.spec.compute_capability),
                          tuple(sorted(params.items())), state.inputs.elements, kernel)
 

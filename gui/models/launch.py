@@ -22,6 +22,7 @@ from psygnal import Signal
 from gui.models.compiled import (BENCH, BY_HAND, COMPILER, HAND, CompileTarget, ResourceOrigin,
                                  block_params, block_threads, compile_target, compiled_origin,
                                  compiling_origin, failed_origin)
+from gui.models.launch_shape import launch_shape
 from gui.models.matmul_auto import launched
 from gui.models.occupancy_curves import OccupancyCurves, occupancy_curves
 from sim.rules.devices import GpuSpec, preset, presets
@@ -58,6 +59,15 @@ class LaunchInputs:
     block_size: int | None = None  # a Triton kernel's BLOCK_SIZE (elements per program)
     dims: str = ""  # a matmul's sizes, "M=1024,N=4352,K=8192"; "" = those of `elements`
     block_extra: str = ""  # the kernel's other block parameters, "BLOCK_N=128,BLOCK_K=32"
+    block_y: int = 1  # a 2D/3D block's y and z; its x is threads_per_block / (y × z)
+    block_z: int = 1
+    cluster_size: int = 1  # blocks per thread-block cluster (compute capability 9.0+)
+    max_registers: int = 0  # a cap on registers per thread (maxrregcount; 0: none)
+
+    def __post_init__(self) -> None:
+        # under a cap the compiler keeps a thread within it (spilling the rest): typed registers too
+        if self.max_registers and self.regs_per_thread > self.max_registers:
+            object.__setattr__(self, "regs_per_thread", self.max_registers)
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -91,7 +101,9 @@ def parse_field(name: str, text: str) -> int:
     counts, 48K or 48KiB for shared memory. UserError (one line) if it is no number."""
     what = {"elements": "element count", "threads_per_block": "threads per block",
             "regs_per_thread": "registers per thread", "smem_per_block": "shared memory per block",
-            "block_size": "BLOCK_SIZE"}[name]
+            "block_size": "BLOCK_SIZE", "block_x": "block x", "block_y": "block y",
+            "block_z": "block z", "cluster_size": "cluster size",
+            "max_registers": "max registers"}[name]
     text = str(text).strip()
     value = parse_bytes(text, what) if name == "smem_per_block" else parse_count(text, what)
     if value < 0:
@@ -200,8 +212,10 @@ def compute_state(inputs: LaunchInputs, spec: GpuSpec, kernel=None) -> LaunchSta
             if occ.can_launch:
                 work = launch_work(kernel, inputs.elements, block_params(kernel, inputs), spec,
                                    occ.blocks_per_sm, blocks, launch_dims(inputs))
+        block, cluster = launch_shape(inputs, spec, kernel)
         geo = launch_geometry(spec, inputs.elements, inputs.threads_per_block, occ, blocks=blocks,
-                              elements_per_block=per_block, sizes=sizes)
+                              elements_per_block=per_block, sizes=sizes, block_dims=block.tuple,
+                              cluster_size=cluster)
     except (ValueError, TypeError) as exc:  # UserError is a ValueError
         return LaunchState(inputs, spec, None, None, str(exc).splitlines()[0])
     return LaunchState(inputs, spec, occ, geo, "", per_block, nbytes, work, loads=loads, chain=chain)
@@ -353,6 +367,8 @@ class LaunchModel:
             return True
         if "elements" in changes and "dims" not in changes:
             changes["dims"] = ""  # a typed size replaces the matrix a sawtooth point chose
+        if "threads_per_block" in changes and not changes.keys() & {"block_y", "block_z"}:
+            changes.update(block_y=1, block_z=1)  # a thread count alone is a 1D block
         try:
             new_inputs = replace(self._state.inputs, **changes)
             spec = self.spec_for(new_inputs.gpu)

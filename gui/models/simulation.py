@@ -126,6 +126,7 @@ class SimRun:
     wait: str = "spin"
     profile_label: str = ""  # the dispatch profile the calibrated schedule used
     other: Simulation | None = field(default=None, repr=False)  # the other schedule, same launch
+    block_dims: tuple = ()  # the block's x, y, z (how its threads fold into the warps drawn)
 
     @property
     def simulation(self) -> Simulation:
@@ -202,7 +203,8 @@ def run_simulation(state: LaunchState, cost: str, placement: str, key: tuple = (
         alt = run("ideal" if schedule == "calibrated" else "calibrated").simulation
         alt.timeline.residency  # noqa: B018 - worked out here, drawn on the GUI thread
     return SimRun(key, state.spec, state.occ, cost, placement, prediction,
-                  time.perf_counter() - t0, schedule, wait, profile.label, alt)
+                  time.perf_counter() - t0, schedule, wait, profile.label, alt,
+                  state.geometry.block_dims)
 
 
 class SimulationModel:

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from gui import style
 from gui.models.launch import LaunchModel, LaunchState
+from sim.rules.block_shape import Dims, fold_summary, lane_rows, warp_folds
 from sim.rules.geometry import Fact, geometry_facts, warp_lanes
 
 
@@ -35,11 +36,15 @@ class QtWarpLanes(QWidget):
         self._lanes: list[int] = [32]
         self._last_active = 32 * 1
         self._warp = 32
+        self._rows: list[list[int]] | None = None
 
     def set_block(
-        self, threads_per_block: int, threads_with_data_in_last_block: int, warp_size: int = 32
+        self, threads_per_block: int, threads_with_data_in_last_block: int, warp_size: int = 32,
+        block: Dims | None = None,
     ) -> None:
         self._lanes = warp_lanes(threads_per_block, warp_size)
+        # a 2D/3D block: each lane shaded by its thread's row, so a warp straddling rows shows it
+        self._rows = lane_rows(block, warp_size) if block is not None and block.rank > 1 else None
         self._last_active = threads_with_data_in_last_block
         self._warp = warp_size
         self.update()
@@ -84,6 +89,8 @@ class QtWarpLanes(QWidget):
                         c = active_color if t < self._last_active else masked
                     else:
                         c = active_color
+                    if self._rows is not None and lane < active and self._rows[wi][lane] % 2:
+                        c = c.lighter(135)  # odd rows of the block a shade lighter
                     p.fillRect(
                         x, y, cell - (1 if cell > 3 else 0), cell - (1 if cell > 3 else 0), c
                     )
@@ -91,7 +98,7 @@ class QtWarpLanes(QWidget):
 
 
 # the rows shown, in order; labels, values and derivations come from sim.rules.geometry.geometry_facts
-ROWS = ("elements", "tpb", "blocks", "wpb", "warps", "idle_last", "idle_lanes", "slots_sm",
+ROWS = ("elements", "tpb", "shape", "blocks", "wpb", "warps", "idle_last", "idle_lanes", "slots_sm",
         "slots_gpu", "waves_best", "bps", "bpw", "waves_occ", "last_wave")
 
 
@@ -176,14 +183,20 @@ class QtGeometry(QWidget):
             tip = f"{fact.label} = {fact.how}" if fact else ""
             self.table.item(r, 0).setToolTip(tip)
             self.table.item(r, 1).setToolTip(tip)
-        self.lanes.set_block(inp.threads_per_block, g.threads_with_data_in_last_block, spec.warp_size)
+        block = g.block_shape
+        self.lanes.set_block(inp.threads_per_block, g.threads_with_data_in_last_block, spec.warp_size,
+                             block)
         lanes = warp_lanes(inp.threads_per_block, spec.warp_size)
         idle = g.idle_lanes_per_block
+        folds = warp_folds(block, spec.warp_size)
         self.lanes_label.setText(
-            f"A block of {inp.threads_per_block} threads is {len(lanes)} warp"
-            f"{'s' if len(lanes) != 1 else ''}; "
-            + (f"the last warp has {lanes[-1]} active lanes and {idle} idle." if idle
-               else "every lane of every warp has a thread.")
+            (f"A {fold_summary(block, spec.warp_size)}. Rows alternate in shade: "
+             f"{folds[0].line()}; {folds[-1].line()}. "
+             if block.rank > 1 else
+             f"A block of {inp.threads_per_block} threads is {len(lanes)} warp"
+             f"{'s' if len(lanes) != 1 else ''}; "
+             + (f"the last warp has {lanes[-1]} active lanes and {idle} idle." if idle
+                else "every lane of every warp has a thread."))
             + (f" In the grid's last block {g.threads_per_block - g.threads_with_data_in_last_block:,} "
                "threads find no element (purple): the bounds check keeps them out of memory."
                if g.elements_per_block else

@@ -19,6 +19,7 @@ from gui.models.launch import (CUSTOM_KERNEL, MAX_ELEMENTS, MAX_REGS, MAX_SMEM, 
                                LaunchState, launch_dims)
 from gui.models.simulation import SimulationOptions
 from gui.widgets.number_box import NumberBox
+from gui.widgets.launch_shape_boxes import LaunchShapeBoxes, RegisterCapBox
 from gui.widgets.qt_kernel_source import QtKernelResources
 
 LOG_STEPS = 310  # elements slider: 10 steps per power of two, 2^0 .. 2^31
@@ -139,6 +140,8 @@ class QtLaunchControls(QWidget):
                              "typed, to show idle lanes.")
         form.addRow("Threads / block", _row(self.threads_slider, self.threads))
         form.addRow(self.snap)
+        self.shape = LaunchShapeBoxes(form, _row, self._push, self._on_model_rejected,
+                                      self._on_box_clamped)  # block x · y · z, cluster
         self.block_size = NumberBox("block_size", 1, 1 << 17)
         self.block_size.setToolTip("A Triton program's BLOCK_SIZE: elements one program (block) "
                                    "handles; a power of two.")
@@ -170,6 +173,7 @@ class QtLaunchControls(QWidget):
                                  "memory; 'driver default' lets the driver take the maximum.")
         self.carveout_note = _note()
         form.addRow("Carveout", self.carveout)
+        self.max_regs = RegisterCapBox(form, self._push, self._on_model_rejected, self._on_box_clamped)
         form.addRow(self.carveout_note)
         lay.addWidget(box)
 
@@ -331,6 +335,8 @@ class QtLaunchControls(QWidget):
             self.elements_slider.setValue(elements_to_slider(i.elements))
             self.threads_slider.setMaximum(spec.max_threads_per_block)
             self._set_box(self.threads, i.threads_per_block)
+            self.shape.sync(state, self._set_box)
+            self._set_box(self.max_regs, i.max_registers)
             self.threads_slider.setValue(min(i.threads_per_block, spec.max_threads_per_block))
             self.regs_slider.setMaximum(spec.max_regs_per_thread)
             self._set_box(self.regs, i.regs_per_thread)

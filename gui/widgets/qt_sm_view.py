@@ -18,6 +18,7 @@ from gui.models.playback import PlaybackModel
 from gui.models.simulation import SimRun, SimulationModel
 from gui.widgets.fitted_text import fit_lines
 from gui.widgets.sm_layout import SmLayout
+from sim.rules.block_shape import Dims, warp_folds
 from sim.schedule.timeline import Frame
 from sim.inputs.units import fmt_us
 
@@ -49,6 +50,13 @@ def _build_lut() -> np.ndarray:
         lut[_C_BLOCK + i * n : _C_BLOCK + (i + 1) * n, 2] = pal[:, 0]
         lut[_C_BLOCK + i * n : _C_BLOCK + (i + 1) * n, 3] = 255
     return lut.view(np.uint32).reshape(-1)
+
+
+def _fold_note(block_dims: tuple, warp: int) -> str:
+    """A 2D/3D block: which of its threads the hovered warp holds (x fastest)."""
+    if not block_dims or Dims(*block_dims).rank == 1:
+        return ""
+    return f"; {Dims(*block_dims).text()} block, {warp_folds(Dims(*block_dims))[warp].line()}"
 
 
 def _fit_line(fm, parts: list[tuple[str, ...]], width: int, sep: str = "   ·   ") -> str:
@@ -127,13 +135,16 @@ class QtSmView(QWidget):
             rec.spec.sm_count,
             rec.spec.max_warps_per_sm,
         )
+        gpcs = self._gpcs()
+        order = np.concatenate([np.asarray(g) for g in gpcs]) if gpcs else None
         lay = self._layout
         if (
             lay is None
             or (lay.width, lay.height, lay.sm_count, lay.warps) != want
             or lay.dpr != dpr
+            or not np.array_equal(lay.order, order if order is not None else np.arange(want[2]))
         ):
-            self._layout = SmLayout(*want, dpr=dpr)
+            self._layout = SmLayout(*want, dpr=dpr, order=order)
             self._buffer = np.zeros((self._layout.height, self._layout.width), dtype=np.uint32)
             self._image = QImage(
                 self._buffer.data,
@@ -143,6 +154,15 @@ class QtSmView(QWidget):
                 QImage.Format.Format_RGB32,
             )
             self._image.setDevicePixelRatio(dpr)
+
+    def _gpcs(self):
+        """The GPCs' SM ids when the run places clusters (tiles then go GPC by GPC), else None."""
+        rec = self.record
+        if rec is None or rec.simulation.cluster_size <= 1:
+            return None
+        from sim.rules.clusters import gpc_layout
+
+        return gpc_layout(rec.spec)[0]
 
     def _refresh_frame(self) -> None:
         self._relayout.cancel()  # this frame is laid out for the current size
@@ -166,6 +186,7 @@ class QtSmView(QWidget):
         ids = np.repeat(frame.resident, wpb, axis=1)[:, :used]
         busy = ids >= 0
         gid = ids + tl.first_block  # grid block id, so colours do not jump when waves are skipped
+        gid = gid // rec.simulation.cluster_size  # a cluster's blocks share one colour
         col = np.where(busy, style.block_color_index(np.where(busy, gid, 0)), 0)
         n = style.N_COLORS
         # the last warp of a block whose size is not a multiple of 32 has idle lanes: dimmer
@@ -192,6 +213,7 @@ class QtSmView(QWidget):
         area = self._grid_rect()
         p.drawImage(area.topLeft(), self._image)
         self._paint_labels(p, area)
+        self._paint_gpcs(p, area)
         self._paint_header(p)
         self._paint_queue(p)
         if self._message:
@@ -242,6 +264,28 @@ class QtSmView(QWidget):
                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
                 fmt.format(sm),
             )
+
+    def _paint_gpcs(self, p: QPainter, area: QRect) -> None:
+        """With clusters: a frame around each GPC's tiles, alternating in shade, and its number."""
+        gpcs, lay = self._gpcs(), self._layout
+        if not gpcs:
+            return
+        d = lay.dpr
+        fm = p.fontMetrics()
+        labelled = lay.label > 0 and fm.horizontalAdvance(f"SM {lay.sm_count - 1}  G{len(gpcs) - 1}") \
+            <= lay.tile_w / d  # else the tooltip names the GPC
+        for g, sms in enumerate(gpcs):
+            p.setPen(QPen(QColor(style.ACCENT if g % 2 == 0 else style.MUTED), 1.0))
+            for sm in sms:
+                r = lay.tile_rect(sm)
+                p.drawRect(QRect(area.left() + round(r.left() / d) - 2, area.top() + round(r.top() / d) - 2,
+                                 round(r.width() / d) + 3, round(r.height() / d) + 3))
+            first = lay.tile_rect(sms[0])
+            if labelled:
+                p.drawText(QRect(area.left() + round(first.left() / d),
+                                 area.top() + round(first.top() / d) - 1,
+                                 round(first.width() / d), round(lay.label / d)),
+                           Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"G{g}")
 
     def _paint_header(self, p: QPainter) -> None:
         rec, frame = self.record, self.frame
@@ -375,10 +419,16 @@ class QtSmView(QWidget):
             return f"SM {sm}, warp slot {warp}: free right now"
         tl = rec.timeline
         s, e = float(tl.start_us[b]), float(tl.end_us[b])
+        c = rec.simulation.cluster_size
+        where = "" if c <= 1 else \
+            f", cluster {(b + tl.first_block) // c:,} (GPC {self._gpc_of(sm)})"
         return (
-            f"SM {sm}, warp slot {warp}: block {b + tl.first_block:,} (warp {warp % wpb} of "
-            f"{wpb}), runs {s:,.2f}–{e:,.2f} µs"
+            f"SM {sm}, warp slot {warp}: block {b + tl.first_block:,}{where} (warp {warp % wpb} of "
+            f"{wpb}), runs {s:,.2f}–{e:,.2f} µs" + _fold_note(rec.block_dims, warp % wpb)
         )
+
+    def _gpc_of(self, sm: int) -> int:
+        return next(g for g, sms in enumerate(self._gpcs() or ()) if sm in sms)
 
     def mouseMoveEvent(self, event) -> None:
         text = self.describe_at(event.position().toPoint())

@@ -14,11 +14,16 @@ class SmLayout:
     """Where each SM tile and warp cell lands in a W x H image."""
 
     def __init__(
-        self, width: int, height: int, sm_count: int, warps_per_sm: int, dpr: float = 1.0
+        self, width: int, height: int, sm_count: int, warps_per_sm: int, dpr: float = 1.0,
+        order=None,
     ) -> None:
         """Sizes in device pixels; `dpr` (device pixels per logical pixel) scales the label
-        strip so SM numbers stay readable on high-DPI screens."""
+        strip so SM numbers stay readable on high-DPI screens. `order`: the SM id of each tile
+        position (GPC by GPC, for clusters); default SM 0, 1, 2, ..."""
         self.dpr = max(1.0, float(dpr))
+        self.order = np.arange(sm_count) if order is None else np.asarray(order, dtype=np.int64)
+        self.position = np.empty(sm_count, dtype=np.int64)  # tile position of each SM id
+        self.position[self.order] = np.arange(sm_count)
         self.width, self.height = max(1, width), max(1, height)
         self.sm_count, self.warps = sm_count, warps_per_sm
         best = None
@@ -97,15 +102,16 @@ class SmLayout:
         ty, cy = self._axis(
             self.rows, self.y0, self.tile_h, self.tgap, self.ch, self.height, self.label
         )
-        sm = ty[:, None] * self.cols + tx[None, :]
+        pos = ty[:, None] * self.cols + tx[None, :]
         warp = cy[:, None] * self.cw + cx[None, :]
-        ok = (ty[:, None] >= 0) & (tx[None, :] >= 0) & (sm < self.sm_count) & (warp < self.warps)
+        ok = (ty[:, None] >= 0) & (tx[None, :] >= 0) & (pos < self.sm_count) & (warp < self.warps)
+        sm = self.order[np.clip(pos, 0, self.sm_count - 1)]
         ok &= (cy[:, None] >= 0) & (cx[None, :] >= 0)
         # 0 = background; 1 + flat warp-slot index otherwise
         return np.where(ok, sm * self.warps + warp + 1, 0).astype(np.int32)
 
     def tile_rect(self, sm: int) -> QRect:
-        r, c = divmod(sm, self.cols)
+        r, c = divmod(int(self.position[sm]), self.cols)
         return QRect(
             self.x0 + c * (self.tile_w + self.tgap),
             self.y0 + r * (self.tile_h + self.tgap),

@@ -146,8 +146,9 @@ def _answer(specs: dict, msg: tuple):
         kwargs = {**kwargs, **{k: v for k, v in spec.constants.items() if k in kwargs}}
         return plain(getattr(spec, key)(*args, **kwargs))
     if msg[0] == "launch":
-        _, name, n, block, warps, sm_count, cc = msg
-        return plain(declared_launch(specs[name], n, block, warps, sm_count, cc))
+        _, name, n, block, warps, sm_count, cc, *cap = msg  # cap: [max registers] if given
+        return plain(declared_launch(specs[name], n, block, warps, sm_count, cc,
+                                     max_registers=cap[0] if cap else None))
     raise UserError(f"unknown request {msg[0]!r}")
 
 
@@ -316,11 +317,12 @@ class DeclarationProcess:
         return [self._spec(d) for d in self.describe(should_cancel)]
 
     def launch(self, name: str, n: int, block, warps, sm_count: int, cc, timeout_s=None,
-               should_cancel=None) -> dict:
+               should_cancel=None, max_registers: int | None = None) -> dict:
         """kernels.declare.user_code.declared_launch of kernel `name`, from the file's process, checked."""
         from kernels.declare.user_code import check_facts
 
-        facts = self.request(("launch", name, n, block, warps, sm_count, cc),
+        cap = () if max_registers is None else (max_registers,)
+        facts = self.request(("launch", name, n, block, warps, sm_count, cc, *cap),
                              timeout_s or self.limits.launch_s, should_cancel=should_cancel)
         return check_facts(facts, f"{self.path}: {name}")
 

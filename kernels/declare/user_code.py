@@ -123,7 +123,7 @@ COMPILED_FIELDS = ("compiler", "ptxas", "target", "regs_per_thread", "smem_per_b
 
 
 def declared_launch(spec, elements: int, block, warps, sm_count: int, cc, *, setting=None,
-                 dims=None) -> dict:
+                 dims=None, max_registers: int | None = None) -> dict:
     """The launch of `spec` at `elements` as plain data: its grid rule's blocks, threads, tile,
     parameters, named sizes and bytes, and (with `cc`) what its compiler gives it there.
     `setting`: a block setting already made (else from `block` and `warps`); `dims`: a matmul's
@@ -145,7 +145,7 @@ def declared_launch(spec, elements: int, block, warps, sm_count: int, cc, *, set
         from kernels.offline_compile.resources import launch_resources
 
         try:
-            res = launch_resources(spec, elements, setting, tuple(cc))
+            res = launch_resources(spec, elements, setting, tuple(cc), max_registers=max_registers)
         except CompileError as exc:
             raise CompileError(f"{exc} (or give --regs and --smem to skip the compiler)",
                                exc.log) from None
@@ -311,7 +311,7 @@ def pick_kernel(path: str, found: list[dict], name: str | None) -> str:
 
 
 def file_declared_launch(file: str, kernel: str | None, elements: int, block, warps, sm_count: int,
-                      cc) -> dict:
+                      cc, max_registers: int | None = None) -> dict:
     """declared_launch of the kernel `file` ("FILE.py[:NAME]") declares (or `kernel` names), from
     a process of the file's own (kernels.declare.declarations), or the cache for the same content and
     launch; checked field by field."""
@@ -324,12 +324,13 @@ def file_declared_launch(file: str, kernel: str | None, elements: int, block, wa
     path = os.path.abspath(path)
     digest = file_digest(path)  # missing, not a regular file, too big: one line, no process
     wanted = named or kernel
-    request = (wanted, elements, block, warps, sm_count, list(cc) if cc else None)
+    request = (wanted, elements, block, warps, sm_count, list(cc) if cc else None, max_registers)
 
     def ask() -> dict:
         with DeclarationProcess(path) as process:
             name = pick_kernel(path, process.describe(), wanted)
-            return process.launch(name, elements, block, warps, sm_count, cc)
+            return process.launch(name, elements, block, warps, sm_count, cc,
+                                  max_registers=max_registers)
 
     facts = cached_facts(path, digest, request, ask)
     name = facts.get("name", wanted) if isinstance(facts, dict) else wanted

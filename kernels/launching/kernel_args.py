@@ -62,8 +62,20 @@ def _file_facts(args, gpu, cc) -> dict:
 
     if getattr(args, "dims", None) is not None:
         raise UserError("--dims is for a built-in matmul --kernel; a file's kernel takes --elements")
-    return file_declared_launch(args.kernel_file, args.kernel, args.elements, args.block, args.warps,
-                             gpu.sm_count, cc)
+    return file_declared_launch(args.kernel_file, args.kernel, args.elements, _block_value(args), args.warps,
+                             gpu.sm_count, cc, getattr(args, "max_registers", None))
+
+
+def _block_value(args, spec=None):
+    """--block as the kernel's sweep value: a number, or a 2D/3D block as its tuple, for a kernel
+    that declares one (a Numba threads=(16, 16)); a 1D kernel refuses it."""
+    dims = getattr(args, "block_dims", None)
+    if dims is None:
+        return args.block
+    if spec is not None and not isinstance(spec.block.get("threads"), (tuple, list)):
+        raise UserError(f"{spec.name} indexes its threads in 1D, so a {dims.text('x')} block would "
+                        "not be its launch; give --block as one number")
+    return list(dims.tuple[:dims.rank])
 
 
 def _builtin_launch(args, gpu):
@@ -77,7 +89,7 @@ def _builtin_launch(args, gpu):
     given = getattr(args, "dims", None)
     if given is not None and not spec.is_matrix_product:
         raise UserError(f"--dims is for a matrix product; {spec.name} takes --elements")
-    block, choice = block_setting(spec, args.block, args.warps), None
+    block, choice = block_setting(spec, _block_value(args, spec), args.warps), None
     if spec.name == "matmul_auto":  # what it launches is the candidate it chose
         from kernels.declare.registry import matmul_choice, matmul_variants
 
@@ -106,7 +118,8 @@ def kernel_launch(args, gpu):
     else:
         spec, block, choice = _builtin_launch(args, gpu)
         facts = declared_launch(spec, args.elements, None, None, gpu.sm_count, cc, setting=block,
-                             dims=getattr(args, "dims", None))
+                             dims=getattr(args, "dims", None),
+                             max_registers=getattr(args, "max_registers", None))
     params = ", ".join(f"{k}={_param(v)}" for k, v in facts["params"].items())
     dims = facts["dims"]
     if set(dims) != {"n"}:
@@ -117,6 +130,8 @@ def kernel_launch(args, gpu):
     if facts["compiled"] is not None:
         compiled = CompiledFacts(**facts["compiled"])
         note += f"; registers from {compiled.compiler} for {compiled.target}"
+        if getattr(args, "max_registers", None) is not None:
+            note += f", capped at {args.max_registers} per thread"
         if compiled.elements != args.elements:
             note += f" (compiled at {compiled.elements:,} elements, the same remainder mod 16)"
     return KernelLaunch(name=facts["name"], blocks=facts["blocks"],

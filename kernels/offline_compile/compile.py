@@ -247,7 +247,7 @@ def _kernel_of(kernel, backend: str):
 
 
 def triton_request(fn, signature, constexprs: dict | None = None, num_warps: int = 4,
-                   num_stages: int = 3, cc=(9, 0)) -> CompileRequest:
+                   num_stages: int = 3, cc=(9, 0), max_registers: int | None = None) -> CompileRequest:
     fn = _kernel_of(fn, "triton")
     cc = (int(cc[0]), int(cc[1]))
     sig = ({k: str(v) for k, v in signature.items()} if isinstance(signature, dict)
@@ -255,20 +255,25 @@ def triton_request(fn, signature, constexprs: dict | None = None, num_warps: int
     consts = {k: _jsonable(k, v) for k, v in (constexprs or {}).items()}
     spec = {"backend": "triton", "signature": sig, "constexprs": consts,
             "num_warps": int(num_warps), "num_stages": int(num_stages), "cc": list(cc)}
+    if max_registers is not None:  # Triton's maxnreg: ptxas keeps each thread within it
+        spec["maxnreg"] = int(max_registers)
     key = spec | {"source": _source_hash(fn), "compiler": f"triton {_version('triton')}"}
     return CompileRequest(fn, key, spec)
 
 
-def numba_request(kernel, argtypes, cc=(9, 0)) -> CompileRequest:
+def numba_request(kernel, argtypes, cc=(9, 0), max_registers: int | None = None) -> CompileRequest:
     kernel = _kernel_of(kernel, "numba")
     cc = (int(cc[0]), int(cc[1]))
     spec = {"backend": "numba", "argtypes": [str(t) for t in argtypes], "cc": list(cc)}
+    if max_registers is not None:  # cuda.jit(max_registers=N): ptxas --maxrregcount=N
+        spec["max_registers"] = int(max_registers)
     key = spec | {"source": _source_hash(kernel),
                   "compiler": f"numba-cuda {_version('numba-cuda')}"}
     return CompileRequest(kernel, key, spec)
 
 
-def spec_request(spec, n: int, block=None, cc=(9, 0), arrays=None) -> CompileRequest:
+def spec_request(spec, n: int, block=None, cc=(9, 0), arrays=None,
+                 max_registers: int | None = None) -> CompileRequest:
     """The request for a registry kernel (a KernelSpec) launched at size `n` with `block` (a
     sweep value or a dict): the arguments, constexprs and options kernels/launching/launcher.py passes.
     `arrays`: (inputs, out) if you have them; else they are made on the host for size n (the
@@ -282,7 +287,7 @@ def spec_request(spec, n: int, block=None, cc=(9, 0), arrays=None) -> CompileReq
     inputs, out = arrays if arrays is not None else make_arrays(spec, n, on_gpu=False)
     args = kernel_args(spec, inputs, out, n)
     if spec.backend == "numba":
-        return numba_request(spec.kernel, numba_argtypes_from_args(args), cc)
+        return numba_request(spec.kernel, numba_argtypes_from_args(args), cc, max_registers)
     options = {k: params.pop(k) for k in TRITON_OPTIONS if k in params}
     constexprs = {**spec.constants, **params}
     from kernels.declare.spec import resolve
@@ -292,7 +297,7 @@ def spec_request(spec, n: int, block=None, cc=(9, 0), arrays=None) -> CompileReq
     if hasattr(kernel, "compile_signature"):  # a launcher that makes its kernel's arguments (TMA)
         kernel, signature, constexprs = kernel.compile_signature(args, constexprs, warps)
     return triton_request(kernel, signature or signature_from_args(args), constexprs,
-                          warps, options.get("num_stages", 3), cc)
+                          warps, options.get("num_stages", 3), cc, max_registers)
 
 
 def cache_folder() -> Path:

@@ -118,7 +118,8 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 
-def launch_request(spec: KernelSpec, n: int, block=None, cc=(9, 0)) -> tuple[CompileRequest, int]:
+def launch_request(spec: KernelSpec, n: int, block=None, cc=(9, 0),
+                   max_registers: int | None = None) -> tuple[CompileRequest, int]:
     """The compile request for `spec` launched at size n with `block` (a sweep value or a dict
     of block parameters) on compute capability `cc`, and the size the compiler is shown."""
     if not spec.launchable:
@@ -131,7 +132,7 @@ def launch_request(spec: KernelSpec, n: int, block=None, cc=(9, 0)) -> tuple[Com
     shown = compile_elements(spec, n)
     arrays = launch_arrays(spec, shown)
     try:
-        return spec_request(spec, shown, block, cc, arrays=arrays), shown
+        return spec_request(spec, shown, block, cc, arrays=arrays, max_registers=max_registers), shown
     except UserError:
         raise
     except Exception as exc:  # noqa: BLE001 - 'args' is the user's code too
@@ -140,7 +141,8 @@ def launch_request(spec: KernelSpec, n: int, block=None, cc=(9, 0)) -> tuple[Com
 
 
 def launch_resources_many(spec: KernelSpec, n: int, blocks, cc, *, cache=None,
-                          should_cancel=None) -> list[LaunchResources | CompileError]:
+                          should_cancel=None, max_registers: int | None = None
+                          ) -> list[LaunchResources | CompileError]:
     """launch_resources for several block settings, compiled side by side in one batch; a
     setting that does not compile gives its CompileError in its place."""
     cc = (int(cc[0]), int(cc[1]))
@@ -148,7 +150,7 @@ def launch_resources_many(spec: KernelSpec, n: int, blocks, cc, *, cache=None,
     pending = []
     for i, block in enumerate(blocks):
         try:
-            request, shown = launch_request(spec, n, block, cc)
+            request, shown = launch_request(spec, n, block, cc, max_registers)
         except UserError as exc:
             out[i] = exc if isinstance(exc, CompileError) else CompileError(str(exc))
             continue
@@ -164,10 +166,11 @@ def launch_resources_many(spec: KernelSpec, n: int, blocks, cc, *, cache=None,
 
 
 def launch_resources(spec: KernelSpec, n: int, block=None, cc=(9, 0), *, cache=None,
-                     should_cancel=None) -> LaunchResources:
+                     should_cancel=None, max_registers: int | None = None) -> LaunchResources:
     """The compiled resources of one launch; CompileError (one line, `.log`) if it does not
     compile, CompileCancelled if `should_cancel()` said stop."""
-    [res] = launch_resources_many(spec, n, [block], cc, cache=cache, should_cancel=should_cancel)
+    [res] = launch_resources_many(spec, n, [block], cc, cache=cache, should_cancel=should_cancel,
+                                  max_registers=max_registers)
     if isinstance(res, CompileError):
         raise res
     return res

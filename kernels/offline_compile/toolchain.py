@@ -268,7 +268,7 @@ def _triton_error(exc: Exception, jit_fn, where: str) -> CompileError:
 
 
 def compile_triton(jit_fn, signature, constexprs: dict, num_warps: int, num_stages: int,
-                   cc: tuple[int, int]) -> dict:
+                   cc: tuple[int, int], maxnreg: int | None = None) -> dict:
     """Compile a @triton.jit function (a real JITFunction) for `cc`; its resources as a dict."""
     import triton
     from triton.backends.compiler import GPUTarget
@@ -285,8 +285,10 @@ def compile_triton(jit_fn, signature, constexprs: dict, num_warps: int, num_stag
                       + [f"num_warps={num_warps}", f"sm_{arch}"])
     try:
         src = triton_source(jit_fn, signature, constexprs)
-        ck = triton.compile(src, target=GPUTarget("cuda", arch, 32),
-                            options={"num_warps": num_warps, "num_stages": num_stages})
+        options = {"num_warps": num_warps, "num_stages": num_stages}
+        if maxnreg is not None:
+            options["maxnreg"] = maxnreg
+        ck = triton.compile(src, target=GPUTarget("cuda", arch, 32), options=options)
     except CompileError:
         raise
     except Exception as exc:  # CompilationError, PTXASError, or Triton rejecting the options
@@ -323,8 +325,10 @@ def ptxas_candidates() -> list[str]:
     return out
 
 
-def ptx_to_cubin(ptx: str, cc: tuple[int, int], what: str) -> tuple[bytes, str]:
-    """Assemble PTX for sm_XY with the first ptxas that can; (cubin, ptxas path)."""
+def ptx_to_cubin(ptx: str, cc: tuple[int, int], what: str,
+                 max_registers: int | None = None) -> tuple[bytes, str]:
+    """Assemble PTX for sm_XY with the first ptxas that can; (cubin, ptxas path).
+    `max_registers`: ptxas --maxrregcount, what numba-cuda's cuda.jit(max_registers=N) passes."""
     arch = f"sm_{cc[0]}{cc[1]}"
     candidates = ptxas_candidates()
     if not candidates:
@@ -340,7 +344,8 @@ def ptx_to_cubin(ptx: str, cc: tuple[int, int], what: str) -> tuple[bytes, str]:
         with open(src, "w", encoding="utf-8") as fh:
             fh.write(ptx)
         for ptxas in usable:
-            done = subprocess.run([ptxas, f"--gpu-name={arch}", src, "-o", out],
+            cap = [f"--maxrregcount={max_registers}"] if max_registers is not None else []
+            done = subprocess.run([ptxas, f"--gpu-name={arch}", *cap, src, "-o", out],
                                   capture_output=True, text=True, timeout=300)
             if done.returncode == 0:
                 with open(out, "rb") as fh:
@@ -396,7 +401,7 @@ def numba_signature(argtypes) -> str:
     return "void(" + ", ".join(str(t) for t in argtypes) + ")"
 
 
-def compile_numba(dispatcher, argtypes, cc: tuple[int, int]) -> dict:
+def compile_numba(dispatcher, argtypes, cc: tuple[int, int], max_registers: int | None = None) -> dict:
     """Compile a @cuda.jit kernel (a real CUDADispatcher or its Python function) for `cc`."""
     from kernels.launching.compat import numba_cuda
 
@@ -414,7 +419,7 @@ def compile_numba(dispatcher, argtypes, cc: tuple[int, int]) -> dict:
     except Exception as exc:  # TypingError, missing NVVM/NVRTC, an unsupported cc
         raise _numba_error(exc, name, cc, where) from None
     entry = re.search(r"\.entry\s+([\w$.]+)", ptx)
-    cubin, ptxas = ptx_to_cubin(ptx, cc, name)
+    cubin, ptxas = ptx_to_cubin(ptx, cc, name, max_registers)
     usage = res_usage(cubin, entry.group(1) if entry else None)
     release = re.search(r"Cuda compilation tools, release (\d+\.\d+)", ptx)
     nvvm = f", NVVM of CUDA {release.group(1)}" if release else ""
@@ -449,8 +454,8 @@ def compile_request(request: dict, kernel) -> dict:
     cc = tuple(request["cc"])
     if request["backend"] == "triton":
         return compile_triton(kernel, request["signature"], request["constexprs"],
-                              request["num_warps"], request["num_stages"], cc)
-    return compile_numba(kernel, request["argtypes"], cc)
+                              request["num_warps"], request["num_stages"], cc, request.get("maxnreg"))
+    return compile_numba(kernel, request["argtypes"], cc, request.get("max_registers"))
 
 
 def main() -> int:

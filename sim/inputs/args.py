@@ -64,6 +64,99 @@ def arg_path(what: str = "file"):
     return _argparse_type(parse, what)
 
 
+_DIM_SEP = re.compile(r"\s*[x×X*]\s*")
+
+
+def parse_dims(text, what: str = "block"):
+    """'256', '16x16', '32x8x2' (also '16×16') -> sim.rules.block_shape.Dims, checked against
+    CUDA's limits on block (x, y <= 1024, z <= 64, 1024 threads) or grid dimensions."""
+    from sim.rules.block_shape import block_dims, grid_dims
+
+    parts = _DIM_SEP.split(str(text).strip())
+    if len(parts) > 3:
+        raise UserError(f"{what} {str(text)[:40]!r} has {len(parts)} dimensions; give x, XxY or XxYxZ")
+    values = tuple(parse_count(p, f"{what} dimension", 0) for p in parts)
+    try:
+        return block_dims(values) if what == "block" else grid_dims(values)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+
+
+def arg_dims(what: str):
+    """A block or grid shape: 256, 16x16, 32x8x2."""
+    return _argparse_type(lambda t: parse_dims(t, what), what)
+
+
+def _parse_block(text):
+    if _DIM_SEP.search(str(text).strip()):
+        return parse_dims(text, "block")
+    return parse_count(text, "block size")
+
+
+# --block: one number (threads, or with --kernel its block parameter, checked there) or a 2D/3D
+# block '16x16', '32x8x2' checked against CUDA's limits here.
+arg_block = _argparse_type(_parse_block, "block")
+
+
+class BlockAction(argparse.Action):
+    """Stores --block as its thread count in `dest` (what every command reads) and a 2D/3D shape
+    in `block_dims` (None for a plain number)."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        dims = None if isinstance(value, int) else value
+        setattr(namespace, self.dest, value if dims is None else dims.count)
+        setattr(namespace, "block_dims", dims)
+
+
+def add_shape_arguments(parser) -> None:
+    """--grid, --cluster and --max-registers: the launch's shape beyond --block, and the register
+    cap its kernel is compiled with."""
+    parser.add_argument("--grid", type=arg_dims("grid"), default=None, metavar="X[xY[xZ]]",
+                        help="the grid's blocks, e.g. 64x64 (default: enough blocks for --elements)")
+    parser.add_argument("--cluster", type=arg_count("cluster size", 1, 16), default=1, metavar="BLOCKS",
+                        help="blocks per thread-block cluster, co-scheduled on one GPC (compute "
+                             "capability 9.0+; at most 8, or 16 non-portable; default 1: none)")
+    parser.add_argument("--max-registers", "--maxrregcount", "--maxnreg", dest="max_registers",
+                        type=arg_count("--max-registers", 1, 255), default=None, metavar="N",
+                        help="a cap on registers per thread (__launch_bounds__/-maxrregcount; Triton "
+                             "maxnreg, Numba max_registers): a --kernel is compiled with it; "
+                             "otherwise --regs above it become N")
+
+
+def capped_regs(args, regs: int, kernel) -> int:
+    """Registers per thread under --max-registers: a kernel's compiler already kept within it, so
+    only registers given by hand (--regs) are lowered (the compiler would spill the rest)."""
+    cap = getattr(args, "max_registers", None)
+    return min(regs, cap) if cap is not None and (kernel is None or args.regs is not None) else regs
+
+
+def launch_dims(args, kernel, threads: int, gpu):
+    """(block Dims, grid Dims or None, cluster size) of a launch's parsed arguments: --block's
+    shape, else the block tuple a kernel's declaration gives (a Numba threads=(16, 16)), else 1D;
+    --grid only without a kernel (a kernel's grid rule gives its grid); --cluster checked for
+    `gpu` (ValueError in one line)."""
+    from sim.rules.block_shape import block_dims
+    from sim.rules.clusters import check_cluster
+
+    dims = getattr(args, "block_dims", None)
+    declared = (kernel.block_params or {}).get("threads") if kernel is not None else None
+    declared = block_dims(tuple(int(v) for v in declared)) if isinstance(declared, (list, tuple)) else None
+    if kernel is not None and dims is not None and dims != declared:
+        raise UserError(f"{kernel.name} indexes its threads in 1D, so a {dims.text('x')} block would "
+                        "not be its launch; give --block as one number")
+    dims = dims or declared
+    if dims is None or dims.count != threads:
+        dims = block_dims((threads,), max(threads, 1))
+    grid = getattr(args, "grid", None)
+    if grid is not None and kernel is not None:
+        raise UserError("--grid is for a launch without --kernel: a kernel's own grid rule gives its grid")
+    cluster = getattr(args, "cluster", 1) or 1
+    check_cluster(gpu, cluster)
+    return dims, grid, cluster
+
+
+
+
 # -- values in files and settings ---------------------------------------------------------------
 class FieldError(ValueError):
     """Raised by a field kind; `check_fields` turns it into a UserError naming file and field."""

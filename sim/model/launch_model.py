@@ -67,6 +67,7 @@ class Launch:
     regs_per_thread: int = 0  # compiled (0: unknown): the dispatch model's register rule (uniform),
     #                           the loads a thread keeps in flight (memory, sim.model.load_rounds)
     work: object = field(default=None, repr=False, compare=False)  # compute: sim.model.matmul_work.BlockWork
+    cluster_size: int = 1  # blocks per thread-block cluster, placed together on one GPC
 
     @property
     def warps_per_block(self) -> int:
@@ -114,6 +115,7 @@ def launch_of(occ: Occupancy, geo: LaunchGeometry, *, bytes_moved: float | None 
         raise UserError(f"no prediction: {occ.reason}")
     nbytes, _ = bytes_of(geo, bytes_moved)
     extra.setdefault("regs_per_thread", int(occ.regs_per_thread))
+    extra.setdefault("cluster_size", int(geo.cluster_size))
     if chain is not None:
         extra.update(declared_chain(chain))
     launch = Launch(geo.blocks, geo.threads_per_block, int(blocks_per_sm or occ.blocks_per_sm),
@@ -295,6 +297,10 @@ def predict_launch(gpu: GpuSpec, launch: Launch, mode: str = "memory", *,
         raise UserError(f"unknown mode {mode!r}; known: {', '.join(MODES)}")
     ph = physics_for(gpu)
     slots = gpu.sm_count * launch.blocks_per_sm
+    if launch.cluster_size > 1:  # a wave is whole clusters, GPC by GPC
+        from sim.rules.clusters import cluster_occupancy
+
+        slots = cluster_occupancy(gpu, launch.blocks_per_sm, launch.cluster_size).blocks_resident
     cap = None if max_waves is None else max_waves * slots
     n_sim, skipped = plan_blocks(launch.grid_blocks, slots, cap)
     first = launch.grid_blocks - n_sim
@@ -303,7 +309,7 @@ def predict_launch(gpu: GpuSpec, launch: Launch, mode: str = "memory", *,
     if mode == "memory":
         cost = cost or TripCost.for_gpu(gpu, launch, ceiling_gbps, ph)
         sim = run_schedule(gpu, n_sim, launch.blocks_per_sm, launch.warps_per_block, cost, order,
-                           schedule="ideal")  # the MVA holds the dispatcher's pacing
+                           schedule="ideal", cluster_size=launch.cluster_size)  # the MVA paces
         if isinstance(cost, TripCost):
             sim, stages = run_stages(sim, StageInput(cost, ph, bool(skipped)), skip_stages)
     elif mode == "compute":
@@ -313,12 +319,13 @@ def predict_launch(gpu: GpuSpec, launch: Launch, mode: str = "memory", *,
                             "computes (a matmul kernel); use the memory-bound or uniform model")
         cost = cost or ComputeBoundCost.for_gpu(gpu, launch.work, first_block=first)
         sim = run_schedule(gpu, n_sim, launch.blocks_per_sm, launch.warps_per_block, cost, order,
-                           schedule="ideal")  # tiles keep the textbook's starts (as fitted)
+                           schedule="ideal", cluster_size=launch.cluster_size)  # tiles: as fitted
     else:
         cost = cost or UniformCost(launch.duration_us, seed=seed)
         sim = run_schedule(gpu, n_sim, launch.blocks_per_sm, launch.warps_per_block, cost, order,
                            schedule=schedule, wait=launch.wait, seed=seed,
-                           sm_interval_us=sm_interval_us, regs_per_thread=launch.regs_per_thread)
+                           sm_interval_us=sm_interval_us, regs_per_thread=launch.regs_per_thread,
+                           cluster_size=launch.cluster_size)
     sim = replace(sim, skipped_waves=skipped, first_block=first)
     return replace(_assemble(gpu, launch, mode, sim, cost, ph), stages=stages)
 

@@ -49,6 +49,10 @@ class GpuSpec:
     tensor_tflops_bf16: float | None = None
     # The same for FP16 inputs (FP32 accumulation); also where there is no BF16 (Volta, Turing).
     tensor_tflops_fp16: float | None = None
+    # The SM ids of each GPC, as a cluster's blocks see them (sim/rules/clusters.py), where a
+    # layout is known, with its source ("measured ..." or "assumed ..."); None: split evenly.
+    gpcs: tuple[tuple[int, ...], ...] | None = None
+    gpcs_source: str | None = None
 
     @property
     def max_warps_per_sm(self) -> int:
@@ -69,7 +73,13 @@ class GpuSpec:
         values = {k: v for k, v in data.items() if k in known}
         values["compute_capability"] = _parse_cc(values["compute_capability"])
         values["smem_carveout_steps_kib"] = tuple(values["smem_carveout_steps_kib"])
+        values["gpcs"] = _gpc_tuple(values.get("gpcs"))
         return cls(**values)
+
+
+def _gpc_tuple(gpcs):
+    """A GPC layout from JSON (lists) as tuples, so a GpuSpec stays hashable."""
+    return None if gpcs is None else tuple(tuple(int(sm) for sm in g) for g in gpcs)
 
 
 def _parse_cc(cc) -> tuple[int, int]:
@@ -104,6 +114,7 @@ def _presets() -> dict[str, GpuSpec]:
         values = architecture_limits(entry["compute_capability"])
         values.update(entry)
         values["compute_capability"] = _parse_cc(entry["compute_capability"])
+        values["gpcs"] = _gpc_tuple(values.get("gpcs"))
         specs[entry["name"]] = GpuSpec(**values)
     return specs
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from sim.rules.block_shape import Dims, fold_summary
 from sim.rules.devices import GpuSpec
 from sim.rules.occupancy import Occupancy
 
@@ -50,6 +51,17 @@ class LaunchGeometry:
     waves_at_occupancy: float | None  # blocks / (SMs x blocks per SM)
     elements_per_block: int | None = None  # the tile one block covers (None: no fixed tile)
     sizes: tuple[tuple[str, int], ...] = ()  # a kernel's named sizes (a matmul's M, N, K), if not just n
+    block_dims: tuple[int, int, int] = (0, 1, 1)  # the block's x, y, z (x = threads for a 1D block)
+    grid_dims: tuple[int, int, int] | None = None  # the grid's x, y, z where the launch gives them
+    cluster_size: int = 1  # blocks per thread-block cluster (1: no clusters)
+
+    @property
+    def block_shape(self) -> Dims:
+        return Dims(*self.block_dims)
+
+    @property
+    def clusters_note(self) -> str:
+        return f" in clusters of {self.cluster_size}" if self.cluster_size > 1 else ""
 
     @property
     def elements_per_thread(self) -> int:
@@ -89,17 +101,37 @@ def _check(elements: int, threads_per_block: int) -> None:
 def launch_geometry(gpu: GpuSpec, elements: int, threads_per_block: int,
                     occ: Occupancy | None = None, *, blocks: int | None = None,
                     elements_per_block: int | None = None,
-                    sizes: Mapping[str, int] | None = None) -> LaunchGeometry:
+                    sizes: Mapping[str, int] | None = None,
+                    block_dims: tuple[int, ...] | None = None,
+                    grid_dims: tuple[int, ...] | None = None, cluster_size: int = 1) -> LaunchGeometry:
     """The article's table for a launch: grid, warps, idle threads, waves.
 
     By default one element per thread (the article's kernels). A kernel's own grid rule
     (kernels/declare/spec.py) passes `blocks` and, where a block covers a fixed tile, `elements_per_block`
     (4 x threads for four elements per thread, BLOCK_SIZE for a Triton program), and `sizes` where
-    the problem is not one length (a matmul's M, N and K: the table shows them, not `elements`)."""
+    the problem is not one length (a matmul's M, N and K: the table shows them, not `elements`).
+    `block_dims`/`grid_dims`: a 2D or 3D block or grid (x fastest; the block's product is
+    `threads_per_block`, the grid's is `blocks`)."""
     _check(elements, threads_per_block)
+    shape = _dims3(block_dims or (threads_per_block,))
+    if shape.count != threads_per_block:
+        raise ValueError(f"block {shape.text('x')} is {shape.count:,} threads, not {threads_per_block:,}")
+    if grid_dims is not None:
+        grid_shape = _dims3(grid_dims)
+        if blocks is not None and grid_shape.count != blocks:
+            raise ValueError(f"grid {grid_shape.text('x')} is {grid_shape.count:,} blocks, not {blocks:,}")
+        blocks = grid_shape.count
+        elements_per_block = threads_per_block if elements_per_block is None else elements_per_block
+        if elements > blocks * elements_per_block:
+            raise ValueError(f"a {grid_shape.text('x')} grid of {elements_per_block:,}-element blocks covers "
+                             f"{blocks * elements_per_block:,} elements, fewer than {elements:,}; "
+                             "give a bigger grid or fewer elements")
     tile = elements_per_block if blocks is not None else threads_per_block
-    if blocks is None:
-        blocks = ceil_div(elements, threads_per_block)
+    if blocks is None:  # enough blocks for the elements, in whole clusters
+        blocks = ceil_div(ceil_div(elements, threads_per_block), cluster_size) * cluster_size
+    elif blocks % cluster_size:
+        raise ValueError(f"a grid of {blocks:,} blocks is not a whole number of clusters of "
+                         f"{cluster_size}; CUDA refuses such a launch")
     if blocks > MAX_GRID_BLOCKS:
         raise ValueError(f"{blocks:,} blocks is over the grid limit of {MAX_GRID_BLOCKS:,}; "
                          "use bigger blocks or a grid-stride loop")
@@ -110,6 +142,10 @@ def launch_geometry(gpu: GpuSpec, elements: int, threads_per_block: int,
     if occ is not None:
         blocks_per_sm = occ.blocks_per_sm
         blocks_per_wave = occ.blocks_per_sm * gpu.sm_count
+        if cluster_size > 1:  # whole clusters, GPC by GPC: fewer where a GPC has a remainder
+            from sim.rules.clusters import cluster_occupancy
+
+            blocks_per_wave = cluster_occupancy(gpu, occ.blocks_per_sm, cluster_size).blocks_resident
         waves = waves_of(blocks, blocks_per_wave)
     idle = max(0, blocks * tile - elements) if tile else 0
     return LaunchGeometry(
@@ -123,7 +159,13 @@ def launch_geometry(gpu: GpuSpec, elements: int, threads_per_block: int,
         blocks_per_sm=blocks_per_sm, blocks_per_wave=blocks_per_wave, waves_at_occupancy=waves,
         elements_per_block=tile,
         sizes=() if not sizes or set(sizes) == {"n"} else tuple((str(k), int(v)) for k, v in sizes.items()),
+        block_dims=shape.tuple, grid_dims=_dims3(grid_dims).tuple if grid_dims is not None else None,
+        cluster_size=cluster_size,
     )
+
+
+def _dims3(dims) -> Dims:
+    return Dims(*(int(v) for v in dims))
 
 
 def warp_lanes(threads_per_block: int, warp_size: int = 32) -> list[int]:
@@ -140,6 +182,14 @@ class Fact:
     label: str
     value: str
     how: str
+
+
+def _shape_fact(g: LaunchGeometry, warp_size: int) -> Fact:
+    """How the block's threads become warps: x fastest, 32 linear ids to a warp."""
+    b = g.block_shape
+    ids = "x" if b.rank == 1 else f"x + y·{b.x}" if b.rank == 2 else f"x + y·{b.x} + z·{b.x * b.y}"
+    return Fact("shape", "Block shape (x × y × z)", b.text(),
+                f"thread id = {ids}, warp = id // {warp_size}: {fold_summary(b, warp_size)}")
 
 
 def _waves_text(waves: float) -> str:
@@ -172,7 +222,8 @@ def geometry_facts(gpu: GpuSpec, geo: LaunchGeometry) -> list[Fact]:
     """The article's launch table for `geo`, each value with how it is worked out."""
     g, ws, tile = geo, gpu.warp_size, geo.elements_per_block
     if tile == g.threads_per_block:
-        grid_how = f"ceiling of {g.elements:,} / {g.threads_per_block:,}"
+        grid_how = f"ceiling of {g.elements:,} / {g.threads_per_block:,}" + (
+            f", rounded up to whole clusters of {g.cluster_size}" if g.cluster_size > 1 else "")
         idle = Fact("idle_last", "Idle threads, last block", f"{g.idle_threads_last_block:,}",
                     f"threads with no element: {g.blocks:,} x {g.threads_per_block:,} - {g.elements:,}")
     elif tile:
@@ -186,7 +237,9 @@ def geometry_facts(gpu: GpuSpec, geo: LaunchGeometry) -> list[Fact]:
     facts = [
         problem_fact(g),
         Fact("tpb", "Threads per block", f"{g.threads_per_block:,}", "your choice"),
-        Fact("blocks", "Blocks in the grid", f"{g.blocks:,}", grid_how),
+        _shape_fact(g, ws),
+        Fact("blocks", "Blocks in the grid", f"{g.blocks:,}",
+             f"the {Dims(*g.grid_dims).text()} grid given" if g.grid_dims else grid_how),
         Fact("wpb", "Warps per block", f"{g.warps_per_block}", f"ceiling of {g.threads_per_block} / {ws}"),
         Fact("warps", "Warps in the grid", f"{g.warps_in_grid:,}", f"{g.blocks:,} x {g.warps_per_block}"),
         idle,
@@ -204,7 +257,8 @@ def geometry_facts(gpu: GpuSpec, geo: LaunchGeometry) -> list[Fact]:
         facts += [
             Fact("bps", "Blocks per SM", f"{g.blocks_per_sm}", "the occupancy: its binding limiter"),
             Fact("bpw", "Blocks per wave", f"{g.blocks_per_wave:,}" if can else "—",
-                 f"{gpu.sm_count} SMs x {g.blocks_per_sm} blocks"),
+                 f"{gpu.sm_count} SMs x {g.blocks_per_sm} blocks" if g.cluster_size == 1 else
+                 f"{g.blocks_per_wave // g.cluster_size:,} clusters x {g.cluster_size} (the cluster limit)"),
             Fact("waves_occ", "Waves at occupancy", f"{g.waves_at_occupancy:,.2f}" if can else "cannot launch",
                  f"{g.blocks:,} / {g.blocks_per_wave:,}" if can else "no block fits on an SM"),
             Fact("last_wave", "Blocks in last wave",

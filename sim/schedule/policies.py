@@ -112,22 +112,24 @@ def make_placement(pid: str, recorded: Placement | None = None) -> Placement:
 def run_schedule(gpu: GpuSpec, n_blocks: int, blocks_per_sm: int, warps_per_block: int, cost,
                  placement: Placement, *, schedule: str = "calibrated", wait: str = "spin",
                  profile: DispatchProfile | None = None, sm_interval_us: float | None = None,
-                 seed: int = 0, regs_per_thread: int = 0) -> Simulation:
+                 seed: int = 0, regs_per_thread: int = 0, cluster_size: int = 1) -> Simulation:
     """One grid under a schedule. Calibrated: blocks of equal time go through the dispatch model
     (what the warps do decides whether busy warps hold new blocks back); memory-bound blocks, whose
     time depends on their neighbours, through the block scheduler at the profile's per-SM start
     interval for its blocks' warps. Ideal: the textbook block scheduler. `sm_interval_us` overrides
     the interval (the same for every block size).
-    `regs_per_thread`: the compiled kernel's, for the dispatch model's register rule (0: unknown)."""
+    `regs_per_thread`: the compiled kernel's, for the dispatch model's register rule (0: unknown).
+    `cluster_size` > 1: the block scheduler places whole clusters on one GPC (the dispatch model,
+    fitted to single blocks, is not used for them)."""
     schedule = schedule_id(schedule)
-    if schedule == "ideal" or not isinstance(cost, UniformCost) or cost.duration_us <= 0:
+    if cluster_size > 1 or schedule == "ideal" or not isinstance(cost, UniformCost) or cost.duration_us <= 0:
         if schedule == "ideal":
             interval = sm_interval_us or 0.0
         else:
             interval = sm_interval_us if sm_interval_us is not None else \
                 (profile or profile_for(gpu.name)).params.sm_interval_us
         return simulate(gpu, n_blocks, blocks_per_sm, cost, placement,
-                        sm_dispatch_interval_us=interval)
+                        sm_dispatch_interval_us=interval, cluster_size=cluster_size)
     params = (profile or profile_for(gpu.name)).params
     if sm_interval_us is not None:
         params = replace(params, sm_interval_us=sm_interval_us)

@@ -146,7 +146,7 @@ class BlockScheduler:
 
     def __init__(self, gpu: GpuSpec, n_blocks: int, blocks_per_sm: int, cost: CostModel | None = None,
                  placement: Placement | None = None, dispatch_interval_us: float = 0.0,
-                 sm_dispatch_interval_us: float = 0.0):
+                 sm_dispatch_interval_us: float = 0.0, cluster_size: int = 1):
         if isinstance(n_blocks, bool) or not isinstance(n_blocks, (int, np.integer)) or n_blocks < 1:
             raise UserError(f"the grid needs at least one block, got {n_blocks!r}")
         if n_blocks > MAX_SIMULATED_BLOCKS:
@@ -178,6 +178,43 @@ class BlockScheduler:
         self.now = 0.0  # the clock: the last event's time, or `until` after run(until)
         self._last_event = 0.0  # events up to this time are processed
         self._started = False
+        self.cluster_size = int(cluster_size)
+        self._gpc_of_slot = None if self.cluster_size == 1 else self._cluster_layout(n_slots)
+
+    def _cluster_layout(self, n_slots: int) -> np.ndarray:
+        """Each slot's GPC, for placing a cluster's blocks together (sim/rules/clusters.py)."""
+        from sim.rules.clusters import cluster_occupancy, gpc_layout
+
+        if self.n_blocks % self.cluster_size:
+            raise UserError(f"a grid of {self.n_blocks:,} blocks is not a whole number of clusters "
+                            f"of {self.cluster_size}")
+        if not cluster_occupancy(self.gpu, self.slots_per_sm, self.cluster_size).max_active_clusters:
+            raise UserError(f"no GPC of the {self.gpu.name} holds a cluster of {self.cluster_size} "
+                            f"blocks at {self.slots_per_sm} per SM")
+        gpc_of_sm = np.empty(self.gpu.sm_count, dtype=np.int64)
+        for g, sms in enumerate(gpc_layout(self.gpu)[0]):
+            gpc_of_sm[list(sms)] = g
+        return gpc_of_sm[np.arange(n_slots) // self.slots_per_sm]
+
+    def _take(self, free: np.ndarray) -> np.ndarray:
+        """The free slots the waiting blocks take, in order. With clusters, whole clusters only,
+        each one's blocks in one GPC (the GPC's first free slots in the placement's order); slots
+        left over wait for the next event."""
+        remaining = self.n_blocks - self.next_block
+        if self._gpc_of_slot is None:
+            return free[:min(free.size, remaining)]
+        c, buckets, out = self.cluster_size, {}, []
+        for slot in free.tolist():
+            if len(out) >= remaining:
+                break
+            bucket = buckets.setdefault(int(self._gpc_of_slot[slot]), [])
+            bucket.append(slot)
+            if len(bucket) == c:
+                out.extend(bucket)
+                bucket.clear()
+        taken = set(out)
+        self._free_later.extend(x for x in free.tolist() if x not in taken)
+        return np.array(out, dtype=np.int64)
 
     @property
     def done(self) -> bool:
@@ -202,9 +239,8 @@ class BlockScheduler:
         self._started, self.now, self._last_event = True, t, t
         if self.next_block >= self.n_blocks:
             return 0
-        free = self._free_at(t)
-        take = min(free.size, self.n_blocks - self.next_block)
-        slots = free[:take]
+        slots = self._take(self._free_at(t))
+        take = slots.size
         placed = slice(self.next_block, self.next_block + take)
         ids = np.arange(placed.start, placed.stop)
         starts = np.maximum(t, ids * self.dispatch_interval_us) if self.dispatch_interval_us \
@@ -287,6 +323,7 @@ class Simulation:
     cost: str
     skipped_waves: int = 0  # identical full waves of the grid before these blocks, not simulated
     first_block: int = 0  # grid index of block 0
+    cluster_size: int = 1  # blocks per cluster (each cluster's blocks on one GPC)
 
     @property
     def slots_per_sm(self) -> int:
@@ -294,6 +331,11 @@ class Simulation:
 
     @property
     def n_slots(self) -> int:
+        """Blocks the GPU holds at once: SMs x blocks per SM, or whole clusters GPC by GPC."""
+        if self.cluster_size > 1:
+            from sim.rules.clusters import cluster_occupancy
+
+            return cluster_occupancy(self.gpu, self.blocks_per_sm, self.cluster_size).blocks_resident
         return self.gpu.sm_count * self.blocks_per_sm
 
     @property
@@ -346,13 +388,14 @@ class Simulation:
 
 def simulate(gpu: GpuSpec, n_blocks: int, occ: Occupancy | int, cost: CostModel | None = None,
              placement: Placement | None = None, dispatch_interval_us: float = 0.0,
-             sm_dispatch_interval_us: float = 0.0) -> Simulation:
-    """Run the whole grid through the scheduler and return its trace and summary."""
+             sm_dispatch_interval_us: float = 0.0, cluster_size: int = 1) -> Simulation:
+    """Run the whole grid through the scheduler and return its trace and summary (with
+    `cluster_size` > 1, each cluster's blocks start together on one GPC)."""
     blocks_per_sm = occ if isinstance(occ, (int, np.integer)) else occ.blocks_per_sm
     if blocks_per_sm < 1 and not isinstance(occ, (int, np.integer)):
         raise UserError(f"nothing to schedule: {occ.reason}")
     engine = BlockScheduler(gpu, n_blocks, blocks_per_sm, cost, placement, dispatch_interval_us,
-                            sm_dispatch_interval_us)
+                            sm_dispatch_interval_us, cluster_size)
     engine.run()
     slot = engine.block_slot
     return Simulation(
@@ -361,5 +404,5 @@ def simulate(gpu: GpuSpec, n_blocks: int, occ: Occupancy | int, cost: CostModel 
         block_start_us=engine.block_start_us, block_end_us=engine.block_end_us,
         makespan_us=float(engine.block_end_us.max()),
         placement=getattr(engine.placement, "id", type(engine.placement).__name__),
-        cost=getattr(engine.cost, "id", type(engine.cost).__name__),
+        cost=getattr(engine.cost, "id", type(engine.cost).__name__), cluster_size=engine.cluster_size,
     )
