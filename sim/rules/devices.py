@@ -143,7 +143,8 @@ def preset(name: str) -> GpuSpec:
     m = match_device(name)
     if m.preset is not None and m.exact:
         return m.preset
-    if m.preset is not None and m.why.startswith(name):
+    toks = _tokens(name)
+    if m.preset is not None and toks and _model(toks) == _model(_tokens(m.preset.name)):
         raise UserError(f"GPU {name!r} is no preset: {m.why}; --gpu {m.preset.name!r} stands in "
                         "for it")
     raise UserError(f"unknown GPU {name!r}; choose one of: {', '.join(presets())}")
