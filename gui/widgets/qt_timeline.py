@@ -210,8 +210,8 @@ class QtTimeline(QWidget):
         self.open_trace_button = QPushButton("Compare a recorded trace…")
         self.open_trace_button.setToolTip(
             "Open a block trace recorded on a real GPU (`python main.py trace`, a matmul trace, "
-            "or Triton Proton's per-program timeline) and lay it beside its prediction, scored "
-            "(File ▸ Open trace…).")
+            "Triton Proton's per-program timeline, or one of a trace bundle's, from its "
+            "dispatch_index.json) and lay it beside its prediction, scored (File ▸ Open trace…).")
         self.close_trace_button = QPushButton("Back to the launch")
         self.close_trace_button.setToolTip("Leave the trace comparison; show the current launch.")
         self.close_trace_button.hide()
@@ -372,7 +372,8 @@ class QtTimeline(QWidget):
         path, _ = QFileDialog.getOpenFileName(
             self, "Open a recorded trace", "",
             "Traces (*.json *.chrome_trace);;WarpScope traces (*.json);;"
-            "Triton Proton timelines (*.chrome_trace);;All files (*)")
+            "Trace bundles (dispatch_index.json);;Triton Proton timelines (*.chrome_trace);;"
+            "All files (*)")
         if path:
             self.trace_requested.emit(path)
 
@@ -403,7 +404,7 @@ class QtTimeline(QWidget):
         span = view.makespan_us
         where = (view.gpu_name if preset_for_device_name(view.gpu_name) is not None
                  else f"a GPU the file does not name (predicted on {view.spec.name})")
-        charts = [(self.trace_plot, view.recorded, f"recorded on {where} "
+        charts = [(self.trace_plot, view.recorded, f"{view.title}: recorded on {where} "
                                                    f"({view.blocks_per_sm} blocks/SM allowed)")]
         charts += [(gantt, p.timeline, p.title)
                    for gantt, p in zip((self.plot, self.ideal_plot), view.predictions)]
