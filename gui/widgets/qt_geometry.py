@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from gui import style
+from gui.models.compiled import provisional_text
 from gui.models.launch import LaunchModel, LaunchState
 from sim.rules.geometry import Fact, geometry_facts, warp_lanes
 
@@ -93,6 +94,7 @@ class QtWarpLanes(QWidget):
 # the rows shown, in order; labels, values and derivations come from sim.rules.geometry.geometry_facts
 ROWS = ("elements", "tpb", "blocks", "wpb", "warps", "idle_last", "idle_lanes", "slots_sm",
         "slots_gpu", "waves_best", "bps", "bpw", "waves_occ", "last_wave")
+OCCUPANCY_ROWS = ("bps", "bpw", "waves_occ", "last_wave")  # what the registers decide
 
 
 class QtGeometry(QWidget):
@@ -168,12 +170,19 @@ class QtGeometry(QWidget):
             self.lanes_label.setText(state.error)
             return
         self._facts = {f.key: f for f in geometry_facts(spec, g)}
+        pending = provisional_text(state.origin)
         for key, r in self._row.items():
             fact = self._facts.get(key)
             if fact is not None:
                 self.table.item(r, 0).setText(fact.label)
-            self.table.item(r, 1).setText(fact.value if fact else "—")
             tip = f"{fact.label} = {fact.how}" if fact else ""
+            value = fact.value if fact else "—"
+            provisional = bool(pending) and key in OCCUPANCY_ROWS
+            if provisional:  # no answer from registers not known yet
+                value, tip = "compiling…" if "compiling" in pending else "unknown", pending
+            self.table.item(r, 1).setText(value)
+            self.table.item(r, 1).setData(Qt.ItemDataRole.ForegroundRole,
+                                          QColor(style.MUTED) if provisional else None)
             self.table.item(r, 0).setToolTip(tip)
             self.table.item(r, 1).setToolTip(tip)
         self.lanes.set_block(inp.threads_per_block, g.threads_with_data_in_last_block, spec.warp_size)

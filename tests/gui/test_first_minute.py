@@ -1,0 +1,59 @@
+"""What a new user meets in the window's first minute: numbers that wait for the compiler say
+so, the animation teaches, and the counters count what the Geometry table counts."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from gui.jobs import KernelJobs
+from gui.live_kernels import KernelsInfo
+from gui.models.compiled import COMPILER, COMPILING, FAILED
+from sim.rules.occupancy import occupancy
+from tests import compile_fakes as fake
+from tests.models.fakes import NO_GPU
+from tests.patience import HANG_MS
+
+
+def _kernel_window(make_window, gpu="H200"):
+    from kernels.declare.registry import KERNELS
+
+    win = make_window(gpu, 1_000_000, 256)
+    win.apply_kernels_info(KernelsInfo(NO_GPU, tuple(KERNELS), None, "no CUDA GPU"))
+    return win
+
+
+def _provisional_everywhere(win) -> bool:
+    return (win.occupancy_view.provisional and "registers: compiling…" in
+            win.occupancy_view.summary.text() and win.geometry_view.value("bps") == "compiling…"
+            and win.geometry_view.value("waves_occ") == "compiling…"
+            and "compiling" in win.sm_view.provisional)
+
+
+def test_the_occupancy_panels_wait_for_the_compiler_and_never_answer_from_zero_registers(
+        qtbot, make_window):
+    win = _kernel_window(make_window)
+    win.user_kernels.compile_jobs.jobs = KernelJobs(compile=fake.until_cancelled,
+                                                    compile_many=fake.no_sweep)
+    win.controls.kernel.setCurrentIndex(win.controls.kernel.findData("add_triton"))
+    assert win.model.state.origin.kind == COMPILING
+    assert _provisional_everywhere(win)
+    assert "theoretical occupancy" not in win.occupancy_view.summary.text()
+    assert "binding" not in "".join(t.textItem.toPlainText()
+                                    for t in win.occupancy_view._bar_texts)
+    tpb = f"{win.model.inputs.threads_per_block:,}"
+    assert win.geometry_view.value("tpb") == tpb  # what the registers do not decide stays
+    qtbot.waitUntil(lambda: win.user_kernels.compiler.host_pid is not None, timeout=HANG_MS)
+    win.controls.resources.cancel.click()
+    qtbot.waitUntil(lambda: win.model.state.origin.kind == FAILED, timeout=HANG_MS)
+    assert win.occupancy_view.provisional and win.geometry_view.value("bps") == "unknown"
+    # the compiler answers 214 registers: now the panels answer, as sim.rules.occupancy does
+    win.user_kernels.compile_jobs.jobs = KernelJobs(compile=partial(fake.fixed, 214, 0),
+                                                    compile_many=fake.no_sweep)
+    win.controls.resources.retry.click()
+    qtbot.waitUntil(lambda: win.model.state.origin.kind == COMPILER, timeout=HANG_MS)
+    st = win.model.state
+    want = occupancy(st.spec, st.inputs.threads_per_block, 214, st.inputs.smem_per_block,
+                     st.inputs.carveout_percent)
+    assert not win.occupancy_view.provisional and not win.sm_view.provisional
+    assert win.geometry_view.value("bps") == str(want.blocks_per_sm)
+    assert f"{want.occupancy:.0%}</b> theoretical occupancy" in win.occupancy_view.summary.text()
