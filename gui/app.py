@@ -213,7 +213,11 @@ def _probe_first_paint(app, win) -> None:
         state["last"] = now
         if not state["visible"] and win.isVisible() and win.sm_view.frames_drawn > 0:
             state["visible"] = True
-            print(f"WARPSCOPE_VISIBLE {time.time():.6f}", flush=True)
+            listed = win.controls.kernel.count() - 1  # the kernels beside "custom (by hand)"
+            heavy = ",".join(m for m in ("torch", "triton", "numba") if m in sys.modules) or "-"
+            # cpu: this process's CPU seconds so far, what a quiet machine's wall time would be
+            print(f"WARPSCOPE_VISIBLE {time.time():.6f} kernels={listed} imported={heavy} "
+                  f"cpu={time.process_time():.2f}", flush=True)
             if mode != "kernels":
                 QTimer.singleShot(0, win.close)
                 return

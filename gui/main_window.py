@@ -26,6 +26,7 @@ from gui.file_jobs import FileJobs
 from gui.export import ExportItem
 from gui.jobs import BandwidthJobs
 from gui.live_kernels import KernelsInfo, LiveKernels
+from gui.models.kernel_menu import Availability
 from gui.models.launch import LaunchInputs
 from gui.models.session import session_dict
 from gui.models.simulation import SimRun
@@ -157,10 +158,13 @@ class MainWindow(QMainWindow):
             self._on_launch_changed(self.model.state)
         # The first simulation runs right here (tens of ms), so the first frame already shows
         # the SMs; later changes go through the debounced worker.
+        if load_kernels:  # declarations listed now, marked loading (gui/models/kernel_menu.py)
+            self.live_kernels.list_declared()
         self.simulate_now()
         if load_kernels:  # after the first paint; torch/triton/numba load in the kernel host
             QTimer.singleShot(150, self.load_kernels)
         else:
+            self.controls.set_availability(Availability(loading=False))
             self.bench.set_availability(None, "live kernels were not loaded in this session")
 
     def event(self, event) -> bool:

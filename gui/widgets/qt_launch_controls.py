@@ -8,13 +8,15 @@ Enter or when they lose focus (not on every keystroke) and read what the command
 from __future__ import annotations
 
 import math
-import os
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QFrame,
                                QGroupBox, QHBoxLayout, QLabel, QScrollArea, QSlider, QVBoxLayout,
                                QWidget)
 
+from gui import style
+from gui.models.kernel_menu import AVAILABLE, Availability, menu_entry, status_note
 from gui.models.launch import (CUSTOM_KERNEL, MAX_ELEMENTS, MAX_REGS, MAX_SMEM, LaunchModel,
                                LaunchState, launch_dims)
 from gui.models.simulation import SimulationOptions
@@ -80,6 +82,7 @@ class QtLaunchControls(QWidget):
         super().__init__(parent)
         self.model, self.options = model, options
         self._syncing = False
+        self.availability = Availability()  # the kernel host's answer: loading until it comes
         self._events, self._mark, self._clamp_note = 0, -1, ""  # the message a typed edit leaves
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -269,16 +272,15 @@ class QtLaunchControls(QWidget):
         self.kernel.addItem("custom (by hand)", CUSTOM_KERNEL)
         yours = False
         for k in self.model.kernels():
-            tip = k.description or k.title
-            label = f"{k.name}  [{k.backend}]"
-            if k.origin != "built-in":  # opened from a file: listed after the built-ins
-                if not yours:
-                    self.kernel.insertSeparator(self.kernel.count())
-                    yours = True
-                label += f"  · {os.path.basename(k.origin)}"
-                tip = f"{k.origin}\n{tip}"
+            if k.origin != "built-in" and not yours:  # opened from a file: after the built-ins
+                self.kernel.insertSeparator(self.kernel.count())
+                yours = True
+            label, tip, status = menu_entry(k, self.availability)
             self.kernel.addItem(label, k.name)
             self.kernel.setItemData(self.kernel.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+            if status != AVAILABLE:  # listed at once, greyed until the kernel host says
+                self.kernel.setItemData(self.kernel.count() - 1, QColor(style.MUTED),
+                                        Qt.ItemDataRole.ForegroundRole)
         self.kernel.setCurrentIndex(max(0, self.kernel.findData(self.model.inputs.kernel)))
         self._syncing = False
 
@@ -365,11 +367,18 @@ class QtLaunchControls(QWidget):
             if param == "BLOCK_SIZE" else f"The kernel's block parameter {param} (a power of two): "
             "with the others it sets the tile each program computes.")
 
+    def set_availability(self, availability: Availability) -> None:
+        """What the kernel host said about the backends (gui/live_kernels.py): the menu's marks."""
+        self.availability = availability
+        self._populate_kernels()
+        self._show_kernel_note(self.model.state)
+
     def _show_kernel_note(self, state: LaunchState) -> None:
         k, i, g = self.model.kernel(), state.inputs, state.geometry
         note = ((k.description or k.title) if k is not None
                 else "Registers and shared memory below are yours to set.")
-        self.kernel_note.setText(note)
+        status = status_note(k, self.availability) if k is not None else ""
+        self.kernel_note.setText(f"{note}\n{status}" if status else note)
         if g is None or k is None:
             self.ept_note.hide()
             return

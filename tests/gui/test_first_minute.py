@@ -57,3 +57,55 @@ def test_the_occupancy_panels_wait_for_the_compiler_and_never_answer_from_zero_r
     assert not win.occupancy_view.provisional and not win.sm_view.provisional
     assert win.geometry_view.value("bps") == str(want.blocks_per_sm)
     assert f"{want.occupancy:.0%}</b> theoretical occupancy" in win.occupancy_view.summary.text()
+
+
+def test_the_kernel_list_is_filled_at_first_paint_without_torch_triton_or_numba(tmp_path):
+    """`python main.py` to its first painted frame (gui/app.py's startup probe): the Kernel menu
+    holds every declared kernel WarpScope can show, and this process has not imported torch,
+    Triton or Numba (they load in the kernel host afterwards)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from gui.models.launch import LaunchModel
+    from kernels.declare.registry import KERNELS
+
+    model = LaunchModel()
+    model.set_kernels(KERNELS)
+    env = dict(os.environ, WARPSCOPE_STARTUP_PROBE="visible", QT_QPA_PLATFORM="offscreen",
+               WARPSCOPE_SETTINGS_DIR=str(tmp_path))
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "main.py"], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=120)
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("WARPSCOPE_VISIBLE"))
+    fields = dict(kv.split("=", 1) for kv in line.split()[2:])
+    assert int(fields["kernels"]) == len(model.kernels()) > 10
+    assert fields["imported"] == "-"
+
+
+def test_each_kernel_is_marked_loading_available_or_missing_with_the_reason(make_window):
+    from dataclasses import replace
+
+    from kernels.declare.registry import KERNELS
+
+    from gui.models.kernel_menu import Availability
+
+    win = make_window("H200")
+    win.user_kernels.compile_jobs.jobs = KernelJobs(compile=partial(fake.fixed, 32, 0),
+                                                    compile_many=fake.no_sweep)
+    win.live_kernels.list_declared()
+    win.controls.set_availability(Availability())  # as a window that loads them starts
+    combo = win.controls.kernel
+    add = combo.findData("add_triton")
+    assert combo.count() > 10 and combo.itemText(add).endswith("loading…")
+    assert "loading in the kernel host" in combo.itemData(add, 3)  # its tooltip
+    no_triton = dict(NO_GPU, triton=replace(NO_GPU["triton"], ok=False,
+                                            reason="triton is not installed"))
+    win.apply_kernels_info(KernelsInfo(no_triton, tuple(KERNELS), None, "no CUDA GPU"))
+    add, numba = combo.findData("add_triton"), combo.findData("add_numba")
+    assert combo.itemText(add).endswith("missing") and combo.itemText(numba).endswith("[numba]")
+    assert "triton is not installed" in combo.itemData(add, 3)
+    assert "available: runs live (interpreter" in combo.itemData(numba, 3)
+    combo.setCurrentIndex(add)
+    assert "triton missing: triton is not installed" in win.controls.kernel_note.text()
