@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 from gui import style
 from gui.models.compiled import provisional_text
 from gui.redraw import StagedRedraw
-from gui.models.playback import PlaybackModel
+from gui.models.playback import PlaybackModel, wave_number
 from gui.models.simulation import SimRun, SimulationModel
 from gui.widgets.fitted_text import fit_lines
 from gui.widgets.sm_layout import SmLayout
@@ -207,6 +207,11 @@ class QtSmView(QWidget):
         p.end()
         self.frames_drawn += 1
 
+    def wave_now(self) -> int:
+        """The wave the header counts at the current frame (0 without a run)."""
+        rec, frame = self.record, self.frame
+        return 0 if rec is None or frame is None else wave_number(rec.timeline, frame.queued)
+
     @property
     def provisional(self) -> str:
         """What the view says while the launch's registers are being compiled ("" once known)."""
@@ -262,7 +267,8 @@ class QtSmView(QWidget):
     def _paint_header(self, p: QPainter) -> None:
         rec, frame = self.record, self.frame
         spec, tl = rec.spec, rec.timeline
-        running, queued, wave = frame.running, frame.queued, frame.wave
+        running, queued = frame.running, frame.queued
+        wave = wave_number(tl, queued)  # as Geometry counts waves: never "wave 6 of 3.70"
         warps_busy = running * rec.occ.warps_per_block
         full = rec.full_warps
         total_waves = tl.waves_fractional

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QProgressBar, QPushButt
 from gui import style
 from gui.widgets.fitted_text import FittedCaption, fit_lines
 from gui.redraw import StagedRedraw
-from gui.models.playback import PlaybackModel
+from gui.models.playback import PlaybackModel, wave_starts_us
 from gui.models.simulation import SimRun, SimulationModel
 from gui.models.trace import TraceModel
 from sim.traces.compare import MODEL_TITLES
@@ -295,7 +295,7 @@ class QtTimeline(QWidget):
         tl = run.timeline
         pi.setLabel("bottom", "time in the simulated part (µs)" if tl.skipped_waves else "time since launch (µs)")
         self.tail.setRegion((tl.tail_start_us, tl.makespan_us))
-        starts = tl.wave_starts_us
+        starts = wave_starts_us(tl)  # as Geometry counts waves, where Step stops
         shown = starts if len(starts) <= MAX_WAVE_LINES else starts[:: len(starts) // MAX_WAVE_LINES]
         for t in shown[1:]:
             ln = pg.InfiniteLine(pos=float(t), angle=90, movable=False,

@@ -109,3 +109,49 @@ def test_each_kernel_is_marked_loading_available_or_missing_with_the_reason(make
     assert "available: runs live (interpreter" in combo.itemData(numba, 3)
     combo.setCurrentIndex(add)
     assert "triton missing: triton is not installed" in win.controls.kernel_note.text()
+
+
+def test_played_through_it_rests_on_a_busy_wave_not_an_all_grey_gpu(win):
+    w = win("H200", 1_000_000, 256)
+    pb = w.playback
+    assert not pb.loop
+    pb.set_time(0.0)
+    pb.set_playing(True)
+    pb.advance(10 * pb.base_seconds)  # past the end
+    frame = pb.frame
+    assert not pb.playing and frame.running > 0 and 0 < pb.time_us < pb.end_us
+    assert not w.clock.is_active()  # at rest: nothing animates, no CPU spent
+    pb.set_playing(True)
+    assert pb.time_us == 0.0  # Play again shows it from the start
+    pb.set_playing(False)
+
+
+def test_step_moves_one_wave_and_the_counter_counts_waves_as_geometry_does(win):
+    """H200, 1,000,000 x 256: Geometry says 3.70 waves, so the SM view's counter reads 1..4
+    (never "wave 6 of 3.70"), and each Step moves a whole wave, the tail or the end; the
+    counter counts blocks started as waves of Geometry's blocks per wave."""
+    import math
+
+    import numpy as np
+
+    w = win("H200", 1_000_000, 256)
+    geo = w.model.state.geometry
+    waves = float(w.geometry_view.value("waves_occ"))
+    per_wave = int(w.geometry_view.value("bpw").replace(",", ""))
+    assert abs(waves - geo.blocks / per_wave) < 0.006
+    pb, tl = w.playback, w.simulation.run.timeline
+    pb.pick(0.0)
+    seen, times = [w.sm_view.wave_now()], [0.0]
+    while pb.time_us < pb.end_us and len(times) < 20:
+        pb.step(+1)
+        times.append(pb.time_us)
+        seen.append(w.sm_view.wave_now())
+    assert len(times) <= math.ceil(waves) + 3  # waves, tail and end: not thousands of events
+    assert seen == sorted(seen) and set(seen) == set(range(1, math.ceil(waves) + 1))
+    for t in np.linspace(0, tl.makespan_us, 57):
+        pb.pick(float(t))
+        started = int((tl.start_us <= t).sum())
+        assert w.sm_view.wave_now() == min(max(1, math.ceil(started / per_wave)),
+                                           math.ceil(waves))
+    pb.step(-1)
+    assert pb.time_us < tl.makespan_us
