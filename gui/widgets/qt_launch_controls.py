@@ -8,6 +8,7 @@ Enter or when they lose focus (not on every keystroke) and read what the command
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
@@ -20,6 +21,7 @@ from gui.models.kernel_menu import AVAILABLE, Availability, menu_entry, status_n
 from gui.models.launch import (CUSTOM_KERNEL, MAX_ELEMENTS, MAX_REGS, MAX_SMEM, LaunchModel,
                                LaunchState, launch_dims)
 from gui.models.simulation import SimulationOptions
+from gui.widgets.box_message import BoxMessage
 from gui.widgets.number_box import NumberBox
 from gui.widgets.qt_kernel_source import QtKernelResources
 
@@ -75,7 +77,8 @@ def _note() -> QLabel:
 
 class QtLaunchControls(QWidget):
     """GPU, kernel, elements, block, registers, shared memory, carveout, and the scheduler model.
-    Errors show at the top, above the scrolling form, and clear once the input is valid."""
+    A message shows beside the control that caused it (gui.widgets.box_message), moving
+    nothing, and clears once the input is valid."""
 
     def __init__(self, model: LaunchModel, options: SimulationOptions,
                  parent: QWidget | None = None) -> None:
@@ -87,12 +90,6 @@ class QtLaunchControls(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(0)
-        self.error = QLabel("")
-        self.error.setProperty("role", "error")
-        self.error.setWordWrap(True)
-        self.error.setContentsMargins(8, 4, 8, 4)
-        self.error.hide()
-        outer.addWidget(self.error)
         form_widget = QWidget()
         lay = QVBoxLayout(form_widget)
         lay.setContentsMargins(6, 4, 6, 4)
@@ -104,6 +101,8 @@ class QtLaunchControls(QWidget):
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         outer.addWidget(scroll, 1)
         self.scroll = scroll
+        self.error = BoxMessage(form_widget, scroll)  # over the form, beside the box it is about
+        self._source: QWidget | None = None  # the control the user changed last
 
         box, form = _form_box("Device and kernel")
         self.gpu = QComboBox()
@@ -232,7 +231,15 @@ class QtLaunchControls(QWidget):
         model.specs_changed.connect(self._populate_gpus)
         model.kernels_changed.connect(self._populate_kernels)
         options.changed.connect(self._on_options_changed)
-        # view -> model
+        # view -> model; first, which control a message will be about
+        for slider, box in ((self.elements_slider, self.elements), (self.threads_slider, self.threads),
+                            (self.regs_slider, self.regs), (self.smem_slider, self.smem)):
+            slider.valueChanged.connect(partial(self._note_source, box))
+        for box in (self.elements, self.threads, self.regs, self.smem, self.block_size):
+            box.lineEdit().textEdited.connect(partial(self._note_source, box))
+            box.valueChanged.connect(partial(self._note_source, box))
+        for combo in (self.gpu, self.kernel, self.carveout):
+            combo.activated.connect(partial(self._note_source, combo))
         self.gpu.currentTextChanged.connect(self._on_gpu_selected)
         self.kernel.currentIndexChanged.connect(self._on_kernel_selected)
         self.elements_slider.valueChanged.connect(self._on_elements_slider)
@@ -255,7 +262,7 @@ class QtLaunchControls(QWidget):
         """As tall as the whole form (the dock shows it all when there is room)."""
         hint = super().sizeHint()
         inner = self.scroll.widget().sizeHint()
-        hint.setHeight(inner.height() + (self.error.sizeHint().height() if self.error.isVisible() else 0))
+        hint.setHeight(inner.height())
         return hint
 
     # -- model -> controls ------------------------------------------------------------------------
@@ -402,9 +409,12 @@ class QtLaunchControls(QWidget):
         self.ept_note.setText(text)
         self.ept_note.show()
 
+    def _note_source(self, control: QWidget, *_signal_args) -> None:
+        if not self._syncing:  # the user's change, not the controls following the model
+            self._source = control
+
     def _show_error(self, message: str) -> None:
-        self.error.setText(message)
-        self.error.setVisible(bool(message))
+        self.error.show_for(message, self._source)
 
     def _on_box_clamped(self, message: str) -> None:
         self._clamp_note, self._events = message, self._events + 1

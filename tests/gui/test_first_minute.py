@@ -155,3 +155,32 @@ def test_step_moves_one_wave_and_the_counter_counts_waves_as_geometry_does(win):
                                            math.ceil(waves))
     pb.step(-1)
     assert pb.time_us < tl.makespan_us
+
+
+def test_a_refused_value_is_said_beside_its_box_and_nothing_moves(qtbot, win):
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QWidget
+
+    from tests.gui.test_typing import _type_into
+
+    w = win("T4", 1_000_000, 256)
+    c = w.controls
+    w.resize(1024, 640)
+    qtbot.wait(50)
+    form = c.scroll.widget()
+    controls = [x for x in form.findChildren(QWidget) if x.isVisibleTo(form) and x is not c.error]
+
+    def places():
+        return [x.mapTo(form, QPoint(0, 0)) for x in controls]
+
+    before = places()
+    _type_into(qtbot, c.threads, "2000")  # over the T4's 1,024
+    assert c.error.isVisibleTo(c) and "over the limit of 1024" in c.error.text()
+    assert places() == before  # nothing moved under the mouse
+    box_top = c.threads.mapTo(form, QPoint(0, 0)).y()
+    msg = c.error.geometry()
+    assert msg.top() == box_top + c.threads.height() + 2 or msg.bottom() == box_top - 3
+    _type_into(qtbot, c.threads, "abc")  # no number: refused, the last good value back
+    assert c.error.isVisibleTo(c) and c.error.anchor is c.threads
+    _type_into(qtbot, c.threads, "512")  # valid again: it goes
+    assert not c.error.isVisibleTo(c) and places() == before
