@@ -140,6 +140,8 @@ class QtGeometry(QWidget):
             v.setFont(f)
             self.table.setItem(r, 1, v)
         self.table.setFixedHeight(self.ROW_HEIGHT * len(ROWS) + 28)  # every row, always
+        self.table.setWordWrap(True)
+        hh.sectionResized.connect(lambda col, _old, _new: col == 0 and self._fit_rows())
         lay.addWidget(self.table)
         self.lanes_label = QLabel("")
         self.lanes_label.setWordWrap(True)
@@ -185,6 +187,7 @@ class QtGeometry(QWidget):
                                           QColor(style.MUTED) if provisional else None)
             self.table.item(r, 0).setToolTip(tip)
             self.table.item(r, 1).setToolTip(tip)
+        self._fit_rows()
         self.lanes.set_block(inp.threads_per_block, g.threads_with_data_in_last_block, spec.warp_size)
         lanes = warp_lanes(inp.threads_per_block, spec.warp_size)
         idle = g.idle_lanes_per_block
@@ -198,6 +201,20 @@ class QtGeometry(QWidget):
                if g.elements_per_block else
                " The kernel declares its grid, so no block has a fixed share of the elements to "
                "run past: the last block is drawn like every other."))
+
+    def _fit_rows(self) -> None:
+        """A label too long for its column (a wide value beside it, a narrow dock) takes two
+        lines, never "Threads …"; the table stays as tall as its rows."""
+        fm = self.table.fontMetrics()
+        room = self.table.columnWidth(0) - 8  # the cell's text margins
+        total = 0
+        for r in range(self.table.rowCount()):
+            wraps = fm.horizontalAdvance(self.table.item(r, 0).text()) > room
+            height = self.ROW_HEIGHT + (fm.lineSpacing() if wraps else 0)
+            if self.table.rowHeight(r) != height:
+                self.table.setRowHeight(r, height)
+            total += height
+        self.table.setFixedHeight(total + 28)
 
     def export_items(self):
         from gui.export import ExportItem
