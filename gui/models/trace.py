@@ -10,6 +10,7 @@ only holds what is shown.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from psygnal import Signal
@@ -84,7 +85,8 @@ class TraceComparison:
 
     @property
     def lines(self) -> tuple[str, ...]:
-        return tuple(self.comparison.lines())
+        """`main.py compare`'s lines, in the window's unit spelling (µs, not the terminal's us)."""
+        return tuple(re.sub(r"(?<=\d) us\b", " µs", line) for line in self.comparison.lines())
 
     @property
     def makespan_us(self) -> float:

@@ -348,6 +348,7 @@ class QtLaunchControls(QWidget):
             self._set_box(self.smem, i.smem_per_block)
             self.smem_slider.setValue(i.smem_per_block // 1024)
             self._populate_carveout(state)
+            self._offer_costs(state)
             self._show_schedule_note(state)
             triton = i.block_size is not None
             self.block_size.setVisible(triton)
@@ -432,6 +433,13 @@ class QtLaunchControls(QWidget):
     def _on_model_rejected(self, message: str) -> None:
         self._on_model_changed(self.model.state)  # put the controls back to what the model holds
         self._show_error(message)
+
+    def _offer_costs(self, state: LaunchState) -> None:
+        """'compute-bound' times the tiles a kernel declares (a matmul): not offered without."""
+        item = self.cost.model().item(self.cost.findData("compute"))
+        item.setEnabled(state.work is not None)
+        item.setToolTip("" if state.work is not None else "Needs a kernel that declares its "
+                        "tiles' work (a matmul); this launch has none.")
 
     def _on_options_changed(self, cost: str, placement: str) -> None:
         self._syncing = True

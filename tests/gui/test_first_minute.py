@@ -184,3 +184,66 @@ def test_a_refused_value_is_said_beside_its_box_and_nothing_moves(qtbot, win):
     assert c.error.isVisibleTo(c) and c.error.anchor is c.threads
     _type_into(qtbot, c.threads, "512")  # valid again: it goes
     assert not c.error.isVisibleTo(c) and places() == before
+
+
+def _laid_out(qtbot, w, width, height):
+    from PySide6.QtWidgets import QApplication
+
+    w.resize(width, height)
+    w.show()
+    qtbot.waitExposed(w)
+    w.apply_default_dock_sizes()
+    for _ in range(3):
+        QApplication.processEvents()
+
+
+def test_at_1024x640_every_tab_fits_and_at_1366x768_no_label_is_cut(qtbot, win):
+    from PySide6.QtWidgets import QTabBar
+
+    w = win("H200", 1_000_000, 256)
+    _laid_out(qtbot, w, 1024, 640)
+    bars = [b for b in w.findChildren(QTabBar) if b.parent() is w and b.isVisible()]  # docks' tabs
+    assert bars
+    for bar in bars:  # every tab whole inside its bar: no scroll arrows to find the rest
+        assert all(bar.rect().contains(bar.tabRect(i)) for i in range(bar.count())), \
+            [bar.tabText(i) for i in range(bar.count())]
+    w.model.update(kernel="matmul_tiled")  # a kernel: the widest values beside the labels
+    _laid_out(qtbot, w, 1366, 768)
+    table = w.geometry_view.table
+    fm = table.fontMetrics()
+    for r in range(table.rowCount()):
+        label = table.item(r, 0).text()
+        lines = table.rowHeight(r) // fm.lineSpacing()
+        assert fm.horizontalAdvance(label) <= lines * (table.columnWidth(0) - 8), label
+    w.model.update(kernel="custom", elements=1_000_000, threads_per_block=256)
+
+
+def test_the_slips(make_window, qtbot):
+    """Compute-bound is not offered without tiles to time; back to custom, a matmul's size n is
+    not kept as elements; the title names the app once; one unit spelling, µs."""
+    from pathlib import Path
+
+    from gui.models.launch import LaunchInputs
+
+    w = _kernel_window(make_window)
+    w.user_kernels.compile_jobs.jobs = KernelJobs(compile=partial(fake.fixed, 128, 0),
+                                                  compile_many=fake.no_sweep)
+    combo = w.controls.cost
+    compute = combo.model().item(combo.findData("compute"))
+    assert w.model.state.work is None and not compute.isEnabled()
+    w.options.set(cost="compute")  # e.g. from old settings: answered, not left failing
+    w.model.update(elements=2_000_000)
+    assert w.options.cost != "compute"
+    w.model.select_kernel("matmul_tiled")
+    assert w.model.inputs.elements == 4096 and compute.isEnabled() and w.options.cost == "compute"
+    w.model.select_kernel("custom")
+    assert w.model.inputs.elements == LaunchInputs().elements and not compute.isEnabled()
+    assert w.options.cost != "compute"
+    assert "WarpScope" not in w.windowTitle()  # Qt adds the app's display name, WarpScope
+    data = Path(__file__).parents[1] / "data"
+    assert w.open_trace(str(data / "trace_h200.json"), wait=True)
+    import re
+
+    said = [*w.traces.comparison.lines, w.statusBar().currentMessage()]
+    assert not [t for t in said if re.search(r"\d us\b", t)] and "µs" in said[-1]
+    w.traces.close()
