@@ -59,10 +59,11 @@ def menu_entry(kernel, availability: Availability) -> tuple[str, str, str]:
 
 
 def status_note(kernel, availability: Availability) -> str:
-    """The line under the menu for the selected kernel ("" when it runs live here)."""
+    """The line under the menu for the selected kernel ("" when it runs live here); the
+    menu's tooltip has the whole reason."""
     status, reason = kernel_status(kernel, availability)
-    if status == AVAILABLE:
-        return ""
-    later = ("its grid and registers do not wait; running it live does" if status == LOADING
-             else "its grid still shows; it cannot run here")
-    return f"{kernel.backend} {status}: {reason} ({later})."
+    if status == LOADING:
+        return f"{kernel.backend} is loading: live runs wait for it, the grid and registers do not."
+    if status == MISSING:
+        return f"{kernel.backend} missing: {reason}."
+    return ""
