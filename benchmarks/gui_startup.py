@@ -52,6 +52,7 @@ def one_run(mode: str) -> dict:
         parts = line.split()
         if parts and parts[0] == "WARPSCOPE_VISIBLE":
             out["visible_s"] = float(parts[1]) - t0
+            out["listed"] = dict(kv.split("=", 1) for kv in parts[2:])  # kernels=N imported=...
         elif parts and parts[0] == "WARPSCOPE_KERNELS":
             out["kernels_s"] = float(parts[1]) - t0
             out["max_stall_ms"] = float(parts[2])
@@ -66,7 +67,8 @@ def main() -> int:
     args = ap.parse_args()
     platform = os.environ.get("QT_QPA_PLATFORM") or ("xcb" if os.environ.get("DISPLAY") else "?")
     one_run("visible")  # warm the OS file cache once; not counted
-    vis = [one_run("visible")["visible_s"] for _ in range(args.runs)]
+    runs = [one_run("visible") for _ in range(args.runs)]
+    vis = [r["visible_s"] for r in runs]
     full = [one_run("kernels") for _ in range(max(1, args.runs // 2))]
     load = os.getloadavg()
     print(
@@ -76,7 +78,9 @@ def main() -> int:
     )
     print(
         f"window painted after: median {statistics.median(vis):.2f} s "
-        f"(runs: {', '.join(f'{v:.2f}' for v in vis)})"
+        f"(runs: {', '.join(f'{v:.2f}' for v in vis)}); Kernel list then: "
+        f"{runs[-1]['listed'].get('kernels', '?')} kernels, heavy modules imported: "
+        f"{runs[-1]['listed'].get('imported', '?')}"
     )
     ks = [f["kernels_s"] for f in full]
     stalls = [f["max_stall_ms"] for f in full]

@@ -214,7 +214,11 @@ def _probe_first_paint(app, win) -> None:
         state["last"] = now
         if not state["visible"] and win.isVisible() and win.sm_view.frames_drawn > 0:
             state["visible"] = True
-            print(f"WARPSCOPE_VISIBLE {time.time():.6f}", flush=True)
+            listed = win.controls.kernel.count() - 1  # the kernels beside "custom (by hand)"
+            heavy = ",".join(m for m in ("torch", "triton", "numba") if m in sys.modules) or "-"
+            # cpu: this process's CPU seconds so far, what a quiet machine's wall time would be
+            print(f"WARPSCOPE_VISIBLE {time.time():.6f} kernels={listed} imported={heavy} "
+                  f"cpu={time.process_time():.2f}", flush=True)
             if mode != "kernels":
                 QTimer.singleShot(0, win.close)
                 return
@@ -228,17 +232,11 @@ def _probe_first_paint(app, win) -> None:
 
 
 def representative_time(rec, fraction: float) -> float:
-    """A moment to show in still images: the middle of the wave running at `fraction` of the
-    launch (not its first instant, when every block has only just arrived)."""
-    import numpy as np
+    """A moment to show in still images (gui.models.playback.telling_time_us): the middle of the
+    wave running at `fraction` of the launch; `rec` a SimRun or its Timeline."""
+    from gui.models.playback import telling_time_us
 
-    t = fraction * rec.makespan_us
-    starts = np.asarray(rec.wave_starts_us, dtype=float)
-    if len(starts) == 0:
-        return t
-    i = max(0, int(np.searchsorted(starts, t, side="right")) - 1)
-    nxt = starts[i + 1] if i + 1 < len(starts) else rec.makespan_us
-    return float((starts[i] + nxt) / 2)
+    return telling_time_us(getattr(rec, "timeline", rec), fraction)
 
 
 def _show_launch(app, win, time_fraction: float = 0.42) -> None:

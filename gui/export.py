@@ -320,7 +320,14 @@ def summary_page(
     notes_h = _notes_height(notes, text_font, width - 2 * margin)
     y_notes = margin + 46 + facts_h + 6
     y_panels = y_notes + notes_h + 10
-    heights = [max(img.height() for _, img in row) + 26 for row in rows]
+    from PySide6.QtGui import QFontMetrics
+
+    cap_font = QFont(text_font)  # a panel's caption, wrapped to its width (no "…" mid-caption)
+    cap_fm = QFontMetrics(cap_font)
+    captions = [[_caption_lines(name, cap_fm, full_w if len(row) == 1 and img.width() > col_w
+                                else col_w) for name, img in row] for row in rows]
+    extra = [(max(len(c) for c in caps) - 1) * cap_fm.lineSpacing() for caps in captions]
+    heights = [max(img.height() for _, img in row) + 26 + e for row, e in zip(rows, extra)]
     height = y_panels + sum(h + gap for h in heights) + margin
     page = QImage(width, height, QImage.Format.Format_RGB32)
     page.fill(QColor(style.BG))
@@ -353,16 +360,29 @@ def summary_page(
         )
     _paint_notes(p, notes, text_font, margin, y_notes, width - 2 * margin)
     y = y_panels
+    p.setFont(cap_font)
     for r, row in enumerate(rows):
-        for j, (name, img) in enumerate(row):
+        for j, (_name, img) in enumerate(row):
             x = margin + j * (col_w + gap)
             p.setPen(QColor(style.MUTED))
-            room = (full_w if len(row) == 1 and img.width() > col_w else col_w)
-            p.drawText(x, y + 16, p.fontMetrics().elidedText(name, Qt.TextElideMode.ElideRight, room))
-            p.drawImage(x, y + 24, img)
+            for k, line in enumerate(captions[r][j]):
+                p.drawText(x, y + 16 + k * cap_fm.lineSpacing(), line)
+            p.drawImage(x, y + 24 + extra[r], img)
         y += heights[r] + gap
     p.end()
     return page
+
+
+def _caption_lines(text: str, fm, room: int) -> list[str]:
+    """`text` in lines of at most `room` px, broken between words."""
+    lines = [""]
+    for word in text.split(" "):
+        trial = f"{lines[-1]} {word}" if lines[-1] else word
+        if fm.horizontalAdvance(trial) <= room or not lines[-1]:
+            lines[-1] = trial
+        else:
+            lines.append(word)
+    return lines
 
 
 def _note_blocks(notes, font: QFont, width: int):

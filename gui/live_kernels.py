@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QLabel
 
 from gui.adapter import TaskOutcome
+from gui.models.kernel_menu import Availability
 from kernels.host.process import describe
 
 LOAD_TIMEOUT_S = 180  # torch/triton/numba and the device took 7.4 s on the H200; a stuck CUDA init is killed
@@ -61,6 +62,13 @@ class LiveKernels(QObject):
         runner.host_changed.connect(self._on_host_changed)
         window.bench.result_changed.connect(self._on_bench_result)
 
+    def list_declared(self) -> None:
+        """The kernel declarations (plain data) in the Kernel menu at once, marked loading until
+        the kernel host has imported torch/triton/numba."""
+        from kernels.declare.registry import KERNELS
+
+        self.window.model.set_kernels(KERNELS)
+
     def load(self) -> None:
         """Start the kernel host; it imports torch/triton/numba and detects the device."""
         if self._job is None:
@@ -86,8 +94,10 @@ class LiveKernels(QObject):
         self.info = info
         if info.error or info.available is None:
             self.label.setText("live kernels: unavailable")
+            w.controls.set_availability(Availability(None, info.error or "no answer", False))
             w.bench.set_availability(None, info.error)
             return
+        w.controls.set_availability(Availability(info.available, "", False))
         if info.device is not None:
             w.user_kernels.source.set_gpu_present(True)  # "Trace on the GPU"
             label = w.model.add_detected_spec(info.device)

@@ -17,7 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QTabBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QDockWidget, QFrame, QLabel, QMainWindow, QMessageBox, QTabBar,
+                               QVBoxLayout, QWidget)
 
 from gui import help as help_texts
 from gui import panels, style, teach_panels
@@ -26,6 +27,7 @@ from gui.file_jobs import FileJobs
 from gui.export import ExportItem
 from gui.jobs import BandwidthJobs
 from gui.live_kernels import KernelsInfo, LiveKernels
+from gui.models.kernel_menu import Availability
 from gui.models.launch import LaunchInputs
 from gui.models.session import session_dict
 from gui.models.simulation import SimRun
@@ -38,6 +40,7 @@ from gui.window_menus import build_menus
 from gui.window_settings import SETTINGS_VERSION, restore_window, save_window
 
 MIN_SIZE = (1024, 640)
+NARROW_PX = 1200  # narrower: the bottom panels take the left corner (their tabs fit)
 SM_VIEW_KEEPS = 0.55  # of the height the SM view and the timeline share, when a trace opens
 
 
@@ -46,7 +49,8 @@ class MainWindow(QMainWindow):
                  load_kernels: bool = True, autoplay: bool = False,
                  jobs: BandwidthJobs | None = None, sim_delay_ms: int = 60) -> None:
         super().__init__()
-        self.setWindowTitle("WarpScope — how the GPU schedules your launch")
+        # Qt adds the application's display name (gui/app.py): "… — WarpScope", said once
+        self.setWindowTitle("How the GPU schedules your launch")
         self.setObjectName("WarpScopeMainWindow")
         self.setDockNestingEnabled(True)
         self.setMinimumSize(*MIN_SIZE)
@@ -76,6 +80,7 @@ class MainWindow(QMainWindow):
         self._restored_state = False
         self._default_state = None
         self._launch_error = ""  # the launch's error the status bar shows, cleared once fixed
+        self._sim_error = ""  # the simulation's failure it shows, cleared by the next run
         self._kernel_shown: str | None = None  # the kernel whose cost model the options follow
         self._timeline_height: int | None = None  # before a trace made the timeline taller
         try:
@@ -101,8 +106,7 @@ class MainWindow(QMainWindow):
         self.geometry_view = panels.make("geometry", m)
         self.timeline = panels.make("timeline", m)
         self.bandwidth = panels.make("bandwidth", m)
-        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._fit_corners(self.width())
         self.controls.setMinimumWidth(286)  # the form (270) and its scroll bar
         self.occupancy_view.setMinimumWidth(250)
         self.docks: dict[str, QDockWidget] = {}
@@ -127,6 +131,10 @@ class MainWindow(QMainWindow):
         self.sim_label.setProperty("role", "muted")
         self.sim_label.setContentsMargins(0, 0, 12, 0)  # apart from the live kernels' label
         self.statusBar().addPermanentWidget(self.sim_label)
+        self._status_rule = QFrame()  # the two labels read as two, not one run-on line
+        self._status_rule.setFrameShape(QFrame.Shape.VLine)
+        self._status_rule.setFrameShadow(QFrame.Shadow.Plain)
+        self.statusBar().addPermanentWidget(self._status_rule)
         self.statusBar().addPermanentWidget(self.live_kernels.label)
         self.statusBar().messageChanged.connect(self._make_room_for_message)
         build_menus(self)
@@ -157,10 +165,13 @@ class MainWindow(QMainWindow):
             self._on_launch_changed(self.model.state)
         # The first simulation runs right here (tens of ms), so the first frame already shows
         # the SMs; later changes go through the debounced worker.
+        if load_kernels:  # declarations listed now, marked loading (gui/models/kernel_menu.py)
+            self.live_kernels.list_declared()
         self.simulate_now()
         if load_kernels:  # after the first paint; torch/triton/numba load in the kernel host
             QTimer.singleShot(150, self.load_kernels)
         else:
+            self.controls.set_availability(Availability(loading=False))
             self.bench.set_availability(None, "live kernels were not loaded in this session")
 
     def event(self, event) -> bool:
@@ -179,15 +190,29 @@ class MainWindow(QMainWindow):
     def apply_default_dock_sizes(self) -> None:
         """Side panels about a fifth of the width each, the timeline a third of the height."""
         w, h = max(self.width(), MIN_SIZE[0]), max(self.height(), MIN_SIZE[1])
+        self._fit_corners(w)
         side = max(286, min(360, w // 5))
         self.resizeDocks([self.docks["controls"], self.docks["occupancy"]], [side, max(250, side + 30)],
                          Qt.Orientation.Horizontal)
-        # the form whole if it fits beside the launch table, else the two share the height
+        # the form whole if it fits beside the launch table, else the two share the height; in
+        # a small window, where the bottom panels take the left corner, they are two tabs
         form = self.controls.sizeHint().height() + 36
         table = self.geometry_view.sizeHint().height() + 30
+        controls, geometry = self.docks["controls"], self.docks["geometry"]
+        small = w < NARROW_PX and form + table > h - 60
+        if small != (geometry in self.tabifiedDockWidgets(controls)):
+            self.removeDockWidget(geometry)  # split beside a tabbed dock would make a tab
+            if small:
+                self.tabifyDockWidget(controls, geometry)
+            else:
+                self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, geometry)
+                self.splitDockWidget(controls, geometry, Qt.Orientation.Vertical)
+            geometry.show()
+        if small:
+            controls.raise_()
         split = form if form + table <= h - 60 else (h - 60) * form // (form + table)
-        self.resizeDocks([self.docks["controls"], self.docks["geometry"]], [split, h - 60 - split],
-                         Qt.Orientation.Vertical)
+        if not small:
+            self.resizeDocks([controls, geometry], [split, h - 60 - split], Qt.Orientation.Vertical)
         self.resizeDocks([self.docks["timeline"]], [max(240, h // 3)], Qt.Orientation.Vertical)
         if hasattr(self, "teach"):
             teach_panels.default_sizes(self, h - 60)
@@ -207,6 +232,20 @@ class MainWindow(QMainWindow):
         self.docks["timeline"].raise_()
         self.apply_default_dock_sizes()
 
+    def _fit_corners(self, width: int) -> None:
+        """The side columns run to the bottom; in a narrow window the bottom panels take the
+        left column's corner, so their seven tabs fit without scroll arrows (the left panels
+        scroll; the Occupancy charts keep their height)."""
+        area = (Qt.DockWidgetArea.BottomDockWidgetArea if width < NARROW_PX
+                else Qt.DockWidgetArea.LeftDockWidgetArea)
+        if self.corner(Qt.Corner.BottomLeftCorner) != area:
+            self.setCorner(Qt.Corner.BottomLeftCorner, area)
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+
+    def resizeEvent(self, event) -> None:
+        self._fit_corners(event.size().width())
+        super().resizeEvent(event)
+
     def showEvent(self, event) -> None:
         super().showEvent(event)
         self._on_playing_changed(self.playback.playing)
@@ -224,6 +263,8 @@ class MainWindow(QMainWindow):
         if state.inputs.kernel != self._kernel_shown:  # a new kernel brings its cost model
             self._kernel_shown = state.inputs.kernel
             self.options.follow_kernel(self.model.launched_kernel())
+        if state.work is None and self.options.cost == "compute":  # nothing to time tile by tile
+            self.options.set(cost="memory")
         msg = state.message()
         if msg:
             self._show_launch_error(msg)
@@ -264,6 +305,8 @@ class MainWindow(QMainWindow):
         if run is None:
             self.sim_label.setText("")
             return
+        if self._sim_error and self.statusBar().currentMessage() == self._sim_error:
+            self.statusBar().clearMessage()  # a run came: the failure is over, not red for 8 s
         tl = run.timeline
         skipped = f", {tl.skipped_waves:,} identical waves skipped" if tl.skipped_waves else ""
         self.sim_label.setText(f"simulated {tl.n_blocks:,} blocks in {run.elapsed_s * 1e3:,.0f} ms{skipped}")
@@ -294,8 +337,9 @@ class MainWindow(QMainWindow):
         if outcome.ok:
             self.simulation.accept(outcome.result)
             return
-        self.show_message(f"Simulation failed: {outcome.error}", error=True)
-        self.simulation.fail(f"Simulation failed: {outcome.error}")
+        self._sim_error = f"Simulation failed: {outcome.error}"
+        self.show_message(self._sim_error, error=True)
+        self.simulation.fail(self._sim_error)
 
     # -- live kernels (gui/live_kernels.py) --------------------------------------------------------
     @property
@@ -364,6 +408,7 @@ class MainWindow(QMainWindow):
         bar = self.statusBar()
         room = bar.width() - self.live_kernels.label.sizeHint().width() - self.sim_label.sizeHint().width() - 40
         self.sim_label.setVisible(not text or bar.fontMetrics().horizontalAdvance(text) <= room)
+        self._status_rule.setVisible(self.sim_label.isVisibleTo(bar))
 
     def show_help(self, key: str) -> None:
         title, text = help_texts.PANELS[key]

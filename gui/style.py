@@ -221,6 +221,8 @@ QLabel[role="muted"] {{ color: {MUTED}; }}
 QLabel[role="banner"] {{ background: {BANNER_BG}; color: {BANNER_FG}; border: 1px solid {BANNER_BORDER};
                         border-radius: 4px; padding: 6px; }}
 QLabel[role="error"] {{ color: {BAD}; }}
+QLabel[role="box_message"] {{ color: {BAD}; background: {PANEL}; border: 1px solid {BAD};
+                             border-radius: 3px; }}
 QTableWidget {{ gridline-color: {GRIDLINE}; }}
 QHeaderView::section {{ background: {TITLE_BAR}; color: {MUTED}; border: none; padding: 3px 6px; }}
 """

@@ -113,7 +113,10 @@ def register(subparsers) -> None:
                                           "(equal blocks, memory-bound, compute-bound), and score the prediction: "
                                           "makespan, peak blocks per SM, residency error.")
     p.add_argument("trace_file", metavar="TRACE.json", nargs="?",
-                   help="a warpscope-trace/1 file, or a Triton Proton timeline (NAME.chrome_trace)")
+                   help="a warpscope-trace/1 file, a Triton Proton timeline (NAME.chrome_trace), "
+                        "or a trace bundle's folder (e.g. tests/data/real_h200)")
+    p.add_argument("trace_name", metavar="NAME", nargs="?",
+                   help="the bundle's trace to compare (without it, the bundle's traces are listed)")
     add_ncu_argument(p)
     p.add_argument("--gpu", metavar="NAME", help="GPU preset (default: the one the trace names)")
     p.add_argument("--blocks-per-sm", type=arg_count("--blocks-per-sm"), metavar="N",
@@ -497,13 +500,15 @@ def cmd_simulate(args) -> int:
 
 def cmd_compare(args) -> int:
     from sim.traces.compare import compare_trace
-    from sim.traces.trace import read_any_trace
+    from sim.traces.trace_bundle import is_bundle, read_recorded
 
     if args.ncu is not None or args.trace_file is None:
         return cmd_ncu(args)  # an Nsight Compute report instead of a trace
     if args.perfetto:
         check_writable(args.perfetto, "--perfetto file")
-    trace = read_any_trace(args.trace_file)
+    if args.trace_name is None and is_bundle(args.trace_file):
+        return _list_bundle(args.trace_file, args.json)
+    trace = read_recorded(args.trace_file, args.trace_name)
     comparison = compare_trace(trace, preset(args.gpu) if args.gpu else None, args.blocks_per_sm,
                                mode=args.schedule, placement=args.placement, seed=args.seed)
     wrote = args.perfetto and written_line(args.perfetto, {"predicted": comparison.simulated,
@@ -511,7 +516,8 @@ def cmd_compare(args) -> int:
     if args.json:
         print(json.dumps(comparison.as_dict(), indent=2))
         return 0
-    print(f"{args.trace_file}: recorded on {trace.gpu}, predicted from its launch on "
+    where = args.trace_file + (f" {args.trace_name}" if args.trace_name else "")
+    print(f"{where}: recorded on {trace.gpu}, predicted from its launch on "
           f"{comparison.gpu} ({PLACEMENTS[args.placement].title})")
     for note in comparison.notes:
         print(f"  note: {note}")
@@ -519,6 +525,21 @@ def cmd_compare(args) -> int:
         print(f"  {line}")
     if wrote:
         print(wrote)
+    return 0
+
+
+def _list_bundle(folder: str, as_json: bool) -> int:
+    """`compare BUNDLE` without a NAME: the bundle's traces, one a line, and how to pick one."""
+    from sim.traces.trace_bundle import listing, read_index
+
+    index = read_index(folder)
+    if as_json:
+        print(json.dumps({"bundle": folder, "traces": [e["name"] for e in index["traces"]],
+                          "failed": [e["name"] for e in index["failed"]]}, indent=2))
+        return 0
+    print(f"{folder} is a trace bundle of {len(index['traces'])} traces:")
+    print("\n".join(f"  {line}" for line in listing(index)))
+    print(f"compare one with: python main.py compare {folder} NAME")
     return 0
 
 

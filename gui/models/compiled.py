@@ -146,6 +146,17 @@ class ResourceOrigin:
 BY_HAND = ResourceOrigin()
 
 
+def provisional_text(origin: ResourceOrigin) -> str:
+    """What the occupancy views say instead of an answer while the registers and shared memory
+    are not known ("" once they are): an occupancy worked out from registers the compiler has
+    not given yet (zero, or another launch's) would be a confident wrong number."""
+    if origin.kind == COMPILING:
+        return "registers: compiling…"
+    if origin.kind == FAILED:
+        return "registers: unknown (the compiler gave none: see Kernel source)"
+    return ""
+
+
 def compiled_origin(res) -> ResourceOrigin:
     """For a kernels.offline_compile.resources.LaunchResources."""
     return ResourceOrigin(COMPILER, res.source, int(res.stack_bytes))

@@ -481,8 +481,10 @@ class LaunchModel:
         program's BLOCK_SIZE); registers and shared memory come from its compiler (from bench
         results while it compiles)."""
         k = self.kernel(name)
-        if k is None:
-            return self.update(kernel=CUSTOM_KERNEL, block_size=None)
+        if k is None:  # a matmul's size n (4,096) is no custom launch's element count
+            sized = {"elements": LaunchInputs().elements, "dims": ""} \
+                if getattr(self.kernel(), "is_matrix_product", False) else {}
+            return self.update(kernel=CUSTOM_KERNEL, block_size=None, **sized)
         changes: dict[str, Any] = {"kernel": k.name, "block_size": None, "dims": "",
                                    "block_extra": ""}
         sided, was_sided = (getattr(x, "is_matrix_product", False) for x in (k, self.kernel()))

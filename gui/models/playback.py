@@ -19,6 +19,36 @@ SPEEDS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 START_FRACTION = 0.4  # where a first simulation is shown: inside a busy wave, not at t = 0
 
 
+def wave_starts_us(tl) -> np.ndarray:
+    """When each wave of the drawn part begins, waves counted as the Geometry panel counts them
+    (the grid in waves of `capacity` blocks, sim.rules.geometry.waves_of): a wave begins as its
+    first block starts, in the order blocks start."""
+    starts = np.sort(np.asarray(tl.start_us, dtype=float))
+    cap = max(int(tl.capacity), 1)
+    return starts[np.arange((-tl.first_block) % cap, len(starts), cap)]
+
+
+def wave_number(tl, queued: int) -> int:
+    """The wave the grid's blocks are starting in with `queued` still to start (1-based, the
+    waves left out before the drawn part counted), never past the last, partial, wave:
+    "wave 4 of 3.70", as Geometry counts them."""
+    cap = max(int(tl.capacity), 1)
+    started = tl.grid_blocks - queued
+    return min(max(1, math.ceil(started / cap)), max(1, math.ceil(tl.grid_blocks / cap)))
+
+
+def telling_time_us(tl, fraction: float = START_FRACTION) -> float:
+    """A moment that teaches: the middle of the wave running at `fraction` of the launch (busy
+    SMs, not its first instant nor its all-grey end)."""
+    t = fraction * tl.makespan_us
+    starts = wave_starts_us(tl)
+    if len(starts) == 0:
+        return t
+    i = max(0, int(np.searchsorted(starts, t, side="right")) - 1)
+    nxt = starts[i + 1] if i + 1 < len(starts) else tl.makespan_us
+    return float((starts[i] + nxt) / 2)
+
+
 class PlaybackModel:
     """`speed` 1.0 plays the whole launch in `base_seconds` of wall time. Signals:
     `time_changed(t_us)`, `playing_changed(bool)`, `speed_changed(float)`."""
@@ -29,7 +59,10 @@ class PlaybackModel:
 
     def __init__(self, simulation: SimulationModel | None = None, base_seconds: float = 8.0) -> None:
         self.base_seconds = base_seconds
-        self.loop = False  # at the end it stops (the clock with it); Simulation ▸ Loop repeats
+        # at the end it stops (the clock with it) and rests on a busy wave, not an all-grey GPU
+        # (no animation left running when idle); Simulation ▸ Loop repeats instead
+        self.loop = False
+        self._rest: float | None = None  # the moment it came to rest at, once played through
         self.play_when_ready = False  # start playing when the first run arrives
         self._time = 0.0
         self._end = 0.0
@@ -68,7 +101,7 @@ class PlaybackModel:
 
     # -- changing -----------------------------------------------------------------------------
     def _on_run_changed(self, run: SimRun | None, _message: str) -> None:
-        old, self._run, self._frame = self._run, run, None
+        old, self._run, self._frame, self._rest = self._run, run, None, None
         if run is None:
             self.set_playing(False)
             self.set_end(0.0)
@@ -94,8 +127,8 @@ class PlaybackModel:
     def set_playing(self, playing: bool) -> None:
         playing = bool(playing) and self._end > 0
         if playing != self._playing:
-            if playing and self._time >= self._end:
-                self.set_time(0.0)
+            if playing and (self._time >= self._end or self._time == self._rest):
+                self.set_time(0.0)  # played through: Play shows it again from the start
             self._playing = playing
             self.playing_changed.emit(playing)
 
@@ -126,18 +159,22 @@ class PlaybackModel:
         t = self._time + wall_seconds * self._speed * self._end / self.base_seconds
         if t >= self._end:
             if not self.loop:
-                self.set_time(self._end)
                 self.set_playing(False)
+                self.set_time(telling_time_us(self._run.timeline) if self._run else self._end)
+                self._rest = self._time
                 return
             t = 0.0 if self._time >= self._end else self._end
         self.set_time(t)
 
     def step(self, direction: int) -> None:
-        """Pause and jump to the next (+1) or previous (-1) moment a block arrives or retires."""
+        """Pause and jump to the next (+1) or previous (-1) wave's first arrival, the tail's
+        start or the launch's end: a step that shows something change (the next block event
+        is often under 0.01 µs away)."""
         if self._run is None:
             return
         self.set_playing(False)
-        events = self._run.timeline.event_times_us
+        tl = self._run.timeline
+        events = np.unique(np.r_[0.0, wave_starts_us(tl), tl.tail_start_us, self._end])
         if direction > 0:
             i = int(np.searchsorted(events, self._time, side="right"))
             target = events[i] if i < len(events) else self._end
@@ -149,4 +186,5 @@ class PlaybackModel:
     def pick(self, t_us: float) -> None:
         """The user chose a moment (timeline cursor, scrubber): pause there."""
         self.set_playing(False)
+        self._rest = None
         self.set_time(t_us)

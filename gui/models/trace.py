@@ -10,6 +10,7 @@ only holds what is shown.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from psygnal import Signal
@@ -52,6 +53,14 @@ class TraceComparison:
     gpu_name: str  # as the trace names it
     spec: GpuSpec  # the preset it was predicted on
     predictions: tuple[Prediction, ...]  # calibrated first (what `compare` prints), then ideal
+    name: str | None = None  # the bundle's trace compared, when `path` is a bundle
+
+    @property
+    def title(self) -> str:
+        """What was opened, as the user names it: the file, or the bundle and its trace."""
+        from pathlib import Path
+
+        return f"{Path(self.path).name} ▸ {self.name}" if self.name else Path(self.path).name
 
     @property
     def comparison(self) -> Comparison:
@@ -76,24 +85,38 @@ class TraceComparison:
 
     @property
     def lines(self) -> tuple[str, ...]:
-        return tuple(self.comparison.lines())
+        """`main.py compare`'s lines, in the window's unit spelling (µs, not the terminal's us)."""
+        return tuple(re.sub(r"(?<=\d) us\b", " µs", line) for line in self.comparison.lines())
 
     @property
     def makespan_us(self) -> float:
         return max(self.recorded.makespan_us, *(p.timeline.makespan_us for p in self.predictions))
 
 
-def compare_job(path: str, fallback: GpuSpec, ctx=None) -> TraceComparison:
-    """Read the trace (any format sim.traces.trace reads) and compare it as `main.py compare` does; the
-    GPU is the one the trace names, else `fallback` (the window's), as `--gpu` would give it.
+@dataclass(frozen=True)
+class BundleContents:
+    """A trace bundle opened without naming a trace: what it holds, for the user to pick one."""
+    path: str
+    traces: tuple[dict, ...]  # sim.traces.trace_bundle.read_index's checked entries
+    failed: tuple[dict, ...]  # recordings that failed: {"name", "family", "error"}
+
+
+def compare_job(path: str, fallback: GpuSpec, name: str | None = None,
+                ctx=None) -> TraceComparison | BundleContents:
+    """Read the trace (any format sim.traces.trace reads, or trace `name` of a bundle) and compare
+    it as `main.py compare` does; the GPU is the one the trace names, else `fallback` (the
+    window's), as `--gpu` would give it. A bundle without `name` gives its BundleContents.
     UserError (one line) for anything that cannot be compared; None once cancelled."""
     from sim.traces.compare import compare_trace
-    from sim.traces.trace import read_any_trace
+    from sim.traces.trace_bundle import is_bundle, read_index, read_recorded
 
     step = ctx.progress if ctx is not None else (lambda *a: None)
     stop = ctx.cancelled if ctx is not None else (lambda: False)
     step(0, 4, "reading the trace")
-    trace = read_any_trace(path)
+    if name is None and is_bundle(path):
+        index = read_index(path)
+        return BundleContents(str(path), tuple(index["traces"]), tuple(index["failed"]))
+    trace = read_recorded(path, name)
     spec = preset_for_device_name(trace.gpu, trace.meta.get("sm_count")) or fallback
     predictions = []
     for i, mode in enumerate(MODES):
@@ -111,7 +134,7 @@ def compare_job(path: str, fallback: GpuSpec, ctx=None) -> TraceComparison:
     for p in predictions:
         p.comparison.simulated.prepare()
     step(4, 4, "done")
-    return TraceComparison(str(path), trace.gpu, spec, tuple(predictions))
+    return TraceComparison(str(path), trace.gpu, spec, tuple(predictions), name)
 
 
 class TraceModel:
@@ -123,15 +146,16 @@ class TraceModel:
 
     changed = Signal(object)
     busy = Signal(str, int, int)
+    bundle_opened = Signal(object)  # a BundleContents: its traces, for the user to pick one
 
     def __init__(self) -> None:
         self.comparison: TraceComparison | None = None
         self.pending: int | None = None  # the job comparing a file now
         self.shown_job: int | None = None  # the job whose comparison is shown
 
-    def started(self, path: str, job: int) -> None:
+    def started(self, path: str, job: int, name: str | None = None) -> None:
         self.pending = job
-        self.busy.emit(f"Comparing {path}…", 0, 4)
+        self.busy.emit(f"Comparing {path}{f' ▸ {name}' if name else ''}…", 0, 4)
 
     def progress(self, job: int, done: int, total: int, label: str) -> None:
         if job == self.pending:
@@ -150,6 +174,9 @@ class TraceModel:
         if not outcome.ok:
             first = outcome.error.splitlines()[0] if outcome.error else "it failed"
             return f"Could not open the trace: {first}"
+        if isinstance(outcome.result, BundleContents):  # the comparison shown before stays
+            self.bundle_opened.emit(outcome.result)
+            return ""
         self.comparison, self.shown_job = outcome.result, outcome.job_id
         self.changed.emit(outcome.result)
         return ""

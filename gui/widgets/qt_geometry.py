@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from gui import style
+from gui.models.compiled import provisional_text
 from gui.models.launch import LaunchModel, LaunchState
 from sim.rules.block_shape import Dims, fold_summary, lane_rows, warp_folds
 from sim.rules.geometry import Fact, geometry_facts, warp_lanes
@@ -100,6 +101,7 @@ class QtWarpLanes(QWidget):
 # the rows shown, in order; labels, values and derivations come from sim.rules.geometry.geometry_facts
 ROWS = ("elements", "tpb", "shape", "blocks", "wpb", "warps", "idle_last", "idle_lanes", "slots_sm",
         "slots_gpu", "waves_best", "bps", "bpw", "waves_occ", "last_wave")
+OCCUPANCY_ROWS = ("bps", "bpw", "waves_occ", "last_wave")  # what the registers decide
 
 
 class QtGeometry(QWidget):
@@ -145,6 +147,8 @@ class QtGeometry(QWidget):
             v.setFont(f)
             self.table.setItem(r, 1, v)
         self.table.setFixedHeight(self.ROW_HEIGHT * len(ROWS) + 28)  # every row, always
+        self.table.setWordWrap(True)
+        hh.sectionResized.connect(lambda col, _old, _new: col == 0 and self._fit_rows())
         lay.addWidget(self.table)
         self.lanes_label = QLabel("")
         self.lanes_label.setWordWrap(True)
@@ -175,15 +179,23 @@ class QtGeometry(QWidget):
             self.lanes_label.setText(state.error)
             return
         self._facts = {f.key: f for f in geometry_facts(spec, g)}
+        pending = provisional_text(state.origin)
         for key, r in self._row.items():
             fact = self._facts.get(key)
             if fact is not None:
                 self.table.item(r, 0).setText(fact.label)
-            self.table.item(r, 1).setText(fact.value if fact else "—")
             tip = f"{fact.label} = {fact.how}" if fact else ""
+            value = fact.value if fact else "—"
+            provisional = bool(pending) and key in OCCUPANCY_ROWS
+            if provisional:  # no answer from registers not known yet
+                value, tip = "compiling…" if "compiling" in pending else "unknown", pending
+            self.table.item(r, 1).setText(value)
+            self.table.item(r, 1).setData(Qt.ItemDataRole.ForegroundRole,
+                                          QColor(style.MUTED) if provisional else None)
             self.table.item(r, 0).setToolTip(tip)
             self.table.item(r, 1).setToolTip(tip)
         block = g.block_shape
+        self._fit_rows()
         self.lanes.set_block(inp.threads_per_block, g.threads_with_data_in_last_block, spec.warp_size,
                              block)
         lanes = warp_lanes(inp.threads_per_block, spec.warp_size)
@@ -202,6 +214,20 @@ class QtGeometry(QWidget):
                if g.elements_per_block else
                " The kernel declares its grid, so no block has a fixed share of the elements to "
                "run past: the last block is drawn like every other."))
+
+    def _fit_rows(self) -> None:
+        """A label too long for its column (a wide value beside it, a narrow dock) takes two
+        lines, never "Threads …"; the table stays as tall as its rows."""
+        fm = self.table.fontMetrics()
+        room = self.table.columnWidth(0) - 8  # the cell's text margins
+        total = 0
+        for r in range(self.table.rowCount()):
+            wraps = fm.horizontalAdvance(self.table.item(r, 0).text()) > room
+            height = self.ROW_HEIGHT + (fm.lineSpacing() if wraps else 0)
+            if self.table.rowHeight(r) != height:
+                self.table.setRowHeight(r, height)
+            total += height
+        self.table.setFixedHeight(total + 28)
 
     def export_items(self):
         from gui.export import ExportItem

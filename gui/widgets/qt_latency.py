@@ -255,6 +255,7 @@ class QtLatency(QWidget):
             pl.addWidget(plot, 0, i)
         self.legend = WrappedLabel("")
         self.legend.setTextFormat(Qt.TextFormat.RichText)
+        self.legend.setContentsMargins(6, 0, 6, 2)  # its first swatch clear of the edge
         pl.addWidget(self.legend, 1, 0, 1, 2)
         pl.setRowStretch(0, 1)
         self.body = QBoxLayout(QBoxLayout.Direction.LeftToRight)

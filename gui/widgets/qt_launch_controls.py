@@ -8,16 +8,20 @@ Enter or when they lose focus (not on every keystroke) and read what the command
 from __future__ import annotations
 
 import math
-import os
+from functools import partial
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QFrame,
                                QGroupBox, QHBoxLayout, QLabel, QScrollArea, QSlider, QVBoxLayout,
                                QWidget)
 
+from gui import style
+from gui.models.kernel_menu import AVAILABLE, Availability, menu_entry, status_note
 from gui.models.launch import (CUSTOM_KERNEL, MAX_ELEMENTS, MAX_REGS, MAX_SMEM, LaunchModel,
                                LaunchState, launch_dims)
 from gui.models.simulation import SimulationOptions
+from gui.widgets.box_message import BoxMessage
 from gui.widgets.number_box import NumberBox
 from gui.widgets.launch_shape_boxes import LaunchShapeBoxes, RegisterCapBox
 from gui.widgets.qt_kernel_source import QtKernelResources
@@ -74,23 +78,19 @@ def _note() -> QLabel:
 
 class QtLaunchControls(QWidget):
     """GPU, kernel, elements, block, registers, shared memory, carveout, and the scheduler model.
-    Errors show at the top, above the scrolling form, and clear once the input is valid."""
+    A message shows beside the control that caused it (gui.widgets.box_message), moving
+    nothing, and clears once the input is valid."""
 
     def __init__(self, model: LaunchModel, options: SimulationOptions,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model, self.options = model, options
         self._syncing = False
+        self.availability = Availability()  # the kernel host's answer: loading until it comes
         self._events, self._mark, self._clamp_note = 0, -1, ""  # the message a typed edit leaves
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(0)
-        self.error = QLabel("")
-        self.error.setProperty("role", "error")
-        self.error.setWordWrap(True)
-        self.error.setContentsMargins(8, 4, 8, 4)
-        self.error.hide()
-        outer.addWidget(self.error)
         form_widget = QWidget()
         lay = QVBoxLayout(form_widget)
         lay.setContentsMargins(6, 4, 6, 4)
@@ -102,6 +102,8 @@ class QtLaunchControls(QWidget):
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         outer.addWidget(scroll, 1)
         self.scroll = scroll
+        self.error = BoxMessage(form_widget, scroll)  # over the form, beside the box it is about
+        self._source: QWidget | None = None  # the control the user changed last
 
         box, form = _form_box("Device and kernel")
         self.gpu = QComboBox()
@@ -233,7 +235,15 @@ class QtLaunchControls(QWidget):
         model.specs_changed.connect(self._populate_gpus)
         model.kernels_changed.connect(self._populate_kernels)
         options.changed.connect(self._on_options_changed)
-        # view -> model
+        # view -> model; first, which control a message will be about
+        for slider, box in ((self.elements_slider, self.elements), (self.threads_slider, self.threads),
+                            (self.regs_slider, self.regs), (self.smem_slider, self.smem)):
+            slider.valueChanged.connect(partial(self._note_source, box))
+        for box in (self.elements, self.threads, self.regs, self.smem, self.block_size):
+            box.lineEdit().textEdited.connect(partial(self._note_source, box))
+            box.valueChanged.connect(partial(self._note_source, box))
+        for combo in (self.gpu, self.kernel, self.carveout):
+            combo.activated.connect(partial(self._note_source, combo))
         self.gpu.currentTextChanged.connect(self._on_gpu_selected)
         self.kernel.currentIndexChanged.connect(self._on_kernel_selected)
         self.elements_slider.valueChanged.connect(self._on_elements_slider)
@@ -256,7 +266,7 @@ class QtLaunchControls(QWidget):
         """As tall as the whole form (the dock shows it all when there is room)."""
         hint = super().sizeHint()
         inner = self.scroll.widget().sizeHint()
-        hint.setHeight(inner.height() + (self.error.sizeHint().height() if self.error.isVisible() else 0))
+        hint.setHeight(inner.height())
         return hint
 
     # -- model -> controls ------------------------------------------------------------------------
@@ -273,16 +283,15 @@ class QtLaunchControls(QWidget):
         self.kernel.addItem("custom (by hand)", CUSTOM_KERNEL)
         yours = False
         for k in self.model.kernels():
-            tip = k.description or k.title
-            label = f"{k.name}  [{k.backend}]"
-            if k.origin != "built-in":  # opened from a file: listed after the built-ins
-                if not yours:
-                    self.kernel.insertSeparator(self.kernel.count())
-                    yours = True
-                label += f"  · {os.path.basename(k.origin)}"
-                tip = f"{k.origin}\n{tip}"
+            if k.origin != "built-in" and not yours:  # opened from a file: after the built-ins
+                self.kernel.insertSeparator(self.kernel.count())
+                yours = True
+            label, tip, status = menu_entry(k, self.availability)
             self.kernel.addItem(label, k.name)
             self.kernel.setItemData(self.kernel.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+            if status != AVAILABLE:  # listed at once, greyed until the kernel host says
+                self.kernel.setItemData(self.kernel.count() - 1, QColor(style.MUTED),
+                                        Qt.ItemDataRole.ForegroundRole)
         self.kernel.setCurrentIndex(max(0, self.kernel.findData(self.model.inputs.kernel)))
         self._syncing = False
 
@@ -345,6 +354,7 @@ class QtLaunchControls(QWidget):
             self._set_box(self.smem, i.smem_per_block)
             self.smem_slider.setValue(i.smem_per_block // 1024)
             self._populate_carveout(state)
+            self._offer_costs(state)
             self._show_schedule_note(state)
             triton = i.block_size is not None
             self.block_size.setVisible(triton)
@@ -371,11 +381,18 @@ class QtLaunchControls(QWidget):
             if param == "BLOCK_SIZE" else f"The kernel's block parameter {param} (a power of two): "
             "with the others it sets the tile each program computes.")
 
+    def set_availability(self, availability: Availability) -> None:
+        """What the kernel host said about the backends (gui/live_kernels.py): the menu's marks."""
+        self.availability = availability
+        self._populate_kernels()
+        self._show_kernel_note(self.model.state)
+
     def _show_kernel_note(self, state: LaunchState) -> None:
         k, i, g = self.model.kernel(), state.inputs, state.geometry
         note = ((k.description or k.title) if k is not None
                 else "Registers and shared memory below are yours to set.")
-        self.kernel_note.setText(note)
+        status = status_note(k, self.availability) if k is not None else ""
+        self.kernel_note.setText(f"{note}\n{status}" if status else note)
         if g is None or k is None:
             self.ept_note.hide()
             return
@@ -399,9 +416,12 @@ class QtLaunchControls(QWidget):
         self.ept_note.setText(text)
         self.ept_note.show()
 
+    def _note_source(self, control: QWidget, *_signal_args) -> None:
+        if not self._syncing:  # the user's change, not the controls following the model
+            self._source = control
+
     def _show_error(self, message: str) -> None:
-        self.error.setText(message)
-        self.error.setVisible(bool(message))
+        self.error.show_for(message, self._source)
 
     def _on_box_clamped(self, message: str) -> None:
         self._clamp_note, self._events = message, self._events + 1
@@ -419,6 +439,13 @@ class QtLaunchControls(QWidget):
     def _on_model_rejected(self, message: str) -> None:
         self._on_model_changed(self.model.state)  # put the controls back to what the model holds
         self._show_error(message)
+
+    def _offer_costs(self, state: LaunchState) -> None:
+        """'compute-bound' times the tiles a kernel declares (a matmul): not offered without."""
+        item = self.cost.model().item(self.cost.findData("compute"))
+        item.setEnabled(state.work is not None)
+        item.setToolTip("" if state.work is not None else "Needs a kernel that declares its "
+                        "tiles' work (a matmul); this launch has none.")
 
     def _on_options_changed(self, cost: str, placement: str) -> None:
         self._syncing = True

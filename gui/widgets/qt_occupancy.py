@@ -16,6 +16,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from gui import style
+from gui.models.compiled import provisional_text
 from gui.models.launch import LaunchModel, LaunchState
 from sim.rules.occupancy import LIMITERS
 
@@ -141,7 +142,15 @@ class QtOccupancy(QWidget):
             self.summary.setText(f"<span style='color:{style.BAD}'>{state.error}</span>")
             return
         inp = state.inputs
-        if occ.can_launch:
+        pending = provisional_text(state.origin)
+        self._grey(bool(pending))
+        if pending:  # no occupancy yet: what is drawn below assumes the registers shown now
+            self.summary.setText(
+                f"<b style='font-size:12pt;color:{style.MUTED}'>{pending}</b> &nbsp; "
+                f"<span style='color:{style.MUTED}'>occupancy waits for the compiler's registers "
+                f"and shared memory; the greyed charts assume {inp.regs_per_thread} registers "
+                f"and {inp.smem_per_block:,} B</span>")
+        elif occ.can_launch:
             lim = " and ".join(occ.limited_by)
             self.summary.setText(
                 f"<b style='font-size:12pt'>{occ.occupancy:.0%}</b> theoretical occupancy &nbsp; "
@@ -169,7 +178,8 @@ class QtOccupancy(QWidget):
                 vals.append(min(v, edge))
                 brushes.append(pg.mkBrush(style.ACCENT if binding else style.ACCENT2))
                 texts.append(
-                    f"{v}" + (" ›" if v > edge else "") + ("  ← binding" if binding else "")
+                    f"{v}" + (" ›" if v > edge else "")
+                    + ("  ← binding" if binding and occ.can_launch and not pending else "")
                 )
         self._bar_item.setOpts(width=vals, brushes=brushes)
         for i, (t, v) in enumerate(zip(texts, vals)):
@@ -196,6 +206,17 @@ class QtOccupancy(QWidget):
             self._set_sweep("smem", xs / 1024.0, ys, inp.smem_per_block / 1024.0, warps, raw_x=xs)
         for plot in (self.threads_plot, self.regs_plot, self.smem_plot):
             plot.getPlotItem().setYRange(0, spec.max_warps_per_sm * 1.05, padding=0)
+
+    def _grey(self, on: bool) -> None:
+        """Charts of numbers not known yet are drawn faint, not hidden: the layout stays put.
+        (The plot items' own opacity: a widget's opacity effect on a graphics view paints
+        what lay under it.)"""
+        for plot in (self.bars, self.threads_plot, self.regs_plot, self.smem_plot):
+            plot.getPlotItem().setOpacity(0.3 if on else 1.0)
+
+    @property
+    def provisional(self) -> bool:
+        return self.bars.getPlotItem().opacity() < 1.0
 
     def _on_curves_changed(self) -> None:
         self._on_launch_changed(self.model.state)

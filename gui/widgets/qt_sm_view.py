@@ -13,8 +13,9 @@ from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from gui import style
+from gui.models.compiled import provisional_text
 from gui.redraw import StagedRedraw
-from gui.models.playback import PlaybackModel
+from gui.models.playback import PlaybackModel, wave_number
 from gui.models.simulation import SimRun, SimulationModel
 from gui.widgets.fitted_text import fit_lines
 from gui.widgets.sm_layout import SmLayout
@@ -90,6 +91,7 @@ class QtSmView(QWidget):
         self._relayout = StagedRedraw(self, self._relayout_steps)
         simulation.changed.connect(self._on_run_changed)
         playback.time_changed.connect(self._on_time_changed)
+        simulation.launch.changed.connect(lambda _state: self.update())  # compiling, or known
         self._refresh_frame()
 
     def _on_run_changed(self, _run, _message: str) -> None:
@@ -211,26 +213,45 @@ class QtSmView(QWidget):
             p.end()
             return
         area = self._grid_rect()
+        pending = self.provisional
+        p.setOpacity(0.3 if pending else 1.0)  # blocks per SM the compiler has not decided yet
         p.drawImage(area.topLeft(), self._image)
         self._paint_labels(p, area)
         self._paint_gpcs(p, area)
+        p.setOpacity(1.0)
         self._paint_header(p)
         self._paint_queue(p)
         if self._message:
             self._paint_message(p, self._message, overlay=True)
+        elif pending:
+            self._paint_message(p, f"{pending}\nblocks per SM wait for the compiler's answer",
+                                overlay=True, calm=True)
         p.end()
         self.frames_drawn += 1
 
-    def _paint_message(self, p: QPainter, text: str, overlay: bool = False) -> None:
+    def wave_now(self) -> int:
+        """The wave the header counts at the current frame (0 without a run)."""
+        rec, frame = self.record, self.frame
+        return 0 if rec is None or frame is None else wave_number(rec.timeline, frame.queued)
+
+    @property
+    def provisional(self) -> str:
+        """What the view says while the launch's registers are being compiled ("" once known)."""
+        return provisional_text(self.simulation.launch.state.origin)
+
+    def _paint_message(self, p: QPainter, text: str, overlay: bool = False,
+                       calm: bool = False) -> None:
         r = self.rect().adjusted(40, 40, -40, -40)
         if overlay:
             box = QRect(0, 0, min(640, self.width() - 40), 64)
             box.moveCenter(self.rect().center())
-            p.fillRect(box, QColor(30, 24, 26, 230))
-            p.setPen(QPen(QColor(style.BAD)))
+            fill = QColor(style.PANEL if calm else "#1e181a")  # a notice, or an alarm
+            fill.setAlpha(230)
+            p.fillRect(box, fill)
+            p.setPen(QPen(QColor(style.MUTED if calm else style.BAD)))
             p.drawRect(box)
             r = box.adjusted(10, 6, -10, -6)
-        p.setPen(QColor(style.FG if not overlay else style.OVERLAY_TEXT))
+        p.setPen(QColor(style.FG if not overlay or calm else style.OVERLAY_TEXT))
         p.drawText(r, Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
 
     def _paint_labels(self, p: QPainter, area: QRect) -> None:
@@ -290,7 +311,8 @@ class QtSmView(QWidget):
     def _paint_header(self, p: QPainter) -> None:
         rec, frame = self.record, self.frame
         spec, tl = rec.spec, rec.timeline
-        running, queued, wave = frame.running, frame.queued, frame.wave
+        running, queued = frame.running, frame.queued
+        wave = wave_number(tl, queued)  # as Geometry counts waves: never "wave 6 of 3.70"
         warps_busy = running * rec.occ.warps_per_block
         full = rec.full_warps
         total_waves = tl.waves_fractional

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QProgressBar, QPushButt
 from gui import style
 from gui.widgets.fitted_text import FittedCaption, fit_lines
 from gui.redraw import StagedRedraw
-from gui.models.playback import PlaybackModel
+from gui.models.playback import PlaybackModel, wave_starts_us
 from gui.models.simulation import SimRun, SimulationModel
 from gui.models.trace import TraceModel
 from sim.traces.compare import MODEL_TITLES
@@ -210,8 +210,8 @@ class QtTimeline(QWidget):
         self.open_trace_button = QPushButton("Compare a recorded trace…")
         self.open_trace_button.setToolTip(
             "Open a block trace recorded on a real GPU (`python main.py trace`, a matmul trace, "
-            "or Triton Proton's per-program timeline) and lay it beside its prediction, scored "
-            "(File ▸ Open trace…).")
+            "Triton Proton's per-program timeline, or one of a trace bundle's, from its "
+            "dispatch_index.json) and lay it beside its prediction, scored (File ▸ Open trace…).")
         self.close_trace_button = QPushButton("Back to the launch")
         self.close_trace_button.setToolTip("Leave the trace comparison; show the current launch.")
         self.close_trace_button.hide()
@@ -295,7 +295,7 @@ class QtTimeline(QWidget):
         tl = run.timeline
         pi.setLabel("bottom", "time in the simulated part (µs)" if tl.skipped_waves else "time since launch (µs)")
         self.tail.setRegion((tl.tail_start_us, tl.makespan_us))
-        starts = tl.wave_starts_us
+        starts = wave_starts_us(tl)  # as Geometry counts waves, where Step stops
         shown = starts if len(starts) <= MAX_WAVE_LINES else starts[:: len(starts) // MAX_WAVE_LINES]
         for t in shown[1:]:
             ln = pg.InfiniteLine(pos=float(t), angle=90, movable=False,
@@ -372,7 +372,8 @@ class QtTimeline(QWidget):
         path, _ = QFileDialog.getOpenFileName(
             self, "Open a recorded trace", "",
             "Traces (*.json *.chrome_trace);;WarpScope traces (*.json);;"
-            "Triton Proton timelines (*.chrome_trace);;All files (*)")
+            "Trace bundles (dispatch_index.json);;Triton Proton timelines (*.chrome_trace);;"
+            "All files (*)")
         if path:
             self.trace_requested.emit(path)
 
@@ -403,7 +404,7 @@ class QtTimeline(QWidget):
         span = view.makespan_us
         where = (view.gpu_name if preset_for_device_name(view.gpu_name) is not None
                  else f"a GPU the file does not name (predicted on {view.spec.name})")
-        charts = [(self.trace_plot, view.recorded, f"recorded on {where} "
+        charts = [(self.trace_plot, view.recorded, f"{view.title}: recorded on {where} "
                                                    f"({view.blocks_per_sm} blocks/SM allowed)")]
         charts += [(gantt, p.timeline, p.title)
                    for gantt, p in zip((self.plot, self.ideal_plot), view.predictions)]

@@ -121,7 +121,7 @@ class Timeline:
         sim.model.memory_cost), the grid's waves and that run."""
         rounds = self.waves + self.skipped_waves
         if self.waves <= math.ceil(self.n_blocks / max(self.capacity, 1) - 1e-9):
-            return f"{rounds:,} waves"  # every slot ran its share
+            return f"{rounds:,} wave{'s' if rounds != 1 else ''}"  # every slot ran its share
         told = f"{self.waves_fractional:,.1f} waves"
         # the waves left out are counted one block a slot each: no busiest slot to tell
         return told if self.skipped_waves else f"{told}, {rounds:,} on the busiest slot"

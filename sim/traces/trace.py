@@ -20,6 +20,7 @@ from sim.inputs.files import load_json_bounded, read_user_file, write_json_atomi
 from sim.inputs.args import FieldError, Object, OneOf, Real, Text, Whole, check_fields, shown
 
 FORMAT = "warpscope-trace/1"
+BUNDLE_FORMAT = "warpscope-trace-bundle/1"  # many traces in two files (sim.traces.trace_bundle)
 COLUMNS = ["block", "sm", "slot", "start_us", "end_us"]
 MAX_SMS = 1024  # far above any GPU (an H200 has 132 SMs); a bigger SM number is a damaged file
 MAX_SLOTS = 1024  # block slots per SM (GPUs have at most 32)
@@ -119,6 +120,9 @@ def _parse(text: str, where: str, other_tools: bool = False) -> Trace:
             return proton_trace(data, where)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         fmt = data.get("format") if isinstance(data, dict) else None
+        if fmt == BUNDLE_FORMAT:  # sim.traces.trace_bundle's: many traces, not one
+            raise UserError(f"{where} is a trace bundle's index (format {shown(fmt)}), not one "
+                            "trace: name one of its traces (`main.py compare DIR` lists them)")
         other = " or a Triton Proton timeline" if other_tools else ""
         raise UserError(f"{where} is not a WarpScope trace (format {shown(fmt)}){other}")
     fields = check_fields(data, _SCHEMA, where, required=("blocks",),

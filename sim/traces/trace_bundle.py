@@ -1,6 +1,6 @@
-"""Many recorded block traces in two files, and back: a GPU run writes a bundle,
-`load_bundle` reads every trace in it as a sim.traces.trace.Trace, `extract` writes one as a
-warpscope-trace/1 file for `main.py compare`.
+"""Many recorded block traces in two files, and back: a GPU run writes a bundle, `load_bundle`
+reads its traces as sim.traces.trace.Trace, `main.py compare DIR NAME` compares one (`compare DIR`
+lists them), `extract` writes one as a warpscope-trace/1 file.
 
     dispatch_index.json  {"format": "warpscope-trace-bundle/1", "arrays": "dispatch_traces.npz",
                           "info": {...how the run was made...},
@@ -26,9 +26,9 @@ import numpy as np
 from sim.inputs.errors import UserError
 from sim.inputs.files import read_json_file, read_npz_file, write_bytes_atomic, write_json_atomic
 from sim.inputs.args import Items, Object, Real, Text, Whole, check_fields, shown
-from sim.traces.trace import MAX_SMS, MAX_TIME_US, Trace, checked_meta, known_good, write_trace
+from sim.traces.trace import (BUNDLE_FORMAT, MAX_SMS, MAX_TIME_US, Trace, checked_meta, known_good,
+                              read_any_trace, write_trace)
 
-BUNDLE_FORMAT = "warpscope-trace-bundle/1"
 INDEX_NAME = "dispatch_index.json"
 ARRAYS_NAME = "dispatch_traces.npz"
 COLUMNS = {"block": np.int32, "sm": np.int16, "start_us": np.float32, "end_us": np.float32}
@@ -80,6 +80,9 @@ def read_index(path) -> dict:
     traces' entries and the failed ones, each with the fields `load_bundle` and the listing use."""
     index_path = _index_path(path)
     where = str(index_path)
+    if Path(path).is_dir() and not index_path.exists():
+        raise UserError(f"{path} is a folder without {INDEX_NAME}, so not a trace bundle "
+                        "(open a trace file, or a bundle's folder)")
     data = read_json_file(index_path, "trace bundle index", MAX_INDEX_BYTES)
     if not isinstance(data, dict) or data.get("format") != BUNDLE_FORMAT:
         fmt = data.get("format") if isinstance(data, dict) else None
@@ -107,41 +110,92 @@ def read_index(path) -> dict:
     return {**data, **index, "traces": entries, "failed": failed}
 
 
-def load_bundle(path) -> dict[str, Trace]:
-    """Every trace of a bundle (a folder or its index file), by name, in recording order."""
+def is_bundle(path) -> bool:
+    """Whether `path` names a bundle rather than one trace: a folder (the index inside it), a file
+    named like the index, or a regular file that declares the bundle's format in its opening bytes
+    (a renamed index). Only a regular file is peeked at: a pipe or a device would block."""
+    p = Path(path)
+    if p.is_dir() or p.name == INDEX_NAME:
+        return True
+    try:
+        if not p.is_file():
+            return False
+        with open(p, "rb") as f:
+            head = f.read(512)
+    except OSError:
+        return False
+    return f'"{BUNDLE_FORMAT}"'.encode() in head
+
+
+def listing(index: dict) -> list[str]:
+    """One line per trace of a checked index (read_index), then one per failed recording."""
+    lines = []
+    for entry in index["traces"]:
+        makespan = entry["summary"].get("makespan_us", float("nan"))
+        lines.append(f"{entry['name']:<40} {entry['count']:>8,} blocks  makespan {makespan:9.1f} us")
+    lines += [f"{entry['name']:<40} FAILED: {entry['error']}" for entry in index["failed"]]
+    return lines
+
+
+def load_bundle(path, names=None) -> dict[str, Trace]:
+    """Every trace of a bundle (a folder or its index file), by name, in recording order; only
+    those in `names` when given (a name the bundle lacks is one UserError line that lists some)."""
     index_path = _index_path(path)
-    index = read_index(index_path)
+    index = read_index(path)
+    entries = index["traces"]
+    if names is not None:
+        have = {e["name"] for e in entries}
+        for name in names:
+            if name not in have:
+                some = ", ".join(sorted(have)[:6]) + (", …" if len(have) > 6 else "")
+                raise UserError(f"no trace {name!r} in {path}; it has {len(have)}: {some}")
+        entries = [e for e in entries if e["name"] in set(names)]
     arrays_path = index_path.parent / index["arrays"]
     cols = read_npz_file(arrays_path, "trace arrays file", COLUMNS, MAX_ARRAYS_BYTES, MAX_ROWS)
     rows = len(cols["block"])
     if any(len(v) != rows for v in cols.values()):
         raise UserError(f"{arrays_path}: the columns differ in length")
-    traces = {}
-    for entry in index["traces"]:
-        name, lo, n = entry["name"], entry["offset"], entry["count"]
-        if lo > rows - n:
-            raise UserError(f"{index_path}: trace {name!r} points outside the {rows:,} "
-                            "recorded rows")
-        part = {c: v[lo:lo + n] for c, v in cols.items()}
-        start, end = part["start_us"].astype(float), part["end_us"].astype(float)
-        sm = part["sm"].astype(int)
-        if sm.min() < 0 or sm.max() >= MAX_SMS or not (end >= start).all() or start.min() < 0:
-            raise UserError(f"{index_path}: trace {name!r} has SMs outside 0..{MAX_SMS - 1} "
-                            "or times before 0 or ends before starts")
-        traces[name] = Trace(source=entry["source"], gpu=entry["gpu"],
-                             block=part["block"].astype(int), sm=sm, slot=np.full(n, -1),
-                             start_us=start, end_us=end, meta=entry["meta"])
-    return traces
+    return {entry["name"]: _entry_trace(entry, cols, rows, index_path) for entry in entries}
+
+
+def _entry_trace(entry: dict, cols: dict, rows: int, index_path: Path) -> Trace:
+    name, lo, n = entry["name"], entry["offset"], entry["count"]
+    if lo > rows - n:
+        raise UserError(f"{index_path}: trace {name!r} points outside the {rows:,} recorded rows")
+    part = {c: v[lo:lo + n] for c, v in cols.items()}
+    start, end = part["start_us"].astype(float), part["end_us"].astype(float)
+    sm = part["sm"].astype(int)
+    if sm.min() < 0 or sm.max() >= MAX_SMS or not (end >= start).all() or start.min() < 0:
+        raise UserError(f"{index_path}: trace {name!r} has SMs outside 0..{MAX_SMS - 1} "
+                        "or times before 0 or ends before starts")
+    return Trace(source=entry["source"], gpu=entry["gpu"], block=part["block"].astype(int), sm=sm,
+                 slot=np.full(n, -1), start_us=start, end_us=end, meta=entry["meta"])
+
+
+def bundle_trace(path, name: str) -> Trace:
+    """Trace `name` of a bundle, reading only its own rows into a Trace."""
+    return load_bundle(path, [name])[name]
+
+
+def read_recorded(path, name: str | None = None) -> Trace:
+    """The recorded trace `main.py compare` and the window compare: trace `name` of a bundle, or
+    a trace file (WarpScope's or Proton's, sim.traces.trace.read_any_trace). A bundle without a
+    name, or a name for a single trace, is one UserError line."""
+    if is_bundle(path):
+        if name is None:
+            raise UserError(f"{path} is a trace bundle: name one of its traces "
+                            f"(`main.py compare {path}` lists them)")
+        return bundle_trace(path, name)
+    if name is not None:
+        raise UserError(f"{path} is one trace, not a bundle: it holds no trace {name!r} to pick")
+    return read_any_trace(path)
 
 
 def extract(path, name: str, out) -> Trace:
-    """Write trace `name` of a bundle as a warpscope-trace/1 file (what `compare` reads)."""
-    traces = load_bundle(path)
-    if name not in traces:
-        raise UserError(f"no trace {name!r} in {path}; it has {len(traces)} "
-                        f"(list them with python3 -m sim.traces.trace_bundle {path})")
-    write_trace(out, traces[name])
-    return traces[name]
+    """Write trace `name` of a bundle as a warpscope-trace/1 file."""
+    trace = bundle_trace(path, name)
+    write_trace(out, trace)
+    return trace
 
 
 def main(argv=None) -> int:
@@ -155,13 +209,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.name is None:
-            index = read_index(args.bundle)
-            for entry in index["traces"]:
-                makespan = entry["summary"].get("makespan_us", float("nan"))
-                print(f"{entry['name']:<40} {entry['count']:>8,} blocks  "
-                      f"makespan {makespan:9.1f} us")
-            for entry in index["failed"]:
-                print(f"{entry['name']:<40} FAILED: {entry['error']}")
+            print("\n".join(listing(read_index(args.bundle))))
             return 0
         if not args.out:
             raise UserError("give --out FILE.json to extract a trace")

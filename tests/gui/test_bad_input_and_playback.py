@@ -14,16 +14,15 @@ from PySide6.QtWidgets import QApplication
 from tests.gui.conftest import wait_sim
 
 
-def test_launch_that_cannot_run_says_why_at_the_top(qtbot, win):
+def test_launch_that_cannot_run_says_why_beside_the_box(qtbot, win):
     w = win("H200", 1_000_000, 256)
     w.controls.regs.setValue(300)  # over the 255 registers a thread may have
     st = w.model.state
     assert st.occ is not None and not st.occ.can_launch
     assert w.controls.error.isVisibleTo(w.controls) and "register" in w.controls.error.text()
-    # above the scrolling form, so it is seen without scrolling
-    lay = w.controls.layout()
-    assert lay.indexOf(w.controls.error) < lay.indexOf(w.controls.scroll)
-    assert not w.controls.scroll.isAncestorOf(w.controls.error)
+    # over the form, beside the registers box, outside any layout: nothing moved for it
+    assert w.controls.error.anchor is w.controls.regs
+    assert w.controls.scroll.widget().layout().indexOf(w.controls.error) == -1
     assert w.simulation.run is None and "cannot run" in w.sm_view._message
     assert "0 blocks per SM" in w.occupancy_view.summary.text()
     w.controls.regs.setValue(32)  # fixing it brings the simulation back and clears the error

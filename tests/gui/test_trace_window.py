@@ -65,3 +65,34 @@ def test_a_newer_file_replaces_the_one_being_compared(win):
     assert w.traces.comparison.comparison.model == "compute"
     c = compare_trace(read_any_trace(DATA / "matmul_traces" / "matmul_stream_k_133tiles.json"))
     assert w.traces.comparison.comparison.as_dict() == c.as_dict()
+
+
+def test_a_bundle_opens_as_a_list_of_its_traces_and_the_pick_is_compared(win):
+    """File ▸ Open trace… on a bundle's folder lists its traces (the index's names, in order);
+    the one picked is compared as `main.py compare DIR NAME` compares it."""
+    import json
+
+    from sim.traces.trace_bundle import bundle_trace
+
+    bundle = DATA / "real_h200"
+    names = [e["name"] for e in json.loads((bundle / "dispatch_index.json").read_text())["traces"]]
+    w = win("H200")
+    w.traces.close()
+    assert not w.open_trace(str(bundle), wait=True)  # nothing compared yet: a list to pick from
+    picker = w.trace_opening.picker
+    assert picker is not None and picker.isVisible()
+    assert [picker.list.item(r).data(0x0100) for r in range(len(names))] == names
+    assert "not a WarpScope trace" not in w.statusBar().currentMessage()
+    assert "trace bundle of 28 traces" in w.statusBar().currentMessage()
+    picker.filter.setText("softmax")
+    assert picker.current_name().startswith("softmax")
+    assert picker.choose(names[2])
+    while w.traces.pending is not None or w.trace_runner.busy():
+        QCoreApplication.processEvents()
+    view = w.traces.comparison
+    assert view is not None, w.statusBar().currentMessage()
+    assert view.name == names[2] and w.trace_opening.picker is None
+    expected = compare_trace(bundle_trace(bundle, names[2]), view.spec)
+    assert view.comparison.as_dict() == expected.as_dict()
+    assert names[2] in w.timeline.trace_plot.getPlotItem().titleLabel.text
+    w.traces.close()

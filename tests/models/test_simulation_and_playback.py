@@ -120,10 +120,10 @@ def test_new_run_keeps_the_place_in_time_and_frames_add_up():
 def test_play_step_and_speed():
     _, _, sim, playback = _models(gpu="T4", elements=100_000, threads_per_block=256)
     run = sim.run_now()
-    events = run.timeline.event_times_us
     playback.set_time(0)
-    playback.step(+1)
-    assert playback.time_us == pytest.approx(events[1])
+    playback.step(+1)  # one wave: 160 blocks (40 SMs x 4), block 160 in start order is wave 2's first
+    assert playback.time_us == pytest.approx(np.sort(run.timeline.start_us)[160])
+    assert playback.frame.running > 0 and playback.frame.retired + playback.frame.running > 160
     playback.step(-1)
     assert playback.time_us == 0.0
     playback.set_time(run.makespan_us)

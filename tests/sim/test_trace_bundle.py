@@ -2,6 +2,7 @@
 Trace objects and written out as warpscope-trace/1 files that `compare` runs on."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -99,7 +100,7 @@ def test_cli_lists_and_extracts(tmp_path, capsys):
 
 
 def test_damaged_bundles_are_one_clear_error(tmp_path):
-    with pytest.raises(UserError, match="cannot read trace bundle"):
+    with pytest.raises(UserError, match="a folder without dispatch_index.json, so not a trace bundle"):
         load_bundle(tmp_path)
     (tmp_path / INDEX_NAME).write_text(json.dumps({"format": "something/1"}))
     with pytest.raises(UserError, match="not a WarpScope trace bundle"):
@@ -113,3 +114,57 @@ def test_damaged_bundles_are_one_clear_error(tmp_path):
     _hand_made_bundle(tmp_path, ROWS_A, [[0, 7, 2.0, 1.0]])  # ends before it starts
     with pytest.raises(UserError, match="ends before starts"):
         load_bundle(tmp_path)
+
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "real_h200"
+
+
+def _main(capsys, *argv):
+    import main
+
+    code = main.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_compare_on_a_bundle_lists_its_traces_and_says_how_to_pick_one(capsys):
+    index = json.loads((REAL / INDEX_NAME).read_text())
+    code, out, err = _main(capsys, "compare", str(REAL))
+    lines = out.splitlines()
+    assert code == 0 and not err
+    names = [e["name"] for e in index["traces"]]
+    assert [ln.split()[0] for ln in lines[1:1 + len(names)]] == names  # one a line, in order
+    assert f"python main.py compare {REAL} NAME" in lines[-1]
+    code, out, _ = _main(capsys, "compare", str(REAL), "--json")
+    assert code == 0 and json.loads(out)["traces"] == names
+
+
+def test_compare_on_a_bundle_and_a_name_compares_that_recording(capsys):
+    """The recorded makespan printed is the one the recording run wrote in the index's summary
+    (float32 times in the arrays: within 0.05 us as printed)."""
+    index = json.loads((REAL / INDEX_NAME).read_text())
+    entry = index["traces"][3]
+    for where in (REAL, REAL / INDEX_NAME):  # the folder or its index file
+        code, out, err = _main(capsys, "compare", str(where), entry["name"])
+        assert code == 0 and not err
+        recorded = float(out.split("makespan: recorded ")[1].split(" us")[0].replace(",", ""))
+        assert abs(recorded - entry["summary"]["makespan_us"]) <= 0.05
+        assert f"{entry['count']:,} blocks" in out
+
+
+def test_a_bundle_is_never_called_not_a_trace_of_its_own_format(capsys, tmp_path):
+    renamed = tmp_path / "renamed.json"
+    renamed.write_text((REAL / INDEX_NAME).read_text())
+    code, out, err = _main(capsys, "compare", str(renamed))  # known by what it declares
+    assert code == 0 and "is a trace bundle of 28 traces" in out
+    with pytest.raises(UserError) as exc:
+        from sim.traces.trace import read_any_trace
+
+        read_any_trace(renamed)
+    assert "not a WarpScope trace" not in str(exc.value) and "trace bundle" in str(exc.value)
+    code, _, err = _main(capsys, "compare", str(REAL), "no_such_trace")
+    assert code == 2 and "no trace 'no_such_trace'" in err and err.count("\n") == 1
+    code, _, err = _main(capsys, "compare", str(REAL.parent / "trace_h200.json"), "x")
+    assert code == 2 and "one trace, not a bundle" in err
+    code, _, err = _main(capsys, "compare", str(tmp_path))
+    assert code == 2 and "without dispatch_index.json" in err
