@@ -86,6 +86,48 @@ def carveout_bytes(gpu: GpuSpec, requested_bytes: int) -> int | None:
     return None
 
 
+def registers_per_warp(gpu: GpuSpec, regs: int) -> int:
+    """A warp's registers: one per thread per register, in whole allocation units."""
+    return _round_up(regs * gpu.warp_size, gpu.reg_alloc_unit)
+
+
+def register_warps_per_sm(gpu: GpuSpec, regs_per_warp: int) -> int:
+    """Warps the register file holds: each sub-partition holds whole warps of its own."""
+    per_sub_partition = gpu.regs_per_sm // gpu.reg_alloc_sub_partitions
+    return (per_sub_partition // regs_per_warp) * gpu.reg_alloc_sub_partitions
+
+
+def registers_checked_per_block(gpu: GpuSpec, regs_per_warp: int, warps: int) -> int:
+    """Registers a block is checked for: the hardware assumes every sub-partition gets the same
+    number of warps, so the warps round up to a multiple of the sub-partitions."""
+    return regs_per_warp * _round_up(warps, gpu.reg_alloc_sub_partitions)
+
+
+def smem_block_limit_bytes(gpu: GpuSpec, smem: int) -> int:
+    """The most a block may allocate: kernels needing more than the default per-block limit opt
+    in; the limit then includes the reserve."""
+    return (gpu.smem_per_block_optin_bytes if smem > gpu.smem_per_block_bytes
+            else gpu.smem_per_block_bytes) + gpu.smem_reserved_per_block_bytes
+
+
+def chosen_carveout_bytes(gpu: GpuSpec, preferred: int, allocated: int) -> int | None:
+    """The carveout the driver configures: a preference too small for one block is overridden
+    by the smallest step that fits (None: no step does)."""
+    return preferred if preferred >= allocated else carveout_bytes(gpu, allocated)
+
+
+def smem_allocated_bytes(gpu: GpuSpec, smem: int) -> int:
+    """A block's shared memory as allocated: its bytes plus the driver's reserve, in units."""
+    return _round_up(smem + gpu.smem_reserved_per_block_bytes, gpu.smem_alloc_unit_bytes)
+
+
+def preferred_carveout_bytes(gpu: GpuSpec, carveout) -> int:
+    """The carveout step a preference (percent, None: the default maximum) asks for."""
+    asked = gpu.smem_per_sm_bytes if carveout is None else carveout * gpu.smem_per_sm_bytes // 100
+    step = carveout_bytes(gpu, asked)
+    return gpu.smem_per_sm_bytes if step is None else step  # above the largest step: the largest
+
+
 def _warps_limit(gpu: GpuSpec, threads: int, warps: int) -> tuple[int, str]:
     if threads > gpu.max_threads_per_block:
         return 0, f"{threads} threads per block is over the limit of {gpu.max_threads_per_block}"
@@ -96,36 +138,26 @@ def _registers_limit(gpu: GpuSpec, regs: int, warps: int) -> tuple[int | None, i
     """(blocks allowed, registers allocated per block, reason if none)."""
     if regs > gpu.max_regs_per_thread:
         return 0, 0, f"{regs} registers per thread is over the limit of {gpu.max_regs_per_thread}"
-    regs_per_warp = _round_up(regs * gpu.warp_size, gpu.reg_alloc_unit)
+    regs_per_warp = registers_per_warp(gpu, regs)
     per_block = regs_per_warp * warps
-    # The hardware check assumes every sub-partition gets the same number of warps.
-    assumed = regs_per_warp * _round_up(warps, gpu.reg_alloc_sub_partitions)
+    assumed = registers_checked_per_block(gpu, regs_per_warp, warps)
     if max(per_block, assumed) > gpu.regs_per_block:
         return 0, per_block, (f"{warps} warps x {regs_per_warp} registers per warp need "
                               f"{assumed:,} registers, more than the {gpu.regs_per_block:,} a block may have")
     if regs_per_warp == 0:
         return None, 0, ""
-    per_sub_partition = gpu.regs_per_sm // gpu.reg_alloc_sub_partitions
-    warps_on_sm = (per_sub_partition // regs_per_warp) * gpu.reg_alloc_sub_partitions
-    return warps_on_sm // warps, per_block, ""
+    return register_warps_per_sm(gpu, regs_per_warp) // warps, per_block, ""
 
 
 def _smem_limit(gpu: GpuSpec, smem: int, carveout) -> tuple[int | None, int, int, int, str]:
     """(blocks allowed, bytes allocated per block, carveout bytes, preferred carveout bytes,
     reason if none)."""
-    allocated = _round_up(smem + gpu.smem_reserved_per_block_bytes, gpu.smem_alloc_unit_bytes)
-    # Kernels that need more than the default 48 KiB opt in; the limit then includes the reserve.
-    per_block_limit = (gpu.smem_per_block_optin_bytes if smem > gpu.smem_per_block_bytes
-                       else gpu.smem_per_block_bytes) + gpu.smem_reserved_per_block_bytes
-    if allocated > per_block_limit:
+    allocated = smem_allocated_bytes(gpu, smem)
+    if allocated > smem_block_limit_bytes(gpu, smem):
         return 0, allocated, 0, 0, (f"{smem:,} B of shared memory per block is over the opt-in limit "
                                  f"of {gpu.smem_per_block_optin_bytes:,} B")
-    preferred = gpu.smem_per_sm_bytes if carveout is None else carveout * gpu.smem_per_sm_bytes // 100
-    preferred = carveout_bytes(gpu, preferred)
-    if preferred is None:  # a preference above the largest step means the largest step
-        preferred = gpu.smem_per_sm_bytes
-    # A carveout too small for one block is overridden by the driver (smallest step that fits).
-    config = preferred if preferred >= allocated else carveout_bytes(gpu, allocated)
+    preferred = preferred_carveout_bytes(gpu, carveout)
+    config = chosen_carveout_bytes(gpu, preferred, allocated)
     if config is None:
         return 0, allocated, 0, preferred, f"{allocated:,} B per block does not fit any shared-memory carveout"
     if allocated == 0:
