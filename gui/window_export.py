@@ -85,13 +85,15 @@ def _inner(view):
 
 
 def _notes(win) -> list[tuple[str, list[str]]]:
+    worked = win.occupancy_view.working_text()
+    notes = [("Occupancy, worked (Nsight Compute's block limits)", worked)] if worked else []
     teach = getattr(win, "teach", None)
     if teach is None:
-        return []
+        return notes
     found = teach.insight.findings
     verdicts = [f"{i}. {f.title}. {f.detail} Try: {f.action}" for i, f in enumerate(found, 1)]
-    notes = [("Time", teach.insight.time_lines(win.simulation.run)),
-             ("Verdicts, biggest waste first", verdicts or ["Nothing to fix in this launch."])]
+    notes += [("Time", teach.insight.time_lines(win.simulation.run)),
+               ("Verdicts, biggest waste first", verdicts or ["Nothing to fix in this launch."])]
     if teach.compare.differences:
         other = teach.compare.sides[1].gpu.name if teach.compare.sides else "?"
         notes.append((f"Beside the {other}", [d.text for d in teach.compare.differences]))

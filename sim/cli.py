@@ -17,7 +17,8 @@ from sim.rules.geometry import geometry_facts, launch_geometry, problem_text
 from sim.inputs.args import (BlockAction, add_shape_arguments, arg_block, arg_bytes, arg_count, arg_path,
                              arg_real, capped_regs, launch_dims)
 from sim.rules.clusters import cluster_occupancy, cluster_rows
-from sim.rules.occupancy import LIMITERS, occupancy
+from sim.rules.occupancy import occupancy
+from sim.rules.occupancy_working import working
 from sim.schedule.dispatch_profile import WAITS, profile_for
 from sim.schedule.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
                           cost_model_id, placement_id, schedule_id)
@@ -253,17 +254,9 @@ def compiled_rows(c: CompiledFacts, occ) -> list[tuple[str, str, str]]:
             ("Compiler", c.compiler, f"ptxas {c.ptxas}")]
 
 
-def occupancy_rows(occ) -> list[tuple[str, str, str]]:
-    rows = []
-    for name in LIMITERS:
-        limit = occ.limits[name]
-        shown = "no limit" if limit is None else f"{limit} blocks/SM"
-        rows.append((name, shown, "<- binds" if name in occ.limited_by else ""))
-    return rows
-
-
 def explain_payload(gpu, occ, geo, kernel=None) -> dict:
     payload = {"device": gpu.to_dict(), "geometry": asdict(geo), "occupancy": asdict(occ),
+               "occupancy_working": working(gpu, occ).to_dict(),
                "findings": [asdict(f) for f in _findings(gpu, occ, geo, kernel)],
                "next_steps": [{"lever": st.lever, "setting": st.setting, "change": st.change,
                                "gains": st.gains, "time_us": st.before.time_us,
@@ -300,7 +293,8 @@ def cmd_explain(args) -> int:
     if kernel is not None and kernel.choice is not None:
         print_choice(kernel.choice)
     _print_table(launch, geometry_rows(gpu, geo))
-    _print_table("Occupancy (blocks per SM each limiter allows)", occupancy_rows(occ))
+    print("Occupancy, worked: the blocks per SM each limiter allows (Nsight Compute's names)")
+    print("\n".join(f"  {line}" for line in working(gpu, occ).lines()))
     print(f"  => {occ.explain()} (theoretical: what the limits allow)\n")
     if geo.cluster_size > 1 and occ.can_launch:
         _print_table("Clusters (each one's blocks on one GPC)",

@@ -9,16 +9,19 @@ the threads curve has one point per num_warps, each with the registers the compi
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from gui import style
 from gui.models.compiled import provisional_text
 from gui.models.launch import LaunchModel, LaunchState
 from sim.rules.occupancy import LIMITERS
+from sim.rules.occupancy_working import Working, working
 
 
 def _plot(title: str, xlabel: str, ylabel: str = "active warps / SM") -> pg.PlotWidget:
@@ -39,6 +42,15 @@ class QtOccupancy(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         lay.addWidget(self.summary)
+        self.working = QLabel("")  # the arithmetic behind the bars (sim.rules.occupancy_working)
+        self.working.setWordWrap(True)
+        self.working.setTextFormat(Qt.TextFormat.RichText)
+        self.working.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.working.hide()
+        self.show_working = QCheckBox("show the working: the arithmetic behind each bar")
+        self.show_working.toggled.connect(lambda _on: self._show_working())
+        lay.addWidget(self.show_working)
+        lay.addWidget(self.working)
         self.curve_note = QLabel("")
         self.curve_note.setWordWrap(True)
         self.curve_note.setProperty("role", "muted")
@@ -103,6 +115,7 @@ class QtOccupancy(QWidget):
             self._markers[key] = marker
             self._vlines[key] = vline
         self._state: LaunchState | None = None
+        self._working: Working | None = None
         self._sweeps: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         model.changed.connect(self._on_launch_changed)
         model.curves_changed.connect(self._on_curves_changed)
@@ -140,7 +153,11 @@ class QtOccupancy(QWidget):
         occ = state.occ
         if occ is None:
             self.summary.setText(f"<span style='color:{style.BAD}'>{state.error}</span>")
+            self._working = None
+            self._show_working()
             return
+        self._working = working(spec, occ)
+        self._show_working()
         inp = state.inputs
         pending = provisional_text(state.origin)
         self._grey(bool(pending))
@@ -218,6 +235,28 @@ class QtOccupancy(QWidget):
     def provisional(self) -> bool:
         return self.bars.getPlotItem().opacity() < 1.0
 
+    def _show_working(self) -> None:
+        """Each limiter's steps on one line, arrows between them, the binding ones in the accent
+        colour; behind a tick box, as it is taller than the charts it explains."""
+        work = self._working
+        self.working.setVisible(work is not None and self.show_working.isChecked())
+        if work is None:
+            self.working.setText("")
+            return
+        self.bars.setToolTip("\n".join(work.lines()))
+        lines = []
+        for lw in work.limiters:
+            colour = style.ACCENT if lw.binds else style.FG
+            steps = " &rarr; ".join(html.escape(s) for s in lw.steps)
+            lines.append(f"<b style='color:{colour}'>{html.escape(lw.limiter)}</b> "
+                         f"<span style='color:{style.MUTED}'>({lw.ncu_name})</span>: {steps}")
+        lines.append(html.escape(work.conclusion))
+        self.working.setText("<br>".join(lines))
+
+    def working_text(self) -> list[str]:
+        """The working as plain lines (the export's summary)."""
+        return self._working.lines() if self._working is not None else []
+
     def _on_curves_changed(self) -> None:
         self._on_launch_changed(self.model.state)
 
@@ -248,19 +287,13 @@ class QtOccupancy(QWidget):
         if st is None or st.occ is None:
             return items
         occ = st.occ
-        rows = [
-            [
-                name,
-                "" if occ.limits.get(name) is None else occ.limits[name],
-                int(name in occ.limited_by),
-            ]
-            for name in LIMITERS
-        ]
+        rows = [[lw.limiter, "" if lw.blocks is None else lw.blocks, int(lw.binds), lw.ncu_name,
+                 " -> ".join(lw.steps)] for lw in working(st.spec, occ).limiters]
         items.append(
             ExportItem(
                 "occupancy_limiters",
                 self.bars.getPlotItem(),
-                ["limiter", "blocks_per_sm_allowed", "binding"],
+                ["limiter", "blocks_per_sm_allowed", "binding", "ncu_name", "working"],
                 rows,
             )
         )
