@@ -316,6 +316,9 @@ class Comparison:
     profile: str  # the schedule's source
     predicted_launch_us: float | None  # the whole launch, where the model says
     notes: tuple[str, ...] = ()
+    # Nsight Compute's pair: theoretical_occupancy, recorded_ and simulated_achieved_occupancy,
+    # waves_per_sm (sim.schedule.achieved)
+    occupancy: dict = field(default_factory=dict)
     details: tuple[str, ...] = ()  # what a kind of trace adds (a matmul: its tiles)
     recorded: Timeline | None = field(default=None, repr=False, compare=False)
     simulated: Timeline | None = field(default=None, repr=False, compare=False)
@@ -352,6 +355,9 @@ class Comparison:
             f"schedule: {self.mode} ({self.profile}); first wave filled at one block per "
             f"{self.dispatch_interval_us * 1e3:.0f} ns on the hardware",
             f"SMs used: {self.recorded_sms_used} ({self.placement}){same}",
+            *([f"achieved occupancy: recorded {o['recorded_achieved_occupancy']:.0%}, simulated "
+               f"{o['simulated_achieved_occupancy']:.0%}, of theoretical {o['theoretical_occupancy']:.0%}; "
+               f"{o['waves_per_sm']:,.2f} waves per SM"] if (o := self.occupancy) else []),
             *self.details,
         ]
 
@@ -416,4 +422,18 @@ def compare_trace(trace: Trace, gpu: GpuSpec | None = None, blocks_per_sm: int |
         makespan_error=s.makespan_error, mode=mode, wait=req.launch.wait,
         placement=got.placement, profile=schedule, predicted_launch_us=got.time_us,
         notes=req.launch.notes + ((clock_note,) if clock_note else ()), details=details,
+        occupancy=_occupancy_pair(req.launch, got.blocks_per_sm, recorded, sim),
         recorded=recorded, simulated=sim)
+
+
+def _occupancy_pair(launch: TraceLaunch, blocks_per_sm: int, recorded: Timeline, sim: Timeline) -> dict:
+    from sim.schedule.achieved import of_timeline
+
+    gpu, warps = launch.gpu, launch.warps_per_block
+    theoretical = min(1.0, blocks_per_sm * warps / gpu.max_warps_per_sm)
+    rec, simulated = (of_timeline(tl, warps, gpu.max_warps_per_sm, theoretical, blocks_per_sm)
+                      for tl in (recorded, sim))
+    return {"theoretical_occupancy": round(theoretical, 4),
+            "recorded_achieved_occupancy": round(rec.achieved, 4),
+            "simulated_achieved_occupancy": round(simulated.achieved, 4),
+            "waves_per_sm": round(rec.waves_per_sm, 4)}
