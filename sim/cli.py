@@ -19,6 +19,7 @@ from sim.inputs.args import (BlockAction, add_shape_arguments, arg_block, arg_by
 from sim.rules.clusters import cluster_occupancy, cluster_rows
 from sim.rules.occupancy import occupancy
 from sim.rules.occupancy_working import working
+from sim.schedule.achieved import ncu_rows, of_simulation
 from sim.schedule.dispatch_profile import WAITS, profile_for
 from sim.schedule.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
                           cost_model_id, placement_id, schedule_id)
@@ -256,7 +257,7 @@ def compiled_rows(c: CompiledFacts, occ) -> list[tuple[str, str, str]]:
 
 def explain_payload(gpu, occ, geo, kernel=None) -> dict:
     payload = {"device": gpu.to_dict(), "geometry": asdict(geo), "occupancy": asdict(occ),
-               "occupancy_working": working(gpu, occ).to_dict(),
+               "occupancy_working": working(gpu, occ).to_dict(), "achieved": None,
                "findings": [asdict(f) for f in _findings(gpu, occ, geo, kernel)],
                "next_steps": [{"lever": st.lever, "setting": st.setting, "change": st.change,
                                "gains": st.gains, "time_us": st.before.time_us,
@@ -269,6 +270,7 @@ def explain_payload(gpu, occ, geo, kernel=None) -> dict:
     prediction = launch_prediction(gpu, occ, geo, kernel)
     if prediction is not None:
         payload.update(prediction.summary())
+        payload["achieved"] = of_simulation(prediction.simulation, occ).to_dict()
         payload["confidence"] = prediction_confidence(gpu, prediction).to_dict()
     if kernel is not None:
         payload["kernel"] = asdict(replace(kernel, declaration=None))
@@ -293,13 +295,17 @@ def cmd_explain(args) -> int:
     if kernel is not None and kernel.choice is not None:
         print_choice(kernel.choice)
     _print_table(launch, geometry_rows(gpu, geo))
+    work = working(gpu, occ)
     print("Occupancy, worked: the blocks per SM each limiter allows (Nsight Compute's names)")
-    print("\n".join(f"  {line}" for line in working(gpu, occ).lines()))
+    print("\n".join(f"  {line}" for line in work.lines()))
     print(f"  => {occ.explain()} (theoretical: what the limits allow)\n")
     if geo.cluster_size > 1 and occ.can_launch:
         _print_table("Clusters (each one's blocks on one GPC)",
                      cluster_rows(cluster_occupancy(gpu, occ.blocks_per_sm, geo.cluster_size)), align="<")
     prediction = launch_prediction(gpu, occ, geo, kernel)
+    achieved = of_simulation(prediction.simulation, occ) if prediction is not None else None
+    _print_table("As Nsight Compute's Occupancy section puts it (achieved: the simulated schedule)",
+                 ncu_rows(work, achieved))
     if prediction is not None:
         _print_table(f"Predicted (sim/model/launch_model.py, {COST_MODELS[prediction.mode].title}; "
                      "constants from resources/physics)", prediction_rows(prediction, gpu))
@@ -455,6 +461,8 @@ def cmd_simulate(args) -> int:
     summary = {**result.summary(), **prediction.summary(),
                "confidence": prediction_confidence(gpu, prediction).to_dict()}
     summary["makespan_us"] = round(prediction.makespan_us, 4)
+    achieved = of_simulation(result, occ)
+    summary.update(achieved.to_dict())
     summary["schedule"] = args.schedule
     summary["dispatch_profile"] = profile.label if args.schedule == "calibrated" else None
     if args.cost == "uniform":
@@ -483,6 +491,7 @@ def cmd_simulate(args) -> int:
          else "no block waited for a slot: the GPU's block slots"),
         ("Tail", f"{timeline.tail_fraction:.1%}",
          f"from {timeline.tail_start_us:,.2f} us: below the steady residency, the grid used up"),
+        ("Occupancy", achieved.text(), f"{achieved.waves_per_sm:,.2f} waves per SM (Nsight Compute's terms)"),
     ])
     _print_table("Predicted (sim/model/launch_model.py)", prediction_rows(prediction, gpu))
     if args.trace:

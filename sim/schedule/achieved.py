@@ -81,3 +81,18 @@ def of_simulation(sim, occ) -> Achieved:
     """A sim.schedule.scheduler.Simulation of the launch whose occupancy is `occ`."""
     return of_timeline(sim.timeline, occ.warps_per_block, occ.max_warps_per_sm, occ.occupancy,
                        occ.blocks_per_sm)
+
+
+def ncu_rows(work, achieved: Achieved | None) -> list[tuple[str, str, str]]:
+    """Nsight Compute's Occupancy section in its own words: the block limits (a
+    sim.rules.occupancy_working.Working), theoretical and, for a schedule, achieved occupancy."""
+    from sim.rules.occupancy_working import block_limit_rows
+
+    rows = [(name, value, "blocks per SM") for name, value in block_limit_rows(work)]
+    rows += [("Theoretical Active Warps per SM", f"{work.active_warps_per_sm}", ""),
+             ("Theoretical Occupancy", f"{work.occupancy:.1%}", "")]
+    if achieved is not None:
+        rows += [("Achieved Active Warps Per SM", f"{achieved.achieved * work.max_warps_per_sm:.1f}", ""),
+                 ("Achieved Occupancy", f"{achieved.achieved:.1%}", f"over {achieved.over}"),
+                 ("Waves Per SM", f"{achieved.waves_per_sm:,.2f}", "grid / (SMs x blocks per SM)")]
+    return rows
