@@ -91,7 +91,7 @@ def _controls(m: Models):
 def _occupancy(m: Models):
     from gui.widgets.qt_occupancy import QtOccupancy
 
-    return QtOccupancy(m.model)
+    return QtOccupancy(m.model, m.simulation)
 
 
 def _geometry(m: Models):

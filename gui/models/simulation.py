@@ -25,6 +25,7 @@ from sim.schedule.dispatch_profile import WAITS, profile_for
 from sim.model.launch_model import LaunchPrediction, launch_of, predict_launch
 from sim.schedule.policies import (COST_MODELS, PLACEMENTS, SCHEDULES, SIMULATED_PLACEMENTS, WAIT_TITLES,
                           cost_model_id, placement_id, schedule_id, wait_id)
+from sim.schedule.achieved import Achieved, of_simulation
 from sim.schedule.scheduler import Simulation
 from sim.schedule.timeline import Timeline
 
@@ -127,6 +128,7 @@ class SimRun:
     profile_label: str = ""  # the dispatch profile the calibrated schedule used
     other: Simulation | None = field(default=None, repr=False)  # the other schedule, same launch
     block_dims: tuple = ()  # the block's x, y, z (how its threads fold into the warps drawn)
+    achieved: Achieved | None = None  # achieved beside theoretical occupancy (sim.schedule.achieved)
 
     @property
     def simulation(self) -> Simulation:
@@ -174,6 +176,7 @@ class SimRun:
             "slots_per_sm": tl.lanes,
             "whole_launch_us": round(self.prediction.whole_launch_us, 4),
             "parts_us": {k: round(v, 4) for k, v in self.prediction.parts().items()},
+            "achieved": self.achieved.to_dict() if self.achieved is not None else None,
         }
 
 
@@ -202,9 +205,10 @@ def run_simulation(state: LaunchState, cost: str, placement: str, key: tuple = (
     if other:
         alt = run("ideal" if schedule == "calibrated" else "calibrated").simulation
         alt.timeline.residency  # noqa: B018 - worked out here, drawn on the GUI thread
+    achieved = of_simulation(prediction.simulation, state.occ)
     return SimRun(key, state.spec, state.occ, cost, placement, prediction,
                   time.perf_counter() - t0, schedule, wait, profile.label, alt,
-                  state.geometry.block_dims)
+                  state.geometry.block_dims, achieved)
 
 
 class SimulationModel:

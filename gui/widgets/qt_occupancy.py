@@ -31,7 +31,7 @@ def _plot(title: str, xlabel: str, ylabel: str = "active warps / SM") -> pg.Plot
 
 
 class QtOccupancy(QWidget):
-    def __init__(self, model: LaunchModel, parent: QWidget | None = None) -> None:
+    def __init__(self, model: LaunchModel, simulation=None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = model
         self.setProperty("export_tall", True)  # the summary page draws it at a fixed size
@@ -42,12 +42,22 @@ class QtOccupancy(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         lay.addWidget(self.summary)
+        # achieved beside theoretical, once the launch is simulated (gui.models.simulation.SimRun)
+        self.achieved = QLabel("")
+        self.achieved.setWordWrap(True)
+        self.achieved.setToolTip("Achieved occupancy: resident warps averaged over the time each SM "
+                                 "is active, over its warp slots (Nsight Compute's "
+                                 "sm__warps_active.avg.pct_of_peak_sustained_active). Waves per SM: "
+                                 "grid blocks / (SMs x blocks per SM).")
+        lay.addWidget(self.achieved)
         self.working = QLabel("")  # the arithmetic behind the bars (sim.rules.occupancy_working)
         self.working.setWordWrap(True)
         self.working.setTextFormat(Qt.TextFormat.RichText)
         self.working.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.working.hide()
-        self.show_working = QCheckBox("show the working: the arithmetic behind each bar")
+        self.show_working = QCheckBox("show the working")
+        self.show_working.setToolTip("Each limiter's arithmetic in this launch's numbers, as the "
+                                     "CUDA Occupancy Calculator works it (the bars' tooltip too)")
         self.show_working.toggled.connect(lambda _on: self._show_working())
         lay.addWidget(self.show_working)
         lay.addWidget(self.working)
@@ -119,6 +129,9 @@ class QtOccupancy(QWidget):
         self._sweeps: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         model.changed.connect(self._on_launch_changed)
         model.curves_changed.connect(self._on_curves_changed)
+        if simulation is not None:
+            simulation.changed.connect(self._on_run_changed)
+            self._on_run_changed(simulation.run, simulation.message)
         self._on_launch_changed(model.state)
 
     # -- layout --------------------------------------------------------------------------------------
@@ -234,6 +247,12 @@ class QtOccupancy(QWidget):
     @property
     def provisional(self) -> bool:
         return self.bars.getPlotItem().opacity() < 1.0
+
+    def _on_run_changed(self, run, _message: str = "") -> None:
+        a = getattr(run, "achieved", None)
+        self.achieved.setText("" if a is None else
+                              f"Simulated: <b>{a.text()}</b> · {a.waves_per_sm:,.2f} waves per SM")
+        self.achieved.setVisible(a is not None)
 
     def _show_working(self) -> None:
         """Each limiter's steps on one line, arrows between them, the binding ones in the accent

@@ -338,6 +338,9 @@ class QtSmView(QWidget):
                  (f"wave {wave:,} of {waves_text}",) * 2,
                  (f"warp slots busy {warps_busy:,}/{full:,} ({share:.0%} of what this launch can use)",
                   f"busy {warps_busy:,}/{full:,} warps ({share:.0%})", f"{share:.0%} busy")]
+        a = getattr(rec, "achieved", None)
+        if a is not None:  # over the whole schedule, as Nsight Compute measures it
+            parts.append((f"launch: {a.text()}", f"achieved {a.achieved:.0%} of {a.theoretical:.0%}"))
         if tl.skipped_waves:  # the whole grid's time, not the drawn part's (Timeline)
             whole = fmt_us(tl.whole_grid_us)
             parts[0] = (f"t = {frame.time_us:,.2f} µs of the last {tl.waves:,} waves drawn",

@@ -191,6 +191,10 @@ def trace_caption(view) -> list[tuple[str, ...]]:
              f"median peak per SM {c.recorded_median_peak_blocks_per_sm:g} recorded, "
              f"{c.simulated_median_peak_blocks_per_sm:g} predicted"),
             (f"residency error {c.residency_error:.3f}",),
+            *([(f"achieved occupancy recorded {o['recorded_achieved_occupancy']:.0%}, predicted "
+                f"{o['simulated_achieved_occupancy']:.0%} of theoretical {o['theoretical_occupancy']:.0%}",
+                f"achieved {o['recorded_achieved_occupancy']:.0%} recorded, "
+                f"{o['simulated_achieved_occupancy']:.0%} predicted", "")] if (o := c.occupancy) else []),
             (MODEL_TITLES[c.model], "")]
 
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gui.window_export import _notes
 from sim.rules.devices import preset
 from sim.rules.occupancy import occupancy
@@ -34,3 +36,17 @@ def test_the_export_carries_the_working(win):
     by_name = {row[0]: row for row in item.rows}
     assert by_name["registers"][1] == 1 and by_name["registers"][3] == "Block Limit Registers"
     assert "6,912 per warp" in by_name["registers"][4]
+
+
+def test_achieved_beside_theoretical_in_the_occupancy_panel_and_the_sm_view(qtbot, mount):
+    # 3 whole waves of equal spinning blocks in the textbook schedule: every slot always busy
+    w = mount("H200", 132 * 8 * 256 * 3, 256)
+    run = w.simulation.run_now()
+    assert run.achieved.achieved == pytest.approx(run.occ.occupancy) and run.achieved.waves_per_sm == 3
+    assert "achieved 100% of theoretical 100%" in w.occupancy_view.achieved.text()
+    assert "3.00 waves per SM" in w.occupancy_view.achieved.text()
+    w.controls.threads.setValue(250)  # a launch of partial waves: achieved below theoretical
+    run = w.simulation.run_now()
+    assert run.achieved.achieved < run.achieved.theoretical
+    assert run.achieved.text() in w.occupancy_view.achieved.text()
+    assert run.summary()["achieved"]["achieved_occupancy"] == round(run.achieved.achieved, 4)

@@ -78,6 +78,9 @@ def test_a_trace_beside_its_predictions_is_whole_in_the_small_window(qtbot, moun
     # one line beside the button: its shortest form still gives the makespans' scores
     assert view.caption.shown_lines() == ["recorded 477 µs, calibrated +0.9% · …"]
     assert view.caption.text().startswith("2,112 blocks · makespan recorded 477.3 µs, calibrated 481.8 µs")
+    pair = stage.traces.comparison.comparison.occupancy  # sim.traces.compare: what `compare` prints
+    assert (f"achieved occupancy recorded {pair['recorded_achieved_occupancy']:.0%}, predicted "
+            f"{pair['simulated_achieved_occupancy']:.0%} of theoretical 100%") in view.caption.text()
     # each chart's title keeps to one line of whole parts ("… " for the rest); all in its tooltip
     fm = QFontMetrics(QFont(view.plot.font().family(), 9))
     for gantt in (view.trace_plot, view.plot, view.ideal_plot):
