@@ -111,6 +111,17 @@ than the dispatcher's visits (~17 µs) do not reach the residency the occupancy 
 calibrated model predicts this (within 10% of the recorded makespan on 23 of 24 launches recorded
 after it was fitted), the ideal one does not.</p>""",
     ),
+    "slider_launch": (
+        "Live launch",
+        """
+<p>With a live kernel picked under Kernel, moving the block size or the elements launches that
+kernel at the new launch, once the slider has settled (0.3 s). On a GPU it is timed as the
+Sweep tab times it: CUDA events, the L2 flushed before each rep, the median of the reps; the
+measured point (with its p20-p80 range) goes beside the launch model's predicted time, and the
+Verdicts say both. Without a GPU the same path runs Triton's interpreter or Numba's simulator
+at a small size: that time is the CPU's, not a GPU timing, and is only listed.</p>
+""",
+    ),
     "verdicts": (
         "Verdicts",
         """

@@ -26,6 +26,7 @@ from gui.adapter import Debouncer, HostRunner, PlaybackClock, TaskOutcome, TaskR
 from gui.file_jobs import FileJobs
 from gui.export import ExportItem
 from gui.jobs import BandwidthJobs
+from gui import slider_launcher
 from gui.live_kernels import KernelsInfo, LiveKernels
 from gui.models.kernel_menu import Availability
 from gui.models.launch import LaunchInputs
@@ -139,6 +140,7 @@ class MainWindow(QMainWindow):
         self.statusBar().messageChanged.connect(self._make_room_for_message)
         build_menus(self)
         self.teach = teach_panels.install(self)  # verdicts, latency, two GPUs, timing, theme
+        self.slider_launcher = slider_launcher.install(self)  # the slider launches the kernel
 
         # wiring: models -> adapter and window
         self.model.changed.connect(self._on_launch_changed)

@@ -75,6 +75,13 @@ class Models:
         return TimingModel()
 
     @cached_property
+    def slider(self):
+        """What the slider's launches measured (gui.slider_launcher runs them)."""
+        from gui.models.slider_launch import SliderLaunchModel
+
+        return SliderLaunchModel()
+
+    @cached_property
     def kernel_files(self):
         """The kernel files opened (the window's gui.user_kernels sets its own)."""
         from gui.models.kernel_files import KernelFilesModel
@@ -162,6 +169,12 @@ def _source(m: Models):
     return QtKernelSource(m.model, m.kernel_files)
 
 
+def _slider_launch(m: Models):
+    from gui.widgets.qt_slider_launch import QtSliderLaunch
+
+    return QtSliderLaunch(m.slider, m.model)
+
+
 # key -> (make the view of the models, the window's attribute for it)
 PANELS: dict[str, tuple[Callable[[Models], QWidget], str]] = {
     "controls": (_controls, "controls"), "occupancy": (_occupancy, "occupancy_view"),
@@ -170,7 +183,7 @@ PANELS: dict[str, tuple[Callable[[Models], QWidget], str]] = {
     "verdicts": (_verdicts, "verdicts_view"), "latency": (_latency, "latency_view"),
     "compare": (_compare, "compare_view"), "bandwidth": (_bandwidth, "bandwidth"),
     "waves": (_waves, "waves_view"), "timing": (_timing, "timing_view"),
-    "source": (_source, "source_view"),
+    "source": (_source, "source_view"), "slider_launch": (_slider_launch, "slider_launch_view"),
 }
 
 

@@ -115,6 +115,7 @@ class QtVerdicts(QWidget):
         self._header = ""
         self._steps: list = []
         self._steps_of: tuple | None = None  # (launch state, ceiling) the steps were found for
+        self._measured = None  # gui.models.slider_launch.SliderLaunchModel: its launch heads the list
         self.list.anchorClicked.connect(self._on_try)
         self.redraws = StagedRedraw(self, self._redraw_steps)
         insight.changed.connect(self._on_changed)
@@ -126,6 +127,12 @@ class QtVerdicts(QWidget):
     def _on_changed(self, *_args) -> None:
         self.redraws.request()
 
+    def show_measured(self, slider) -> None:
+        """Head the verdicts with the slider's latest launch, measured beside its prediction."""
+        self._measured = slider
+        slider.changed.connect(self._on_changed)
+        self._on_changed()
+
     def _redraw_steps(self):
         self._draw()
         yield
@@ -134,6 +141,9 @@ class QtVerdicts(QWidget):
         st = self.insight.state
         self._header = header_html(self.insight, f"{st.spec.name} · {st.launch_text()}",
                                    self.simulation.run, self._measured_us(st))
+        measured = self._measured.verdict() if self._measured is not None else ""
+        if measured:
+            self._header += f"<br><b style='color:{style.ACCENT}'>Live launch:</b> {html.escape(measured)}"
         ceiling = self.insight.ceiling_for(st.spec)[0]
         if self._steps_of is None or self._steps_of[0] is not st or self._steps_of[1] != ceiling:
             # a new run changes the header only: the steps (three what-if launches) stay
@@ -144,7 +154,13 @@ class QtVerdicts(QWidget):
                                             [c is not None for _, c in self._steps]))
 
     def _measured_us(self, st) -> float | None:
-        """The open bench results' time of this launch: the same GPU, kernel, size and block."""
+        """This launch's measured time: the slider's latest launch where it timed exactly this
+        launch on a GPU, else the open bench results' (the same GPU, kernel, size and block)."""
+        live = self._measured.latest if self._measured is not None else None
+        if live is not None and live.is_gpu_timing and (
+                live.wanted.kernel, live.wanted.gpu, live.wanted.elements, live.wanted.threads_per_block) == (
+                st.inputs.kernel, st.spec.name, st.inputs.elements, st.inputs.threads_per_block):
+            return live.median_us
         if self.bench is None or st.geometry is None:
             return None
         return self.bench.measured_us(st.spec, st.inputs.kernel, st.geometry.elements,
