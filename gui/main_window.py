@@ -429,7 +429,8 @@ class MainWindow(QMainWindow):
         return ([ExportItem("sm_view", self.sm_view, header, rows)] + self.playback_view.export_items()
                 + self.occupancy_view.export_items() + self.geometry_view.export_items()
                 + self.timeline.export_items() + self.bandwidth.export_items()
-                + self.waves_view.export_items() + self.teach.export_items())
+                + self.waves_view.export_items() + self.teach.export_items()
+                + self.slider_launch_view.export_items())
 
     def session_dict(self) -> dict:
         return {**session_dict(self.model, self.simulation, self.playback, self.bench),

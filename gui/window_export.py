@@ -86,7 +86,11 @@ def _inner(view):
 
 def _notes(win) -> list[tuple[str, list[str]]]:
     worked = win.occupancy_view.working_text()
+    achieved = getattr(win.simulation.run, "achieved", None)
+    worked += [achieved.long_text()] if achieved is not None and worked else []
     notes = [("Occupancy, worked (Nsight Compute's block limits)", worked)] if worked else []
+    live = win.models.slider.verdict() if win.models.slider.latest is not None else ""
+    notes += [("Live launch", [live])] if live else []
     teach = getattr(win, "teach", None)
     if teach is None:
         return notes

@@ -86,6 +86,22 @@ class QtSliderLaunch(QWidget):
             self.key.setText(f"Plot: {w.kernel} at {w.elements:,} elements, the {w.gpu} predicted "
                              f"(line), {dots}")
 
+    def export_items(self):
+        """Every launch measured, with its prediction (nothing before the first)."""
+        from gui.export import ExportItem
+
+        if not self.model.points:
+            return []
+        rows = [[p.wanted.kernel, p.wanted.gpu, p.wanted.elements, p.wanted.threads_per_block,
+                 ";".join(f"{k}={v}" for k, v in p.wanted.block), p.elements_run, round(p.median_us, 4),
+                 round(p.p20_us, 4), round(p.p80_us, 4),
+                 "" if p.predicted_us is None else round(p.predicted_us, 4), int(p.is_gpu_timing),
+                 p.device, p.method] for p in self.model.points.values()]
+        return [ExportItem("live_launches", self.plot.getPlotItem(),
+                           ["kernel", "gpu", "elements", "threads_per_block", "block", "elements_run",
+                            "median_us", "p20_us", "p80_us", "predicted_us", "is_gpu_timing",
+                            "device", "method"], rows, title="Live launches: predicted and measured")]
+
     def points(self) -> tuple[np.ndarray, np.ndarray]:
         """The measured points drawn (threads per block, median µs): for tests."""
         x, y = self.measured.getData()

@@ -31,7 +31,9 @@ def test_the_export_carries_the_working(win):
     notes = dict(_notes(w))
     worked = next(v for k, v in notes.items() if k.startswith("Occupancy, worked"))
     gpu = preset("H200")
-    assert worked == working(gpu, occupancy(gpu, 256, 214, 147_456)).lines()
+    run = w.simulation.run_now()
+    assert worked == working(gpu, occupancy(gpu, 256, 214, 147_456)).lines() + [run.achieved.long_text()]
+    assert "achieved" in worked[-1] and "waves per SM" in worked[-1]
     item = next(i for i in w.occupancy_view.export_items() if i.name == "occupancy_limiters")
     by_name = {row[0]: row for row in item.rows}
     assert by_name["registers"][1] == 1 and by_name["registers"][3] == "Block Limit Registers"

@@ -78,7 +78,7 @@ def test_without_a_kernel_host_it_says_why(qtbot):
     runner.shutdown()
 
 
-def test_the_window_launches_through_its_kernel_host_and_the_verdicts_say_it(qtbot, make_window):
+def test_the_window_launches_through_its_kernel_host_and_the_verdicts_say_it(qtbot, make_window, tmp_path):
     from gui.live_kernels import KernelsInfo
 
     w = make_window("H200", 1 << 20, 128)
@@ -92,3 +92,8 @@ def test_the_window_launches_through_its_kernel_host_and_the_verdicts_say_it(qtb
     w.teach.verdicts_view.redraws.flush()
     header = w.teach.verdicts_view.list.toPlainText()
     assert "Live launch:" in header and NOT_GPU in header
+    item = w.slider_launch_view.export_items()[0]  # the export: every launch, beside its prediction
+    assert item.rows[-1][3] == 256 and item.rows[-1][10] == 0 and item.rows[-1][9] != ""
+    files = {f.name for f in w.export_all(tmp_path)}
+    assert {"live_launches.png", "live_launches.csv"} <= files
+    assert "Live launch" in (tmp_path / "summary.html").read_text()
