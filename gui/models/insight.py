@@ -242,9 +242,9 @@ class InsightModel:
         return "" if p is None else (f"{_parts_text(p)} ({p.bound}-bound; the blocks' span "
                                      f"{fmt_us(p.makespan_us)} of it)")
 
-    def sol_lines(self, measured_us: float | None = None) -> list[str]:
+    def sol_lines(self, measured_us: float | None = None, measured_by: str = "bench results") -> list[str]:
         """The speed of light, the launch's share of it, what the gap is made of and, given a
-        measured time of this launch (a bench result), its share too."""
+        measured time of this launch (a bench result, or the slider's live launch), its share too."""
         card = self.speed_of_light
         if card is None:
             return []
@@ -254,7 +254,7 @@ class InsightModel:
                  f"The gap, {fmt_us(gap)}: {card.parts_text(fmt_us)}"]
         if measured_us:
             card = card.with_measured(measured_us)
-            lines.append(f"Measured: {fmt_us(measured_us)} (bench results), "
+            lines.append(f"Measured: {fmt_us(measured_us)} ({measured_by}), "
                          f"{card.measured_percent:.0f}% of the speed of light")
         return lines
 

@@ -72,7 +72,8 @@ def choice_html(state) -> str:
             f"</th><th>waves</th><th>us</th><th>TFLOP/s</th></tr>{cells}</table>")
 
 
-def header_html(insight: InsightModel, launch: str, run=None, measured_us: float | None = None) -> str:
+def header_html(insight: InsightModel, launch: str, run=None, measured_us: float | None = None,
+                measured_by: str = "bench results") -> str:
     """The launch, its headline (the whole launch's time and rate, the one every surface gives),
     the speed of light, the gap's parts and a measured time where bench results hold one, then
     every other line, each rate labelled."""
@@ -84,7 +85,7 @@ def header_html(insight: InsightModel, launch: str, run=None, measured_us: float
         time, rate = top
         head += (f"<br><span style='font-size:large'>Whole launch, predicted: <b>{html.escape(time)}</b> at "
                  f"<b>{html.escape(rate)}</b></span>")
-        sol = insight.sol_lines(measured_us)
+        sol = insight.sol_lines(measured_us, measured_by)
         for line in sol:  # "Speed of light 4.1 µs: ...", "The gap, 4.0 µs: ...": the name bold
             name, _, rest = line.partition(": ")
             head += f"<br><b>{html.escape(name)}:</b> {html.escape(rest)}"
@@ -140,7 +141,7 @@ class QtVerdicts(QWidget):
     def _draw(self) -> None:
         st = self.insight.state
         self._header = header_html(self.insight, f"{st.spec.name} · {st.launch_text()}",
-                                   self.simulation.run, self._measured_us(st))
+                                   self.simulation.run, *self._measured_us(st))
         measured = self._measured.verdict() if self._measured is not None else ""
         if measured:
             self._header += f"<br><b style='color:{style.ACCENT}'>Live launch:</b> {html.escape(measured)}"
@@ -153,18 +154,19 @@ class QtVerdicts(QWidget):
                           + next_steps_html([s for s, _ in self._steps],
                                             [c is not None for _, c in self._steps]))
 
-    def _measured_us(self, st) -> float | None:
-        """This launch's measured time: the slider's latest launch where it timed exactly this
-        launch on a GPU, else the open bench results' (the same GPU, kernel, size and block)."""
+    def _measured_us(self, st) -> tuple[float | None, str]:
+        """This launch's measured time and by what: the slider's latest launch where it timed
+        exactly this launch on a GPU, else the open bench results' (the same GPU, kernel, size
+        and block)."""
         live = self._measured.latest if self._measured is not None else None
         if live is not None and live.is_gpu_timing and (
                 live.wanted.kernel, live.wanted.gpu, live.wanted.elements, live.wanted.threads_per_block) == (
                 st.inputs.kernel, st.spec.name, st.inputs.elements, st.inputs.threads_per_block):
-            return live.median_us
+            return live.median_us, "live launch"
         if self.bench is None or st.geometry is None:
-            return None
+            return None, "bench results"
         return self.bench.measured_us(st.spec, st.inputs.kernel, st.geometry.elements,
-                                      st.geometry.threads_per_block)
+                                      st.geometry.threads_per_block), "bench results"
 
     def _on_try(self, url) -> None:
         """ "try it": the step's inputs go to the launch model, which moves the sliders."""

@@ -17,10 +17,7 @@ from sim.rules.occupancy import (Occupancy, carveout_bytes, chosen_carveout_byte
                                  preferred_carveout_bytes, register_warps_per_sm,
                                  registers_checked_per_block, registers_per_warp,
                                  smem_allocated_bytes, smem_block_limit_bytes)
-
-# Nsight Compute's names for the limiters (launch__occupancy_limit_*).
-NCU_NAMES = {"warps": "Block Limit Warps", "blocks": "Block Limit SM",
-             "registers": "Block Limit Registers", "shared memory": "Block Limit Shared Mem"}
+from sim.traces.ncu_report import LIMIT_METRICS as NCU_NAMES  # ncu's name of each limiter
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,3 +97,25 @@ def test_the_window_launches_through_its_kernel_host_and_the_verdicts_say_it(qtb
     files = {f.name for f in w.export_all(tmp_path)}
     assert {"live_launches.png", "live_launches.csv"} <= files
     assert "Live launch" in (tmp_path / "summary.html").read_text()
+
+
+def test_a_gpu_timing_of_this_launch_heads_the_speed_of_light_card(mount):
+    """The slider's launch timed on a GPU is this launch's measured time in the Verdicts (the
+    harness's numbers are injected here: no GPU)."""
+    from gui.models.slider_launch import wanted_of
+    from sim.inputs.units import fmt_us
+    from tests.gui.conftest import drawn
+
+    stage = mount("H200", 1 << 24, 256, views=("verdicts",))
+    stage.model.set_kernels(KERNELS)
+    stage.model.update(kernel="add_triton")
+    view = stage.verdicts_view
+    view.show_measured(stage.models.slider)
+    state = stage.model.state
+    wanted = wanted_of(state, stage.model.kernel("add_triton"))
+    stage.models.slider.add(wanted, {"median_us": 55.0, "p20_us": 54.0, "p80_us": 56.5, "is_gpu_timing": True,
+                                     "method": "CUDA events", "device": "NVIDIA H200",
+                                     "elements_run": 1 << 24}, predicted_us=50.0)
+    text = drawn(view).list.toPlainText()
+    assert f"Measured: {fmt_us(55.0)} (live launch)" in text
+    assert "Live launch:" in text and "predicted 50.0 µs (-9%)" in text
