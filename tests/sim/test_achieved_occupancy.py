@@ -1,8 +1,8 @@
 """Achieved occupancy (Nsight Compute's sm__warps_active.avg.pct_of_peak_sustained_active) and
 waves per SM, for recorded traces and simulated schedules.
 
-Recorded: every trace recorded on the H200 in tests/data (each bundle's every trace, and the
-single trace files) against a float64 reference worked out here from the raw stamps by a sweep
+Recorded: every trace recorded in tests/data, on the H200 and the H100 (each bundle's every
+trace, and the single trace files) against a float64 reference worked out here from the raw stamps by a sweep
 over start and end events, within 0.05. Simulated: a launch of whole waves of equal spinning
 blocks keeps every slot busy, so its achieved occupancy is its theoretical one (an invariant).
 """
@@ -26,7 +26,7 @@ from sim.traces.trace_occupancy import achieved_of_trace
 DATA = Path(__file__).parents[1] / "data"
 BUNDLES = sorted(p.parent for p in DATA.glob("*/dispatch_index.json"))
 FILES = sorted([DATA / "trace_h200.json", *(DATA / "matmul_traces").glob("*.json")])
-H200_WARP_SLOTS = 2048 // 32  # 2,048 threads per SM (NVIDIA's H200 datasheet), 32 per warp
+WARP_SLOTS = 2048 // 32  # Hopper (H100, H200): 2,048 threads per SM (NVIDIA's datasheets), 32 per warp
 
 
 def reference(sm, start, end, warps_per_block: int) -> float:
@@ -43,7 +43,7 @@ def reference(sm, start, end, warps_per_block: int) -> float:
     dt = np.where(same_sm, np.diff(times), 0.0)
     held = resident[:-1]
     active = float(dt[held > 0].sum())
-    return warps_per_block * float((held * dt).sum()) / (H200_WARP_SLOTS * active)
+    return warps_per_block * float((held * dt).sum()) / (WARP_SLOTS * active)
 
 
 def _warps(meta: dict) -> int:
