@@ -117,6 +117,7 @@ def test_calibrate_progress_goes_to_stderr(capsys, monkeypatch, tmp_path):
     class Result:
         profile, scores, failed, path = Profile(), [], [], tmp_path / "p.json"
         share_note = "24 faster SMs (1.44x the blocks of the rest): [32, 33]"
+        constants, check = {}, []
 
     def calibrate(out, say, **kw):
         say("recording trace 1 of 12 ...")
