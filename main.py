@@ -61,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command. Whatever the user or the machine does (bad input, a full disk, a closed
     pipe, a name too long), the outcome is an exit status and at most one line on stderr."""
     _occupy_closed_streams()
+    _terminate_like_interrupt()
     for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 still prints
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
@@ -82,9 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         if failure is None:
             raise
         return _fail(str(failure), failure.exit_status)
-    except KeyboardInterrupt:
-        print("warpscope: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM (_Terminated): children are ended
+        print(f"warpscope: {exc.args[0] if exc.args else 'interrupted'}", file=sys.stderr)
+        return 143 if isinstance(exc, _Terminated) else 130
     except BrokenPipeError:  # output piped into `head` and the reader left: nothing to report
         _silence_stdout()
         return 0
@@ -100,6 +101,21 @@ def main(argv: list[str] | None = None) -> int:
         raise
     except MemoryError:
         return _fail("out of memory; try a smaller launch or file", 1)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, unwound like Ctrl+C: each command's `finally` ends its child processes."""
+
+
+def _terminate_like_interrupt() -> None:
+    import signal
+    import threading
+
+    def on_term(*_):
+        raise _Terminated("terminated")
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, on_term)
 
 
 class _ClosedStdout(io.TextIOBase):

@@ -271,7 +271,8 @@ class HostRunner(QObject):
             gen = self._generation
             try:
                 self._host = HostProcess(lambda msg: self._inbox.emit((gen, msg)),
-                                         lambda why: self._inbox.emit((gen, ("exit", why))))
+                                         lambda why: self._inbox.emit((gen, ("exit", why))),
+                                         label=f"{self.name} host")
             except OSError as exc:
                 self.host_changed.emit(f"stopped: {exc}")
                 self._fail_running(f"the kernel host could not start: {exc}")
