@@ -186,15 +186,17 @@ def cmd_check(args) -> int:
 
 
 def _checked_files(paths) -> list[str]:
-    """Each --kernel-file as an absolute path, after the checks that need no process (it exists,
-    is a regular file, is not too big: one line, status 2)."""
-    from kernels.declare.kernel_file import file_digest
+    """Each --kernel-file as an absolute path (with its ":NAME", which picks one declaration),
+    after the checks that need no process (it exists, is a regular file, is not too big: one
+    line, status 2)."""
+    from kernels.declare.kernel_file import file_digest, split_path
 
     out = []
-    for path in paths:
+    for given in paths:
+        path, name = split_path(given)
         path = os.path.abspath(path)
         file_digest(path)
-        out.append(path)
+        out.append(f"{path}:{name}" if name else path)
     return out
 
 
