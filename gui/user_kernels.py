@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from functools import partial
 
+from gui import panels
 from gui.adapter import HostRunner, TaskRunner
 from gui.jobs import CompileJobs, KernelFileJobs, KernelJobs, with_kernel_files
 from gui.models.kernel_files import KernelFilesModel, OpenedFile
@@ -35,8 +36,6 @@ EXAMPLES = resource("examples")
 
 class UserKernels:
     def __init__(self, window, jobs: KernelJobs | None = None, ask_to_reopen: bool = False) -> None:
-        from gui.widgets.qt_kernel_source import QtKernelSource
-
         self.window = w = window
         self.files = KernelFilesModel(_saved_paths(w.settings))
         self.compiler = HostRunner("compiler", w)
@@ -46,9 +45,10 @@ class UserKernels:
                                         log=w.bench.log.emit)
         bench_jobs = w.bench_jobs.jobs
         self._bench_work = (bench_jobs.sweep, bench_jobs.run_checks)
-        self.source = QtKernelSource(w.model, self.files)
-        self.dock = w._add_dock("source", self.source, Qt.DockWidgetArea.BottomDockWidgetArea)
-        w.tabifyDockWidget(w.docks["timeline"], self.dock)
+        w.models.kernel_files = self.files  # the source panel shows the files opened here
+        self.dock = panels.mount(w, "source", Qt.DockWidgetArea.BottomDockWidgetArea,
+                                 tab_with="timeline")
+        self.source = w.source_view
         self.reopen_box: QMessageBox | None = None
         self._syncing_bench = False
 
