@@ -228,9 +228,26 @@ def test_a_file_being_opened_shows_its_limit_and_can_be_cancelled(qtbot, make_wi
     assert uk.open(str(stuck))
     assert uk.opening_bar.isVisibleTo(win) and "Opening stuck.py" in uk.opening_label.text()
     assert "20 s" in uk.opening_label.text()  # the file's own limit (Limits.open_s)
-    runner = uk.file_jobs.opening[str(stuck)]
+    qtbot.waitUntil(lambda: bool(_file_processes()), timeout=HANG_MS)
     uk.opening_cancel.click()
     assert not uk.file_jobs.opening and not uk.opening_bar.isVisibleTo(win)
     assert f"Stopped opening {stuck}" in win.statusBar().currentMessage()
-    qtbot.wait(300)
-    assert not failed and not runner.busy()
+    qtbot.waitUntil(lambda: not _file_processes(), timeout=HANG_MS)  # its process ended
+    assert not failed
+
+
+def _file_processes() -> list[int]:
+    """This process's live children that run a kernel file (kernels.declare.declarations)."""
+    import os
+
+    from tests.hostile.test_child_processes import _children_of
+
+    found = []
+    for pid in _children_of(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                if b"kernels.declare.declarations" in fh.read():
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
