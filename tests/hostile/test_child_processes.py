@@ -48,6 +48,20 @@ def _children_of(pid: int) -> list[int]:
     return found
 
 
+def _hosts_of(pid: int) -> list[int]:
+    """The children of `pid` that run a user's file (a kernel host or a file's own process)."""
+    found = []
+    for child_pid in _children_of(pid):
+        try:
+            with open(f"/proc/{child_pid}/cmdline", "rb") as fh:
+                line = fh.read()
+        except OSError:
+            continue
+        if b"kernels.host.process" in line or b"kernels.declare.declarations" in line:
+            found.append(child_pid)
+    return found
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
@@ -177,7 +191,11 @@ def test_a_file_that_signals_its_group_cannot_reach_its_parent(tmp_path):
     assert "answered:" in done.stdout and "killed by SIGKILL" in done.stdout, done.stdout
 
 
-LOOP = "import triton\nwhile True:\n    pass\n"
+def _loop_file(tmp_path) -> tuple[str, Path]:
+    """A file that loops at import, and the flag it raises once it loops (its libraries loaded)."""
+    flag = tmp_path / "looping"
+    return _write(tmp_path, "loop.py", f"import triton\nopen({str(flag)!r}, 'w').close()\n"
+                  "while True:\n    pass\n"), flag
 COMMANDS = {  # the command, and the process that runs the file's import there
     "explain": ["explain", "--gpu", "H200", "--regs", "32", "--smem", "0", "--kernel-file"],
     "check": ["check", "--kernel-file"],
@@ -192,12 +210,11 @@ def _start_command(argv: list[str]) -> subprocess.Popen:
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_kill_9_of_the_command_leaves_no_child(command, tmp_path):
-    path = _write(tmp_path, "loop.py", LOOP)
+    path, flag = _loop_file(tmp_path)
     cli = _start_command(COMMANDS[command] + [path])
     try:
-        assert _wait_for(lambda: bool(_children_of(cli.pid))), "the file's process never started"
-        children = _children_of(cli.pid)
-        time.sleep(1)
+        assert _wait_for(flag.exists), "the file never ran"
+        children = _hosts_of(cli.pid)
         os.kill(cli.pid, signal.SIGKILL)
         cli.wait(HANG_S)
         assert _wait_for(lambda: not any(_alive(c) for c in children), 10), children
@@ -207,15 +224,50 @@ def test_kill_9_of_the_command_leaves_no_child(command, tmp_path):
 
 
 def test_sigterm_ends_the_command_in_one_line_and_its_child_with_it(tmp_path):
-    path = _write(tmp_path, "loop.py", LOOP)
+    path, flag = _loop_file(tmp_path)
     cli = _start_command(COMMANDS["explain"] + [path])
     try:
-        assert _wait_for(lambda: bool(_children_of(cli.pid))), "the file's process never started"
-        children = _children_of(cli.pid)
-        time.sleep(1)
+        assert _wait_for(flag.exists), "the file never ran"
+        children = _hosts_of(cli.pid)
         cli.send_signal(signal.SIGTERM)
         out, err = cli.communicate(timeout=HANG_S)
     finally:
         cli.kill()
     assert (cli.returncode, out, err) == (143, "", "warpscope: terminated\n")
     assert _wait_for(lambda: not any(_alive(c) for c in children), 10), children
+
+
+WINDOW = """
+import os, sys, time
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from gui.app import make_app
+from gui.main_window import MainWindow
+from gui.models.launch import LaunchInputs
+app = make_app()
+win = MainWindow(LaunchInputs(), restore=False, load_kernels=False)
+win.user_kernels.open(sys.argv[1])
+print("opening", flush=True)
+while True:
+    app.processEvents()
+    time.sleep(0.02)
+"""
+
+
+def test_kill_9_of_the_window_leaves_no_child(tmp_path):
+    """The window opens a file that loops at import (on a thread of its own): killed, it
+    leaves no process of the file spinning."""
+    path, flag = _loop_file(tmp_path)
+    env = dict(os.environ, WARPSCOPE_USER_CODE_TIMEOUT_S="600",
+               WARPSCOPE_SETTINGS_DIR=str(tmp_path / "settings"))
+    window = subprocess.Popen([sys.executable, "-c", WINDOW, path], cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert window.stdout.readline() == "opening\n"
+        assert _wait_for(flag.exists), "the file never ran"
+        children = _hosts_of(window.pid)
+        os.kill(window.pid, signal.SIGKILL)
+        window.wait(HANG_S)
+        assert _wait_for(lambda: not any(_alive(c) for c in children), 10), children
+    finally:
+        window.kill()
+        window.communicate()
