@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import io
 import os
@@ -59,7 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command. Whatever the user or the machine does (bad input, a full disk, a closed
-    pipe, a name too long), the outcome is an exit status and at most one line on stderr."""
+    pipe, a name too long, SIGINT, SIGTERM), the outcome is an exit status and at most one line
+    on stderr."""
+    with _terminate_like_interrupt():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     _occupy_closed_streams()
     for stream in (sys.stdout, sys.stderr):  # a file name that is not UTF-8 still prints
         if hasattr(stream, "reconfigure"):
@@ -82,9 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         if failure is None:
             raise
         return _fail(str(failure), failure.exit_status)
-    except KeyboardInterrupt:
-        print("warpscope: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM (_Terminated): children are ended
+        print(f"warpscope: {exc.args[0] if exc.args else 'interrupted'}", file=sys.stderr)
+        return 143 if isinstance(exc, _Terminated) else 130
     except BrokenPipeError:  # output piped into `head` and the reader left: nothing to report
         _silence_stdout()
         return 0
@@ -100,6 +107,30 @@ def main(argv: list[str] | None = None) -> int:
         raise
     except MemoryError:
         return _fail("out of memory; try a smaller launch or file", 1)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, unwound like Ctrl+C: each command's `finally` ends its child processes."""
+
+
+@contextlib.contextmanager
+def _terminate_like_interrupt():
+    """While a command runs (on the main thread), SIGTERM raises _Terminated; the earlier
+    handler afterwards."""
+    import signal
+    import threading
+
+    def on_term(*_):
+        raise _Terminated("terminated")
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old if old is not None else signal.SIG_DFL)
 
 
 class _ClosedStdout(io.TextIOBase):

@@ -271,7 +271,8 @@ class HostRunner(QObject):
             gen = self._generation
             try:
                 self._host = HostProcess(lambda msg: self._inbox.emit((gen, msg)),
-                                         lambda why: self._inbox.emit((gen, ("exit", why))))
+                                         lambda why: self._inbox.emit((gen, ("exit", why))),
+                                         label=f"{self.name} host")
             except OSError as exc:
                 self.host_changed.emit(f"stopped: {exc}")
                 self._fail_running(f"the kernel host could not start: {exc}")
@@ -402,3 +403,42 @@ def single_shot(ms: int, fn: Callable[[], None], parent: QObject) -> QTimer:
     t.timeout.connect(fn)
     t.start(ms)
     return t
+
+
+class SimulationJobs(QObject):
+    """The SimulationModel's runs, off the GUI thread: a burst of `wanted` (a slider dragged)
+    becomes one job on `runner`, `delay_ms` after the last, the newest winning; the run, or its
+    one line, goes back to the model. `on_submitted()` and `on_failed(line)` tell the window
+    (its status bar)."""
+
+    def __init__(self, simulation, runner, delay_ms: int, parent: QObject | None = None,
+                 on_submitted: Callable[[], None] | None = None,
+                 on_failed: Callable[[str], None] | None = None) -> None:
+        super().__init__(parent)
+        self.simulation, self.runner = simulation, runner
+        self._submitted = on_submitted or (lambda: None)
+        self._failed = on_failed or (lambda _line: None)
+        self.debounce = Debouncer(self.request, delay_ms, self)
+        simulation.wanted.connect(self.debounce.poke)
+        runner.finished.connect(self._on_finished)
+
+    def request(self) -> None:
+        """Simulate the current launch in the worker (latest request wins)."""
+        job = self.simulation.job()
+        if job is not None:
+            self.runner.submit(job, "simulate")
+            self._submitted()
+
+    def run_now(self):
+        """The run made on this thread (headless export, screenshots, tests); the debounced job
+        for the same launch is not made as well."""
+        self.debounce.cancel()
+        return self.simulation.run_now()
+
+    def _on_finished(self, outcome: TaskOutcome) -> None:
+        if outcome.ok:
+            self.simulation.accept(outcome.result)
+            return
+        line = f"Simulation failed: {outcome.error}"
+        self._failed(line)
+        self.simulation.fail(line)

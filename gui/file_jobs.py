@@ -1,5 +1,6 @@
 """Data files the user opens in a panel (a latency run, timing records, a measured sawtooth), read
-off the GUI thread.
+off the GUI thread. `PanelFile` is a panel's whole Open…: its dialog, the read (in the background
+through the window's FileJobs, else on this thread), and where the result or the one line goes.
 
 A reader (sim.traces.latency_data.load_latency_run, gui.models.waves.read_measured, ...) already turns
 every damaged file into one UserError line; here it runs on a gui.adapter.TaskRunner, so a slow
@@ -57,3 +58,41 @@ class FileJobs:
             fail(str(exc))
         except Exception as exc:  # as run_job does in the worker: one line, the window lives on
             fail(printable(f"cannot show {Path(path).name}: {one_line(exc)}"))
+
+
+class PanelFile:
+    """One panel's Open…: `dialog()` asks for a file, `background(path)` reads it with `load` off
+    the GUI thread (on this thread when the panel has no FileJobs: a view opened alone),
+    `now(path)` reads it here (tests, screenshots, the file a panel starts with); the result goes
+    to `apply`, a failure to `fail` as one line. `opening(path)`: what the panel says meanwhile."""
+
+    def __init__(self, panel, title: str, pattern: str, load: Callable[[str], Any],
+                 apply: Callable[[Any], None], fail: Callable[[str], None],
+                 files: FileJobs | None = None,
+                 opening: Callable[[str], None] | None = None) -> None:
+        self.panel, self.title, self.pattern = panel, title, pattern
+        self.load, self.apply, self.fail = load, apply, fail
+        self.files, self.opening = files, opening
+
+    def dialog(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        path, _ = QFileDialog.getOpenFileName(self.panel, self.title, "", self.pattern)
+        if path:
+            self.background(path)
+
+    def now(self, path) -> bool:
+        try:
+            self.apply(self.load(path))
+        except UserError as exc:
+            self.fail(str(exc))
+            return False
+        return True
+
+    def background(self, path: str) -> int | None:
+        if self.files is None:
+            self.now(path)
+            return None
+        if self.opening is not None:
+            self.opening(printable(path))
+        return self.files.open(path, self.load, self.apply, self.fail)

@@ -377,6 +377,15 @@ class KernelFileJobs:
     def runners(self) -> list:
         return list(self.opening.values())
 
+    def cancel(self, path: str) -> bool:
+        """Stop opening `path` (its file's process is killed); False if it is not opening."""
+        runner = self.opening.pop(path, None)
+        if runner is None:
+            return False
+        runner.shutdown()
+        runner.deleteLater()
+        return True
+
     def shutdown(self) -> None:
         for runner in list(self.opening.values()):
             runner.shutdown()  # the open is cancelled: its file's process is killed

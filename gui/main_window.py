@@ -1,7 +1,7 @@
 """The main window: makes the models, the views and the adapter, and wires them together.
 
 LaunchModel --changed--> controls, occupancy, geometry, SimulationModel
-SimulationModel --wanted--> (debounced) job on the simulation TaskRunner --finished--> accept()
+SimulationModel --wanted--> SimulationJobs: (debounced) job on its TaskRunner --finished--> accept()
 SimulationModel --changed(run)--> PlaybackModel, SM view, timeline, playback bar
 PlaybackClock --tick--> PlaybackModel.advance --time_changed--> SM view, timeline cursor, scrubber
 BenchModel <--> BenchJobs (HostRunner: the kernel host process) --> sweep, experiments, log;
@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (QDockWidget, QFrame, QLabel, QMainWindow, QMessag
 
 from gui import help as help_texts
 from gui import panels, style, teach_panels
-from gui.adapter import Debouncer, HostRunner, PlaybackClock, TaskOutcome, TaskRunner
+from gui.adapter import Debouncer, HostRunner, PlaybackClock, SimulationJobs, TaskRunner
 from gui.file_jobs import FileJobs
 from gui.export import ExportItem
 from gui.jobs import BandwidthJobs
@@ -64,13 +64,16 @@ class MainWindow(QMainWindow):
         self.playback, self.bench, self.traces = m.playback, m.bench, m.traces
         self.playback.play_when_ready = autoplay
 
-        # adapter: the threads and timers
+        # adapter: the threads and timers; the simulation's runs are its jobs' (gui.adapter)
         self.sim_runner = TaskRunner("simulation", self)
+        self.sim_jobs = SimulationJobs(self.simulation, self.sim_runner, sim_delay_ms, self,
+                                       lambda: self.sim_label.setText("simulating…"),
+                                       self._on_simulation_failed)
+        self.sim_debounce = self.sim_jobs.debounce
         self.live_runner = HostRunner("kernels", self)
         self.file_jobs = FileJobs(TaskRunner("data files", self, keep_all=True))  # panels' Open…
         self.models.files, self.models.live = self.file_jobs, self.live_runner
         self.models.bandwidth_jobs = jobs
-        self.sim_debounce = Debouncer(self.request_simulation, sim_delay_ms, self)
         self.clock = PlaybackClock(16, self)
         self.settings_debounce = Debouncer(self.save_settings, 1500, self)  # keep work safe
         self.bench_jobs = m.bench_jobs
@@ -84,6 +87,7 @@ class MainWindow(QMainWindow):
         self._sim_error = ""  # the simulation's failure it shows, cleared by the next run
         self._kernel_shown: str | None = None  # the kernel whose cost model the options follow
         self._timeline_height: int | None = None  # before a trace made the timeline taller
+        self._restore = restore
         try:
             self._build(restore, load_kernels)
         except BaseException:
@@ -91,73 +95,12 @@ class MainWindow(QMainWindow):
             raise
 
     def _build(self, restore: bool, load_kernels: bool) -> None:
-        # views
-        m = self.models
-        self.sm_view = panels.make("sm_view", m)
-        self.playback_view = panels.make("playback", m)
-        central = QWidget()
-        cl = QVBoxLayout(central)
-        cl.setContentsMargins(0, 0, 0, 0)
-        cl.setSpacing(0)
-        cl.addWidget(self.sm_view, 1)
-        cl.addWidget(self.playback_view)
-        self.setCentralWidget(central)
-        self.controls = panels.make("controls", m)
-        self.occupancy_view = panels.make("occupancy", m)
-        self.geometry_view = panels.make("geometry", m)
-        self.timeline = panels.make("timeline", m)
-        self.bandwidth = panels.make("bandwidth", m)
-        self._fit_corners(self.width())
-        self.controls.setMinimumWidth(286)  # the form (270) and its scroll bar
-        self.occupancy_view.setMinimumWidth(250)
-        self.docks: dict[str, QDockWidget] = {}
-        left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
-                               Qt.DockWidgetArea.BottomDockWidgetArea)
-        for key, widget, area in (("controls", self.controls, left), ("occupancy", self.occupancy_view, right),
-                                  ("geometry", self.geometry_view, left), ("timeline", self.timeline, bottom),
-                                  ("bandwidth", self.bandwidth, bottom)):
-            self._add_dock(key, widget, area)
-        self.tabifyDockWidget(self.docks["timeline"], self.docks["bandwidth"])
-        # the Waves tab: the matmul sawtooth; a point becomes this launch (gui/waves_panel.py)
-        self.waves_panel = WavesPanel(self)
-        self.waves, self.waves_view, self.waves_runner = (self.waves_panel.model, self.waves_panel.view,
-                                                          self.waves_panel.runner)
-        self.waves_panel.attach(self._add_dock("waves", self.waves_view, Qt.DockWidgetArea.BottomDockWidgetArea))
-        self.tabifyDockWidget(self.docks["bandwidth"], self.docks["waves"])
-        # your own kernel: File ▸ Open kernel…, the source panel, compiles in their own process
-        self.user_kernels = UserKernels(self, ask_to_reopen=restore)
-        self.docks["timeline"].raise_()
-
-        self.sim_label = QLabel("")
-        self.sim_label.setProperty("role", "muted")
-        self.sim_label.setContentsMargins(0, 0, 12, 0)  # apart from the live kernels' label
-        self.statusBar().addPermanentWidget(self.sim_label)
-        self._status_rule = QFrame()  # the two labels read as two, not one run-on line
-        self._status_rule.setFrameShape(QFrame.Shape.VLine)
-        self._status_rule.setFrameShadow(QFrame.Shadow.Plain)
-        self.statusBar().addPermanentWidget(self._status_rule)
-        self.statusBar().addPermanentWidget(self.live_kernels.label)
-        self.statusBar().messageChanged.connect(self._make_room_for_message)
+        self._build_panels()
+        self._build_status_bar()
         build_menus(self)
         self.teach = teach_panels.install(self)  # verdicts, latency, two GPUs, timing, theme
         self.slider_launcher = slider_launcher.install(self)  # the slider launches the kernel
-
-        # wiring: models -> adapter and window
-        self.model.changed.connect(self._on_launch_changed)
-        self.model.rejected.connect(self._on_launch_rejected)
-        self.options.changed.connect(self._on_options_changed)
-        self.playback.speed_changed.connect(self._on_speed_changed)
-        self.playback.playing_changed.connect(self._on_playing_changed)
-        self.simulation.wanted.connect(self.sim_debounce.poke)
-        self.simulation.changed.connect(self._on_run_changed)
-        self.bench.message.connect(self.show_message)
-        self.sim_runner.finished.connect(self._on_simulation_finished)
-        self.clock.tick.connect(self.playback.advance)
-        self.trace_opening = TraceOpening(self, self.traces, self.timeline)
-        self.trace_runner = self.trace_opening.runner
-        self.traces.changed.connect(self._on_trace_changed)
-        self.traces.busy.connect(self._on_trace_busy)
-
+        self._wire()
         if restore:
             self._restored_state = restore_window(self)
         else:
@@ -176,6 +119,62 @@ class MainWindow(QMainWindow):
             self.controls.set_availability(Availability(loading=False))
             self.bench.set_availability(None, "live kernels were not loaded in this session")
 
+    def _build_panels(self) -> None:
+        m = self.models
+        self.sm_view = panels.make("sm_view", m)
+        self.playback_view = panels.make("playback", m)
+        central = QWidget()
+        cl = QVBoxLayout(central)
+        cl.setContentsMargins(0, 0, 0, 0)
+        cl.setSpacing(0)
+        cl.addWidget(self.sm_view, 1)
+        cl.addWidget(self.playback_view)
+        self.setCentralWidget(central)
+        self.docks: dict[str, QDockWidget] = {}
+        left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
+                               Qt.DockWidgetArea.BottomDockWidgetArea)
+        for key, area in (("controls", left), ("occupancy", right), ("geometry", left),
+                          ("timeline", bottom), ("bandwidth", bottom)):
+            panels.mount(self, key, area, tab_with="timeline" if key == "bandwidth" else None)
+        self._fit_corners(self.width())
+        self.controls.setMinimumWidth(286)  # the form (270) and its scroll bar
+        self.occupancy_view.setMinimumWidth(250)
+        # the Waves tab: the matmul sawtooth; a point becomes this launch (gui/waves_panel.py)
+        self.waves_panel = WavesPanel(self)
+        self.waves, self.waves_runner = self.waves_panel.model, self.waves_panel.runner
+        self.waves_panel.attach(panels.mount(self, "waves", bottom, self.waves_panel.view,
+                                             tab_with="bandwidth"))
+        # your own kernel: File ▸ Open kernel…, the source panel, compiles in their own process
+        self.user_kernels = UserKernels(self, ask_to_reopen=self._restore)
+        self.docks["timeline"].raise_()
+
+    def _build_status_bar(self) -> None:
+        self.sim_label = QLabel("")
+        self.sim_label.setProperty("role", "muted")
+        self.sim_label.setContentsMargins(0, 0, 12, 0)  # apart from the live kernels' label
+        self.statusBar().addPermanentWidget(self.sim_label)
+        self._status_rule = QFrame()  # the two labels read as two, not one run-on line
+        self._status_rule.setFrameShape(QFrame.Shape.VLine)
+        self._status_rule.setFrameShadow(QFrame.Shadow.Plain)
+        self.statusBar().addPermanentWidget(self._status_rule)
+        self.statusBar().addPermanentWidget(self.live_kernels.label)
+        self.statusBar().messageChanged.connect(self._make_room_for_message)
+
+    def _wire(self) -> None:
+        """Models -> window (a model's own jobs are wired where they are made)."""
+        self.model.changed.connect(self._on_launch_changed)
+        self.model.rejected.connect(self._on_launch_rejected)
+        self.options.changed.connect(self._on_options_changed)
+        self.playback.speed_changed.connect(self._on_speed_changed)
+        self.playback.playing_changed.connect(self._on_playing_changed)
+        self.simulation.changed.connect(self._on_run_changed)
+        self.bench.message.connect(self.show_message)
+        self.clock.tick.connect(self.playback.advance)
+        self.trace_opening = TraceOpening(self, self.traces, self.timeline)
+        self.trace_runner = self.trace_opening.runner
+        self.traces.changed.connect(self._on_trace_changed)
+        self.traces.busy.connect(self._on_trace_busy)
+
     def event(self, event) -> bool:
         # Qt makes the bars of tabbed docks eliding ("Ti…", "Ban…" at 1024 px wide): keep the
         # panels' names whole and let the bar scroll instead. ChildPolished comes after Qt has
@@ -186,9 +185,6 @@ class MainWindow(QMainWindow):
         return super().event(event)
 
     # -- construction helpers ---------------------------------------------------------------------
-    def _add_dock(self, key: str, widget: QWidget, area) -> QDockWidget:
-        return panels.dock(self, key, widget, area)
-
     def apply_default_dock_sizes(self) -> None:
         """Side panels about a fifth of the width each, the timeline a third of the height."""
         w, h = max(self.width(), MIN_SIZE[0]), max(self.height(), MIN_SIZE[1])
@@ -321,27 +317,19 @@ class MainWindow(QMainWindow):
     def record(self) -> SimRun | None:
         return self.simulation.run
 
-    # -- simulation jobs --------------------------------------------------------------------------
+    # -- simulation jobs (gui.adapter.SimulationJobs) ----------------------------------------------
+    def _on_simulation_failed(self, line: str) -> None:
+        self._sim_error = line  # shown until a run comes (_on_run_changed clears it)
+        self.show_message(line, error=True)
+
     def request_simulation(self) -> None:
         """Simulate the current launch in the worker (latest request wins)."""
-        job = self.simulation.job()
-        if job is not None:
-            self.sim_runner.submit(job, "simulate")
-            self.sim_label.setText("simulating…")
+        self.sim_jobs.request()
 
     def simulate_now(self) -> SimRun | None:
         """Run the simulation on this thread (headless export, screenshots, tests): the
         debounced worker job for the same launch is not made as well."""
-        self.sim_debounce.cancel()
-        return self.simulation.run_now()
-
-    def _on_simulation_finished(self, outcome: TaskOutcome) -> None:
-        if outcome.ok:
-            self.simulation.accept(outcome.result)
-            return
-        self._sim_error = f"Simulation failed: {outcome.error}"
-        self.show_message(self._sim_error, error=True)
-        self.simulation.fail(self._sim_error)
+        return self.sim_jobs.run_now()
 
     # -- live kernels (gui/live_kernels.py) --------------------------------------------------------
     @property

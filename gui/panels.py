@@ -3,7 +3,7 @@ a window of their own, and in the tests.
 
 `Models(inputs)` makes the launch, simulation, playback, bench, trace, waves, timing and teaching
 models (the window holds one; a view opened alone makes its own). `PANELS[key](models)` makes a
-view of them. `dock(window, key, widget, area)` is how the window mounts any panel; `Stage(keys,
+view of them. `mount(window, key, area)` is how the window mounts any panel; `Stage(keys,
 inputs)` mounts views without the window (tests, and `python -m gui.widgets.qt_<view>`, as
 pyqtgraph's examples open: `open_alone(key)`), simulating (and predicting the sawtooth) on this
 thread so what is drawn is the launch the models hold. Live jobs (a sweep, a timing run) go to
@@ -175,6 +175,12 @@ def _slider_launch(m: Models):
     return QtSliderLaunch(m.slider, m.model)
 
 
+def _diff(m: Models):
+    from gui.widgets.qt_run_diff import QtRunDiff
+
+    return QtRunDiff(m.model)
+
+
 # key -> (make the view of the models, the window's attribute for it)
 PANELS: dict[str, tuple[Callable[[Models], QWidget], str]] = {
     "controls": (_controls, "controls"), "occupancy": (_occupancy, "occupancy_view"),
@@ -184,6 +190,7 @@ PANELS: dict[str, tuple[Callable[[Models], QWidget], str]] = {
     "compare": (_compare, "compare_view"), "bandwidth": (_bandwidth, "bandwidth"),
     "waves": (_waves, "waves_view"), "timing": (_timing, "timing_view"),
     "source": (_source, "source_view"), "slider_launch": (_slider_launch, "slider_launch_view"),
+    "diff": (_diff, "diff_view"),
 }
 
 
@@ -195,8 +202,27 @@ def make(key: str, models: Models) -> QWidget:
     return PANELS[key][0](models)
 
 
+def mount(window: QMainWindow, key: str, area, view: QWidget | None = None, *,
+          tab_with: str | None = None, scrolled: bool = False) -> QDockWidget:
+    """THE way a panel joins the window: its view (made from PANELS unless given) becomes the
+    window's attribute of PANELS' name for it and sits in a dock titled from the one titles
+    table (gui/help.PANELS); `tab_with`: tabbed with that panel's dock; `scrolled`: in a scroll
+    area (a panel taller than a short window's bottom row)."""
+    view = view if view is not None else make(key, window.models)
+    setattr(window, PANELS[key][1], view)
+    if scrolled:
+        from gui.widgets.qt_bandwidth import _scrolled
+
+        view = _scrolled(view)
+    d = dock(window, key, view, area)
+    if tab_with is not None:
+        window.tabifyDockWidget(window.docks[tab_with], d)
+    return d
+
+
 def dock(window: QMainWindow, key: str, widget: QWidget, area) -> QDockWidget:
-    """THE way a panel is mounted in the window: a named, movable dock (`window.docks[key]`)."""
+    """A named, movable dock (`window.docks[key]`) for `widget`, titled from gui/help.PANELS
+    (`mount` is how a panel gets one)."""
     title, _text = help_texts.PANELS[key]
     d = QDockWidget(title, window)
     d.setObjectName(f"dock_{key}")

@@ -85,15 +85,10 @@ def install(win) -> TeachPanels:
     win.bandwidth.tabs.addTab(_scrolled(win.occupancy_bandwidth), "Bandwidth vs occupancy")
 
     right, bottom = Qt.DockWidgetArea.RightDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
-    win._add_dock("verdicts", verdicts_view, right)
+    panels.mount(win, "verdicts", right, verdicts_view)
     win.splitDockWidget(win.docks["occupancy"], win.docks["verdicts"], Qt.Orientation.Vertical)
-    from gui.widgets.qt_run_diff import QtRunDiff
-
-    diff_view = QtRunDiff(win.model)
-    for key, view in (("latency", _scrolled(latency_view)), ("compare", _scrolled(compare_view)),
-                      ("diff", diff_view)):
-        win._add_dock(key, view, bottom)
-        win.tabifyDockWidget(win.docks["bandwidth"], win.docks[key])
+    for key, view in (("latency", latency_view), ("compare", compare_view), ("diff", None)):
+        panels.mount(win, key, bottom, view, tab_with="bandwidth", scrolled=key != "diff")
     win.docks["timeline"].raise_()
 
     view_menu = win.view_menu

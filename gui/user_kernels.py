@@ -19,10 +19,12 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMessageBox, QProgressBar,
+                               QPushButton, QWidget)
 
 from functools import partial
 
+from gui import panels
 from gui.adapter import HostRunner, TaskRunner
 from gui.jobs import CompileJobs, KernelFileJobs, KernelJobs, with_kernel_files
 from gui.models.kernel_files import KernelFilesModel, OpenedFile
@@ -35,8 +37,6 @@ EXAMPLES = resource("examples")
 
 class UserKernels:
     def __init__(self, window, jobs: KernelJobs | None = None, ask_to_reopen: bool = False) -> None:
-        from gui.widgets.qt_kernel_source import QtKernelSource
-
         self.window = w = window
         self.files = KernelFilesModel(_saved_paths(w.settings))
         self.compiler = HostRunner("compiler", w)
@@ -46,12 +46,14 @@ class UserKernels:
                                         log=w.bench.log.emit)
         bench_jobs = w.bench_jobs.jobs
         self._bench_work = (bench_jobs.sweep, bench_jobs.run_checks)
-        self.source = QtKernelSource(w.model, self.files)
-        self.dock = w._add_dock("source", self.source, Qt.DockWidgetArea.BottomDockWidgetArea)
-        w.tabifyDockWidget(w.docks["timeline"], self.dock)
+        w.models.kernel_files = self.files  # the source panel shows the files opened here
+        self.dock = panels.mount(w, "source", Qt.DockWidgetArea.BottomDockWidgetArea,
+                                 tab_with="timeline")
+        self.source = w.source_view
         self.reopen_box: QMessageBox | None = None
         self._syncing_bench = False
 
+        self._make_opening_bar()
         self.files.opened.connect(self._on_opened)
         self.files.failed.connect(self._on_failed)
         self.files.remembered_changed.connect(self._on_remembered_changed)
@@ -110,7 +112,41 @@ class UserKernels:
             self.window.show_message(f"{path} is being opened already…")
             return False
         self.window.show_message(f"Opening {path}…")
+        self._show_opening()
         return True
+
+    def _make_opening_bar(self) -> None:
+        """While files open: which, how long their own code may run, and Cancel (status bar)."""
+        self.opening_bar = bar = QWidget()
+        row = QHBoxLayout(bar)
+        row.setContentsMargins(0, 0, 8, 0)
+        self.opening_label = QLabel("")
+        busy = QProgressBar()
+        busy.setRange(0, 0)  # how long an import takes is unknown: a busy bar
+        busy.setMaximumSize(60, 12)
+        self.opening_cancel = QPushButton("Cancel")
+        self.opening_cancel.setToolTip("Stop opening (the file's process is ended)")
+        self.opening_cancel.clicked.connect(self.cancel_opening)
+        for widget in (self.opening_label, busy, self.opening_cancel):
+            row.addWidget(widget)
+        bar.setVisible(False)
+        self.window.statusBar().addPermanentWidget(bar)
+
+    def _show_opening(self) -> None:
+        from kernels.declare.declarations import Limits
+
+        paths = list(self.file_jobs.opening)
+        self.opening_bar.setVisible(bool(paths))
+        if paths:
+            self.opening_label.setText(
+                f"Opening {', '.join(os.path.basename(p) for p in paths)} (its code may run "
+                f"{Limits.from_env().open_s:g} s once torch, Triton and Numba load)…")
+
+    def cancel_opening(self) -> None:
+        paths = [p for p in list(self.file_jobs.opening) if self.file_jobs.cancel(p)]
+        self._show_opening()
+        if paths:
+            self.window.show_message(f"Stopped opening {', '.join(paths)}")
 
     def ask_to_reopen(self) -> None:
         """The question for the files of an earlier session (never opened without a yes)."""
@@ -135,6 +171,7 @@ class UserKernels:
                 self.open(path)
 
     def _on_opened(self, opened: OpenedFile) -> None:
+        self._show_opening()
         w = self.window
         w.model.add_opened_kernels(opened.kernels)
         self._sync_bench()
@@ -154,6 +191,7 @@ class UserKernels:
                        f"come from the compiler for {w.model.state.spec.name}.")
 
     def _on_failed(self, path: str, message: str) -> None:
+        self._show_opening()
         w = self.window
         w.show_message(message, error=True, timeout_ms=15000)
         w.bench.log.emit(f"Could not open kernel file {path}: {message}")

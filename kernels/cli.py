@@ -27,6 +27,11 @@ def register(subparsers) -> None:
     for command in ("explain", "simulate"):  # sim's commands, registered before ours
         if command in subparsers.choices:
             add_kernel_options(subparsers.choices[command])
+    for add in (_add_check, _add_bench, _add_trace, _add_calibrate):
+        add(subparsers)
+
+
+def _add_check(subparsers) -> None:
     p = subparsers.add_parser(
         "check", help="run every live kernel against its float64 reference (GPU, or CPU fallback)",
         description="Runs every registry kernel's correctness check on whatever is available "
@@ -41,6 +46,8 @@ def register(subparsers) -> None:
                         "caps each kernel where its simulator would take minutes)")
     p.set_defaults(handler=cmd_check)
 
+
+def _add_bench(subparsers) -> None:
     p = subparsers.add_parser(
         "bench", help="measure kernel bandwidth over sizes and block sizes (needs a GPU)",
         description="Times kernels with CUDA events, the L2 flushed before every rep, and writes "
@@ -83,6 +90,8 @@ def register(subparsers) -> None:
     add_options(p)
     p.set_defaults(handler=cmd_bench)
 
+
+def _add_trace(subparsers) -> None:
     p = subparsers.add_parser(
         "trace", help="record which SM ran each block, and when, on the real GPU",
         description="Launches a Triton kernel whose programs read %smid and %globaltimer through "
@@ -132,6 +141,8 @@ def register(subparsers) -> None:
                    help="where to write the trace")
     p.set_defaults(handler=cmd_trace)
 
+
+def _add_calibrate(subparsers) -> None:
     p = subparsers.add_parser(
         "calibrate", help="measure every per-GPU number the model reads, on this GPU, and save them",
         description="Records a small family of block traces on the GPU and fits the dispatch "
@@ -186,15 +197,17 @@ def cmd_check(args) -> int:
 
 
 def _checked_files(paths) -> list[str]:
-    """Each --kernel-file as an absolute path, after the checks that need no process (it exists,
-    is a regular file, is not too big: one line, status 2)."""
-    from kernels.declare.kernel_file import file_digest
+    """Each --kernel-file as an absolute path (with its ":NAME", which picks one declaration),
+    after the checks that need no process (it exists, is a regular file, is not too big: one
+    line, status 2)."""
+    from kernels.declare.kernel_file import file_digest, split_path
 
     out = []
-    for path in paths:
+    for given in paths:
+        path, name = split_path(given)
         path = os.path.abspath(path)
         file_digest(path)
-        out.append(path)
+        out.append(f"{path}:{name}" if name else path)
     return out
 
 

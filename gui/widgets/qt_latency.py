@@ -13,14 +13,13 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter
-from PySide6.QtWidgets import (QBoxLayout, QComboBox, QFileDialog, QGridLayout, QHBoxLayout, QLabel,
+from PySide6.QtWidgets import (QBoxLayout, QComboBox, QGridLayout, QHBoxLayout, QLabel,
                                QPushButton, QSizePolicy, QSpinBox, QVBoxLayout, QWidget)
 
 from gui import style
-from gui.file_jobs import FileJobs
+from gui.file_jobs import FileJobs, PanelFile
 from gui.redraw import StagedRedraw
 from gui.models.insight import WINDOWS_NS, InsightModel
-from sim.inputs.errors import UserError, printable
 from sim.traces.latency_data import load_latency_run
 from sim.inputs.units import fmt_us
 from sim.schedule.warps import EMPTY, ISSUING, MEMORY, READY, STARTING, STATES
@@ -266,7 +265,10 @@ class QtLatency(QWidget):
 
         self.sm.valueChanged.connect(insight.set_sm)
         self.window.currentIndexChanged.connect(self._on_window_selected)
-        self.open_button.clicked.connect(self._on_open_clicked)
+        self.opener = PanelFile(self, "Open latency results", "Latency runs (*.json);;All files (*)",
+                                load_latency_run, insight.set_measured, self.show_error, files,
+                                lambda path: self.summary.setText(f"Opening {html.escape(path)}…"))
+        self.open_button.clicked.connect(self.opener.dialog)
         insight.changed.connect(self._on_changed)
         insight.sm_changed.connect(self._on_sm_changed)
         # the plots are drawn when seen (a dock behind a tab waits), one per event-loop turn
@@ -303,27 +305,12 @@ class QtLatency(QWidget):
     def _on_window_selected(self, index: int) -> None:
         self.insight.set_window(self.window.itemData(index))
 
-    def _on_open_clicked(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open latency results", "",
-                                              "Latency runs (*.json);;All files (*)")
-        if path:
-            self.open_in_background(path)
-
     def open_results(self, path: str) -> bool:
         """Read `path` on this thread (tests, scripts); the dialog reads in the background."""
-        try:
-            self.insight.open_measured(path)
-        except UserError as exc:
-            self.show_error(str(exc))
-            return False
-        return True
+        return self.opener.now(path)
 
     def open_in_background(self, path: str) -> int | None:
-        if self.files is None:
-            self.open_results(path)
-            return None
-        self.summary.setText(f"Opening {html.escape(printable(path))}…")
-        return self.files.open(path, load_latency_run, self.insight.set_measured, self.show_error)
+        return self.opener.background(path)
 
     def show_error(self, line: str) -> None:
         self.summary.setText(f"<span style='color:{style.BAD}'>{html.escape(line)}</span>")

@@ -105,6 +105,10 @@ def main(argv=None) -> int:
     from PySide6.QtWidgets import QApplication
 
     argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 2:  # no two runs: the view for a launch, as every view opens alone
+        from gui.panels import open_alone
+
+        return open_alone("diff")  # GPU, elements, threads from the command line
     app = QApplication.instance() or QApplication([])
     view = QtRunDiff()
     view.setWindowTitle("WarpScope: run diff")

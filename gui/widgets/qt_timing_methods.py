@@ -11,16 +11,15 @@ import html
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel,
                                QPushButton, QSizePolicy, QVBoxLayout, QWidget)
 
 from gui import style
 from gui.adapter import TaskOutcome, TaskRunner
-from gui.file_jobs import FileJobs
+from gui.file_jobs import FileJobs, PanelFile
 from gui.models.timing import HONEST, TOGGLES, TimingModel, timing_task
 from gui.widgets.series import clear_series_plot, fit_legend, legend_entry, series_plot
 from sim.rules.devices import preset_for_device_name
-from sim.inputs.errors import UserError, printable
 from sim.traces.latency_data import CHECKED_IN, load_latency_run
 
 CURVE_COLOURS = {HONEST: "GOOD", "events_no_flush": "ACCENT", "host_launch_returned": "BAD",
@@ -82,7 +81,10 @@ class QtTimingMethods(QWidget):
 
         self.kernel.currentTextChanged.connect(self._on_kernel_selected)
         self.run_button.clicked.connect(self.start_live)
-        self.open_button.clicked.connect(self._on_open_clicked)
+        self.opener = PanelFile(self, "Open latency results", "Latency runs (*.json);;All files (*)",
+                                load_latency_run, self.show_run, self.show_error, files,
+                                lambda path: self.notes.setText(f"Opening {html.escape(path)}…"))
+        self.open_button.clicked.connect(self.opener.dialog)
         timing.changed.connect(self.redraw)
         if runner is not None:
             runner.finished.connect(self._on_finished)
@@ -95,19 +97,10 @@ class QtTimingMethods(QWidget):
     def load_file(self, path=CHECKED_IN) -> bool:
         """Read `path` on this thread (the checked-in run at start, tests); Open… reads in the
         background."""
-        try:
-            self.show_run(load_latency_run(path))
-        except UserError as exc:
-            self.show_error(str(exc))
-            return False
-        return True
+        return self.opener.now(path)
 
     def open_in_background(self, path: str) -> int | None:
-        if self.files is None:
-            self.load_file(path)
-            return None
-        self.notes.setText(f"Opening {html.escape(printable(path))}…")
-        return self.files.open(path, load_latency_run, self.show_run, self.show_error)
+        return self.opener.background(path)
 
     def show_run(self, run) -> None:
         self._device = run.device_name
@@ -115,12 +108,6 @@ class QtTimingMethods(QWidget):
 
     def show_error(self, line: str) -> None:
         self.notes.setText(f"<span style='color:{style.BAD}'>{html.escape(line)}</span>")
-
-    def _on_open_clicked(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open latency results", "",
-                                              "Latency runs (*.json);;All files (*)")
-        if path:
-            self.open_in_background(path)
 
     def start_live(self) -> int | None:
         if self.runner is None or self._job is not None:

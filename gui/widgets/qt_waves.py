@@ -10,15 +10,14 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QLineEdit, QProgressBar,
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QProgressBar,
                                QPushButton, QVBoxLayout, QWidget)
 
 from gui import style
-from gui.file_jobs import FileJobs
+from gui.file_jobs import FileJobs, PanelFile
 from gui.models.waves import MATMULS, TITLES, WavesModel, read_measured
 from gui.widgets.series import (clear_series_plot, draw_level, draw_series, fit_legend,
                                 legend_entry, series_plot)
-from sim.inputs.errors import UserError, printable
 from sim.model.throughput import tensor_tflops
 from sim.traces.waves import CUBLAS
 
@@ -72,6 +71,10 @@ class QtWaves(QWidget):
         self._marker = None
 
         self.sweep.returnPressed.connect(self._on_sweep_entered)
+        self.opener = PanelFile(self, "Open a measured sawtooth",
+                                "Results (*.json *.csv);;All files (*)", read_measured,
+                                model.set_measured, self.show_error, files,
+                                lambda path: model.message.emit(f"Opening {path}…"))
         self.open_button.clicked.connect(self.open_dialog)
         self.measure_button.clicked.connect(self.measure_requested)
         self.timeline_button.clicked.connect(self.timeline_requested)
@@ -234,26 +237,14 @@ class QtWaves(QWidget):
         return best
 
     def open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a measured sawtooth", "",
-                                              "Results (*.json *.csv);;All files (*)")
-        if path:
-            self.open_in_background(path)
+        self.opener.dialog()
 
     def open_path(self, path: str) -> bool:
         """Read `path` on this thread (tests, screenshots); Open… reads in the background."""
-        try:
-            self.model.open_file(path)
-        except UserError as exc:
-            self.show_error(str(exc))
-            return False
-        return True
+        return self.opener.now(path)
 
     def open_in_background(self, path: str) -> int | None:
-        if self.files is None:
-            self.open_path(path)
-            return None
-        self.model.message.emit(f"Opening {printable(path)}…")
-        return self.files.open(path, read_measured, self.model.set_measured, self.show_error)
+        return self.opener.background(path)
 
     def show_error(self, line: str) -> None:
         self.model.message.emit(f"Could not open the sawtooth: {line}")

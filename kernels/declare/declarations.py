@@ -19,44 +19,49 @@ Protocol: kernels.host.process's frames over the child's stdin/stdout.
                    ("call", name, key, args, kwargs)      -> ("ok", value)
                    ("launch", name, n, block, warps, sm_count, cc) -> ("ok", launch facts)
   child -> caller  ("error", one line, from_the_file) for any of them
+                   ("progress", IMPORTING | COMPILING) before the answer: the file's own code
+                   starts (its libraries are loaded), or the compile starts (its rules answered)
 """
 
 from __future__ import annotations
 
-import collections
 import inspect
 import io
 import os
 import pickle
 import queue
-import signal
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass, fields, replace
-from pathlib import Path
 
 from sim.inputs.errors import UserError
 
+from kernels.host import child
 from kernels.host.process import exit_reason, one_line, read_bytes, read_frame, write_frame
 from kernels.declare.spec import KernelSpec
 from kernels.declare.user_code import UserCodeError, declared_launch
 
-ROOT = Path(__file__).resolve().parents[2]
 FUNCTIONS = ("grid", "tile", "bytes", "flops", "dims")  # what the window evaluates
 POLL_S = 0.2  # how often a wait that can be cancelled looks
+IMPORTING, COMPILING = "importing", "compiling"  # the phases a request's limit follows
+ANSWER_GRACE_S = 2.0  # past a rule's own limit (kernels.declare.user_code.time_limit), which names it
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
     """How long and how much a kernel file's process may take. The environment overrides the
-    defaults (tests use short ones): WARPSCOPE_USER_CODE_TIMEOUT_S (importing the file; one
-    launch with its compile), WARPSCOPE_USER_CODE_MEMORY_MB (address space, RLIMIT_AS)."""
+    defaults (tests use short ones): WARPSCOPE_USER_CODE_TIMEOUT_S (the file's own code: its
+    import, one launch's rules), WARPSCOPE_USER_CODE_MEMORY_MB (address space, RLIMIT_AS).
+    Loading torch, Triton and Numba and compiling are WarpScope's work, not the file's: they get
+    limits of their own, so the file's code is answered quickly even on a busy machine."""
 
-    open_s: float = 120.0  # importing the file (triton, numba) on a busy machine
-    call_s: float = 1.0  # one grid rule, bytes formula, ...: arithmetic, on the GUI thread
-    launch_s: float = 240.0  # one launch's facts, its compile included (kernels.offline_compile.compile: 120 s)
+    open_s: float = 20.0  # the file's own code at import, once its libraries are loaded
+    call_s: float = 1.0  # one grid rule, bytes formula, ...: arithmetic
+    launch_s: float = 20.0  # one launch's rules (grid, tile, bytes, sizes), its compile aside
+    libraries_s: float = 180.0  # importing torch / triton / numba on a busy two-core machine
+    compile_s: float = 300.0  # one launch's compile (kernels.offline_compile.compile: 120 s a try)
     memory_bytes: int = 2 << 30  # importing triton and compiling takes about 0.6 GB
 
     @classmethod
@@ -133,10 +138,12 @@ def describe(spec: KernelSpec) -> dict:
     return out
 
 
-def _answer(specs: dict, msg: tuple):
-    from kernels.declare.kernel_file import open_kernel_file
+def _answer(specs: dict, msg: tuple, say):
+    from kernels.declare.kernel_file import load_libraries, open_kernel_file
 
     if msg[0] == "open":
+        load_libraries(msg[1])
+        say(IMPORTING)
         found = open_kernel_file(msg[1], cpu_fallback=False)  # guarded (kernels.declare.user_code)
         specs.update((s.name, s) for s in found)
         return [describe(s) for s in found]
@@ -148,7 +155,8 @@ def _answer(specs: dict, msg: tuple):
     if msg[0] == "launch":
         _, name, n, block, warps, sm_count, cc, *cap = msg  # cap: [max registers] if given
         return plain(declared_launch(specs[name], n, block, warps, sm_count, cc,
-                                     max_registers=cap[0] if cap else None))
+                                     max_registers=cap[0] if cap else None,
+                                     before_compile=lambda: say(COMPILING)))
     raise UserError(f"unknown request {msg[0]!r}")
 
 
@@ -162,7 +170,7 @@ def serve(inp, out) -> None:
     specs: dict[str, KernelSpec] = {}
     while (msg := read_frame(inp)) is not None:
         try:
-            reply = ("ok", _answer(specs, msg))
+            reply = ("ok", _answer(specs, msg, lambda phase: write_frame(out, ("progress", phase))))
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's code: one line back
             line = one_line(exc) if not isinstance(exc, SystemExit) else f"SystemExit: {exc}"
             if "MemoryError" in line:
@@ -173,6 +181,7 @@ def serve(inp, out) -> None:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    child.die_with_parent()
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # whatever the user's file prints goes to stderr, never into a frame
     sys.stdout = sys.stderr
@@ -210,19 +219,17 @@ class DeclarationProcess:
         self.path = os.path.abspath(path)
         self.name = os.path.basename(self.path)
         self.limits = limits or Limits.from_env()
-        env = dict(os.environ, PYTHONUNBUFFERED="1", TRITON_INTERPRET="0", NUMBA_ENABLE_CUDASIM="0",
-                   PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT),
-                                                            os.environ.get("PYTHONPATH")])))
-        # real compilers, nothing launched; its own session: a kill takes its compilers too
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kernels.declare.declarations", "--memory-bytes",
-             str(self.limits.memory_bytes)], cwd=ROOT, env=env, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        # real compilers, nothing launched; its own session, dying with this process
+        self.proc = child.start("kernels.declare.declarations",
+                                ["--memory-bytes", self.limits.memory_bytes],
+                                dict(os.environ, TRITON_INTERPRET="0", NUMBA_ENABLE_CUDASIM="0",
+                                     # a rule's own limit there (kernels.declare.user_code)
+                                     WARPSCOPE_USER_CODE_TIMEOUT_S=f"{self.limits.launch_s:g}"))
         self._replies: queue.Queue = queue.Queue()
         self._lock = threading.Lock()
-        self._tail: collections.deque[str] = collections.deque(maxlen=30)
+        self._output = child.Output(self.proc.stderr, self.name)  # kept for a message, not shown
         self._stopped_why = ""
-        self._err_thread = threading.Thread(target=self._read_stderr, daemon=True,
+        self._err_thread = threading.Thread(target=self._output.drain, daemon=True,
                                             name="declarations-stderr")
         self._err_thread.start()
         threading.Thread(target=self._read, name="declarations-reader", daemon=True).start()
@@ -238,13 +245,9 @@ class DeclarationProcess:
             if msg is None:
                 return
 
-    def _read_stderr(self) -> None:
-        for raw in iter(self.proc.stderr.readline, b""):
-            self._tail.append(raw.decode(errors="replace").rstrip())
-
     def output_tail(self) -> list[str]:
         """The last lines the file's process printed (a log, when something failed)."""
-        return list(self._tail)
+        return self._output.lines()
 
     def _ended(self, doing: str) -> UserCodeError:
         try:
@@ -253,45 +256,57 @@ class DeclarationProcess:
             code = None
         self._err_thread.join(2)
         why = self._stopped_why or ("it did not exit" if code is None
-                                    else exit_reason(code, self._tail))
+                                    else exit_reason(code, self._output.lines()))
         again = ": open the file again" if doing == "earlier" else ""
         return UserCodeError(f"{self.path}: its process ended {doing} ({why}){again}")
 
-    def _reply(self, timeout_s: float, should_cancel):
-        if should_cancel is None:
-            return self._replies.get(timeout=timeout_s)
-        deadline = time.monotonic() + timeout_s
+    def _reply(self, phase: list, phases: dict, should_cancel):
+        """The answer; `phase` ([seconds, doing]) follows the child's progress through `phases`
+        (label -> (seconds, doing)). queue.Empty once the phase's time is up."""
+        deadline = time.monotonic() + phase[0]
         while True:  # a cancel (the window closing, a newer request) ends the wait within POLL_S
             try:
-                return self._replies.get(timeout=max(0.0, min(POLL_S, deadline - time.monotonic())))
+                msg = self._replies.get(timeout=max(0.0, min(POLL_S, deadline - time.monotonic())))
             except queue.Empty:
-                if should_cancel():
+                if should_cancel is not None and should_cancel():
                     self._stopped_why = "cancelled"
                     self.close()
                     raise UserError(f"{self.path}: cancelled") from None
                 if time.monotonic() >= deadline:
                     raise
+                continue
+            if msg is not None and msg[0] == "progress":
+                if msg[1] in phases:
+                    phase[:] = phases[msg[1]]
+                    deadline = time.monotonic() + phase[0]
+                continue
+            return msg
 
-    def request(self, msg: tuple, timeout_s: float, doing: str = "", should_cancel=None):
+    def request(self, msg: tuple, timeout_s: float, doing: str = "", should_cancel=None,
+                phases: dict | None = None):
+        """The child's answer to `msg` within `timeout_s`, or, once it reports a phase of
+        `phases` (label -> (seconds, doing)), within that phase's time."""
         doing = doing or {"open": "while importing it", "launch": f"while working out {msg[1]}'s "
                           "launch"}.get(msg[0], f"in {msg[1]}'s '{msg[2]}'" if len(msg) > 2 else "")
+        phase = [timeout_s, doing]
         with self._lock:
             if self.proc.poll() is not None:
                 raise self._ended("earlier")
             try:
                 write_frame(self.proc.stdin, msg)
-                reply = self._reply(timeout_s, should_cancel)
+                reply = self._reply(phase, phases or {}, should_cancel)
             except (OSError, ValueError):
                 reply = None
             except queue.Empty:
-                self._stopped_why = f"stopped after {timeout_s:g} s: a loop, or waiting on something"
+                seconds, doing = phase
+                self._stopped_why = f"stopped after {seconds:g} s: a loop, or waiting on something"
                 self.close()
-                raise UserCodeError(f"{self.path}: no answer {doing} within {timeout_s:g} s "
+                raise UserCodeError(f"{self.path}: no answer {doing} within {seconds:g} s "
                                     "(a loop, or waiting on something? "
                                     "WARPSCOPE_USER_CODE_TIMEOUT_S); its process was stopped"
                                     ) from None
         if reply is None:
-            raise self._ended(doing)
+            raise self._ended(phase[1])
         if reply[0] == "error":
             raise (UserCodeError if reply[2] else UserError)(
                 reply[1] if reply[1].startswith(self.path) or not reply[2]
@@ -301,8 +316,9 @@ class DeclarationProcess:
     def describe(self, should_cancel=None) -> list[dict]:
         """The file's declarations as plain data (importing it: slow)."""
         try:
-            found = self.request(("open", self.path), self.limits.open_s,
-                                 should_cancel=should_cancel)
+            found = self.request(("open", self.path), self.limits.libraries_s,
+                                 "while loading torch, triton or numba for it", should_cancel,
+                                 {IMPORTING: (self.limits.open_s, "while importing it")})
         except UserError:
             self.close()
             raise
@@ -322,8 +338,11 @@ class DeclarationProcess:
         from kernels.declare.user_code import check_facts
 
         cap = () if max_registers is None else (max_registers,)
+        compiling = (self.limits.compile_s, f"while compiling {name}")
         facts = self.request(("launch", name, n, block, warps, sm_count, cc, *cap),
-                             timeout_s or self.limits.launch_s, should_cancel=should_cancel)
+                             timeout_s or self.limits.launch_s + ANSWER_GRACE_S,
+                             should_cancel=should_cancel,
+                             phases={COMPILING: compiling})
         return check_facts(facts, f"{self.path}: {name}")
 
     def _spec(self, data: dict) -> KernelSpec:
@@ -341,10 +360,7 @@ class DeclarationProcess:
 
     def close(self) -> None:
         if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                self.proc.kill()
+            child.kill_group(self.proc)
         try:
             self.proc.wait(5)
         except subprocess.TimeoutExpired:

@@ -61,9 +61,33 @@ def _read_source(path: str) -> bytes:
     return read_user_bytes(path, "kernel file", MAX_FILE_BYTES)
 
 
-def import_file(path) -> types.ModuleType:
+LIBRARIES = {b"triton": "triton", b"numba": "numba.cuda", b"torch": "torch"}
+
+
+def load_libraries(path) -> None:
+    """Import the GPU libraries the file names, before its own code runs: loading them is
+    WarpScope's wait (long on a busy machine), and the file's time limit counts its code only.
+    A library that fails to load is left for the file's import to report."""
+    import importlib
+
+    source = _read_source(os.path.abspath(os.fspath(split_path(path)[0])))
+    from kernels.launching.compat import apply_numpy_shims
+
+    apply_numpy_shims()
+    for word, module in LIBRARIES.items():
+        if word in source:
+            try:
+                importlib.import_module(module)
+            except Exception:  # noqa: BLE001 - the file's own import says it, naming its line
+                pass
+
+
+def import_file(path, limit_s: float | None = None) -> types.ModuleType:
     """Run a kernel file as a module under a unique name and return it. Does not switch the
-    backends to their CPU fallbacks (load_kernel_file does)."""
+    backends to their CPU fallbacks (load_kernel_file does). `limit_s`: how long the file's own
+    code may run (kernels.declare.user_code.time_limit), its libraries loaded first."""
+    from kernels.declare.user_code import UserCodeError, time_limit
+
     path = os.path.abspath(os.fspath(path))
     source = _read_source(path)
     try:
@@ -80,8 +104,15 @@ def import_file(path) -> types.ModuleType:
     module = types.ModuleType(name)
     module.__file__ = path
     sys.modules[name] = module  # dataclasses and pickling in the file look themselves up here
+    if limit_s:
+        load_libraries(path)
     try:
-        exec(code, module.__dict__)
+        with time_limit(limit_s, f"{path}: no answer while importing it within {limit_s or 0:g} "
+                        "s (a loop, or waiting on something? WARPSCOPE_USER_CODE_TIMEOUT_S)"):
+            exec(code, module.__dict__)
+    except UserCodeError:
+        del sys.modules[name]
+        raise
     except (Exception, SystemExit) as exc:
         del sys.modules[name]
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
@@ -135,19 +166,21 @@ def _check(decl, index: int, path: str) -> dict:
     return {**decl, "name": name, "backend": backend}
 
 
-def load_kernel_file(path, name: str | None = None, *, cpu_fallback: bool = True) -> list[dict]:
+def load_kernel_file(path, name: str | None = None, *, cpu_fallback: bool = True,
+                     limit_s: float | None = None) -> list[dict]:
     """The declarations of a kernel file ("FILE.py", or "FILE.py:NAME" for one of them), each a
     copy of the user's dict with "name" (defaulted to the kernel function's) and "backend"
     ("triton" | "numba") filled in: ready for kernels.declare.spec.declare(decl, origin=path).
     `cpu_fallback=False`: do not look for a GPU first (that imports torch) nor switch to the
-    interpreter/simulator: for a process that only reads the declarations or compiles."""
+    interpreter/simulator: for a process that only reads the declarations or compiles.
+    `limit_s`: import_file's."""
     path, named = split_path(path)
     name = name or named
     if cpu_fallback:
         from kernels.launching.backends import available
 
         available()  # no GPU: kernels defined by the file must run in the interpreter/simulator
-    module = import_file(path)
+    module = import_file(path, limit_s)
     try:
         return _select(module, name)
     except UserError:
@@ -170,7 +203,8 @@ def _select(module, name: str | None) -> list[dict]:
 
 
 
-def open_kernel_file(path, name: str | None = None, *, cpu_fallback: bool = True) -> list:
+def open_kernel_file(path, name: str | None = None, *, cpu_fallback: bool = True,
+                     limit_s: float | None = None) -> list:
     """The KernelSpecs of a kernel file ("FILE.py" or "FILE.py:NAME"), each followed by its torch
     peer where it declares one: ready for registry.add_kernels. The file is run (see
     load_kernel_file) in this process: call it only in a process that exists for the user's code
@@ -180,7 +214,7 @@ def open_kernel_file(path, name: str | None = None, *, cpu_fallback: bool = True
     from kernels.declare.user_code import guarded
 
     origin = os.path.abspath(split_path(path)[0])
-    decls = load_kernel_file(path, name, cpu_fallback=cpu_fallback)
+    decls = load_kernel_file(path, name, cpu_fallback=cpu_fallback, limit_s=limit_s)
     # every function WarpScope calls answers a bad value or an exception with one line naming it
     specs = [guarded(declare(d, origin=origin)) for d in decls]
     out = []
@@ -223,8 +257,9 @@ def open_once(path, digest: str | None = None, *, cpu_fallback: bool = True) -> 
             from kernels.launching.backends import available
 
             available()  # torch and the GPU libraries, before the limit
-        with memory_limit(Limits.from_env().memory_bytes):  # the file's import, not the kernels
-            specs = open_kernel_file(path, cpu_fallback=cpu_fallback)
+        limits = Limits.from_env()
+        with memory_limit(limits.memory_bytes):  # the file's import, not the kernels
+            specs = open_kernel_file(path, cpu_fallback=cpu_fallback, limit_s=limits.open_s)
     _OPENED_HERE[path] = (now, specs)
     add_kernels(specs)  # again, if the registry was reset: it keeps the newest of each name
     return specs

@@ -19,6 +19,9 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import signal
+import threading
+from contextlib import contextmanager
 from dataclasses import replace
 
 from sim.inputs.errors import UserError
@@ -90,13 +93,54 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
+class _OutOfTime(BaseException):
+    """Raised into the user's code by the alarm: not an Exception, so the file's own `except
+    Exception` cannot swallow it."""
+
+
+@contextmanager
+def time_limit(seconds: float | None, message: str):
+    """UserCodeError(message) if the block runs longer than `seconds` (SIGALRM). Only on the main
+    thread, where the kernel host and a kernel file's process run the user's code, and only
+    outside another limit; elsewhere the block runs as it is (the parent's own limit holds)."""
+    if (not seconds or threading.current_thread() is not threading.main_thread()
+            or not hasattr(signal, "setitimer") or signal.getitimer(signal.ITIMER_REAL)[0] > 0):
+        yield
+        return
+
+    def on_alarm(*_):
+        raise _OutOfTime()
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except _OutOfTime:
+        raise UserCodeError(message) from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old if old is not None else signal.SIG_DFL)
+
+
+def call_limit_s() -> float:
+    """How long one of a file's functions may run (Limits.launch_s)."""
+    from kernels.declare.declarations import Limits
+
+    return Limits.from_env().launch_s
+
+
 def _guard(fn, where: str, key: str):
     check = CHECKS[key]
 
     @functools.wraps(fn)  # keeps the signature: call_with passes what the function asks for
     def call(*args, **kwargs):
+        seconds = call_limit_s()
         try:
-            value = fn(*args, **kwargs)
+            with time_limit(seconds, f"{where}'s '{key}' did not return within {seconds:g} s (a "
+                            "loop, or waiting on something? WARPSCOPE_USER_CODE_TIMEOUT_S)"):
+                value = fn(*args, **kwargs)
+        except UserCodeError:
+            raise
         except Exception as exc:  # noqa: BLE001 - the user's code: one line naming the key
             raise UserCodeError(f"{where}'s '{key}' raised {_first_line(exc)}") from None
         try:
@@ -123,11 +167,12 @@ COMPILED_FIELDS = ("compiler", "ptxas", "target", "regs_per_thread", "smem_per_b
 
 
 def declared_launch(spec, elements: int, block, warps, sm_count: int, cc, *, setting=None,
-                 dims=None, max_registers: int | None = None) -> dict:
+                    dims=None, max_registers: int | None = None, before_compile=None) -> dict:
     """The launch of `spec` at `elements` as plain data: its grid rule's blocks, threads, tile,
     parameters, named sizes and bytes, and (with `cc`) what its compiler gives it there.
     `setting`: a block setting already made (else from `block` and `warps`); `dims`: a matmul's
-    M, N and K."""
+    M, N and K; `before_compile()`: called once the file's rules have answered (the compile's
+    limit is not theirs)."""
     from kernels.measure.harness import block_setting
 
     setting = setting if setting is not None else block_setting(spec, block, warps)
@@ -144,6 +189,8 @@ def declared_launch(spec, elements: int, block, warps, sm_count: int, cc, *, set
         from kernels.offline_compile.compile import CompileError
         from kernels.offline_compile.resources import launch_resources
 
+        if before_compile is not None:
+            before_compile()
         try:
             res = launch_resources(spec, elements, setting, tuple(cc), max_registers=max_registers)
         except CompileError as exc:
@@ -232,8 +279,9 @@ def check_facts(facts, where: str) -> dict:
 # The answers of a file's process, kept per file content
 # --------------------------------------------------------------------------------------------
 CACHE_FORMAT = "warpscope-launch-facts/1"
-_CODE = ("declare/spec.py", "declare/user_code.py", "measure/harness.py", "build/resources.py",
-         "build/compile.py", "build/toolchain.py")  # under kernels/
+_CODE = ("declare/spec.py", "declare/user_code.py", "measure/harness.py",
+         "offline_compile/resources.py", "offline_compile/compile.py",
+         "offline_compile/toolchain.py")  # under kernels/
 
 
 def _cache_key(path: str, digest: str, request: tuple) -> dict:

@@ -6,7 +6,7 @@ the memory limit of kernels.declare.declarations.Limits, then checks or measures
 records (CheckResult, BenchResult). The command prints what the host reports as it goes; the
 host's own stdout and stderr are kept, not shown, unless it fails. A file that loops at import,
 allocates past the limit, crashes or calls os._exit is one line and exit status 1; so is a run
-that reports nothing for `Limits.launch_s`.
+that reports nothing for its limit (Limits: loading the libraries, the files' own code, the run).
 
     results = run_in_host(partial(check_job, files, names, sizes), on_progress=print_line)
 """
@@ -25,7 +25,8 @@ from sim.inputs.errors import UserError
 from kernels.declare.declarations import Limits
 from kernels.declare.user_code import UserCodeError
 
-OPENED = "kernel files opened"  # the progress label that ends the import's time limit
+LOADED = "libraries loaded"  # progress labels: the file's own code starts (Limits.open_s) ...
+OPENED = "kernel files opened"  # ... and ends (the run's own limit, Limits.compile_s, follows)
 
 
 def _address_space() -> int:
@@ -55,13 +56,19 @@ def memory_limit(extra_bytes: int):
         resource.setrlimit(resource.RLIMIT_AS, old)
 
 
-def open_files(paths, limits: Limits) -> list:
-    """In the host: the kernels of each file (torch peers included), guarded, in its registry."""
+def open_files(paths, limits: Limits, ctx=None) -> list:
+    """In the host: the kernels of each file ("FILE.py" or "FILE.py:NAME": that declaration
+    only) (torch peers included), guarded, in its registry. `ctx`: told LOADED when the files'
+    own code starts."""
     from kernels.launching.backends import available
-    from kernels.declare.kernel_file import open_kernel_file
+    from kernels.declare.kernel_file import load_libraries, open_kernel_file
     from kernels.declare.registry import add_kernels
 
     available()  # torch, triton, numba and the CPU fallbacks, before the limit
+    for path in paths:
+        load_libraries(path)
+    if ctx is not None:
+        ctx.progress(0, 0, LOADED)
     found = []
     for path in paths:
         try:
@@ -81,7 +88,7 @@ def open_files(paths, limits: Limits) -> list:
 def check_job(files, names, sizes, limits: Limits, ctx):
     from kernels.measure.check import run_checks
 
-    specs = open_files(files, limits)
+    specs = open_files(files, limits, ctx)
     ctx.progress(0, 0, OPENED)
     names = list(names or []) + [s.name for s in specs]
     return run_checks(names, sizes, on_result=lambda r: ctx.progress(
@@ -91,7 +98,7 @@ def check_job(files, names, sizes, limits: Limits, ctx):
 def bench_job(files, names, sizes, blocks, options: dict, limits: Limits, ctx):
     from kernels.measure.bench import sweep
 
-    specs = open_files(files, limits)
+    specs = open_files(files, limits, ctx)
     ctx.progress(0, 0, OPENED)
     kernels = list(dict.fromkeys(list(names) + [s.name for s in specs]))
     return sweep(kernels, sizes, blocks, on_progress=ctx.progress, **options)
@@ -106,23 +113,25 @@ def run_in_host(job: Callable, on_progress: Callable[[int, int, str], None] | No
     limits = limits or Limits.from_env()
     inbox: queue.Queue = queue.Queue()
     host = HostProcess(inbox.put, lambda why: inbox.put(("exit", why)), echo_stderr=False)
-    opened = False
+    phase = "loading"
     what = ", ".join(files) or "the kernel files"
+    waits = {"loading": (limits.libraries_s, f"while loading torch, triton or numba for {what}"),
+             "importing": (limits.open_s, f"while importing {what}"),
+             "running": (limits.compile_s, f"while running {what}")}
     try:
         host.send("run", 1, "kernel files", pickle.dumps(job))
         while True:
-            wait = limits.launch_s if opened else limits.open_s
+            wait, doing = waits[phase]
             try:
                 msg = inbox.get(timeout=wait)
             except queue.Empty:
-                doing = f"while running {what}" if opened else f"while importing {what}"
                 raise UserCodeError(f"no answer {doing} within {wait:g} s (a loop, or waiting "
                                     "on something? WARPSCOPE_USER_CODE_TIMEOUT_S); its process "
                                     "was stopped") from None
             if msg[0] == "progress":
                 _, _, done, total, label = msg
-                if label == OPENED:
-                    opened = True
+                if label in (LOADED, OPENED):
+                    phase = "importing" if label == LOADED else "running"
                 elif on_progress is not None:
                     on_progress(done, total, label)
             elif msg[0] == "done":
@@ -132,7 +141,7 @@ def run_in_host(job: Callable, on_progress: Callable[[int, int, str], None] | No
                 bad_input = getattr(outcome, "exit_status", 1) == 2  # else the file or the run failed
                 raise (UserError if bad_input else UserCodeError)(outcome.error)
             elif msg[0] == "exit":
-                doing = "running" if opened else "importing"
+                doing = "running" if phase == "running" else "importing"
                 raise UserCodeError(f"the process {doing} {what} ended ({msg[1]})")
             elif msg[0] == "undecodable":
                 raise UserCodeError(f"the kernel host sent back what this process cannot read "

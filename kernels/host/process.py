@@ -27,7 +27,6 @@ Protocol, frames of a 4-byte big-endian length and a pickle, over the host's std
 
 from __future__ import annotations
 
-import collections
 import io
 import os
 import pickle
@@ -41,12 +40,12 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, BinaryIO
 
 from sim.inputs.errors import UserError
 
-ROOT = Path(__file__).resolve().parents[2]
+from kernels.host import child
+
 _HEADER = struct.Struct(">I")
 EXIT_GRACE_S = 5.0  # after its input ends, the host waits this long for a job to notice, then exits
 HOST_NICENESS = 5  # matters only when every core is busy (inductor compiling, say)
@@ -260,6 +259,7 @@ def _exit_later(seconds: float) -> None:
 def main() -> int:
     """The host: frames in on stdin, frames out on what was stdout. Anything a library prints goes
     to stderr, so it can never corrupt a frame."""
+    child.die_with_parent()
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
@@ -287,19 +287,15 @@ class HostProcess:
     threads; `why` is one line ("exit status -11: Segmentation fault")."""
 
     def __init__(self, on_message: Callable[[tuple], None], on_exit: Callable[[str], None],
-                 echo_stderr: bool = True) -> None:
+                 echo_stderr: bool = True, label: str = "kernel host") -> None:
         self._on_message, self._on_exit = on_message, on_exit
-        self._echo = echo_stderr  # the command line keeps the host's output for a failure only
-        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=30)
-        env = dict(os.environ, PYTHONUNBUFFERED="1",
-                   PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-        # its own session: a kill takes the host's own children (compilers, inductor workers) too
-        self.proc = subprocess.Popen([sys.executable, "-m", "kernels.host.process"], cwd=ROOT, env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, start_new_session=True)
+        # the command line keeps the host's output for a failure only; the window shows it capped
+        echo = (lambda line: print(line, file=sys.stderr, flush=True)) if echo_stderr else None
+        self.proc = child.start("kernels.host.process")
         self.pid = self.proc.pid
+        self._stderr = child.Output(self.proc.stderr, label, echo)
         self._outbox: queue.Queue = queue.Queue()
-        self._err_thread = threading.Thread(target=self._read_stderr, name="host-stderr", daemon=True)
+        self._err_thread = threading.Thread(target=self._stderr.drain, name="host-stderr", daemon=True)
         self._out_thread = threading.Thread(target=self._read_stdout, name="host-stdout", daemon=True)
         self._in_thread = threading.Thread(target=self._write_stdin, name="host-stdin", daemon=True)
         for t in (self._err_thread, self._out_thread, self._in_thread):
@@ -344,10 +340,7 @@ class HostProcess:
     def kill(self, wait_s: float = 2.0) -> None:
         """Kill the host and everything it started. With `wait_s` 0 return at once (a process stuck
         in the GPU driver can take long to die; the reader thread reaps it): the GUI thread's way."""
-        try:
-            os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        child.kill_group(self.proc)
         self._outbox.put(None)
         if wait_s <= 0:
             return
@@ -359,14 +352,6 @@ class HostProcess:
             if t is not threading.current_thread():
                 t.join(wait_s)  # a grandchild that left the host's session could hold a pipe open
 
-    def _read_stderr(self) -> None:
-        for raw in iter(self.proc.stderr.readline, b""):
-            line = raw.decode(errors="replace").rstrip()
-            if line:
-                self._stderr_tail.append(line)
-                if self._echo:
-                    print(f"[kernel host] {line}", file=sys.stderr, flush=True)
-
     def _read_stdout(self) -> None:
         while (data := read_bytes(self.proc.stdout)) is not None:
             self._on_message(decode_for_window(data))
@@ -375,11 +360,11 @@ class HostProcess:
         self._on_exit(self._why(code))
 
     def _why(self, code: int) -> str:
-        return exit_reason(code, self._stderr_tail)
+        return exit_reason(code, self._stderr.lines())
 
     def output_tail(self) -> list[str]:
         """The last lines the host wrote to stderr (for a log when something failed)."""
-        return list(self._stderr_tail)
+        return self._stderr.lines()
 
 
 def exit_reason(code: int, stderr_tail=()) -> str:

@@ -39,6 +39,7 @@ from sim.inputs.errors import UserError
 from sim.inputs.files import read_json_file, read_user_bytes, write_json_atomic
 from sim.inputs.places import compiled_dir
 
+from kernels.host.child import PARENT_ENV
 from kernels.offline_compile.toolchain import CompileError, signature_entry
 
 __all__ = ["CompileCancelled", "CompileError", "CompiledResources", "CompileRequest", "ResourceCache",
@@ -365,6 +366,7 @@ def _compile_here(request: CompileRequest) -> CompiledResources:
 def _start_child(specs: list[dict]) -> tuple[subprocess.Popen, str]:
     batch = {"sys_path": [str(ROOT)] + [p for p in sys.path if p], "requests": specs}
     env = os.environ | {"TRITON_INTERPRET": "0", "NUMBA_ENABLE_CUDASIM": "0",
+                        PARENT_ENV: str(os.getpid()),  # it imports the user's file: dies with us
                         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
                                                                     os.environ.get("PYTHONPATH")]))}
     proc = subprocess.Popen([sys.executable, "-m", "kernels.offline_compile.toolchain"], stdin=subprocess.PIPE,

@@ -460,8 +460,10 @@ def compile_request(request: dict, kernel) -> dict:
 
 def main() -> int:
     """Compile each request from stdin; print one JSON list of results (or errors)."""
+    from kernels.host.child import die_with_parent
     from kernels.launching.compat import pin_nvrtc
 
+    die_with_parent()
     pin_nvrtc()  # before any kernel module imports torch (whose CUDA 13 NVRTC drops sm_70)
     results = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # the compilers print (Triton's ptxas reproducer): keep stdout for the answer

@@ -133,7 +133,8 @@ def trace_job(file: str, name: str | None, elements: int, block, num_warps: int 
     """In a kernel host (kernels/host/in_host.py): open the file, pick its kernel, trace it."""
     from kernels.host.in_host import OPENED, open_files
 
-    spec = pick_kernel(open_files([file], limits), file, name)
+    # only the named declaration: another in the file may not be one to trace
+    spec = pick_kernel(open_files([f"{file}:{name}" if name else file], limits, ctx), file, name)
     ctx.progress(0, 0, OPENED)
     return record_file_trace(spec, elements, block, num_warps, command)
 

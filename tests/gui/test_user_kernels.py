@@ -216,3 +216,38 @@ def test_a_window_started_from_settings_never_runs_a_kernel_file(qtbot, make_win
     win = make_window("H200")
     qtbot.wait(50)
     assert win.user_kernels.reopen_box is None and not win.user_kernels.files.files
+
+
+def test_a_file_being_opened_shows_its_limit_and_can_be_cancelled(qtbot, make_window, tmp_path):
+    win = _window(make_window)
+    uk = win.user_kernels
+    stuck = tmp_path / "stuck.py"
+    stuck.write_text("import time\nwhile True:\n    time.sleep(0.01)\n", encoding="utf-8")
+    failed = []
+    uk.files.failed.connect(lambda path, message: failed.append(message))
+    assert uk.open(str(stuck))
+    assert uk.opening_bar.isVisibleTo(win) and "Opening stuck.py" in uk.opening_label.text()
+    assert "20 s" in uk.opening_label.text()  # the file's own limit (Limits.open_s)
+    qtbot.waitUntil(lambda: bool(_file_processes()), timeout=HANG_MS)
+    uk.opening_cancel.click()
+    assert not uk.file_jobs.opening and not uk.opening_bar.isVisibleTo(win)
+    assert f"Stopped opening {stuck}" in win.statusBar().currentMessage()
+    qtbot.waitUntil(lambda: not _file_processes(), timeout=HANG_MS)  # its process ended
+    assert not failed
+
+
+def _file_processes() -> list[int]:
+    """This process's live children that run a kernel file (kernels.declare.declarations)."""
+    import os
+
+    from tests.hostile.test_child_processes import _children_of
+
+    found = []
+    for pid in _children_of(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                if b"kernels.declare.declarations" in fh.read():
+                    found.append(pid)
+        except OSError:
+            pass
+    return found

@@ -164,3 +164,46 @@ WARPSCOPE = dict(kernel=scale_kernel, inputs=1, block=dict(BLOCK_SIZE=256, num_w
     capsys.readouterr()
     assert main.main(["bench", "--out", str(tmp_path / "c.json")]) == 2
     assert "give --kernel NAME[,NAME] or --kernel-file FILE.py" in capsys.readouterr().err
+
+
+TWO_DECLARATIONS = '''import numpy as np
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+
+SCALE = dict(kernel=scale_kernel, inputs=1, block=dict(BLOCK_SIZE=256, num_warps=4),
+             reference=lambda x: 2.0 * np.asarray(x, np.float64), check_sizes=[300])
+WARPSCOPE = [SCALE, dict(kernel=scale_kernel, name="gridless", inputs=1, block=dict(num_warps=4))]
+'''
+
+
+def test_check_and_trace_take_the_kernel_a_file_name_names(tmp_path, capsys, monkeypatch):
+    """FILE.py:NAME opens that declaration only: another in the file that declares no grid
+    (refused on its own) does not stop the one named."""
+    import kernels.declare.registry
+    from kernels.declare.declarations import Limits
+    from kernels.tracing import trace_file
+
+    path = tmp_path / "two.py"
+    path.write_text(TWO_DECLARATIONS, encoding="utf-8")
+    assert main.main(["check", "--kernel-file", str(path)]) == 1  # the whole file: refused
+    assert "gridless: give 'grid'" in capsys.readouterr().err
+    assert main.main(["check", "--kernel-file", f"{path}:scale_kernel"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"scale_kernel\s+triton\s+300\s+OK", out) and "gridless" not in out
+
+    class Ctx:
+        def progress(self, *_):
+            pass
+
+    traced = []  # trace_job as the kernel host runs it, up to the GPU
+    monkeypatch.setattr(trace_file, "record_file_trace", lambda spec, *a: traced.append(spec.name))
+    monkeypatch.setattr(kernels.declare.registry, "add_kernels", lambda specs: None)
+    trace_file.trace_job(str(path), "scale_kernel", 4096, None, None, "", Limits(), Ctx())
+    assert traced == ["scale_kernel"]
