@@ -125,10 +125,8 @@ def install(win) -> SliderLauncher:
 
     from gui import panels
 
-    view = panels.make("slider_launch", win.models)
-    win.slider_launch_view = view
-    win.tabifyDockWidget(win.docks["bandwidth"],
-                         win._add_dock("slider_launch", view, Qt.DockWidgetArea.BottomDockWidgetArea))
+    panels.mount(win, "slider_launch", Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="bandwidth")
+    view = win.slider_launch_view
     win.docks["timeline"].raise_()
     menu = win.view_menu
     menu.insertAction(menu.actions()[-2], win.docks["slider_launch"].toggleViewAction())
