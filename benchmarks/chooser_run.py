@@ -41,11 +41,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 # the summary and its helpers: benchmarks/chooser_summary.py (re-exported for callers)
-from benchmarks.chooser_summary import median, print_summary  # noqa: E402
-from benchmarks.tile_explore import OLD_SK_LOOP  # noqa: E402
+from kernels.fitting.chooser_summary import DIPS, median, print_summary  # noqa: E402
+from kernels.fitting.tiles_score import OLD_SK_LOOP  # noqa: E402
 
 # run L's cuBLAS dips (>= 5% below both neighbours' mean): M=1024, K=8192, these N
-DIPS = (3328, 4352, 5376, 6400, 8704, 10752, 12800)
 # TMA launches beyond matmul_auto's candidates (which hold the TMA kernels at the three tiles,
 # the persistent one flattened): (variant, (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, warps, stages),
 # loop flags). Run M's: warp specialisation was benchmarks/tile_explore.py's (--set tma-ws), so
@@ -481,7 +480,7 @@ def main(argv=None) -> int:
         result["next_step"] = next_step_rows(gpu, clock, on_gpu, args.dry_run, args.rounds,
                                              args.pairs)
         result["copy_ceiling_gbps"] = COPY.get("gbps")
-    from benchmarks.tiles_fit import this_run_scale
+    from kernels.fitting.tiles_fit import this_run_scale
 
     result["scale"] = this_run_scale(result)
     save()

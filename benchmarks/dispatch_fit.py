@@ -1,6 +1,6 @@
 """Fit the H200's dispatch profile to the recorded traces, and measure it on traces it never saw.
 
-Data: tests/data/dispatch_h200 (242 traces recorded on the H200 on 2026-12-01 by
+Data: tests/data/h200_spin_fit (242 traces recorded on the H200 on 2026-12-01 by
 benchmarks/dispatch_run.py; families in benchmarks/NOTES-dispatch.md). Three fits, run side by
 side (one process each), all with sim/traces/calibrate.py's search from the same start:
 
@@ -10,7 +10,7 @@ side (one process each), all with sim/traces/calibrate.py's search from the same
 - "all": fit on all of A and B (sleep: the pacing) -> the checked-in profile; check on C, D, F, G.
 
 Writes the profile (`--out`, default resources/physics/H200.json (its dispatch section)) and a report of every trace's
-score under each fit (`--report`, default benchmarks/dispatch_fit_h200.json), which
+score under each fit (`--report`, default $TMPDIR/dispatch_fit_h200.json), which
 docs/DISPATCH.md and benchmarks/RESULTS.md quote. About an hour on a loaded 2-core machine.
 
     python3 benchmarks/dispatch_fit.py
@@ -22,6 +22,7 @@ import argparse
 import datetime
 import json
 import multiprocessing as mp
+import os
 import sys
 import time
 from pathlib import Path
@@ -34,7 +35,7 @@ from sim.rules.devices import preset  # noqa: E402
 from sim.schedule.dispatch_profile import DispatchParams, DispatchProfile, save_profile  # noqa: E402
 from sim.traces.trace_bundle import load_bundle  # noqa: E402
 
-DATA = ROOT / "tests" / "data" / "dispatch_h200"
+DATA = ROOT / "tests" / "data" / "h200_spin_fit"
 COMMAND = "python3 benchmarks/dispatch_fit.py"
 FOLDS = {"a": (2.0, 10.0, 50.0, 200.0), "b": (5.0, 20.0, 100.0)}
 
@@ -120,7 +121,7 @@ def tables(report: dict, profile_path: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=str(ROOT / "resources" / "dispatch" / "H200.json"))
-    parser.add_argument("--report", default=str(ROOT / "benchmarks" / "dispatch_fit_h200.json"))
+    parser.add_argument("--report", default=str(Path(os.environ.get("TMPDIR", "/tmp")) / "dispatch_fit_h200.json"))
     parser.add_argument("--folds", default="a,b,all")
     parser.add_argument("--tables", action="store_true",
                         help="print the markdown tables of an existing report and profile; fit nothing")

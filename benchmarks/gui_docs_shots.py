@@ -7,7 +7,7 @@
     $S docs/screenshots/window-1024x640.png launch 1024x640
 
 Modes: `launch` (the H200 launch of 1,000,000 elements at 256 threads, memory-bound cost, TPC
-spread), `bw` (benchmarks/gpu_bench_h200.json in the Bandwidth panel), `blocks` (the H200
+spread), `bw` (tests/data/h200_size_sweep.json in the Bandwidth panel), `blocks` (the H200
 block-size sweep with the scheduler's prediction), `trace` (tests/data/trace_h200.json beside
 its simulation), `error` (a launch that cannot run: registers over the limit).
 """
@@ -31,8 +31,8 @@ if mode in ("bw", "blocks"):
     w.docks["bandwidth"].raise_()
     if mode == "blocks":  # the block-size sweep, with the scheduler's prediction dashed
         w.bench.set_ticked(["add_numba_naive", "add_numba", "add_triton"])
-    name = "gpu_blocks_h200.json" if mode == "blocks" else "gpu_bench_h200.json"
-    w.bench_jobs.open_results(str(ROOT / "benchmarks" / name))
+    name = "tests/data/h200_block_size_sweep.json" if mode == "blocks" else "tests/data/h200_size_sweep.json"
+    w.bench_jobs.open_results(str(ROOT / name))
     while w.live_runner.busy():
         pump(0.1)
     w.resizeDocks([w.docks["bandwidth"]], [max(260, height * 52 // 100)], Qt.Orientation.Vertical)

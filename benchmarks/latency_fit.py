@@ -1,7 +1,7 @@
 """Fit the loaded latency model (sim.model.latency.predict_loaded) on part of the H200's forced-occupancy
 sweep and report its error on the rest.
 
-    .venv/bin/python benchmarks/latency_fit.py [--json benchmarks/latency_h200.json]
+    .venv/bin/python benchmarks/latency_fit.py [--json resources/measured/H200_latency.json]
 
 A block trip's overhead (neither DRAM latency nor queueing) is a fixed part plus a cost per input
 array past the first (sim.model.latency.TripCosts). The fixed part is measured in the same run, not

@@ -14,7 +14,7 @@ stops cleanly (recording what it skipped) when the budget is spent:
                torch.add and the copy ceiling at each size before and after
   methods      add_triton, add_torch, add_numba_naive at 2^16, 2^20, 2^24, 2^26, timed six ways
   occupancy_extra  the naive add at 128 and 512 threads per block
-Writes DIR/latency_h200.json after every section and prints a table at the end. Without a GPU it
+Writes DIR/resources/measured/H200_latency.json after every section and prints a table at the end. Without a GPU it
 runs the CPU path: the padding plan for the H200 preset, a padded launch in numba-cuda's simulator,
 the timing methods on the interpreter/simulator (labelled as not GPU timings).
 """
@@ -54,7 +54,7 @@ class Run:
     """The result file, written whole after every section, and the clock."""
 
     def __init__(self, out_dir: str, budget_s: float):
-        self.path = os.path.join(out_dir, "latency_h200.json")
+        self.path = os.path.join(out_dir, "resources/measured/H200_latency.json")
         self.t0 = time.time()
         self.budget_s = budget_s
         self.data = {"format": "warpscope-latency/1",
@@ -437,7 +437,7 @@ def summary(run: Run) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True, help="folder for latency_h200.json")
+    ap.add_argument("--out", required=True, help="folder for resources/measured/H200_latency.json")
     ap.add_argument("--budget-s", type=float, default=150.0,
                     help="stop cleanly after this many seconds (default 150)")
     ap.add_argument("--reps", type=int, default=50, help="least timed runs per point")

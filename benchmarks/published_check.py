@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from sim.rules.devices import GpuSpec, preset  # noqa: E402
 from sim.model.launch_model import Launch, predict_launch  # noqa: E402
 
-PUBLISHED = ROOT / "benchmarks" / "published"
+PUBLISHED = ROOT / "tests" / "data" / "published"
 WITHIN = 0.15
 ARTICLE_WITHIN = 0.10
 # The seed article's L40S table (naive add, fp32, 256 threads, L2 flushed, CUDA events, median of

@@ -1,7 +1,7 @@
 """Fit stream-K's leftover-wave slowdown (sim.model.matmul_choice.STREAM_K_SLOWDOWN) on the H200 sawtooth.
 
 The compute-bound model times stream-K's leftover units by their FLOPs, bytes and atomics, and
-is 30-55% fast where the leftover tiles fill 70-97% of a wave (benchmarks/matmul_h200.json,
+is 30-55% fast where the leftover tiles fill 70-97% of a wave (resources/measured/H200_matmul_sawtooth.json,
 M=1024, K=8192: N=3328..3840, 7680, 12032). What it misses was not found (it is not the atomics'
 volume, which is the same at every fill; and a model of re-reads of operand slices that
 programs at different K offsets share did not reproduce it). The measured excess over the model,
@@ -26,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-RUN = ROOT / "benchmarks" / "matmul_h200.json"
+RUN = ROOT / "resources" / "measured" / "H200_matmul_sawtooth.json"
 KNOTS = (0.0, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.97, 1.0)
 
 

@@ -59,7 +59,7 @@ TMA_WS = (
 # loop, flatten=True without warp specialisation, is OLD_SK_LOOP): the labels read against the
 # flags declared now (run Q's and run R's data carry the labels of their day)
 # TMA stream-K's declared loop up to run Q and again after run R (matmul_problem.TMA_LOOP)
-OLD_SK_LOOP = dict(flatten=True, warp_specialize=False)
+from kernels.fitting.tiles_score import OLD_SK_LOOP, tma_label  # noqa: E402
 _NO_WS = dict(flatten=False, warp_specialize=False)
 TMA_SK_SIZES = [(4096, 4096, 4096), (8192, 8192, 8192)] + [
     (1024, n, 8192) for n in (3328, 4352, 5376, 6400, 8704, 9472, 10240, 10752, 12800)]
@@ -82,19 +82,6 @@ TMA_SETS = {"tma-ws": (TMA_SIZES, TMA_WS), "tma-sk": (TMA_SK_SIZES, TMA_SK)}
 
 
 # --- TMA launches with what the compiler gave them (shared with chooser_run.py --extras) ------
-def tma_label(variant: str, params: dict, loop: dict) -> str:
-    """The candidate's label (matmul_choice), with the loop flags that differ from the ones the
-    variant declares at these warps (matmul_problem.tma_loop; TMA tiled has none): the declared
-    loop reads as the candidate itself."""
-    from kernels.declare.matmul_problem import TMA_LOOP, tma_loop
-    from sim.model.matmul_choice import VARIANT_TITLES, loop_suffix, tile_label
-
-    declared = tma_loop(variant, params["num_warps"]) if variant in TMA_LOOP else {}
-    flags = {k: v for k, v in loop.items() if v != declared.get(k.upper(), False)}
-    group = f" g{params['GROUP_M']}" if params["GROUP_M"] != 8 else ""  # the candidates' is 8
-    return f"{VARIANT_TITLES[variant]} {tile_label(params)}{group}{loop_suffix(flags)}"
-
-
 def compiled_info(handle) -> dict:
     """What the compiler gave a launch (the CompiledKernel a Triton launch returns): registers,
     spills, shared memory, and whether its TTGIR was split into warp-specialised partitions."""

@@ -4,7 +4,7 @@
     python benchmarks/waves_fit.py                       # fit, then the table of every point
     python benchmarks/waves_fit.py --markdown out.md     # the same as Markdown (RESULTS.md)
 
-Fitted (benchmarks/matmul_h200.json, recorded 2026-12-01):
+Fitted (resources/measured/H200_matmul_sawtooth.json, recorded 2026-12-01):
   tensor efficiency, exposed memory fraction   tiled kernel at 32 and 128 tiles (one wave each);
                                                the kernel time is linear in (1/efficiency,
                                                fraction) there, so two points solve it exactly
@@ -34,7 +34,7 @@ from sim.rules.devices import preset  # noqa: E402
 from sim.model.throughput import H200_COMPUTE_FIT, ComputeModel, drops, predict_matmul  # noqa: E402
 from sim.traces.waves import CUBLAS, KINDS, load_matmul_run  # noqa: E402
 
-RESULTS = os.path.join(ROOT, "benchmarks", "matmul_h200.json")
+RESULTS = os.path.join(ROOT, "resources", "measured", "H200_matmul_sawtooth.json")
 FIT_TILES = (32, 128)
 FIT_TRACE = "matmul_stream_k_133tiles"
 KERNELS = ("matmul_tiled", "matmul_persistent", "matmul_stream_k")

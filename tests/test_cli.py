@@ -55,7 +55,7 @@ def _makespan(capsys, *extra):
 
 def test_simulate_schedules_and_waits(capsys):
     """2.2 waves of 4-warp blocks of 20 us: the H200 ran them in 101.6 us (A-spin-w4-20us-2.2w in
-    tests/data/dispatch_h200); the textbook says 60; sleeping warps fill as the textbook."""
+    tests/data/h200_spin_fit); the textbook says 60; sleeping warps fill as the textbook."""
     ideal = _makespan(capsys, "--schedule", "ideal")
     spin = _makespan(capsys)
     sleep = _makespan(capsys, "--wait", "sleep")

@@ -44,8 +44,8 @@ class QtWaves(QWidget):
         self.sweep.setMinimumWidth(120)
         self.sweep.setCursorPosition(0)  # a long sweep shows its start, not its end
         self.open_button = QPushButton("Open…")
-        self.open_button.setToolTip("Measured sawtooth: benchmarks/matmul_h200.json (matmul_run.py) "
-                                    "or a file written by `python main.py bench --waves-sweep`.")
+        self.open_button.setToolTip("Measured sawtooth: resources/measured/H200_matmul_sawtooth.json "
+                                    "(matmul_run.py) or a file written by `python main.py bench --waves-sweep`.")
         self.measure_button = QPushButton("Measure")
         self.measure_button.setToolTip("Time the three matmul kernels and cuBLAS at every size of "
                                        "the sweep on this machine's GPU, in the background.")

@@ -1,7 +1,7 @@
 """How blocks really reach SMs: the dispatch model fitted to traces recorded on the GPU.
 
 The textbook schedule (sim/schedule/scheduler.py, the "ideal" mode) starts a block the moment a block slot
-frees. Block traces recorded on an H200 (tests/data/dispatch_h200, docs/DISPATCH.md) agree while
+frees. Block traces recorded on an H200 (tests/data/h200_spin_fit, docs/DISPATCH.md) agree while
 the resident warps wait (on DRAM, or asleep), but not while they busy-issue instructions: then an
 SM takes new blocks only while few of its warps are busy, and the rest come later. Per SM:
 

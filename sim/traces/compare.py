@@ -41,7 +41,7 @@ from sim.traces.trace import Trace
 UNSAID_WAIT_NOTE = ("the trace does not say what its warps do: taken as the Triton trace "
                     "kernel's busy spin (every trace recorded before 2026-12-01 is one)")
 CUDA_PROBE_NOTE = ("CUDA C probe: on the H200 its spinning warps did not hold new blocks back "
-                   "(family F of tests/data/dispatch_h200), so it is simulated like waiting warps")
+                   "(family F of tests/data/h200_spin_fit), so it is simulated like waiting warps")
 
 
 @dataclass(frozen=True, slots=True)

@@ -237,7 +237,7 @@ def test_h200_block_sweep_draws_the_prediction(panel):
 
     from kernels.measure.results import load_results
 
-    panel.bench.set_result(load_results(Path(__file__).parents[2] / "benchmarks" / "gpu_blocks_h200.json"))
+    panel.bench.set_result(load_results(Path(__file__).parents[2] / "tests" / "data" / "h200_block_size_sweep.json"))
     panel.sweep.redraws.flush()
     legend = [label.text for _, label in panel.sweep.block_plot.getPlotItem().legend.items]
     assert "simulated (dashed)" in legend

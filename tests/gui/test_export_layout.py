@@ -40,7 +40,7 @@ def test_every_exported_figure_is_whole_at_every_window_size(qtbot, make_window,
     from kernels.measure.results import load_results
 
     w = make_window("H200", 2**24, 256)
-    w.bench.set_result(load_results(ROOT / "benchmarks" / "gpu_bench_h200.json"))
+    w.bench.set_result(load_results(ROOT / "tests" / "data" / "h200_size_sweep.json"))
     w.resize(*size)
     w.show()
     qtbot.waitExposed(w)

@@ -42,7 +42,7 @@ def test_matmul_auto_in_the_verdicts_shows_its_candidates(win):
 
     w = win("H200")
     w.model.set_kernels([k for k in KERNELS if k.group == "matmul"])
-    assert w.model.select_kernel("matmul_auto")  # a matmul picked starts at 4096^3 (issue 18), not 10^18
+    assert w.model.select_kernel("matmul_auto")  # a matmul picked starts at 4096^3, not 10^18
     assert w.model.update(kernel="matmul_auto", dims="M=1024,N=4352,K=8192")
     text = drawn(w.teach.verdicts_view).list.toPlainText()
     choice = matmul_choice(dict(M=1024, N=4352, K=8192), w.model.state.spec)

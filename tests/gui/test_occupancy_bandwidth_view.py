@@ -10,7 +10,7 @@ from gui.widgets.qt_occupancy_bandwidth import QtOccupancyBandwidth
 from kernels.measure.results import load_results
 from sim.model.launch_model import launch_of, predict_launch
 
-SWEEP = Path(__file__).resolve().parents[2] / "benchmarks" / "run_f" / "occupancy_fp64.json"
+SWEEP = Path(__file__).resolve().parents[2] / "tests" / "data" / "h200_occupancy_sweep_fp64.json"
 
 
 def _view(qtbot, gpu="H200", sweep=True):

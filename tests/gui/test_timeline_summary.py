@@ -21,7 +21,7 @@ from gui.widgets.qt_timeline import AXIS_PX, CHART_MIN_PX, TITLE_PX, TRACE_BARS_
 from tests.gui.conftest import summary_problems
 
 TRACE = Path(__file__).resolve().parents[1] / "data" / "trace_h200.json"
-# the Timeline panel's size in the window (benchmarks/tab_shots.py, 2026-12-02; H200, 2^24 x 256)
+# the Timeline panel's size in the window (H200, 2^24 x 256)
 PANEL = {(1024, 640): (434, 193), (1366, 768): (756, 209), (1600, 1000): (922, 286),
          (1920, 1080): (1162, 313)}
 

@@ -1,7 +1,7 @@
 """Kernel source ▸ Trace on the GPU: shown only once the kernel host found a GPU and only for a
 Triton kernel from a file; it records in the background (the user's file in a kernel host) and
 opens the trace beside its prediction. The recording itself is faked with a trace the H200 made
-(tests/data/kernel_files_h200), since there is no GPU here."""
+(tests/data/h200_kernel_files_heldout), since there is no GPU here."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ SOFTMAX = str(Path(__file__).resolve().parents[2] / "resources" / "examples" / "
 
 
 def _recorded(target, elements, block, warps, out, ctx):
-    write_trace(out, load_bundle(DATA / "kernel_files_h200")["softmax_triton_n20"])
+    write_trace(out, load_bundle(DATA / "h200_kernel_files_heldout")["softmax_triton_n20"])
     return out
 
 

@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 ROOT = Path(__file__).resolve().parents[2]
-RUN = ROOT / "benchmarks" / "matmul_h200.json"
+RUN = ROOT / "resources" / "measured" / "H200_matmul_sawtooth.json"
 
 
 @pytest.fixture

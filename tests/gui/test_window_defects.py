@@ -1,4 +1,4 @@
-"""The window's rough edges of issue 18, each pinned by a test that failed before its fix."""
+"""The window's rough edges, each pinned by a test that failed before its fix."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """What every hostile case must satisfy, and the hostile values and mutations they are made of.
 
-The contract (issue 8): a bad input ends in exit status 2 and exactly one line on stderr, no
+The contract: a bad input ends in exit status 2 and exactly one line on stderr, no
 traceback, no hang; no file is left behind that was not there before; earlier files are intact.
 
 Fuzzing is small by default (CI's two-minute budget); `WARPSCOPE_FUZZ=long` runs it properly.

@@ -21,7 +21,7 @@ from tests.hostile.helpers import assert_contract, fuzz, mutations, run_cli, sna
 ROOT = Path(__file__).resolve().parents[2]
 TRACE = json.loads((ROOT / "tests" / "data" / "trace_h200.json").read_text())
 TRACE["blocks"] = TRACE["blocks"][:200]
-RESULTS = json.loads((ROOT / "benchmarks" / "gpu_blocks_h200.json").read_text())
+RESULTS = json.loads((ROOT / "tests" / "data" / "h200_block_size_sweep.json").read_text())
 RESULTS["measurements"] = RESULTS["measurements"][:4]
 
 

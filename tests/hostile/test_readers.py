@@ -38,7 +38,7 @@ for key, keep in (("methods", 6),):
     LATENCY[key] = LATENCY[key][:keep]
 LATENCY["occupancy"]["rows"] = [r for r in LATENCY["occupancy"]["rows"]
                                 if r.get("target_blocks_per_sm") is not None][:4]
-MATMUL = json.loads((ROOT / "benchmarks" / "matmul_h200.json").read_text())
+MATMUL = json.loads((ROOT / "resources" / "measured" / "H200_matmul_sawtooth.json").read_text())
 MATMUL = {k: MATMUL[k] for k in ("format", "gpu_spec", "created", "method")} | {
     "steps": {"sawtooth": {**MATMUL["steps"]["sawtooth"],
                            "points": MATMUL["steps"]["sawtooth"]["points"][:3]}}}
@@ -142,8 +142,8 @@ class TestEveryReader:
 
     def test_the_checked_in_files_still_read(self):
         assert load_latency_run().methods
-        assert load_matmul_run(str(ROOT / "benchmarks" / "matmul_h200.json")).points
-        assert load_bundle(ROOT / "tests" / "data" / "dispatch_h200_blind")
+        assert load_matmul_run(str(ROOT / "resources" / "measured" / "H200_matmul_sawtooth.json")).points
+        assert load_bundle(ROOT / "tests" / "data" / "h200_spin_heldout")
 
 
 # -- trace bundles --------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from tests.hostile.helpers import fuzz, mutations, time_limit
 ROOT = Path(__file__).resolve().parents[2]
 TRACE = json.loads((ROOT / "tests" / "data" / "trace_h200.json").read_text())
 TRACE["blocks"] = TRACE["blocks"][:300]  # small: each example simulates the grid
-RESULTS = json.loads((ROOT / "benchmarks" / "gpu_blocks_h200.json").read_text())
+RESULTS = json.loads((ROOT / "tests" / "data" / "h200_block_size_sweep.json").read_text())
 RESULTS["measurements"] = RESULTS["measurements"][:6]
 
 
@@ -86,11 +86,11 @@ def test_results_files_round_trip_into_the_window(window, tmp_path, ext):
 
 
 # -- Latency ▸ Open…, Timing methods ▸ Open…, the Waves tab: read off the GUI thread -------
-LATENCY = json.loads((ROOT / "benchmarks" / "latency_h200.json").read_text())
+LATENCY = json.loads((ROOT / "resources" / "measured" / "H200_latency.json").read_text())
 LATENCY["methods"] = LATENCY["methods"][:6]
 LATENCY["occupancy"]["rows"] = [r for r in LATENCY["occupancy"]["rows"]
                                 if r.get("target_blocks_per_sm") is not None][:4]
-MATMUL = json.loads((ROOT / "benchmarks" / "matmul_h200.json").read_text())
+MATMUL = json.loads((ROOT / "resources" / "measured" / "H200_matmul_sawtooth.json").read_text())
 MATMUL["steps"] = {"sawtooth": {**MATMUL["steps"]["sawtooth"],
                                 "points": MATMUL["steps"]["sawtooth"]["points"][:3]}}
 

@@ -15,7 +15,7 @@ from sim.schedule.dispatch_profile import load_profile, profile_for
 from sim.inputs.errors import UserError
 from sim.traces.trace_bundle import load_bundle
 
-DATA = Path(__file__).parents[1] / "data" / "dispatch_h200"
+DATA = Path(__file__).parents[1] / "data" / "h200_spin_fit"
 FAMILY = tuple(("spin", w, us, waves) for w in (4, 16) for us in (20.0, 100.0)
                for waves in (1.0, 2.2)) + (("sleep", 4, 20.0, 3.3), ("spin", 4, 7.0, 1.0))
 
@@ -39,10 +39,10 @@ SHARE_FAMILY = (("add", 2**25, 1024, 4), ("add", 2**24, 512, 4))
 
 class FakeTileRecorder:
     """kernels.tracing.trace.record_tile_trace's signature; answers with the H200's recorded adds
-    (tests/data/real_h200) of the same launch, or `only` for every one."""
+    (tests/data/h200_memory_kernels_fit) of the same launch, or `only` for every one."""
 
     def __init__(self, only=None):
-        self.traces, self.only, self.calls = load_bundle(DATA.parent / "real_h200"), only, []
+        self.traces, self.only, self.calls = load_bundle(DATA.parent / "h200_memory_kernels_fit"), only, []
 
     def __call__(self, kernel, elements, block_size, num_warps, command):
         self.calls.append(command)

@@ -12,7 +12,7 @@ from sim.inputs.errors import UserError
 from sim.model.matmul_choice import CANDIDATE_TILES, choose, leftover_fill, stream_k_slowdown
 
 H200 = preset("H200")
-RUN = Path(__file__).parents[2] / "benchmarks" / "matmul_h200.json"
+RUN = Path(__file__).parents[2] / "resources" / "measured" / "H200_matmul_sawtooth.json"
 
 
 def _choose(M, N, K, tiles=None, pointer_only=False):
@@ -31,9 +31,9 @@ def test_every_candidate_is_weighed_and_the_fastest_is_chosen():
 
 
 def test_tma_candidates_take_their_fitted_efficiency_and_the_declared_loop_flags():
-    """Runs M and O fitted the TMA kernels (resources/fits/H200_matmul.json); they launch
-    with their declared flags, so no label carries flags, and no candidate is assumed. At 4096^3
-    TMA-persistent 128x256x64 is the pick (run N: 1.036 x cuBLAS, run R: 0.985)."""
+    """The TMA kernels are fitted (resources/fits/H200_matmul.json); they launch with their
+    declared flags, so no label carries flags, and no candidate is assumed. At 4096^3
+    TMA-persistent 128x256x64 is the pick (measured at 0.985-1.036 x cuBLAS)."""
     c = _choose(4096, 4096, 4096)
     assert not any(x.assumed for x in c.candidates)
     assert not any(" [" in x.label for x in c.candidates)  # no fitted flags in any label

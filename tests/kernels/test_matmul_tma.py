@@ -151,9 +151,9 @@ class _Recorder:
 
 
 @pytest.mark.parametrize("stream_k, warps, flatten, ws", [
-    (True, 8, True, False),  # TMA stream-K as declared (run O's flags; run Q's taken back)
+    (True, 8, True, False),  # TMA stream-K as declared (the flags measured)
     (True, 4, True, False),
-    (False, 8, True, False)])  # TMA persistent as declared (run M)
+    (False, 8, True, False)])  # TMA persistent as declared
 def test_the_launcher_takes_the_variants_declared_flags(monkeypatch, stream_k, warps, flatten, ws):
     """bind_matmul_tma_persistent's defaults, and the registry's launch of the declaration, are
     the variant's declared flags (matmul_problem.tma_loop); a flag given is kept."""
@@ -178,8 +178,8 @@ def test_the_launcher_takes_the_variants_declared_flags(monkeypatch, stream_k, w
 
 @pytest.mark.parametrize("warps, ws", [(8, True), (4, False)])
 def test_warp_specialisation_asked_below_8_warps_is_dropped(monkeypatch, warps, ws):
-    """Triton cannot warp-specialise 4-warp programs of this kernel for sm_90 (run M; 3.7.1
-    here): the registry's launch of a declaration asking for it drops it there, keeps it at 8."""
+    """Triton cannot warp-specialise 4-warp programs of this kernel for sm_90 (triton 3.6.0
+    and 3.7.1): the registry's launch of a declaration asking for it drops it there, keeps it at 8."""
     assert mp.supported_loop(dict(FLATTEN=False, WARP_SPECIALIZE=True), warps) == dict(
         FLATTEN=False, WARP_SPECIALIZE=ws)
     rec = _Recorder()

@@ -20,7 +20,7 @@ from sim.inputs.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "resources" / "examples"
-H200 = json.loads((ROOT / "benchmarks" / "registers_h200.json").read_text(encoding="utf-8"))
+H200 = json.loads((ROOT / "tests" / "data" / "h200_registers.json").read_text(encoding="utf-8"))
 
 
 def _example(name: str):
@@ -34,7 +34,7 @@ def _h200_row(kernel: str, block: dict) -> dict:
 
 
 # Rows whose numbers do not move between the H200's compilers (triton 3.6.0, NVVM of CUDA 13.0)
-# and this machine's (triton 3.7.1, NVVM of CUDA 12.9); benchmarks/NOTES-registers.md.
+# and this machine's (triton 3.7.1, NVVM of CUDA 12.9).
 CASES = [("softmax_triton.py", "softmax_kernel", {"BLOCK_SIZE": 4096, "num_warps": 4}),
          ("layernorm_triton.py", "layer_norm_fwd_kernel", {"BLOCK_SIZE": 16384, "num_warps": 4}),
          ("stencil_numba.py", "stencil_kernel", {"threads": [32, 8]})]

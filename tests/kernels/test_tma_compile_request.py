@@ -29,7 +29,7 @@ def test_the_persistent_tma_kernel_compiles_for_sm90():
 
 def test_the_compile_request_carries_the_declared_flags_at_its_warps():
     """The request `explain --kernel matmul_tma_stream_k --warps 4` makes carries the flags the
-    launcher uses (matmul_problem.tma_loop: no warp specialisation below 8 warps; since run R
+    launcher uses (matmul_problem.tma_loop: no warp specialisation below 8 warps;
     TMA stream-K declares none at any warps)."""
     from kernels.declare.matmul_problem import tma_loop
 

@@ -98,9 +98,9 @@ for probe, dims in (("numba", (2, 2)), ("numba-exit", (2, 2)), ("numba-row-at-ex
 
 def test_the_stencils_copy_compiles_for_sm90_with_inline_reads():
     """Through NVVM (not the simulator): the timer read at entry and at each exit, the SM at each
-    exit, no call (run G's linked readers were calls), three 64-bit stores at each exit. The
+    exit, no call (linked readers were calls), three 64-bit stores at each exit. The
     default: exits at the early return and in both branches of the trailing if, no %ctaid.z for a
-    2D grid; "numba-exit" (all axes) and run J's copy: the early return and the end."""
+    2D grid; "numba-exit" (all axes) and the row-at-exit design: the early return and the end."""
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     done = subprocess.run([sys.executable, "-c", PTX.format(root=str(ROOT), stencil=STENCIL)],
                           capture_output=True, text=True, env=env, timeout=300)

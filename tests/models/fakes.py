@@ -60,3 +60,14 @@ NO_GPU = {
     "torch": Av(True, False, "no CUDA GPU: torch runs on the CPU"),
 }
 GPU = {k: Av(True, True, "") for k in ("triton", "numba", "torch")}
+
+
+class Recorder:
+    """Every emission of a model's signal, as the tuple of its arguments."""
+
+    def __init__(self, signal):
+        self.calls = []
+        signal.connect(self._on)
+
+    def _on(self, *args):
+        self.calls.append(args)

@@ -13,16 +13,7 @@ import pytest
 from gui.models.bench import BenchModel, parse_blocks, parse_sizes
 from sim.inputs.errors import UserError
 
-from tests.models.fakes import GPU, NO_GPU, fake_sweep
-
-
-class Recorder:
-    def __init__(self, signal):
-        self.calls = []
-        signal.connect(self._on)
-
-    def _on(self, *args):
-        self.calls.append(args)
+from tests.models.fakes import GPU, NO_GPU, Recorder, fake_sweep
 
 
 @dataclass(frozen=True)
@@ -112,7 +103,7 @@ def test_the_h200_sweep_is_predicted_within_30_percent():
     from kernels.measure.results import load_results
 
     m = _model()
-    m.set_result(load_results(Path(__file__).parents[2] / "benchmarks" / "gpu_blocks_h200.json"))
+    m.set_result(load_results(Path(__file__).parents[2] / "tests" / "data" / "h200_block_size_sweep.json"))
     m.set_ticked([])
     header, rows = m.export_rows("block")
     k, measured, predicted = (header.index(c) for c in ("kernel", "bandwidth_gbps", "predicted_gbps"))

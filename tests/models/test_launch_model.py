@@ -11,15 +11,7 @@ from gui.models.launch import (CUSTOM_KERNEL, LaunchInputs, LaunchModel, compute
                                parse_field)
 from sim.rules.devices import preset
 from sim.inputs.errors import UserError
-
-
-class Recorder:
-    def __init__(self, signal):
-        self.calls = []
-        signal.connect(self._on)
-
-    def _on(self, *args):
-        self.calls.append(args)
+from tests.models.fakes import Recorder
 
 
 def test_article_example_numbers():

@@ -1,4 +1,4 @@
-"""One time per launch (issue 16): `explain --json`, `simulate --json` and the window's models give
+"""One time per launch: `explain --json`, `simulate --json` and the window's models give
 the same whole-launch time, its parts add up to it, and bandwidth x time = bytes moved, on every
 preset at several sizes and blocks."""
 

@@ -9,15 +9,7 @@ import pytest
 from gui.models.launch import LaunchInputs, LaunchModel
 from gui.models.playback import SPEEDS, PlaybackModel
 from gui.models.simulation import SimulationModel, SimulationOptions
-
-
-class Recorder:
-    def __init__(self, signal):
-        self.calls = []
-        signal.connect(self._on)
-
-    def _on(self, *args):
-        self.calls.append(args)
+from tests.models.fakes import Recorder
 
 
 def _models(**inputs):

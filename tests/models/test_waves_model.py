@@ -15,15 +15,9 @@ from gui.models.waves import WavesModel
 from kernels.declare.registry import KERNELS
 from sim.rules.devices import preset, presets
 from sim.inputs.errors import UserError
+from tests.models.fakes import Recorder
 
-
-
-class Recorder:
-    def __init__(self, signal):
-        self.calls = []
-        signal.connect(lambda *args: self.calls.append(args))
-
-RUN = Path(__file__).resolve().parents[2] / "benchmarks" / "matmul_h200.json"
+RUN = Path(__file__).resolve().parents[2] / "resources" / "measured" / "H200_matmul_sawtooth.json"
 
 
 def _launch(model: WavesModel, gpu: str = "H200") -> LaunchModel:

@@ -17,7 +17,7 @@ from sim.traces.schedule_metrics import peak_per_sm
 from sim.traces.trace_bundle import load_bundle
 
 H200 = preset("H200")
-DATA = Path(__file__).parents[1] / "data" / "dispatch_h200"
+DATA = Path(__file__).parents[1] / "data" / "h200_spin_fit"
 NO_PACING = replace(builtin_profile().params, fill_warp_us=0.0, sm_interval_us=0.0,
                     handout_window_us=0.0)
 

@@ -20,7 +20,7 @@ def _own_config(tmp_path, monkeypatch):
 def test_the_checked_in_h200_profile_says_how_it_was_measured():
     p = builtin_profile()
     assert p.measured and p.gpu == "NVIDIA H200" and p.date == "2026-12-01"
-    assert "benchmarks/dispatch_fit.py" in p.source and "tests/data/dispatch_h200" in p.source
+    assert "benchmarks/dispatch_fit.py" in p.source and "tests/data/h200_spin_fit" in p.source
     assert p.label == "calibrated on NVIDIA H200, 2026-12-01"
     assert set(p.params.trickle) >= {1, 2, 4, 8, 16}
     # the SM interval is the memory-bound fit's: the bandwidth predictions use it

@@ -1,6 +1,6 @@
 """The dispatch model's register rule (rule 5 of sim/schedule/dispatch.py) against the H200's
 `trace --hold-regs` traces it was NOT fitted on (benchmarks/dispatch_regs_fit.py's held-out set:
-the '-200us-3w' traces of tests/data/dispatch_h200_blind_regs), and its edges: off where the
+the '-200us-3w' traces of tests/data/h200_register_hold_heldout), and its edges: off where the
 registers are unknown or few."""
 
 import json
@@ -15,11 +15,11 @@ from sim.schedule.dispatch import dispatch_schedule, register_fill
 from sim.schedule.dispatch_profile import builtin_profile, load_profile
 from sim.traces.compare import compare_trace
 from sim.traces.trace_bundle import load_bundle
-from tests.bench_scripts import bench_script
+from importlib import import_module
 
 H200 = preset("H200")
-LIMITS = Path(__file__).parents[1] / "data" / "limits_h200"
-BLIND = Path(__file__).parents[1] / "data" / "dispatch_h200_blind_regs"
+LIMITS = Path(__file__).parents[1] / "data" / "h200_register_hold_fit"
+BLIND = Path(__file__).parents[1] / "data" / "h200_register_hold_heldout"
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def _rule_off():
 
 def test_the_held_out_traces_are_the_ones_the_fit_script_holds_out(limits, blind):
     """These tests must score traces the rule was not fitted on: ask the fit script's split."""
-    mod = bench_script("dispatch_regs_fit")
+    mod = import_module("kernels.fitting.dispatch_regs_fit")
     fit, test = mod.split(limits, blind)
     assert sorted(test) == sorted(n for n in blind if n.endswith("-200us-3w")) and len(test) == 8
     assert len(fit) == 16 + 12 and not set(fit) & set(test)
@@ -52,7 +52,7 @@ def test_the_held_out_traces_are_the_ones_the_fit_script_holds_out(limits, blind
 
 
 # held out, and within the bar with the rule; the first two miss without it (-15% and +14%
-# makespan, benchmarks/NOTES-dispatch.md)
+# makespan)
 HELD_OUT = ("J-spin-w1-h32-200us-3w", "J-spin-w2-h32-200us-3w", "J-spin-w16-h32-200us-3w",
             "J-spin-w8-h64-200us-3w")
 
@@ -119,23 +119,3 @@ def test_a_profile_file_without_the_register_numbers_still_loads(tmp_path):
     # the numbers it lacks come from the measured profile the app ships, never an "off" default
     assert load_profile(path).params.regfile_fraction == builtin_profile().params.regfile_fraction < 1
 
-
-def test_the_blind_recorder_asks_only_for_launches_the_fit_never_saw(limits):
-    """benchmarks/dispatch_regs_record.py (run by benchmarks/device_run_j_dispatch.sh) must be a
-    blind set: no (wait, warps, hold, spin time) of it is in limits_h200, and the registers it
-    expects give the regime its comment names for the new launches."""
-    mod = bench_script("dispatch_regs_record")
-    seen = {(t.meta.get("wait"), t.meta["num_warps"], t.meta["hold_regs"], float(t.meta["spin_us"]))
-            for t in limits.values() if t.meta.get("hold_regs")}
-    asked = {(w, n, h, float(us)) for w, n, h, us, _, _ in mod.CONFIGS}
-    assert len(asked) == len(mod.CONFIGS) and not asked & seen
-    from sim.rules.occupancy import occupancy
-
-    fills = {}
-    for wait, warps, hold, us, waves, regs in mod.CONFIGS:
-        per_sm = occupancy(H200, 32 * warps, regs).blocks_per_sm
-        fills[(warps, hold)] = register_fill(H200, per_sm, warps, regs, builtin_profile().params)
-    assert fills[(4, 1)] == fills[(4, 2)] == "busy"
-    assert fills[(4, 4)] == fills[(2, 8)] == "full"
-    assert fills[(16, 32)] == fills[(2, 32)] == fills[(8, 64)] == "registers"
-    assert fills[(1, 32)] == "full"  # 32 blocks: the block limit

@@ -109,7 +109,7 @@ def test_no_check_point_is_a_constants_source():
     # (scale at full occupancy) must not be among its points.
     import csv
     rows = []
-    for path in (ROOT / "benchmarks" / "published").glob("*.csv"):
+    for path in (ROOT / "tests" / "data" / "published").glob("*.csv"):
         with path.open(newline="") as f:
             rows += list(csv.DictReader(f))
     assert rows

@@ -213,11 +213,11 @@ def test_a_grid_below_one_wave():
 
 def test_loaded_model_within_ten_percent_of_the_h200_at_2_26():
     """The issue's target, on the held-out rows (trip_load_ns was fitted on 2^24 only):
-    measured GB/s vs blocks per SM for both adds at 2^26 (benchmarks/latency_h200.json), by the
+    measured GB/s vs blocks per SM for both adds at 2^26 (resources/measured/H200_latency.json), by the
     launch model at each forced occupancy (its whole-launch time, overhead included)."""
     from sim.traces.latency_data import load_latency_run
 
-    run = load_latency_run()  # benchmarks/latency_h200.json
+    run = load_latency_run()  # resources/measured/H200_latency.json
     rows = [r for r in run.occupancy if r.elements == 2**26]
     assert {r.kernel for r in rows} == {"add_numba_naive", "add_numba"} and len(rows) == 36
     assert dram_latency_ns(H200) == round(run.dram_latency_ns)  # the physics file: this run's chase

@@ -1,13 +1,13 @@
 """The memory model's stamps of short blocks: a block that refills a slot waits at the SM's
-dispatcher first, with the slot empty, and stamps its start once dispatched (benchmarks/NOTES-fit.md,
-fifth pass). real_h200's b256 copy and square at 2^24 (TEST) kept ~7 of 16 slots stamped, 0.58 us
-blocks; the model stamped 0.98 us (~12 resident) with the wait inside."""
+dispatcher first, with the slot empty, and stamps its start once dispatched. The held-out b256
+copy and square at 2^24 (h200_memory_kernels_fit) kept ~7 of 16 slots stamped, 0.58 us blocks;
+with the wait inside the stamped block the model gave 0.98 us (~12 resident)."""
 
 import numpy as np
 
 from sim.model.launch_model import Launch, TripCost, predict_launch
 from sim.rules.devices import preset
-from tests.bench_scripts import bench_script
+from importlib import import_module
 
 N = 2**24
 
@@ -41,7 +41,7 @@ def test_the_wait_keeps_the_makespan_and_the_first_wave():
     assert first.max() < 0.4 and np.all(np.diff(first[np.argsort(first)]) < 0.01)
     cost = TripCost.for_gpu(gpu, copy_b256())
     # dispatcher-bound: each SM starts one block per dispatch interval, as before the change
-    # (compare on real_h200 copy_n24_b256: makespan -0.6% before, -0.3% after)
+    # (compare on h200_memory_kernels_fit copy_n24_b256: makespan -0.6% before, -0.3% after)
     paced = N / 256 / gpu.sm_count * cost.dispatch_ns / 1e3
     assert paced < pred.makespan_us < 1.06 * paced
 
@@ -59,10 +59,10 @@ def test_a_port_bound_block_keeps_its_stamps():
 
 
 def test_the_first_wave_ramp_lengthens_a_one_wave_launch():
-    """real_h200 (FIT) add 2^20 BLOCK_SIZE 1024: the whole first wave started within 0.22 us,
+    """h200_memory_kernels_fit (FIT) add 2^20 BLOCK_SIZE 1024: the whole first wave started within 0.22 us,
     half by 0.1 us; first_wave_block_ns (0.15 ns a block, fitted on the FIT adds) starts 1,024
     blocks over 0.15 us, and each slot's life that much later."""
-    fit = bench_script("fit_launch")
+    fit = import_module("kernels.fitting.launch_fit")
     gpu = preset("H200")
     add = Launch(1024, 128, 16, 12.0 * 2**20, 2**20, loads=2)
     with fit.constants(first_wave_block_ns=0.0):

@@ -1,5 +1,5 @@
 """Loads a thread cannot keep in flight (sim.model.load_rounds) and the slot hold by warps
-(sim.model.memory_cost.slot_hold): the sixth pass of benchmarks/NOTES-fit.md."""
+(sim.model.memory_cost.slot_hold)."""
 
 from dataclasses import replace
 from pathlib import Path
@@ -53,12 +53,12 @@ def test_rounds_split_the_trips_and_keep_the_bytes():
 
 
 def test_the_one_wave_add_of_big_tiles_within_the_bar_with_its_rounds():
-    """add 2^21, BLOCK_SIZE 2048, 4 warps on the H200 (tests/data/blind_m_h200): no block ends
+    """add 2^21, BLOCK_SIZE 2048, 4 warps on the H200 (tests/data/h200_big_tiles_fit): no block ends
     before 4.3 us; with one round the model is 20% short, with the compiled three within 10%."""
     from sim.traces.compare import compare_trace
     from sim.traces.trace_bundle import load_bundle
 
-    trace = load_bundle(DATA / "blind_m_h200")["add_n21_b2048_w4"]
+    trace = load_bundle(DATA / "h200_big_tiles_fit")["add_n21_b2048_w4"]
     assert trace.meta["regs_per_thread"] == 32
     c = compare_trace(trace)
     assert c.score.within()

@@ -32,7 +32,7 @@ def test_the_issues_example_32_registers_give_a_second_block():
 
 def test_a_step_under_the_noise_band_says_it_cannot_be_told_apart():
     """H200, 2^23 elements x 256 threads at 18 registers: 224 threads give a ninth block per SM
-    for +1.9% (under the 2% that one launch moved between runs in run U), two elements per thread
+    for +1.9% (under the 2% that one launch moved between repeated runs), two elements per thread
     halve the waves for -12.9%. Only the first says a timing could not tell it from noise."""
     steps = _by_lever(WhatIf(256, 18, 0, 2**23))
     small, big = steps["threads per block"], steps["elements per thread"]

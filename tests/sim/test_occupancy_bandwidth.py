@@ -10,7 +10,7 @@ from sim.model.launch_model import Launch, predict_launch
 from sim.rules.occupancy import occupancy
 from sim.model.occupancy_bandwidth import occupancy_curve, predict_point, sweep_points
 
-SWEEP = Path(__file__).resolve().parents[2] / "benchmarks" / "run_f" / "occupancy_fp64.json"
+SWEEP = Path(__file__).resolve().parents[2] / "tests" / "data" / "h200_occupancy_sweep_fp64.json"
 
 
 def test_the_curve_rises_with_blocks_per_sm_up_to_the_launch_s_occupancy():
@@ -46,9 +46,9 @@ def test_rows_that_are_no_sweep_points_are_left_out():
 
 
 def test_one_load_kernels_at_one_block_per_sm_are_held_out_hits():
-    """TEST data for trip_load_ns (fitted on latency_h200.json's 2^24 adds only): the fp64 sweep's
+    """TEST data for trip_load_ns (fitted on resources/measured/H200_latency.json's 2^24 adds only): the fp64 sweep's
     copy and scale at 1 block/SM, latency-bound, within 10% (2026-12-02: 12 of 12; with the old
-    180 ns for every kernel 3 of 12, all -9..-12%; benchmarks/NOTES-bandwidth.md)."""
+    180 ns for every kernel 3 of 12, all -9..-12%)."""
     points = [p for p in sweep_points(json.loads(SWEEP.read_text())["measurements"])
               if p.kernel in ("copy", "scale") and p.forced_text == "1/SM"]
     gpu = preset("H200")

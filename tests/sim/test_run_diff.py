@@ -13,7 +13,7 @@ from sim.model.what_if import WhatIf, predict_outcome
 
 ROOT = Path(__file__).parents[2]
 TRACES = ROOT / "tests" / "data" / "matmul_traces"
-BENCH = ROOT / "benchmarks" / "gpu_bench_h200.json"
+BENCH = ROOT / "tests" / "data" / "h200_size_sweep.json"
 
 
 def test_two_launches_tell_registers_then_blocks_then_waves_then_time():

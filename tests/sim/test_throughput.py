@@ -20,7 +20,7 @@ from sim.traces.trace import load_trace
 from sim.traces.waves import CUBLAS, load_matmul_run, parse_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
-RUN = ROOT / "benchmarks" / "matmul_h200.json"
+RUN = ROOT / "resources" / "measured" / "H200_matmul_sawtooth.json"
 TRACES = ROOT / "tests" / "data" / "matmul_traces"
 H200 = preset("H200")
 TILED, PERSISTENT, STREAM_K = (get_kernel(f"matmul_{k}") for k in ("tiled", "persistent", "stream_k"))
