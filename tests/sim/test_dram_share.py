@@ -129,16 +129,6 @@ def test_the_waves_are_told_as_the_grid_s_where_some_slots_ran_more_blocks():
     assert textbook.simulation.timeline.waves_told == "8 waves"
 
 
-def test_held_out_next_steps_after_the_shares():
-    """Next-step pairs measured after the shares were made, each launch before and after one
-    change in the same rounds: the magnitude within 10% on every pair, the direction right
-    (2% dead band) on at least half (a third of such pairs move by less than one launch varies
-    between rounds)."""
-    fit = import_module("kernels.fitting.launch_fit")
-    rows = fit.next_step_scores(fit.NEXT_STEP_RUNS[-1])
-    assert len(rows) >= 10
-    assert all(r["magnitude_ok"] for r in rows) and sum(r["direction_ok"] for r in rows) >= len(rows) / 2
-
 def test_a_fifo_or_a_huge_list_in_the_users_file_is_one_line_and_the_preset_s_is_used(
         tmp_path, monkeypatch, capsys):
     import os

@@ -79,13 +79,12 @@ def _fit_launch():
 
 def test_next_step_directions_and_magnitudes_on_measured_pairs():
     """Every measured pair (each launch before and after one change, interleaved in the same
-    rounds, several runs of some pairs): the predicted change within 10% of the measured one on
-    at least 90% of the pairs, its direction right (2% dead band) on at least 65%. A third of
-    the pairs change by less than one launch varies between rounds, so the direction bar cannot
-    be all of them."""
+    rounds): the predicted change within 10% of the measured one on at least 90% of the pairs,
+    its direction right (2% dead band) on at least 65%. Measured again, a third of the pairs
+    changed by less than one launch varies between rounds, so the direction bar cannot be all."""
     fit = _fit_launch()
     rows = [r for p in fit.NEXT_STEP_RUNS for r in fit.next_step_scores(p)]
-    assert len(rows) > 100
+    assert len(rows) >= 60
     assert np.mean([r["magnitude_ok"] for r in rows]) >= 0.90
     assert np.mean([r["direction_ok"] for r in rows]) >= 0.65
 
