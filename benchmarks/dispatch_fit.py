@@ -1,7 +1,7 @@
 """Fit the H200's dispatch profile to the recorded traces, and measure it on traces it never saw.
 
-Data: tests/data/h200_spin_fit (242 traces recorded on the H200 on 2026-12-01 by
-benchmarks/dispatch_run.py; families in benchmarks/NOTES-dispatch.md). Three fits, run side by
+Data: tests/data/h200_spin_fit (242 traces recorded on the H200 on 2026-12-01 by the spin
+recorder that lived in benchmarks/ at 8be3ded). Three fits, run side by
 side (one process each), all with sim/traces/calibrate.py's search from the same start:
 
 - fold "a": fit on the busy-spin family A at 2, 10, 50, 200 us; check on A at 5, 20, 100 us and on
@@ -142,10 +142,10 @@ def main() -> int:
 
         source = (f"{COMMAND} (sim/traces/calibrate.py's search) on {len(final['train'])} traces of "
                   f"{report['data']} recorded on the H200 on 2026-12-01 with "
-                  "benchmarks/dispatch_run.py: family A (Triton busy spin, 1..32 warps, 2..200 us, "
+                  "the spin recorder (benchmarks/ at 8be3ded): family A (Triton busy spin, 1..32 warps, 2..200 us, "
                   "0.5..8.5 waves) and B (sleep); sm_interval_us from the memory-bound "
                   "block-size sweep of 2026-11-29 (sim/model/launch_model.py); held-out accuracy in "
-                  "benchmarks/dispatch_fit_h200.json and docs/DISPATCH.md")
+                  "docs/DISPATCH.md")
         profile = DispatchProfile("NVIDIA H200", True, "2026-12-01", source,
                                   params_from_json(final["params"], "fit"))
         save_profile(args.out, profile)

@@ -15,7 +15,7 @@ blocks), the copy ceiling. Splits:
 - "2^24 -> 2^26" (the one resources/physics/H200.json's trip_load_ns comes from): fit on every 2^24 row, report the 2^26 rows;
 - "fast add -> naive add": fit on the four-per-thread add only, report the naive add.
 
-Plain Little's law with the unloaded latency (sim.model.latency.predict) is shown beside it.
+Plain Little's law with the unloaded latency (sim.model.latency.bandwidth_at_occupancy) is shown beside it.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sim.rules.devices import GpuSpec, preset  # noqa: E402
-from sim.model.latency import BlockTrip, TripCosts, predict, predict_loaded  # noqa: E402
+from sim.model.latency import BlockTrip, TripCosts, bandwidth_at_occupancy, predict_loaded  # noqa: E402
 from sim.traces.latency_data import (CHECKED_IN, ELEMENTS_PER_THREAD, LatencyRun,  # noqa: E402
                               OccupancyRow, load_latency_run)
 
@@ -80,7 +80,7 @@ def loaded(gpu, row: OccupancyRow, costs: FitCosts) -> float:
 
 def little(gpu, row: OccupancyRow) -> float:
     t = trip(row)
-    return predict(gpu, row.blocks_per_sm, t.threads // 32, t.load_bytes_in_flight_per_thread / 4,
+    return bandwidth_at_occupancy(gpu, row.blocks_per_sm, t.threads // 32, t.load_bytes_in_flight_per_thread / 4,
                    4, ceiling_gbps=CEILING[0],
                    bytes_moved_per_byte_loaded=t.bytes_moved_per_byte_loaded).bandwidth_gbps
 

@@ -1,4 +1,4 @@
-"""One launch of a project kernel for Nsight Compute to profile (benchmarks/record_ncu.sh runs it).
+"""One launch of a project kernel for Nsight Compute to profile (benchmarks/device_run.sh runs it).
 
     python benchmarks/ncu_programs.py KERNEL SIZE [BLOCK]
 

@@ -13,7 +13,7 @@ Fitted (resources/measured/H200_matmul_sawtooth.json, recorded 2026-12-01):
   launch overhead (measured, not fitted)       median of event time minus the blocks' span, 9 traces
 Held out: the other 53 sawtooth points of the tiled kernel, all 55 of the persistent and stream-K
 kernels, the 132/133-tile quantization rows, the square sizes, the traces' makespans.
-The constants printed must match sim/model/throughput.py's H200_COMPUTE_FIT (checked by a test).
+The constants printed must match resources/fits/H200_matmul.json's "compute" (sim.model.throughput.compute_model).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ sys.path.insert(0, ROOT)
 
 from kernels.declare.registry import get_kernel  # noqa: E402  (the declarations; no GPU library)
 from sim.rules.devices import preset  # noqa: E402
-from sim.model.throughput import H200_COMPUTE_FIT, ComputeModel, drops, predict_matmul  # noqa: E402
+from sim.model.throughput import ComputeModel, compute_model, drops, predict_matmul  # noqa: E402
 from sim.traces.waves import CUBLAS, KINDS, load_matmul_run  # noqa: E402
 
 RESULTS = os.path.join(ROOT, "resources", "measured", "H200_matmul_sawtooth.json")
@@ -102,7 +102,7 @@ def fit_stream_k_terms(trace: dict, model: ComputeModel, dtype: str, resources) 
 def fit(path: str = RESULTS) -> ComputeModel:
     sweep, traces = load_matmul_run(path), traces_of(path)
     res = sweep.resources.get("matmul_tiled")
-    model = H200_COMPUTE_FIT
+    model = compute_model(preset("H200"))
     eff, exposed = fit_tile_terms(sweep, model, res)
     model = replace(model, tensor_efficiency=round(eff, 3), memory_exposed=round(exposed, 2))
     gbps, fixup = fit_stream_k_terms(traces[FIT_TRACE], model, sweep.dtype,
@@ -202,9 +202,10 @@ def main() -> int:
     ap.add_argument("--markdown", help="also write the tables here")
     args = ap.parse_args()
     model = fit(args.results)
-    same = replace(model, source=H200_COMPUTE_FIT.source) == H200_COMPUTE_FIT
-    print(f"fitted: {model}\n{'matches' if same else 'DIFFERS FROM'} sim/model/throughput.py H200_COMPUTE_FIT\n")
-    text = markdown(H200_COMPUTE_FIT, args.results)
+    stored = compute_model(preset("H200"))
+    same = replace(model, source=stored.source) == stored
+    print(f"fitted: {model}\n{'matches' if same else 'DIFFERS FROM'} resources/fits/H200_matmul.json\n")
+    text = markdown(stored, args.results)
     print(text)
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as fh:

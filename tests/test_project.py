@@ -184,8 +184,7 @@ def test_the_tree_a_device_run_carries_is_small_and_benchmarks_hold_only_what_is
     """A GPU run carries the tracked tree (64 MiB at most): it stays under 25 MB, and benchmarks/
     holds the scripts a maintainer re-runs and one RESULTS.md, about 25 files."""
     files = _tracked()
-    counted = [p for p in files if not p.parts[:2] == ("docs", "screenshots")]  # pruned apart
-    size = sum((ROOT / p).stat().st_size for p in counted if (ROOT / p).is_file())
+    size = sum((ROOT / p).stat().st_size for p in files if (ROOT / p).is_file())
     assert size < 25 * 10**6, f"{size / 1e6:.1f} MB tracked"
     bench = [p for p in files if p.parts[0] == "benchmarks"]
     assert len(bench) <= 25 and Path("benchmarks/RESULTS.md") in bench, sorted(map(str, bench))

@@ -17,7 +17,7 @@ FIT = tests/data/h200_kernel_files_more_heldout stencil_numba_n20 (the Numba ste
 TEST = everything else: run J's other 14 traces (its stencil at 2^24 and 2^26), all of
 tests/data/h200_kernel_files_heldout (fit_launch.py's TEST; its stencil_numba_n20 is the FIT launch
 recorded again, its n24 is not), tests/data/h200_memory_kernels_fit, the spin sets
-(benchmarks/dispatch_score.py) and fit_launch.py's TEST.
+(kernels.fitting.dispatch_score) and fit_launch.py's TEST.
 """
 
 from __future__ import annotations

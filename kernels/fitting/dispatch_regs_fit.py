@@ -105,7 +105,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--write", action="store_true", help="write the fitted rule into H200.json")
     p.add_argument("--blind", metavar="DIR", help="score a trace bundle (e.g. the one "
-                   "benchmarks/device_run_j_dispatch.sh records) with the rule off and on")
+                   "records) with the rule off and on")
     args = p.parse_args(argv)
     base = builtin_profile()
     off = replace(base, params=replace(base.params, regfile_fraction=2.0))

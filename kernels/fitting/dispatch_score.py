@@ -1,10 +1,8 @@
 """Score compare's predictions on a set of recorded traces (a trace bundle): the issue's bar per
 trace, for the calibrated dispatch model and the ideal textbook schedule.
 
-    # record a fresh set on the GPU first (the lead's recorder, off the fitting grid):
-    PYTHONUNBUFFERED=1 python3 benchmarks/dispatch_validate.py --out $OUT
-    # then, anywhere:
-    python3 benchmarks/dispatch_score.py $OUT [--json FILE]
+    # on a bundle recorded anywhere (`trace` writes the traces; no GPU needed to score):
+    python3 -m kernels.fitting.dispatch_score DIR [--json FILE]
 
 Each trace is predicted from its launch alone (sim.traces.compare.compare_trace); the bar is makespan
 within 10%, the median SM's peak within 1 block and residency error at most 0.15.

@@ -32,7 +32,7 @@ The stored fit keeps the rows it was fitted on (the model's time without the eff
 size and candidate), so a test can check that the fit is those rows' and that the model still
 gives them. `--score` replays runs M to R with the stored fit: per size, the candidate the
 model picks now, timed by what the run measured for it, against the issue's bars
-(benchmarks/tiles_score.py).
+(kernels/fitting/tiles_score.py).
 
 Usage: python3 benchmarks/tiles_fit.py [--write] [--score]  (prints the fit and the held-out
 check; --write stores it, with its provenance, in resources/fits/H200_matmul_tiles.json;

@@ -201,7 +201,7 @@ def extract(path, name: str, out) -> Trace:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python3 -m sim.traces.trace_bundle",
-        description="List the traces of a bundle written by benchmarks/dispatch_run.py, or "
+        description="List the traces of a bundle (`trace` and the spin recorder write them), or "
                     "extract one as a warpscope-trace/1 file for `main.py compare`.")
     parser.add_argument("bundle", metavar="DIR", help="folder holding " + INDEX_NAME)
     parser.add_argument("name", nargs="?", help="the trace to extract (default: list them all)")

@@ -125,7 +125,7 @@ def test_a_big_grid_keeps_the_models_elision_and_says_so():
 
 
 def test_a_recorded_h200_trace_beside_its_prediction(tmp_path):
-    trace = load_bundle(DATA / "real_h200")["add_n20_b256"]  # 2^20 elements at 256 a block
+    trace = load_bundle(DATA / "h200_memory_kernels_fit")["add_n20_b256"]  # 2^20 elements at 256 a block
     c = compare_trace(trace)
     path = tmp_path / "both.json"
     assert write_perfetto(path, {"predicted": c.simulated, "recorded": c.recorded}) == 2 * 4096
