@@ -3,7 +3,7 @@ results file (`main.py bench --out FILE.json`, "warpscope-bench/1") and lays eac
 beside the launch model's prediction and its speed of light, the measured time on the card.
 
     from kernels.notebook import bench, explain
-    b = bench("benchmarks/gpu_bench_h200.json")
+    b = bench("tests/data/h200_size_sweep.json")
     b.to_frame()          # with pandas: one row per measurement, measured and predicted
 
 Reading a file needs no GPU and imports no torch, triton or numba; measuring one is `main.py

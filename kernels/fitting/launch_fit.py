@@ -340,7 +340,7 @@ def next_step_scores(path: Path) -> list[dict]:
     """Each measured next-step pair of one chooser run re-predicted with this checkout's model,
     as chooser_run.py predicts it (sim.model.what_if.predict at the run's copy ceiling)."""
     from kernels.declare.registry import get_kernel
-    from sim.model.what_if import WhatIf, predict
+    from sim.model.what_if import WhatIf, predict_outcome as predict
 
     run, gpu = read_json(path), preset("H200")
     out = []

@@ -33,7 +33,7 @@ def predicted_counts(trace) -> np.ndarray:
     """The blocks per SM the launch model (compare's prediction of the trace) runs."""
     from kernels.declare.kernel_file import with_declared_chain
     from sim.rules.devices import preset_for_device_name
-    from sim.traces.compare import on_gpu_clock, predict, request_of_trace
+    from sim.traces.compare import on_gpu_clock, predict_schedule as predict, request_of_trace
 
     trace = with_declared_chain(trace)
     gpu = preset_for_device_name(trace.gpu, trace.meta.get("sm_count"))

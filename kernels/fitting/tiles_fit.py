@@ -1,4 +1,6 @@
-"""Fit matmul_auto's per-candidate efficiency (resources/fits/H200_matmul_tiles.json): pointer kernels on run H, TMA kernels on run M.
+"""Fit matmul_auto's per-candidate efficiency (resources/fits/H200_matmul.json) on recorded H200
+chooser runs (tests/data/h200_matmul_tiles; "run H" is pointer_fit, "I" pointer_heldout_and_pairs,
+"M" tma_fit, "N" tma_heldout, "O" stream_k_fit, "P" stream_k_heldout, "R" old_flags_heldout).
 
 The compute-bound model's tensor efficiency was fitted on the 128x256x64 w8 tile only. A smaller
 tile does fewer FLOPs per byte it stages through shared memory (64x128: 43 FLOP/B against 85 for
@@ -12,21 +14,21 @@ so every surface shows the time the chooser weighs; the launch overhead is the G
 
 * pointer kernels (tiled, persistent, stream-K): FIT on run H's whole sawtooth (M=1024, K=8192,
   N = 2048..16384 step 256, 57 sizes); TEST on run H's squares and run I (57 sizes + squares).
-* TMA kernels (tiled, persistent; benchmarks/run_m/matmul, 2026-12-02): FIT on run M's
+* TMA kernels (tiled, persistent): FIT on run M's
   even-indexed sawtooth sizes (N = 2048, 2560, ..., 16384: 29), TEST on its odd ones (28) and
-  its squares, and all of run N (benchmarks/run_n/matmul: 57 sizes + squares, the declared
+  its squares, and all of run N (57 sizes + squares, the declared
   flags' launches among its extras). Run M's machine is not run H's: its times are taken in run
   H's units by run M's throughput scale (chooser_run.run_scale: the median over the sizes both
   ran of cuBLAS there over cuBLAS here), so both kernels' efficiencies share one set of units.
   The TMA kernels launch with their declared loop flags (TMA_LOOP): the flags this fit once chose
   on three of run M's sizes (TMA-persistent 128x256x64 flatten=False, +2.2% there) lost to the
   declared ones in run N's own rounds, median 0.950 and min 0.863 over 59 sizes (DECLARED_LOOP).
-* TMA stream-K (matmul_tma_stream_k; benchmarks/run_o/matmul, 2026-12-02): FIT on run O's
+* TMA stream-K (matmul_tma_stream_k): FIT on run O's
   even-indexed sawtooth sizes, in run H's units by run O's own scale; TEST on its odd ones and its
   squares. Its leftover-wave term is pointer stream-K's (the same split of the last wave).
-* Run Q (benchmarks/run_q/explore_q) refitted TMA stream-K 128x256x64 with flatten=False +
-  warp specialisation and TMA tiled 128x256x64 at s4 against these launches in the same rounds;
-  run R, the test, measured the reverse, so neither was kept (benchmarks/NOTES-chooser.md).
+* A refit of TMA stream-K 128x256x64 with flatten=False + warp specialisation and TMA tiled
+  128x256x64 at s4 against these launches in the same rounds lost on run R, the test, so neither
+  was kept.
 
 The stored fit keeps the rows it was fitted on (the model's time without the efficiency, per
 size and candidate), so a test can check that the fit is those rows' and that the model still
@@ -35,7 +37,7 @@ model picks now, timed by what the run measured for it, against the issue's bars
 (kernels/fitting/tiles_score.py).
 
 Usage: python3 benchmarks/tiles_fit.py [--write] [--score]  (prints the fit and the held-out
-check; --write stores it, with its provenance, in resources/fits/H200_matmul_tiles.json;
+check; --write stores it, with its provenance, in resources/fits/H200_matmul.json;
 --score: runs M's to R's replays against the bars, with the stored fit)
 """
 
@@ -182,11 +184,13 @@ def _json_rows(points, rows) -> list[str]:
 
 
 def write_fit(eff: dict, scale: dict, train_pts, train, tma_pts, tma_rows, sk: dict) -> None:
-    """resources/fits/H200_matmul_tiles.json: run H's provenance and rows as before, run M's
+    """resources/fits/H200_matmul.json: run H's provenance and rows as before, run M's
     (the TMA kernels') beside them."""
     from sim.model.matmul_choice import TILE_FIT_PATH
 
-    meta = json.dumps({
+    # the file's other fits (the compute terms, stream-K's leftover) are other scripts': kept
+    kept = {k: v for k, v in read_json(TILE_FIT_PATH).items() if k in ("compute", "stream_k")}
+    meta = json.dumps({**kept,
         "format": "warpscope-tile-fit/3", "gpu": "H200", "date": "2026-12-02",
         "command": COMMAND, "source": str(RUN.relative_to(ROOT)),
         "fitted_on": "run H's sawtooth: M=1024, K=8192, N=2048..16384 step 256 "

@@ -60,7 +60,7 @@ WARPSCOPE = dict(
     bytes=lambda n: 2 * 4 * max(1, n // COLS) * COLS,  # read x once, write out once
     # one sweep (the row stays in registers), two block-wide reductions: tl.max, then tl.sum
     chain=dict(passes=1, reductions=2),
-    # torch's kernel (cunn_SoftMaxForwardReg, profiled on the H200 in benchmarks/run_k): the row
+    # torch's kernel (cunn_SoftMaxForwardReg, profiled on the H200 in benchmarks/ at 8be3ded): the row
     # in registers too, a block-wide max and a block-wide sum
     peer_chain=dict(passes=1, reductions=2),
     reference=softmax64,

@@ -53,7 +53,7 @@ WARPSCOPE = dict(
     block=dict(threads=(32, 8)),
     bytes=lambda H, W: 2 * 4 * H * W,  # read u once, write out once
     # one sweep, but five global loads in the compiled kernel for one input array (sm_90 SASS:
-    # LDG count 5, benchmarks/run_m/stamps/stamps_cost.json "plain"): each past the first
+    # LDG count 5, benchmarks/ at 8be3ded "plain"): each past the first
     # lengthens a block's round trip (sim.model.chain)
     chain=dict(passes=1, loads=5),
     reference=stencil64,

@@ -53,7 +53,7 @@ def test_a_bench_result_of_this_launch_is_the_measured_time(mount):
     from gui.widgets.qt_verdicts import header_html
     from kernels.measure.results import load_results
 
-    path = "benchmarks/gpu_bench_h200.json"
+    path = "tests/data/h200_size_sweep.json"
     with open(path, encoding="utf-8") as f:
         raw = [m for m in json.load(f)["measurements"] if m["kernel"] == "add_numba_naive"
                and m["elements"] == 65536 and m["threads_per_block"] == 256]

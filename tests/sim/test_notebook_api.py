@@ -96,7 +96,7 @@ def test_bench_lays_the_measured_time_on_the_card():
     """measured_us is the file's median, read here from the raw JSON."""
     from kernels.notebook import bench
 
-    path = "benchmarks/gpu_bench_h200.json"
+    path = "tests/data/h200_size_sweep.json"
     with open(path, encoding="utf-8") as f:
         raw = json.load(f)["measurements"]
     r = bench(path)
