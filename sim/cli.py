@@ -116,7 +116,7 @@ def register(subparsers) -> None:
                                           "makespan, peak blocks per SM, residency error.")
     p.add_argument("trace_file", metavar="TRACE.json", nargs="?",
                    help="a warpscope-trace/1 file, a Triton Proton timeline (NAME.chrome_trace), "
-                        "or a trace bundle's folder (e.g. tests/data/real_h200)")
+                        "or a trace bundle's folder (e.g. tests/data/h200_memory_kernels_fit)")
     p.add_argument("trace_name", metavar="NAME", nargs="?",
                    help="the bundle's trace to compare (without it, the bundle's traces are listed)")
     add_ncu_argument(p)
