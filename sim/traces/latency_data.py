@@ -12,10 +12,11 @@ from pathlib import Path
 
 from sim.inputs.errors import UserError
 from sim.inputs.files import read_json_file
+from sim.inputs.places import resource
 from sim.inputs.args import Flag, Items, Maybe, Object, Real, Text, Whole, check_fields
 
 FORMAT = "warpscope-latency/1"
-CHECKED_IN = Path(__file__).resolve().parents[2] / "resources" / "measured" / "H200_latency.json"
+CHECKED_IN = resource("measured", "H200_latency.json")
 ELEMENTS_PER_THREAD = {"add_numba_naive": 1, "add_numba": 4}  # the two adds of the sweep
 
 
