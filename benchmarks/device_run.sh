@@ -7,9 +7,9 @@
 #   bash benchmarks/device_run.sh OUT_DIR          (about 9 minutes on an H200; NCU=path/to/ncu)
 #
 # Each part has its own time limit and writes its JSON, its log and its exit status (in
-# OUT_DIR/env.txt); a part cut short keeps what it wrote. The parts' limits add up to 570 s, under
+# OUT_DIR/env.txt); a part cut short keeps what it wrote. The parts' limits add up to 580 s, under
 # one call's 10 minutes. Then, without a GPU, score what was recorded:
-#   python3 benchmarks/predict_check.py; python3 benchmarks/fit_launch.py --kernel-times OUT_DIR
+#   python3 -m kernels.fitting.predict_check; python3 benchmarks/fit_launch.py --kernel-times OUT_DIR
 #   python3 main.py compare OUT_DIR/traces/NAME.json; python3 main.py compare --ncu OUT_DIR/ncu/ncu_NAME.csv
 set -u
 OUT=${1:?usage: device_run.sh OUT_DIR}
@@ -35,7 +35,7 @@ SIZES=2^12,2^14,2^16,2^18,2^20,2^22,2^24,2^26,2^28
 # the occupancy calculator against the CUDA driver (tests/data/occupancy_h200.json)
 part occupancy 40 $PY benchmarks/occupancy_truth.py --out "$OUT/occupancy_h200.json"
 # kernel times against their torch peers, interleaved (tests/data/h200_kernel_times_*)
-part kernel_times 120 $PY -m kernels.cli bench \
+part kernel_times 110 $PY -m kernels.cli bench \
   --kernel add_triton,add_torch,copy_triton,copy_torch,square_triton,square_torch,add_relu_triton,add_relu_torch_eager \
   --sizes "$SIZES" --reps 20 --out "$OUT/bench_kernel_times.json"
 part block_sizes 30 $PY -m kernels.cli bench --kernel add_numba_naive --sizes 2^26 \
@@ -46,7 +46,7 @@ part latency 100 $PY benchmarks/latency_run.py --out "$OUT" --budget-s 80
 part matmul 70 $PY -m kernels.cli bench --waves-sweep M=1024,K=8192,N=256..14080x1024 --reps 5 \
   --out "$OUT/matmul_sawtooth.json"
 # the next step's direction: each pair's two launches measured in the same rounds
-part next_step 80 $PY benchmarks/chooser_run.py --out "$OUT/next_step" --only-next-step \
+part next_step 70 $PY benchmarks/chooser_run.py --out "$OUT/next_step" --only-next-step \
   --pairs held-out-t --rounds 5
 # recorded block schedules the simulator is scored on (one launch of each kind of trace)
 part traces 40 bash -c "
@@ -68,6 +68,8 @@ ncu_record() {  # NAME KERNEL SIZE [BLOCK]
 export -f ncu_record; export OUT PY NCU
 part ncu 90 bash -c "ncu_record triton_add add_triton 16777216 1024; ncu_record numba_add add_numba 16777216 256;
   ncu_record torch_add add_torch 16777216; ncu_record triton_matmul matmul_tiled 4096"
+# the window's Live launch: each slider move measured on the GPU beside its prediction
+part slider 30 env QT_QPA_PLATFORM=offscreen $PY benchmarks/slider_launch_check.py --out "$OUT/slider"
 
 cat "$OUT/env.txt"
 tail -n 3 "$OUT"/logs/*.log

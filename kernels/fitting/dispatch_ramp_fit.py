@@ -1,9 +1,9 @@
 """How fast the H200 starts blocks of real kernels, read off recorded traces, and the fit of the
 dispatch profile's per-warp start interval (`sm_interval_warp_us`) on ONE trace. No GPU needed:
 
-    python3 benchmarks/dispatch_ramp_fit.py --describe   # what the traces show (table below)
-    python3 benchmarks/dispatch_ramp_fit.py              # fit on FIT, print FIT and TEST rows
-    python3 benchmarks/dispatch_ramp_fit.py --write      # ... and write it to resources/physics/H200.json
+    python3 -m kernels.fitting.dispatch_ramp_fit --describe   # what the traces show (table below)
+    python3 -m kernels.fitting.dispatch_ramp_fit              # fit on FIT, print FIT and TEST rows
+    python3 -m kernels.fitting.dispatch_ramp_fit --write      # ... and write it to resources/physics/H200.json
 
 (Not written today: the fitted 0.0157 us over-predicts held-out kernel times, NOTES-dispatch.md.)
 
@@ -120,7 +120,7 @@ def row(c) -> str:
 
 def write(value_us: float) -> None:
     profile = dp.load_profile(BUILTIN)
-    note = (f"; sm_interval_warp_us {value_us} from python3 benchmarks/dispatch_ramp_fit.py --write "
+    note = (f"; sm_interval_warp_us {value_us} from python3 -m kernels.fitting.dispatch_ramp_fit --write "
             "(2026-12-02) on ONE trace, tests/data/h200_kernel_files_more_heldout stencil_numba_n20 (the Numba "
             "stencil's 8-warp blocks, recorded on the H200 on 2026-12-02); every other real-kernel "
             "trace held out: benchmarks/NOTES-dispatch.md")

@@ -8,7 +8,7 @@ tests/data/h200_size_sweep.json (size sweep) that has an occupancy is a check. A
 kernel's loop trips come from its declaration (kernels/declare/registry.py). Prints the misses (more than
 10% off), the share within 10% and the rms error on the fitted rows. No GPU needed:
 
-    python3 benchmarks/predict_check.py [--json]
+    python3 -m kernels.fitting.predict_check [--json]
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 - The driver's cuOccupancyMaxActiveClusters, recorded by kernels/measure/cluster_occupancy.py in
   tests/data/cluster_occupancy_*.json: equal on every case (skipped, naming the command, until a
   file is recorded).
-- The GPC probe recorded on the H200 (benchmarks/run_{w,x,z}/gpc_*_h200.json): with one block per
+- The GPC probe recorded on four H200s (tests/data/h200_gpc_probes): with one block per
   SM, the SMs any cluster reached over a launch are at most the SMs of GPCs big enough for one
   cluster, and reach that count in some launch (132 for clusters of 2; 124 for 4 and 8: the four
   lone TPCs never ran a cluster of 4).
@@ -23,7 +23,7 @@ from sim.rules.occupancy import occupancy
 
 ROOT = Path(__file__).resolve().parents[2]
 TRUTH = sorted(glob.glob(str(ROOT / "tests/data/cluster_occupancy_*.json")))
-PROBES = sorted(glob.glob(str(ROOT / "benchmarks/run_*/gpc_*_h200.json")))
+PROBES = sorted(glob.glob(str(ROOT / "tests/data/h200_gpc_probes/*.json")))
 COMMAND = "python3 -m kernels.measure.cluster_occupancy --out tests/data/cluster_occupancy_h200.json"
 PRESET_OF = {"NVIDIA H200": "H200", "NVIDIA H100 80GB HBM3": "H100 SXM"}
 
@@ -46,7 +46,7 @@ def test_model_equals_driver_max_active_clusters(path):
     assert not wrong, f"(cluster, threads, smem, blocks/SM, model, driver): {wrong[:8]}"
 
 
-@pytest.mark.skipif(not PROBES, reason="no GPC probe recorded (benchmarks/gpc_probe.py)")
+@pytest.mark.skipif(not PROBES, reason="no GPC probe recorded")
 @pytest.mark.parametrize("path", PROBES)
 def test_gpcs_big_enough_bound_the_sms_clusters_reach(path):
     data = json.loads(Path(path).read_text())
