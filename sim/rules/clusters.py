@@ -1,10 +1,13 @@
 """Thread-block clusters (compute capability 9.0 on): how many fit on the GPU at once.
 
 A cluster's blocks are co-scheduled on one GPC (CUDA C++ Programming Guide, "Thread Block
-Clusters"), so what limits clusters is each GPC's room, not the GPU's: a GPC of n SMs, each
-holding b blocks of the kernel (the occupancy's blocks per SM), holds floor(n·b / c) clusters of
-c blocks. The GPU's answer, what cudaOccupancyMaxActiveClusters reports, is the sum over GPCs, and
-every SM of a GPC too small for one cluster (a lone TPC of 2 SMs, for clusters of 4) sits idle.
+Clusters"), each block of a cluster on its own SM, and an SM holds at most
+CLUSTER_BLOCKS_PER_SM blocks of a cluster launch: so a GPC of n SMs, each holding b blocks of the
+kernel (the occupancy's blocks per SM, capped so), holds floor(n·b / c) clusters of c blocks where
+n >= c, and none where it has fewer SMs than a cluster has blocks (a lone TPC of 2 SMs, for
+clusters of 4). The GPU's answer, what cudaOccupancyMaxActiveClusters reports, is the sum over
+GPCs. Both rules were read off the driver's 80 answers recorded on an H200
+(tests/data/cluster_occupancy_h200.json, 2026-12-07), which the model now equals.
 tests/sim/test_cluster_truth.py checks this against the driver's answers recorded on a GPU
 (kernels/measure/cluster_occupancy.py).
 
@@ -21,6 +24,9 @@ from sim.rules.devices import GpuSpec
 MIN_CC = (9, 0)
 MAX_PORTABLE = 8  # any cluster-capable GPU runs clusters this big
 MAX_NON_PORTABLE = 16  # H100/H200 with cudaFuncAttributeNonPortableClusterSizeAllowed
+# blocks of a cluster launch one SM holds at most, whatever the occupancy allows (the driver's
+# answers on an H200: 128-thread blocks, 16 per SM unclustered, count as 8 in every cluster size)
+CLUSTER_BLOCKS_PER_SM = 8
 
 
 def check_cluster(gpu: GpuSpec, size: int) -> None:
@@ -81,7 +87,8 @@ class ClusterOccupancy:
         c, b = self.cluster_size, self.blocks_per_sm
         sizes = sorted(set(self.gpc_sms), reverse=True)
         counts = {n: self.gpc_sms.count(n) for n in sizes}
-        return " + ".join(f"{counts[n]} x floor({n}·{b}/{c})" for n in sizes) + \
+        return " + ".join(f"{counts[n]} x floor({n}·{b}/{c})" if n >= c else f"{counts[n]} x 0 (under {c} SMs)"
+                          for n in sizes) + \
             f" = {self.max_active_clusters:,}"
 
 
@@ -90,8 +97,9 @@ def cluster_occupancy(gpu: GpuSpec, blocks_per_sm: int, cluster_size: int) -> Cl
     check_cluster(gpu, cluster_size)
     groups, source = gpc_layout(gpu)
     sizes = tuple(len(g) for g in groups)
-    per_gpc = tuple(n * blocks_per_sm // cluster_size for n in sizes)
-    return ClusterOccupancy(cluster_size, blocks_per_sm, sizes, per_gpc, source)
+    b = min(blocks_per_sm, CLUSTER_BLOCKS_PER_SM)
+    per_gpc = tuple(n * b // cluster_size if n >= cluster_size else 0 for n in sizes)
+    return ClusterOccupancy(cluster_size, b, sizes, per_gpc, source)
 
 
 def cluster_rows(cocc: ClusterOccupancy) -> list[tuple[str, str, str]]:

@@ -183,7 +183,7 @@ class BlockScheduler:
 
     def _cluster_layout(self, n_slots: int) -> np.ndarray:
         """Each slot's GPC, for placing a cluster's blocks together (sim/rules/clusters.py)."""
-        from sim.rules.clusters import cluster_occupancy, gpc_layout
+        from sim.rules.clusters import CLUSTER_BLOCKS_PER_SM, cluster_occupancy, gpc_layout
 
         if self.n_blocks % self.cluster_size:
             raise UserError(f"a grid of {self.n_blocks:,} blocks is not a whole number of clusters "
@@ -194,26 +194,31 @@ class BlockScheduler:
         gpc_of_sm = np.empty(self.gpu.sm_count, dtype=np.int64)
         for g, sms in enumerate(gpc_layout(self.gpu)[0]):
             gpc_of_sm[list(sms)] = g
-        return gpc_of_sm[np.arange(n_slots) // self.slots_per_sm]
+        slots = np.arange(n_slots)
+        gpc = gpc_of_sm[slots // self.slots_per_sm]
+        return np.where(slots % self.slots_per_sm < CLUSTER_BLOCKS_PER_SM, gpc, -1)  # -1: unused
 
     def _take(self, free: np.ndarray) -> np.ndarray:
         """The free slots the waiting blocks take, in order. With clusters, whole clusters only,
-        each one's blocks in one GPC (the GPC's first free slots in the placement's order); slots
-        left over wait for the next event."""
+        each one's blocks in one GPC and on as many SMs (the SMs with the most free slots first,
+        ties in the placement's order); slots left over wait for the next event, and an SM's
+        slots past CLUSTER_BLOCKS_PER_SM are never used."""
         remaining = self.n_blocks - self.next_block
         if self._gpc_of_slot is None:
             return free[:min(free.size, remaining)]
-        c, buckets, out = self.cluster_size, {}, []
+        c, by_gpc, out = self.cluster_size, {}, []
         for slot in free.tolist():
-            if len(out) >= remaining:
-                break
-            bucket = buckets.setdefault(int(self._gpc_of_slot[slot]), [])
-            bucket.append(slot)
-            if len(bucket) == c:
-                out.extend(bucket)
-                bucket.clear()
+            g = int(self._gpc_of_slot[slot])
+            if g >= 0:
+                by_gpc.setdefault(g, {}).setdefault(slot // self.slots_per_sm, []).append(slot)
+        for per_sm in by_gpc.values():
+            while len(out) < remaining and len(per_sm) >= c:
+                for sm in sorted(per_sm, key=lambda s: -len(per_sm[s]))[:c]:
+                    out.append(per_sm[sm].pop(0))
+                    if not per_sm[sm]:
+                        del per_sm[sm]
         taken = set(out)
-        self._free_later.extend(x for x in free.tolist() if x not in taken)
+        self._free_later.extend(x for x in free.tolist() if x not in taken and self._gpc_of_slot[x] >= 0)
         return np.array(out, dtype=np.int64)
 
     @property
