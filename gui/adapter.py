@@ -137,6 +137,11 @@ class TaskRunner(QObject):
     def is_running(self) -> bool:
         return self._thread.isRunning()
 
+    @property
+    def closed(self) -> bool:
+        """Shut down: it takes no more jobs."""
+        return self._closed
+
     def shutdown(self, timeout_ms: int = 10000) -> bool:
         """Cancel, stop the thread and wait for it. Safe to call twice."""
         self._closed = True
@@ -248,6 +253,11 @@ class HostRunner(QObject):
     @property
     def host_pid(self) -> int | None:
         return self._host.pid if self._host is not None else None
+
+    @property
+    def closed(self) -> bool:
+        """Shut down: it takes no more jobs."""
+        return self._closed
 
     def shutdown(self, timeout_ms: int = 1000) -> bool:
         """Drop waiting jobs, stop the host (politely for `timeout_ms`, then by force). Safe to call

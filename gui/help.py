@@ -136,7 +136,7 @@ animation's schedule, counting the identical waves a very large grid leaves out 
 The export carries the same list.</p>""",
     ),
     "latency": (
-        "Latency hiding",
+        "Latency",
         """
 <p>Why a GPU needs many warps. Left: one SM's warp slots over a few microseconds, grouped by the
 four schedulers that issue their instructions. Green is issuing, blue is waiting for memory,
@@ -183,7 +183,7 @@ Bandwidth panel measures it beside its torch peer, checked against its reference
 <p>Edit the file in your editor, then <b>Open again</b> to see the new version.</p>""",
     ),
     "waves": (
-        "Waves (matmul)",
+        "Waves",
         """
 <p>Where waves cost the most: a matrix product gives each block one tile of the output, so a
 matrix one tile too big for a full wave (133 tiles on 132 SMs) runs a second, nearly empty wave

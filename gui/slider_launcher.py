@@ -79,6 +79,8 @@ class SliderLauncher(QObject):
 
     def fire(self) -> int | None:
         """Launch what the window shows now (the debounce calls this); its job id, or None."""
+        if getattr(self.runner, "closed", False):  # the window is closing: nothing to launch on
+            return None
         wanted, why = self.wanted()
         if wanted is None:
             self.model.say(why)

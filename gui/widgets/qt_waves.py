@@ -22,7 +22,7 @@ from sim.model.throughput import tensor_tflops
 from sim.traces.waves import CUBLAS
 
 COLORS = {name: style.CURVE_HUES[i] for i, name in enumerate((*MATMULS, CUBLAS))}
-NARROW = 720  # narrower: the caption keeps to its first line
+NARROW = 800  # narrower (a 1024-px window): the caption keeps to its first line
 
 
 class QtWaves(QWidget):

@@ -15,7 +15,6 @@ tests/sim/test_cluster_truth.py compares the model with every file tests/data/cl
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
@@ -114,8 +113,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True, help="the JSON to write (tests/data/cluster_occupancy_<gpu>.json)")
     args = ap.parse_args(argv)
     result = measure()
-    with open(args.out, "w", encoding="utf-8") as fh:
-        json.dump(result, fh, separators=(",", ":"))
+    from sim.inputs.files import write_json_atomic
+
+    write_json_atomic(args.out, result, indent=1)
     refused = sum(1 for c in result["cases"] if c[-1] < 0)
     print(f"{result['device']}: {len(result['cases'])} cases ({refused} refused), "
           f"{result['num_regs']} registers per thread -> {args.out}")

@@ -75,6 +75,23 @@ def read_user_bytes(path, what: str, max_bytes: int) -> bytes:
     return data
 
 
+def peek_user_file(path, n: int) -> bytes:
+    """The first `n` bytes of a regular file (what it declares itself to be); b"" for anything
+    else or anything unreadable (a pipe or a device is never opened: it would block)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return b""
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except (OSError, ValueError):
+        return b""
+    try:
+        return os.read(fd, n) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
 def read_user_file(path, what: str, max_bytes: int) -> str:
     """The text of a regular UTF-8 file of at most `max_bytes`, or one UserError line."""
     data = read_user_bytes(path, what, max_bytes)

@@ -81,13 +81,14 @@ class ExplainResult(Result):
         return [launch_row(self.gpu, self.occupancy, self.geometry, self.prediction)]
 
     def _repr_html_(self) -> str:
-        from sim.cli import geometry_rows, occupancy_rows
+        from sim.cli import geometry_rows
+        from sim.rules.occupancy import limiter_rows
 
         occ = self.occupancy
         parts = [_headline(self.prediction)]
         if self.prediction is not None:
             parts.append(render.card_html(self.speed_of_light))
-        parts.append(render.table(("limiter", "blocks per SM", ""), occupancy_rows(occ),
+        parts.append(render.table(("limiter", "blocks per SM", ""), limiter_rows(occ),
                                   f"Occupancy: {occ.explain()}", "occupancy"))
         parts.append(render.table(("quantity", "value", "how"), geometry_rows(self.gpu, self.geometry),
                                   "Geometry", "geometry"))

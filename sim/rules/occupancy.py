@@ -224,3 +224,13 @@ def sweep_smem(gpu: GpuSpec, threads_per_block: int, regs_per_thread: int = 0,
     ys = [occupancy(gpu, threads_per_block, regs_per_thread, int(x), carveout_percent).active_warps_per_sm
           for x in xs]
     return xs, np.asarray(ys)
+
+
+def limiter_rows(occ: Occupancy) -> list[tuple[str, str, str]]:
+    """(limiter, the blocks per SM it allows, "<- binds" where it binds), in LIMITERS' order."""
+    rows = []
+    for name in LIMITERS:
+        limit = occ.limits[name]
+        rows.append((name, "no limit" if limit is None else f"{limit} blocks/SM",
+                     "<- binds" if name in occ.limited_by else ""))
+    return rows

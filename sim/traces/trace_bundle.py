@@ -114,17 +114,12 @@ def is_bundle(path) -> bool:
     """Whether `path` names a bundle rather than one trace: a folder (the index inside it), a file
     named like the index, or a regular file that declares the bundle's format in its opening bytes
     (a renamed index). Only a regular file is peeked at: a pipe or a device would block."""
+    from sim.inputs.files import peek_user_file
+
     p = Path(path)
     if p.is_dir() or p.name == INDEX_NAME:
         return True
-    try:
-        if not p.is_file():
-            return False
-        with open(p, "rb") as f:
-            head = f.read(512)
-    except OSError:
-        return False
-    return f'"{BUNDLE_FORMAT}"'.encode() in head
+    return f'"{BUNDLE_FORMAT}"'.encode() in peek_user_file(p, 512)
 
 
 def listing(index: dict) -> list[str]:
