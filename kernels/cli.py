@@ -146,8 +146,8 @@ def _add_calibrate(subparsers) -> None:
     p = subparsers.add_parser(
         "calibrate", help="measure every per-GPU number the model reads, on this GPU, and save them",
         description="Records a small family of block traces on the GPU and fits the dispatch "
-                    "model to them, reads which SMs move bytes faster, measures the launch "
-                    "overhead, copy bandwidth, DRAM and L2 latency and L2 bandwidth, and writes "
+                    "model to them, reads which SMs move bytes faster, measures the copy "
+                    "bandwidth, DRAM and L2 latency, L2 bandwidth and trip overhead, and writes "
                     "them to the user's config folder ($XDG_CONFIG_HOME/warpscope/dispatch/"
                     "<GPU>.json), where the app and every command find them and say 'calibrated "
                     "on <GPU>'. It ends by predicting launches it fitted nothing on and printing "

@@ -8,8 +8,8 @@ profile into the user's config folder (dispatch/<GPU>.json there, sim/inputs/pla
 `sim.schedule.dispatch_profile.profile_for` finds it: the app and the CLI then say "calibrated on <GPU>,
 <date>". Two long adds then tell which SMs of this chip move bytes faster (sim.traces.sm_share); the
 same file's "dram_share" holds them, and the memory-bound model reads it (dispatch_profile.
-dram_share_for). Then the launch overhead, the copy bandwidth, the DRAM and L2 latencies and the
-L2 bandwidth (kernels.measure.physics_probe) join the file's "constants", which win over the
+dram_share_for). Then the copy bandwidth, the DRAM and L2 latencies, the L2 bandwidth and the trip
+overhead (kernels.measure.physics_probe) join the file's "constants", which win over the
 preset's (sim.rules.physics.physics_for). Last, launches none of this was fitted on are measured
 and predicted with what was just saved, and both printed: calibrate's own held-out check.
 """
@@ -206,7 +206,7 @@ def calibrate(out: str | None = None, *, record: Callable | None = None, gpu=Non
     shares, share_failed = share_traces(record_tile, share_family, say)
     dram_share, share_note = read_share(shares, gpu, command, profile.date)
     say(share_note)
-    say("measuring the launch overhead, copy bandwidth, DRAM and L2 latency and L2 bandwidth")
+    say("measuring the copy bandwidth, DRAM and L2 latency, L2 bandwidth and trip overhead")
     if probes is None:  # the real GPU's: the trip overhead needs the dispatcher's start just fitted
         from kernels.measure.physics_probe import MEASURE, trip_overhead_ns
 

@@ -161,7 +161,7 @@ def test_calibrate_measures_the_models_constants_and_checks_launches_it_never_fi
     h200 = preset("H200")
     stored = physics_for(h200).value("dram_latency_ns")
     probes = {"dram_latency_ns": lambda gpu: 400.0, "copy_fraction": lambda gpu: 0.5,
-              "launch_overhead_us": lambda gpu: 1e6}  # implausible: the stored figure stays
+              "l2_gbps": lambda gpu: 1e9}  # implausible: the stored figure stays
 
     def measured(kernel, elements, block, warps):
         return SimpleNamespace(grid_blocks=elements // block, threads_per_block=32 * warps,
@@ -176,8 +176,8 @@ def test_calibrate_measures_the_models_constants_and_checks_launches_it_never_fi
     mine = physics_for(h200)
     assert mine.value("dram_latency_ns") == 400.0 != stored
     assert mine.constant("copy_fraction").label == f"calibrated on H200, {today}"
-    assert not mine.constant("launch_overhead_us").source.startswith("calibrated")
-    assert [n for n, _ in result.failed if n == "launch_overhead_us"] == ["launch_overhead_us"]
+    assert not mine.constant("l2_gbps").source.startswith("calibrated")
+    assert [n for n, _ in result.failed if n == "l2_gbps"] == ["l2_gbps"]
     ((label, predicted, measured_us),) = result.check
     assert label == "add_triton 2^24 block 1024 w4" and measured_us == pytest.approx(100.0)
     # at half the copy bandwidth, 200 MB take at least 200e6 / (0.5 * 4,813 GB/s) us

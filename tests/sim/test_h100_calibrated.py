@@ -34,7 +34,7 @@ def test_the_model_reads_what_calibrate_measured(calibrated):
     from sim.rules.physics import physics_for
 
     ph = physics_for(H100)
-    for name in ("launch_overhead_us", "copy_fraction", "dram_latency_ns", "l2_latency_ns", "l2_gbps"):
+    for name in ("copy_fraction", "dram_latency_ns", "l2_latency_ns", "l2_gbps"):
         assert ph.constant(name).label == "calibrated on NVIDIA H100 80GB HBM3, 2026-12-07", name
 
 
