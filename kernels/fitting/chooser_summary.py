@@ -1,12 +1,13 @@
 """benchmarks/chooser_run.py's summary: the issue's bars from one run's rows, printed.
 
-Run R added replaced_lines: each candidate beside an extra of its kernel, tile and warps (there
-the candidate as run Q declared it over it as declared before, same rounds).
+replaced_lines (first for old_flags_heldout.json): each candidate beside an extra of its kernel,
+tile and warps (there the candidate with TMA stream-K's flatten=False + warp_specialize declaration
+over it as declared before, same rounds).
 
-Run O adds the stream-K lines (stream_k_lines): per target size, cuBLAS's speed over pointer
-stream-K, the best TMA stream-K launch (candidates and extras), TMA-persistent and matmul_auto;
-and TMA stream-K over pointer stream-K at the same tile, the measurement its assumed efficiency
-waits for.
+stream_k_lines (first for stream_k_fit.json) adds the stream-K lines: per target size, cuBLAS's
+speed over pointer stream-K, the best TMA stream-K launch (candidates and extras), TMA-persistent
+and matmul_auto; and TMA stream-K over pointer stream-K at the same tile, the measurement its
+assumed efficiency waits for.
 """
 
 from __future__ import annotations
@@ -139,8 +140,8 @@ def _print(lines: list[tuple[str, str]]) -> None:
 
 def replaced_lines(rows: list) -> list[tuple[str, str]]:
     """Each extra beside the candidate of the same kernel, tile and warps (other loop flags or
-    stages), the candidate's speed over the extra's in the same rounds (run R: the declarations
-    of run Q over those before it)."""
+    stages), the candidate's speed over the extra's in the same rounds (old_flags_heldout.json: TMA
+    stream-K's flatten=False + warp_specialize declaration over the one before it)."""
     pairs: dict = {}
     for r in rows:
         for e in r.get("extras", []):

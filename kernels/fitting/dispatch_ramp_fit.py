@@ -14,9 +14,9 @@ What is measured per trace (steady state: starts between 20% and 80% of the make
 
 The split, fixed before any score with the new number (benchmarks/NOTES-dispatch.md):
 FIT = tests/data/h200_kernel_files_more_heldout stencil_numba_n20 (the Numba stencil, 8-warp blocks, 2^20);
-TEST = everything else: run J's other 14 traces (its stencil at 2^24 and 2^26), all of
-tests/data/h200_kernel_files_heldout (fit_launch.py's TEST; its stencil_numba_n20 is the FIT launch
-recorded again, its n24 is not), tests/data/h200_memory_kernels_fit, the spin sets
+TEST = everything else: h200_kernel_files_more_heldout's other 14 traces (its stencil at 2^24 and
+2^26), all of tests/data/h200_kernel_files_heldout (fit_launch.py's TEST; its stencil_numba_n20
+is the FIT launch recorded again, its n24 is not), tests/data/h200_memory_kernels_fit, the spin sets
 (kernels.fitting.dispatch_score) and fit_launch.py's TEST.
 """
 

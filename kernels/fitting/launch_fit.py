@@ -1,5 +1,6 @@
-"""Fit and check the launch model's memory-bound constants on the H200 data of 2026-12-01 (run F)
-and 2026-12-02 (run K): `launch_overhead_us` (outside the blocks), `block_time_spread`,
+"""Fit and check the launch model's memory-bound constants on the H200 data of 2026-12-01
+(tests/data/h200_kernel_times_fit, h200_memory_kernels_fit) and 2026-12-02
+(tests/data/h200_copy_pairs.json): `launch_overhead_us` (outside the blocks), `block_time_spread`,
 `slot_hold_fraction` (sim.model.memory_cost.TripCost), `first_wave_block_ns` (first_wave_ramp),
 `launch_gap_us` (a launch queued behind another, sim.model.launch_model.stream_whole_us),
 `barrier_hold_share` (sim.model.memory_cost.slot_hold). The FIT
@@ -10,17 +11,19 @@ and TEST sets are fixed below, before any score was looked at (benchmarks/NOTES-
     python3 benchmarks/fit_launch.py --fit-barrier  # the barrier's hold share alone (BARRIER_FIT)
     python3 benchmarks/fit_launch.py           # score FIT and TEST with resources/physics/H200.json
     python3 benchmarks/fit_launch.py --json    # the same as JSON (tests/models pins the counts)
-    python3 benchmarks/fit_launch.py --next-step  # issue 21's next-step pairs (runs I, L: TEST)
-    python3 benchmarks/fit_launch.py --kernel-times DIR  # run F's sweep measured again (TEST)
+    python3 benchmarks/fit_launch.py --next-step  # the chooser's next-step pairs (TEST:
+        # pointer_heldout_and_pairs.json, h200_next_step_pairs_heldout)
+    python3 benchmarks/fit_launch.py --kernel-times DIR  # that sweep measured again (TEST)
 
 The spread and the hold are a grid search on the FIT add traces (count within all three bars,
 then mean residency error; the overhead plays no part there: makespans are first to last
 stamp), then the first wave's start interval (`first_wave_block_ns`) on the same key. The overhead is then the grid value with the least rms error on the FIT kernel times
 (add, copy: Triton and torch); the traces' own (traced event time - recorded makespan), median
 over the FIT traces of one wave or less, is printed beside it as a check. Last the stream gap:
-least rms on run K's pairs of independent torch copies (FIT; eager add+ReLU is TEST). Last the
-reduction step (`reduction_step_ns`, sim.model.memory_cost.chain_ns): the value that meets the
-one FIT point STEP_FIT, torch's softmax on one row; every other chained kernel is TEST.
+least rms on h200_copy_pairs.json's pairs of independent torch copies (FIT; eager add+ReLU is
+TEST). Last the reduction step (`reduction_step_ns`, sim.model.memory_cost.chain_ns): the value
+that meets the one FIT point STEP_FIT, torch's softmax on one row; every other chained kernel is
+TEST.
 """
 
 from __future__ import annotations
@@ -60,16 +63,16 @@ TEST_KERNELS = ("square_triton", "square_torch", "add_relu_triton", "add_relu_to
 # torch's kernels say no geometry: each is predicted with its Triton twin's at the same size ...
 TWIN = {"add_torch": "add_triton", "copy_torch": "copy_triton", "square_torch": "square_triton",
         "add_relu_torch_compile": "add_relu_triton"}
-# ... except torch's softmax, whose kernel run K profiled (torch.profiler, 2026-12-02): one
-# cunn_SoftMaxForwardReg block of 1,024 threads per row of 4,096, 30 registers, 128 B shared:
-# 2 blocks per SM (threads and registers both full)
+# ... except torch's softmax, whose kernel the copy-pairs session profiled (torch.profiler,
+# 2026-12-02, in h200_copy_pairs.json): one cunn_SoftMaxForwardReg block of 1,024 threads per
+# row of 4,096, 30 registers, 128 B shared: 2 blocks per SM (threads and registers both full)
 TORCH_GEOMETRY = {"softmax_kernel_torch": dict(threads_per_block=1024, blocks_per_sm=2, row=4096)}
 # eager add+ReLU is two launches: the add, then a copy-like ReLU
 EAGER = {"add_relu_torch_eager": (("add_triton", BYTES_PER_ELEMENT_ADD), ("copy_triton", 8.0))}
 # measurements shown wrong, left out of the population (benchmarks/NOTES-fit.md, RESULTS.md):
-# run K timed the same compiled call with a 500 us spin ahead at 4.8 / 5.8 / 7.9 us: its host
-# path (dynamo's guards, 46-89 us a call) outlasts bench's ~50 us spin, so run F's events
-# timed the CPU
+# the copy-pairs session (h200_copy_pairs.json) timed the same compiled call with a 500 us spin
+# ahead at 4.8 / 5.8 / 7.9 us: its host path (dynamo's guards, 46-89 us a call) outlasts bench's
+# ~50 us spin, so h200_kernel_times_fit's events timed the CPU
 EXCLUDED = {("add_relu_torch_compile", 2**16), ("add_relu_torch_compile", 2**18),
             ("add_relu_torch_compile", 2**20)}
 FITTED = ("launch_overhead_us", "block_time_spread", "slot_hold_fraction", "first_wave_block_ns",
@@ -77,7 +80,7 @@ FITTED = ("launch_overhead_us", "block_time_spread", "slot_hold_fraction", "firs
 # the barrier's hold (sim.model.memory_cost.slot_hold): fitted on h200_memory_kernels_fit's six softmax traces
 # (kernels that end in a block-wide reduction; TEST for every other constant), chosen 2026-12-02
 # after seeing their scores at 0.15 (benchmarks/NOTES-fit.md, sixth pass); the layernorm and
-# softmax traces of h200_kernel_files_heldout and run J stay TEST
+# softmax traces of h200_kernel_files_heldout and h200_kernel_files_more_heldout stay TEST
 BARRIER_FIT = "softmax_"
 BARRIER_SHARES = (0.1, 0.25, 0.5, 0.75, 1.0)
 # the reduction step's one FIT point, chosen before any score with it (benchmarks/NOTES-fit.md,
@@ -91,7 +94,7 @@ RAMPS = (0.1, 0.15, 0.2, 0.25, 0.3)  # first_wave_block_ns, searched after the s
 SEARCH_MAX_BLOCKS = 2**17  # the search skips the 2^27 add traces (slow to schedule); scored after
 OVERHEADS = (3.8, 3.9, 4.0, 4.1, 4.2, 4.3, 4.4)
 BAR = 0.10  # kernel times: within 10%
-# issue 21's next-step pairs, each measured before and after one lever's change (2^26 elements;
+# the chooser's next-step pairs, each measured before and after one lever's change (2^26 elements;
 # benchmarks/chooser_run.py `next_step_rows`): TEST for the launch model, nothing fitted on them
 NEXT_STEP_RUNS = (DATA / "h200_matmul_tiles" / "pointer_heldout_and_pairs.json",
                   *sorted((DATA / "h200_next_step_pairs_heldout").glob("*.json")))
@@ -123,8 +126,9 @@ def declared_chains() -> dict:
 
 
 def loads_of(kernel: str) -> int:
-    """Input arrays a run F kernel loads: its declaration's (kernels/declare/registry.py); the
-    example softmax (examples/, not in the registry) reads its one input."""
+    """Input arrays an h200_kernel_times_fit kernel loads: its declaration's
+    (kernels/declare/registry.py); the example softmax (examples/, not in the registry) reads its
+    one input."""
     from kernels.declare.registry import get_kernel
 
     if kernel.startswith("softmax_kernel"):
@@ -133,8 +137,8 @@ def loads_of(kernel: str) -> int:
 
 
 def kernel_points(run: Path = RUN_F) -> list[dict]:
-    """Every measured kernel time of a run (run F's, or another run of the same sweep: its
-    bench_*.json files) with the launches that predict it."""
+    """Every measured kernel time of a run (h200_kernel_times_fit's, or another run of the same
+    sweep: its bench_*.json files) with the launches that predict it."""
     rows = [r for f in sorted(run.glob("bench_*.json")) for r in _rows(f)]
     by = {(r["kernel"], r["elements"]): r for r in rows}
     chains = declared_chains()
@@ -164,8 +168,8 @@ def kernel_points(run: Path = RUN_F) -> list[dict]:
 
 
 def pair_points() -> list[dict]:
-    """FIT data for the stream gap (run K): two independent torch copies back to back, each
-    predicted with the copy twin's launch of run F at the same size."""
+    """FIT data for the stream gap (h200_copy_pairs.json): two independent torch copies back to
+    back, each predicted with the copy twin's launch in h200_kernel_times_fit at the same size."""
     by = {r["elements"]: r for r in _rows(RUN_F / "bench_f.json") if r["kernel"] == "copy_triton"}
     out = []
     for r in read_json(RUN_K)["pairs"]:
@@ -364,8 +368,8 @@ def next_step_scores(path: Path) -> list[dict]:
 
 
 def print_kernel_times(run: Path) -> int:
-    """Each kernel's points of `run` within 10%, its misses, and the whole count, with run F's
-    FIT kernels apart (on a run that is not run F, nothing was fitted on any of it)."""
+    """Each kernel's points of `run` within 10%, its misses, and the whole count, with
+    h200_kernel_times_fit's FIT kernels apart (on another run, nothing was fitted on any of it)."""
     rows = kernel_scores(kernel_points(run), preset("H200"))
     for kernel in dict.fromkeys(r["kernel"] for r in rows):
         mine = [r for r in rows if r["kernel"] == kernel]
@@ -376,7 +380,8 @@ def print_kernel_times(run: Path) -> int:
     fit_kernels = [r for r in rows if is_fit_kernel(r)]
     print(f"{run.relative_to(ROOT) if run.is_relative_to(ROOT) else run}: "
           f"{summary([], rows)['kernel_times_within_10pct']} within 10% "
-          f"(run F's FIT kernels {summary([], fit_kernels)['kernel_times_within_10pct']}, the rest "
+          f"(h200_kernel_times_fit's FIT kernels "
+          f"{summary([], fit_kernels)['kernel_times_within_10pct']}, the rest "
           f"{summary([], [r for r in rows if not is_fit_kernel(r)])['kernel_times_within_10pct']})")
     return 0
 
@@ -391,7 +396,8 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--next-step", action="store_true", help="only the next-step pairs (TEST)")
     ap.add_argument("--kernel-times", type=Path, metavar="DIR",
-                    help="score the kernel times of another run of run F's sweep, all TEST")
+                    help="score the kernel times of another run of the "
+                         "h200_kernel_times_fit sweep, all TEST")
     args = ap.parse_args()
     if args.next_step:
         for path in NEXT_STEP_RUNS:

@@ -1,6 +1,6 @@
 """Fit matmul_auto's per-candidate efficiency (resources/fits/H200_matmul.json) on recorded H200
-chooser runs (tests/data/h200_matmul_tiles; "run H" is pointer_fit, "I" pointer_heldout_and_pairs,
-"M" tma_fit, "N" tma_heldout, "O" stream_k_fit, "P" stream_k_heldout, "R" old_flags_heldout).
+chooser runs (tests/data/h200_matmul_tiles: pointer_fit, pointer_heldout_and_pairs, tma_fit,
+tma_heldout, stream_k_fit, stream_k_heldout, old_flags_heldout; each named below by its file).
 
 The compute-bound model's tensor efficiency was fitted on the 128x256x64 w8 tile only. A smaller
 tile does fewer FLOPs per byte it stages through shared memory (64x128: 43 FLOP/B against 85 for
@@ -12,33 +12,38 @@ efficiency per (kernel, tile): the candidate's block time (its whole launch less
 overhead) is the model's over it, in the compute-bound cost (sim.model.throughput.ComputeBoundCost),
 so every surface shows the time the chooser weighs; the launch overhead is the GPU's, not the tile's.
 
-* pointer kernels (tiled, persistent, stream-K): FIT on run H's whole sawtooth (M=1024, K=8192,
-  N = 2048..16384 step 256, 57 sizes); TEST on run H's squares and run I (57 sizes + squares).
-* TMA kernels (tiled, persistent): FIT on run M's
+* pointer kernels (tiled, persistent, stream-K): FIT on pointer_fit.json's whole sawtooth
+  (M=1024, K=8192, N = 2048..16384 step 256, 57 sizes); TEST on its squares and all of
+  pointer_heldout_and_pairs.json (57 sizes + squares).
+* TMA kernels (tiled, persistent): FIT on tma_fit.json's
   even-indexed sawtooth sizes (N = 2048, 2560, ..., 16384: 29), TEST on its odd ones (28) and
-  its squares, and all of run N (57 sizes + squares, the declared
-  flags' launches among its extras). Run M's machine is not run H's: its times are taken in run
-  H's units by run M's throughput scale (chooser_run.run_scale: the median over the sizes both
-  ran of cuBLAS there over cuBLAS here), so both kernels' efficiencies share one set of units.
+  its squares, and all of tma_heldout.json (57 sizes + squares, the declared
+  flags' launches among its extras). tma_fit.json's machine is not pointer_fit.json's: its times
+  are taken in pointer_fit.json's units by tma_fit.json's throughput scale (chooser_run.run_scale:
+  the median over the sizes both ran of cuBLAS there over cuBLAS here), so both kernels'
+  efficiencies share one set of units.
   The TMA kernels launch with their declared loop flags (TMA_LOOP): the flags this fit once chose
-  on three of run M's sizes (TMA-persistent 128x256x64 flatten=False, +2.2% there) lost to the
-  declared ones in run N's own rounds, median 0.950 and min 0.863 over 59 sizes (DECLARED_LOOP).
-* TMA stream-K (matmul_tma_stream_k): FIT on run O's
-  even-indexed sawtooth sizes, in run H's units by run O's own scale; TEST on its odd ones and its
-  squares. Its leftover-wave term is pointer stream-K's (the same split of the last wave).
+  on three of tma_fit.json's sizes (TMA-persistent 128x256x64 flatten=False, +2.2% there) lost to
+  the declared ones in tma_heldout.json's own rounds, median 0.950 and min 0.863 over 59 sizes
+  (DECLARED_LOOP).
+* TMA stream-K (matmul_tma_stream_k): FIT on stream_k_fit.json's
+  even-indexed sawtooth sizes, in pointer_fit.json's units by stream_k_fit.json's own scale; TEST
+  on its odd ones and its squares. Its leftover-wave term is pointer stream-K's (the same split of
+  the last wave).
 * A refit of TMA stream-K 128x256x64 with flatten=False + warp specialisation and TMA tiled
-  128x256x64 at s4 against these launches in the same rounds lost on run R, the test, so neither
-  was kept.
+  128x256x64 at s4 against these launches in the same rounds lost on old_flags_heldout.json, the
+  test, so neither was kept.
 
 The stored fit keeps the rows it was fitted on (the model's time without the efficiency, per
 size and candidate), so a test can check that the fit is those rows' and that the model still
-gives them. `--score` replays runs M to R with the stored fit: per size, the candidate the
+gives them. `--score` replays the TMA and stream-K runs (tma_fit.json to old_flags_heldout.json)
+with the stored fit: per size, the candidate the
 model picks now, timed by what the run measured for it, against the issue's bars
 (kernels/fitting/tiles_score.py).
 
 Usage: python3 benchmarks/tiles_fit.py [--write] [--score]  (prints the fit and the held-out
 check; --write stores it, with its provenance, in resources/fits/H200_matmul.json;
---score: runs M's to R's replays against the bars, with the stored fit)
+--score: those runs' replays against the bars, with the stored fit)
 """
 
 from __future__ import annotations
@@ -62,25 +67,27 @@ RUN_P = TILES / "stream_k_heldout.json"
 RUN_R = TILES / "old_flags_heldout.json"
 STREAM_K_TMA = "matmul_tma_stream_k"
 COMMAND = "python3 benchmarks/tiles_fit.py --write"
-TMA_DATE = "2026-12-02"  # run M's
+TMA_DATE = "2026-12-02"  # tma_fit.json's
 DECLARED_LOOP = ("matmul_auto launches the TMA kernels with their declared loop flags "
                  "(kernels/declare/matmul_problem.py TMA_LOOP): the fitted TMA-persistent "
-                 "128x256x64 flatten=False (+2.2% on 3 of run M's sizes) ran at 0.950 x the "
-                 "declared flags' speed (median; min 0.863) over run N's 59 sizes, same rounds")
+                 "128x256x64 flatten=False (+2.2% on 3 of tma_fit.json's sizes) ran at 0.950 x the "
+                 "declared flags' speed (median; min 0.863) over tma_heldout.json's 59 sizes, "
+                 "same rounds")
 # a kernel not measured yet -> the measured kernel whose efficiency it takes at the same tile
-# (none now: run O measured TMA stream-K)
+# (none now: stream_k_fit.json measured TMA stream-K)
 ASSUMED_FROM: dict[str, str] = {}
 
 
 def split(run: dict, test_run: dict | None = None) -> tuple[list, list]:
-    """(fitted on, tested on): run H's sawtooth; run H's squares and all of run I."""
+    """(fitted on, tested on): pointer_fit.json's sawtooth; its squares and all of
+    pointer_heldout_and_pairs.json."""
     test = run["squares"] + (test_run["sawtooth"] + test_run["squares"] if test_run else [])
     return run["sawtooth"], test
 
 
 def split_tma(run: dict) -> tuple[list, list]:
-    """(fitted on, tested on) for the TMA kernels: run M's even-indexed sawtooth sizes (N = 2048,
-    2560, ...); its odd-indexed ones and its squares."""
+    """(fitted on, tested on) for the TMA kernels: tma_fit.json's even-indexed sawtooth sizes
+    (N = 2048, 2560, ...); its odd-indexed ones and its squares."""
     saw = sorted(run["sawtooth"], key=lambda p: p["N"])
     return ([p for p in saw if (p["N"] - 2048) // 256 % 2 == 0],
             [p for p in saw if (p["N"] - 2048) // 256 % 2 == 1] + run["squares"])
@@ -113,7 +120,7 @@ def bare_us(candidate) -> float:
 
 def fit_tiles() -> tuple:
     """Every tile some variant weighs (candidate_tiles), for every variant: the model's time of a
-    launch a run measured that is no candidate now (run M's TMA tiled s3) is still known."""
+    launch a run measured that is no candidate now (tma_fit.json's TMA tiled s3) is still known."""
     from sim.model.matmul_choice import VARIANTS, candidate_tiles
 
     return tuple(dict.fromkeys(t for v in VARIANTS for t in candidate_tiles(v)))
@@ -184,8 +191,8 @@ def _json_rows(points, rows) -> list[str]:
 
 
 def write_fit(eff: dict, scale: dict, train_pts, train, tma_pts, tma_rows, sk: dict) -> None:
-    """resources/fits/H200_matmul.json: run H's provenance and rows as before, run M's
-    (the TMA kernels') beside them."""
+    """resources/fits/H200_matmul.json: the pointer kernels' provenance and rows (pointer_fit.json)
+    as before, the TMA kernels' (tma_fit.json) beside them."""
     from sim.model.matmul_choice import TILE_FIT_PATH
 
     # the file's other fits (the compute terms, stream-K's leftover) are other scripts': kept
@@ -193,25 +200,27 @@ def write_fit(eff: dict, scale: dict, train_pts, train, tma_pts, tma_rows, sk: d
     meta = json.dumps({**kept,
         "format": "warpscope-tile-fit/3", "gpu": "H200", "date": "2026-12-02",
         "command": COMMAND, "source": str(RUN.relative_to(ROOT)),
-        "fitted_on": "run H's sawtooth: M=1024, K=8192, N=2048..16384 step 256 "
+        "fitted_on": "its sawtooth: M=1024, K=8192, N=2048..16384 step 256 "
                      "(57 sizes x 9 candidates)",
-        "tested_on": f"run H's 4096^3 and 8192^3; {TEST_RUN.relative_to(ROOT)} (57 sizes + "
+        "tested_on": f"its 4096^3 and 8192^3; {TEST_RUN.relative_to(ROOT)} (57 sizes + "
                      "the squares, recorded 2026-12-02)",
         "meaning": "per candidate (kernel, tile, loop flags): the compute model's time over the "
-                   "measured one, each less the launch overhead, in run H's units; the candidate's "
+                   "measured one, each less the launch overhead, in the source's units; the "
+                   "candidate's "
                    "block times are the model's over this. rows: [M, N, K, candidate, measured us, the model's us] it was "
-                   "fitted on (tma_rows: run M's measured us, times tma.scale in run H's units)",
+                   "fitted on (tma_rows: tma.source's measured us, times tma.scale in the source's "
+                   "units)",
         "tma": {"kernels": "matmul_tma, matmul_tma_persistent (kernels/bodies/matmul_tma.py)",
                 "source": str(TMA_RUN.relative_to(ROOT)), "date": TMA_DATE,
-                "fitted_on": "run M's even-indexed sawtooth sizes: N = 2048, 2560, ..., 16384 "
+                "fitted_on": "its even-indexed sawtooth sizes: N = 2048, 2560, ..., 16384 "
                              "(29 sizes x 6 TMA candidates, declared loop flags)",
-                "tested_on": "run M's odd-indexed sawtooth sizes (28) and 4096^3, 8192^3; "
+                "tested_on": "its odd-indexed sawtooth sizes (28) and 4096^3, 8192^3; "
                              f"{RUN_N.relative_to(ROOT)} (57 sizes + the squares)",
                 "scale": scale},
         "tma_stream_k": {"kernels": f"{STREAM_K_TMA} (kernels/bodies/matmul_tma.py)",
                          "source": str(RUN_O.relative_to(ROOT)), "date": "2026-12-02",
-                         "fitted_on": "run O's even-indexed sawtooth sizes (declared flags)",
-                         "tested_on": "run O's odd-indexed sawtooth sizes and 4096^3, 8192^3",
+                         "fitted_on": "its even-indexed sawtooth sizes (declared flags)",
+                         "tested_on": "its odd-indexed sawtooth sizes and 4096^3, 8192^3",
                          "scale": sk["scale"]},
         "declared_loop": DECLARED_LOOP,
         "assumed_from": ASSUMED_FROM,
@@ -235,7 +244,8 @@ def _check_line(name, rows, pts, eff, scale=1.0):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="store the fit in resources/fits/")
-    ap.add_argument("--score", action="store_true", help="runs M to R replayed against the bars")
+    ap.add_argument("--score", action="store_true",
+                    help="the TMA and stream-K runs replayed against the bars")
     args = ap.parse_args(argv)
     from sim.model.matmul_choice import tile_fit
 
@@ -251,42 +261,46 @@ def main(argv=None) -> int:
     sk = stream_k_tma_fit(run)
     eff_all = dict(sorted({**eff, **eff_tma, **sk["efficiency"]}.items()))
     old = tile_fit().get("efficiency", {})
-    print(f"run M's throughput scale: {scale['value']:.4f} ({scale['how']})")
-    print("efficiency (model time / measured, run H's units); stored one beside:")
+    print(f"tma_fit.json's throughput scale: {scale['value']:.4f} ({scale['how']})")
+    print("efficiency (model time / measured, pointer_fit.json's units); stored one beside:")
     for k, v in eff_all.items():
         print(f"  {k:<52} {v:.4f}  ({old.get(k, float('nan')):.4f})")
     held = len(run["squares"])
-    _check_line("pointer kernels, fitted on run H's sawtooth", train, train_pts, eff_all)
-    _check_line("tested on: run H's squares", test[:held], test_pts[:held], eff_all)
-    _check_line("tested on: run I", test[held:], test_pts[held:], eff_all)
+    _check_line("pointer kernels, fitted on pointer_fit.json's sawtooth", train, train_pts, eff_all)
+    _check_line("tested on: pointer_fit.json's squares", test[:held], test_pts[:held], eff_all)
+    _check_line("tested on: pointer_heldout_and_pairs.json", test[held:], test_pts[held:], eff_all)
     sk_test = [[r for r in size if r[0].startswith(STREAM_K_TMA)] for size in model_rows(sk["test"])]
-    _check_line("TMA stream-K, tested on run O's odd sizes and squares", sk_test, sk["test"], eff_all,
-                sk["scale"]["value"])
+    _check_line("TMA stream-K, tested on stream_k_fit.json's odd sizes and squares", sk_test,
+                sk["test"], eff_all, sk["scale"]["value"])
     if args.write:
         write_fit(eff_all, scale, train_pts, train, tma_pts, tma_rows, sk)
         tile_fit.cache_clear()
     if args.score:
         from kernels.fitting.tiles_score import print_score, score_run
 
-        print_score(score_run(run_m, scale["value"]), scale, "run M")
+        print_score(score_run(run_m, scale["value"]), scale, "tma_fit.json")
         run_n = read_json(RUN_N)
         scale_n = run_scale(run_n, run)
-        print_score(score_run(run_n, scale_n["value"], fit_n=set()), scale_n, "run N")
+        print_score(score_run(run_n, scale_n["value"], fit_n=set()), scale_n, "tma_heldout.json")
         run_o = read_json(RUN_O)
         fit_o = {p["N"] for p in split_tma(run_o)[0]}
-        print_score(score_run(run_o, sk["scale"]["value"], fit_n=fit_o), sk["scale"], "run O")
+        print_score(score_run(run_o, sk["scale"]["value"], fit_n=fit_o), sk["scale"],
+                    "stream_k_fit.json")
         run_p = read_json(RUN_P)
         scale_p = run_scale(run_p, run)
-        print_score(score_run(run_p, scale_p["value"], fit_n=set()), scale_p, "run P")
+        print_score(score_run(run_p, scale_p["value"], fit_n=set()), scale_p,
+                    "stream_k_heldout.json")
         run_r = read_json(RUN_R)  # its TMA stream-K and TMA tiled s3: extras only
         scale_r = run_scale(run_r, run)
-        print_score(score_run(run_r, scale_r["value"], fit_n=set()), scale_r, "run R")
+        print_score(score_run(run_r, scale_r["value"], fit_n=set()), scale_r,
+                    "old_flags_heldout.json")
     return 0
 
 
 def stream_k_tma_fit(reference: dict) -> dict:
-    """TMA stream-K's efficiency per tile, fitted on run O's even sawtooth sizes in the reference
-    run's units (run O's own scale); its rows, and the sizes it is tested on."""
+    """TMA stream-K's efficiency per tile, fitted on stream_k_fit.json's even sawtooth sizes in the
+    reference run's units (by stream_k_fit.json's own scale); its rows, and the sizes it is tested
+    on."""
     run_o = read_json(RUN_O)
     scale = run_scale(run_o, reference)
     pts, test = split_tma(run_o)
@@ -298,9 +312,10 @@ def stream_k_tma_fit(reference: dict) -> dict:
 # --- one throughput scale per run ----------------------------------------------------------
 def run_scale(run: dict, reference: dict) -> dict:
     """This run's throughput over the reference run's (the one the efficiencies are in the units
-    of: the tile fit's run H), the one scale allowed per run: the median, over every size both
-    measured, of the reference's cuBLAS time over this run's. One size is a fragile reference:
-    run M's cuBLAS at 8192^3 ran 14% below run H's while its median over 59 sizes was 0.8% below
+    of: the tile fit's pointer_fit.json), the one scale allowed per run: the median, over every size
+    both measured, of the reference's cuBLAS time over this run's. One size is a fragile reference:
+    tma_fit.json's cuBLAS at 8192^3 ran 14% below pointer_fit.json's while its median over 59 sizes
+    was 0.8% below
     (and its candidates' median 1.4%)."""
     def times(r):
         return {(p["M"], p["N"], p["K"]): p["cublas_ms"] for p in r["sawtooth"] + r["squares"]}

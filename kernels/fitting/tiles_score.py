@@ -1,5 +1,7 @@
-"""Runs M to R replayed with the stored tile fit (benchmarks/tiles_fit.py --score): per size, the
-candidate the model picks now, timed by what the run measured for it, against issue 21's bars."""
+"""The TMA and stream-K chooser runs (tests/data/h200_matmul_tiles: tma_fit.json to
+old_flags_heldout.json) replayed with the stored tile fit (benchmarks/tiles_fit.py --score): per
+size, the candidate the model picks now, timed by what the run measured for it, against the
+chooser's bars."""
 
 from __future__ import annotations
 
@@ -33,13 +35,14 @@ def score_run(run: dict, scale: float, fit_n: set | None = None) -> list[dict]:
     """Per size of a chooser run (sawtooth, then squares): the candidate the model picks now,
     timed by what the run measured for it, beside the best measured candidate and cuBLAS; and
     each candidate's prediction (in the run's units: over `scale`) beside its measurement.
-    `fit_n`: the N the TMA fit was made on (default run M's even sizes; set() for a run wholly
-    held out). A candidate with loop flags the run did not measure at a size is timed by the
-    run's launch of the same kernel and tile with the declared flags, else by one of the same
-    kernel, tile and warps at other flags or stages (run R: TMA stream-K as run Q declared it,
-    TMA tiled s4; both "stand_in"); one the run did not measure at all (a kernel newer than the
-    run) is left out of the size's candidates ("unmeasured") and the pick is the fastest
-    predicted of the others. A run whose candidates kept their flags (declared_loop) is read
+    `fit_n`: the N the TMA fit was made on (default the run's even-indexed sizes, as
+    tma_fit.json's; set() for a run wholly held out). A candidate with loop flags the run did not
+    measure at a size is timed by the run's launch of the same kernel and tile with the declared
+    flags, else by one of the same kernel, tile and warps at other flags or stages
+    (old_flags_heldout.json: TMA stream-K with the withdrawn flatten=False + warp_specialize
+    declaration, TMA tiled s4; both "stand_in"); one the run did not measure at all (a kernel
+    newer than the run) is left out of the size's candidates ("unmeasured") and the pick is the
+    fastest predicted of the others. A run whose candidates kept their flags (declared_loop) is read
     against the flags declared now first (as_declared_now)."""
     from kernels.declare.registry import matmul_variants
     from sim.rules.devices import preset
@@ -97,8 +100,9 @@ def _candidate_params(c: dict) -> dict:
 
 def as_declared_now(run: dict) -> dict:
     """`run` with each TMA launch labelled by the flags it ran with against those declared now
-    (tma_label): a candidate by its declared_loop (kept from run R on: run R's
-    declared run Q's flags), an extra by its own flags over the declaration of its run (its
+    (tma_label): a candidate by its declared_loop (kept from old_flags_heldout.json on: its
+    candidates carried the since-withdrawn TMA stream-K declaration, flatten=False +
+    warp_specialize), an extra by its own flags over the declaration of its run (its
     candidate twin's declared_loop). A run without declared_loop is returned as it is."""
     def label(variant, params, flags):
         return tma_label(variant, params, {k.lower(): v for k, v in flags.items()})
@@ -126,7 +130,7 @@ def as_declared_now(run: dict) -> dict:
     return out
 
 
-def print_score(rows: list[dict], scale: dict, name: str = "run M") -> None:
+def print_score(rows: list[dict], scale: dict, name: str = "tma_fit.json") -> None:
     saw = [r for r in rows if not r["square"]]
     misses = [r for r in saw if r["pick_vs_best"] < 0.97]
     print(f"\nReplay of {name} with the stored fit (the pick timed by {name}'s measurement of it):")
@@ -141,8 +145,8 @@ def print_score(rows: list[dict], scale: dict, name: str = "run M") -> None:
                   f"(the run's matmul_auto: {r['run_pick_vs_cublas']:.3f})")
     own = {saw[i]["N"] for i in cublas_dips(saw)}
     for r in (r for r in saw if r["N"] in set(DIPS) | own):
-        tag = (f"run L's and {name}'s dip" if r["N"] in own and r["N"] in DIPS else
-               "run L's dip" if r["N"] in DIPS else f"{name}'s dip")
+        tag = (f"the sawtooth's known and {name}'s dip" if r["N"] in own and r["N"] in DIPS else
+               "the sawtooth's known dip" if r["N"] in DIPS else f"{name}'s dip")
         print(f"  bar 3, {tag} N={r['N']}: pick {r['pick']} {r['pick_vs_cublas']:.3f} x cuBLAS"
               f" (best candidate {r['pick_vs_cublas'] / r['pick_vs_best']:.3f}; the run's "
               f"matmul_auto {r['run_pick_vs_cublas']:.3f})")
