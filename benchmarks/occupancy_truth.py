@@ -15,9 +15,13 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 from cuda.bindings import driver as cu
 from cuda.bindings import nvrtc
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from kernels.measure.cluster_occupancy import cuda_check  # noqa: E402
 
 SOURCE = r"""
 extern "C" __global__ void pressure(const float* __restrict__ in, float* __restrict__ out, int n)
@@ -52,38 +56,29 @@ REG_CAPS = [16, 24, 25, 32, 33, 37, 40, 41, 48, 56, 57, 64, 65, 72, 80, 96, 97, 
 STATIC = [0, 4096, 40960]
 
 
-def check(result):
-    err, *rest = result
-    if isinstance(err, cu.CUresult) and err != cu.CUresult.CUDA_SUCCESS:
-        raise RuntimeError(f"CUDA driver error {err}")
-    if isinstance(err, nvrtc.nvrtcResult) and err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-        raise RuntimeError(f"NVRTC error {err}")
-    return rest[0] if len(rest) == 1 else rest
-
-
 def compile_cubin(arch: str, reg_cap: int, static_smem: int, nv: int) -> bytes:
-    prog = check(nvrtc.nvrtcCreateProgram(SOURCE.encode(), b"pressure.cu", 0, [], []))
+    prog = cuda_check(nvrtc.nvrtcCreateProgram(SOURCE.encode(), b"pressure.cu", 0, [], []))
     opts = [f"--gpu-architecture={arch}".encode(), f"--maxrregcount={reg_cap}".encode(),
             f"-DNV={nv}".encode(), f"-DSTATIC_SMEM={static_smem}".encode()]
     err, = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
     if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-        size = check(nvrtc.nvrtcGetProgramLogSize(prog))
+        size = cuda_check(nvrtc.nvrtcGetProgramLogSize(prog))
         log = b" " * size
         nvrtc.nvrtcGetProgramLog(prog, log)
         raise RuntimeError(log.decode(errors="replace"))
-    size = check(nvrtc.nvrtcGetCUBINSize(prog))
+    size = cuda_check(nvrtc.nvrtcGetCUBINSize(prog))
     cubin = b" " * size
-    check(nvrtc.nvrtcGetCUBIN(prog, cubin))
+    cuda_check(nvrtc.nvrtcGetCUBIN(prog, cubin))
     return cubin
 
 
 def load(cubin: bytes):
-    module = check(cu.cuModuleLoadData(cubin))
-    return check(cu.cuModuleGetFunction(module, b"pressure"))
+    module = cuda_check(cu.cuModuleLoadData(cubin))
+    return cuda_check(cu.cuModuleGetFunction(module, b"pressure"))
 
 
 def attr(func, which) -> int:
-    return check(cu.cuFuncGetAttribute(which, func))
+    return cuda_check(cu.cuFuncGetAttribute(which, func))
 
 
 def blocks_per_sm(func, threads: int, dyn: int) -> int:
@@ -112,7 +107,7 @@ def device_attributes(dev) -> dict:
         "cc_major": A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
         "cc_minor": A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
     }
-    return {k: check(cu.cuDeviceGetAttribute(v, dev)) for k, v in names.items()}
+    return {k: cuda_check(cu.cuDeviceGetAttribute(v, dev)) for k, v in names.items()}
 
 
 def main() -> int:
@@ -121,14 +116,14 @@ def main() -> int:
     ap.add_argument("--nv", type=int, default=160, help="live values per thread in the kernel body")
     args = ap.parse_args()
     t0 = time.time()
-    check(cu.cuInit(0))
-    dev = check(cu.cuDeviceGet(0))
-    ctx = check(cu.cuDevicePrimaryCtxRetain(dev))
-    check(cu.cuCtxSetCurrent(ctx))
-    name = check(cu.cuDeviceGetName(64, dev)).split(b"\0")[0].decode()
+    cuda_check(cu.cuInit(0))
+    dev = cuda_check(cu.cuDeviceGet(0))
+    ctx = cuda_check(cu.cuDevicePrimaryCtxRetain(dev))
+    cuda_check(cu.cuCtxSetCurrent(ctx))
+    name = cuda_check(cu.cuDeviceGetName(64, dev)).split(b"\0")[0].decode()
     props = device_attributes(dev)
     arch = f"sm_{props['cc_major']}{props['cc_minor']}"
-    drv = check(cu.cuDriverGetVersion())
+    drv = cuda_check(cu.cuDriverGetVersion())
     F = cu.CUfunction_attribute
     optin = props["smem_per_block_optin_bytes"]
     cases = []  # [threads, num_regs, static_smem, dynamic_smem, carveout (-1 default), blocks]
@@ -139,7 +134,7 @@ def main() -> int:
             func = load(cubin)
             regs = attr(func, F.CU_FUNC_ATTRIBUTE_NUM_REGS)
             static_bytes = attr(func, F.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
-            check(cu.cuFuncSetAttribute(func, F.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            cuda_check(cu.cuFuncSetAttribute(func, F.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                         optin - static_bytes))
             functions.append({"reg_cap": cap, "num_regs": regs, "static_smem": static_bytes})
             for threads in THREADS:
@@ -151,9 +146,9 @@ def main() -> int:
             if cap in (32, 64, 128) and static == 0:
                 for pct in CARVEOUTS:
                     f2 = load(cubin)
-                    check(cu.cuFuncSetAttribute(f2, F.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    cuda_check(cu.cuFuncSetAttribute(f2, F.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                 optin - static_bytes))
-                    check(cu.cuFuncSetAttribute(f2, F.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, pct))
+                    cuda_check(cu.cuFuncSetAttribute(f2, F.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, pct))
                     for threads in THREADS[::3]:
                         for dyn in DYN_SMEM[::2]:
                             cases.append([threads, regs, static_bytes, dyn, pct, blocks_per_sm(f2, threads, dyn)])

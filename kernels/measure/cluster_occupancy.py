@@ -34,7 +34,8 @@ extern "C" __global__ void touch(float* out) {
 """
 
 
-def _check(result):
+def cuda_check(result):
+    """The value of a cuda-python driver or NVRTC call; RuntimeError naming its error code."""
     from cuda.bindings import driver as cu
     from cuda.bindings import nvrtc
 
@@ -50,13 +51,13 @@ def _function(arch: str):
     from cuda.bindings import driver as cu
     from cuda.bindings import nvrtc
 
-    prog = _check(nvrtc.nvrtcCreateProgram(SOURCE.encode(), b"touch.cu", 0, [], []))
+    prog = cuda_check(nvrtc.nvrtcCreateProgram(SOURCE.encode(), b"touch.cu", 0, [], []))
     opts = [f"--gpu-architecture={arch}".encode()]
-    _check(nvrtc.nvrtcCompileProgram(prog, len(opts), opts))
-    cubin = b" " * _check(nvrtc.nvrtcGetCUBINSize(prog))
-    _check(nvrtc.nvrtcGetCUBIN(prog, cubin))
-    module = _check(cu.cuModuleLoadData(cubin))
-    return _check(cu.cuModuleGetFunction(module, b"touch"))
+    cuda_check(nvrtc.nvrtcCompileProgram(prog, len(opts), opts))
+    cubin = b" " * cuda_check(nvrtc.nvrtcGetCUBINSize(prog))
+    cuda_check(nvrtc.nvrtcGetCUBIN(prog, cubin))
+    module = cuda_check(cu.cuModuleLoadData(cubin))
+    return cuda_check(cu.cuModuleGetFunction(module, b"touch"))
 
 
 def _clusters(func, cluster: int, threads: int, dyn: int) -> int:
@@ -78,16 +79,16 @@ def _clusters(func, cluster: int, threads: int, dyn: int) -> int:
 def measure() -> dict:
     from cuda.bindings import driver as cu
 
-    _check(cu.cuInit(0))
-    dev = _check(cu.cuDeviceGet(0))
-    _check(cu.cuCtxSetCurrent(_check(cu.cuDevicePrimaryCtxRetain(dev))))
+    cuda_check(cu.cuInit(0))
+    dev = cuda_check(cu.cuDeviceGet(0))
+    cuda_check(cu.cuCtxSetCurrent(cuda_check(cu.cuDevicePrimaryCtxRetain(dev))))
     A, F = cu.CUdevice_attribute, cu.CUfunction_attribute
-    cc = [_check(cu.cuDeviceGetAttribute(a, dev)) for a in
+    cc = [cuda_check(cu.cuDeviceGetAttribute(a, dev)) for a in
           (A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)]
-    optin = _check(cu.cuDeviceGetAttribute(A.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev))
+    optin = cuda_check(cu.cuDeviceGetAttribute(A.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev))
     func = _function(f"sm_{cc[0]}{cc[1]}")
-    _check(cu.cuFuncSetAttribute(func, F.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, optin))
-    _check(cu.cuFuncSetAttribute(func, F.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1))
+    cuda_check(cu.cuFuncSetAttribute(func, F.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, optin))
+    cuda_check(cu.cuFuncSetAttribute(func, F.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1))
     cases = []
     for cluster in CLUSTERS:
         for threads in THREADS:
@@ -98,12 +99,12 @@ def measure() -> dict:
     return {
         "command": "python3 -m kernels.measure.cluster_occupancy " + " ".join(sys.argv[1:]),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "device": _check(cu.cuDeviceGetName(64, dev)).split(b"\0")[0].decode(),
+        "device": cuda_check(cu.cuDeviceGetName(64, dev)).split(b"\0")[0].decode(),
         "compute_capability": f"{cc[0]}.{cc[1]}",
-        "sm_count": _check(cu.cuDeviceGetAttribute(A.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)),
-        "driver_version": _check(cu.cuDriverGetVersion()),
-        "num_regs": _check(cu.cuFuncGetAttribute(F.CU_FUNC_ATTRIBUTE_NUM_REGS, func)),
-        "static_smem_bytes": _check(cu.cuFuncGetAttribute(F.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, func)),
+        "sm_count": cuda_check(cu.cuDeviceGetAttribute(A.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)),
+        "driver_version": cuda_check(cu.cuDriverGetVersion()),
+        "num_regs": cuda_check(cu.cuFuncGetAttribute(F.CU_FUNC_ATTRIBUTE_NUM_REGS, func)),
+        "static_smem_bytes": cuda_check(cu.cuFuncGetAttribute(F.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, func)),
         "columns": COLUMNS, "cases": cases,
     }
 
