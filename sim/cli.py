@@ -418,6 +418,43 @@ def cmd_simulate(args) -> int:
         check_trace_size(geo.blocks)
     if args.perfetto:
         check_writable(args.perfetto, "--perfetto file")
+    launch, cost = _simulated_launch(args, gpu, occ, geo, kernel)
+    with np.errstate(over="ignore", invalid="ignore"):  # huge durations: reported below
+        prediction = predict_launch(gpu, launch, args.cost, placement=args.placement,
+                                    schedule=args.schedule, seed=args.seed, cost=cost,
+                                    sm_interval_us=args.sm_dispatch_us,
+                                    max_waves=None if args.trace else MAX_WAVES)
+    result = prediction.simulation
+    if not result.makespan_us < float("inf"):
+        raise UserError("block durations this long overflow the simulation's clock; use smaller values")
+    shortest = float(np.min(result.block_end_us - result.block_start_us))
+    if not shortest >= MIN_BLOCK_US:  # zero-length blocks would all 'run' at once: nonsense waves
+        raise UserError(f"blocks would take {shortest:.3g} us; a block must take at least {MIN_BLOCK_US} us "
+                        "(raise --duration-us, or --bytes-per-element/--latency-us/--overhead-us)")
+    profile = profile_for(gpu.name)
+    achieved = of_simulation(result, occ)
+    summary = _simulation_summary(args, gpu, prediction, achieved, profile)
+    if args.trace:
+        save_trace(args.trace, source="simulated", gpu=gpu.name, records=result.trace_records(),
+                   meta={"elements": geo.elements, "threads_per_block": geo.threads_per_block,
+                         "kernel": kernel.name if kernel else "custom",
+                         "regs_per_thread": occ.regs_per_thread, "smem_per_block_bytes": occ.smem_per_block_bytes,
+                         **summary})
+    wrote = args.perfetto and written_line(args.perfetto, {"predicted": result.timeline}, {"gpu": gpu.name})
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    _print_simulation(args, gpu, occ, geo, prediction, achieved, profile)
+    if args.trace:
+        print(f"  trace written to {args.trace}")
+    if wrote:
+        print(wrote)
+    return 0
+
+
+def _simulated_launch(args, gpu, occ, geo, kernel):
+    """(the launch `simulate` runs, the block cost it gives it or None for the mode's own); the
+    mode defaults to the kernel's (default_mode)."""
     work = kernel_work(gpu, occ, geo, kernel)
     if args.cost is None:
         args.cost = default_mode(getattr(work, "kernel", None))
@@ -438,45 +475,30 @@ def cmd_simulate(args) -> int:
         extra = dict(work=built, flops=float(np.sum(built.flops)))
     launch = launch_of(occ, geo, bytes_moved=bytes_moved, duration_us=args.duration_us,
                        wait=args.wait, **_loads(kernel), **extra)
-    profile = profile_for(gpu.name)
     cost = None
     if args.cost == "memory":
         cost = TripCost.for_gpu(gpu, launch, extra_us=args.overhead_us, min_us=args.latency_us)
     elif args.cost == "uniform" and args.jitter:
         from sim.schedule.scheduler import UniformCost
         cost = UniformCost(args.duration_us, args.jitter, args.seed)
-    with np.errstate(over="ignore", invalid="ignore"):  # huge durations: reported below
-        prediction = predict_launch(gpu, launch, args.cost, placement=args.placement,
-                                    schedule=args.schedule, seed=args.seed, cost=cost,
-                                    sm_interval_us=args.sm_dispatch_us,
-                                    max_waves=None if args.trace else MAX_WAVES)
-    result = prediction.simulation
-    timeline = result.timeline
-    if not result.makespan_us < float("inf"):
-        raise UserError("block durations this long overflow the simulation's clock; use smaller values")
-    shortest = float(np.min(result.block_end_us - result.block_start_us))
-    if not shortest >= MIN_BLOCK_US:  # zero-length blocks would all 'run' at once: nonsense waves
-        raise UserError(f"blocks would take {shortest:.3g} us; a block must take at least {MIN_BLOCK_US} us "
-                        "(raise --duration-us, or --bytes-per-element/--latency-us/--overhead-us)")
-    summary = {**result.summary(), **prediction.summary(),
+    return launch, cost
+
+
+def _simulation_summary(args, gpu, prediction, achieved, profile) -> dict:
+    """What `simulate --json` prints and a written trace keeps in its meta."""
+    summary = {**prediction.simulation.summary(), **prediction.summary(),
                "confidence": prediction_confidence(gpu, prediction).to_dict()}
     summary["makespan_us"] = round(prediction.makespan_us, 4)
-    achieved = of_simulation(result, occ)
     summary.update(achieved.to_dict())
     summary["schedule"] = args.schedule
     summary["dispatch_profile"] = profile.label if args.schedule == "calibrated" else None
     if args.cost == "uniform":
         summary["wait"] = args.wait
-    if args.trace:
-        save_trace(args.trace, source="simulated", gpu=gpu.name, records=result.trace_records(),
-                   meta={"elements": geo.elements, "threads_per_block": geo.threads_per_block,
-                         "kernel": kernel.name if kernel else "custom",
-                         "regs_per_thread": occ.regs_per_thread, "smem_per_block_bytes": occ.smem_per_block_bytes,
-                         **summary})
-    wrote = args.perfetto and written_line(args.perfetto, {"predicted": timeline}, {"gpu": gpu.name})
-    if args.json:
-        print(json.dumps(summary, indent=2))
-        return 0
+    return summary
+
+
+def _print_simulation(args, gpu, occ, geo, prediction, achieved, profile) -> None:
+    result, timeline = prediction.simulation, prediction.simulation.timeline
     what = (f"{COST_MODELS[args.cost].title} ({WAIT_TITLES[args.wait]} warps)"
             if args.cost == "uniform" else COST_MODELS[args.cost].title)
     how = (f"calibrated schedule, {profile.label}" if args.schedule == "calibrated"
@@ -494,11 +516,6 @@ def cmd_simulate(args) -> int:
         ("Occupancy", achieved.text(), f"{achieved.waves_per_sm:,.2f} waves per SM (Nsight Compute's terms)"),
     ])
     _print_table("Predicted (sim/model/launch_model.py)", prediction_rows(prediction, gpu))
-    if args.trace:
-        print(f"  trace written to {args.trace}")
-    if wrote:
-        print(wrote)
-    return 0
 
 
 def cmd_compare(args) -> int:
