@@ -88,6 +88,24 @@ class QtLaunchControls(QWidget):
         self._syncing = False
         self.availability = Availability()  # the kernel host's answer: loading until it comes
         self._events, self._mark, self._clamp_note = 0, -1, ""  # the message a typed edit leaves
+        lay = self._build_scroll_form()
+        lay.addWidget(self._build_device_group(model))
+        lay.addWidget(self._build_launch_group())
+        lay.addWidget(self._build_resources_group())
+        lay.addWidget(self._build_scheduler_group(options))
+        lay.addStretch(1)
+        self._size_controls()
+
+        self._populate_gpus()
+        self._populate_kernels()
+        self._on_options_changed(options.cost, options.placement)
+        self._on_model_changed(model.state)
+
+        self._connect_model(model, options)
+        self._connect_controls()
+
+    def _build_scroll_form(self) -> QVBoxLayout:
+        """The scroll area the sections sit in, with the message that floats over it."""
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(0)
@@ -104,7 +122,10 @@ class QtLaunchControls(QWidget):
         self.scroll = scroll
         self.error = BoxMessage(form_widget, scroll)  # over the form, beside the box it is about
         self._source: QWidget | None = None  # the control the user changed last
+        return lay
 
+    def _build_device_group(self, model: LaunchModel) -> QGroupBox:
+        """GPU, kernel and the kernel's resources."""
         box, form = _form_box("Device and kernel")
         self.gpu = QComboBox()
         self.gpu.setToolTip("The GPU to model: a detected device is listed first, then every preset.")
@@ -119,8 +140,10 @@ class QtLaunchControls(QWidget):
         form.addRow("Kernel", self.kernel)
         form.addRow(self.kernel_note)
         form.addRow(self.resources)
-        lay.addWidget(box)
+        return box
 
+    def _build_launch_group(self) -> QGroupBox:
+        """Elements, threads per block, block shape and cluster, BLOCK_SIZE."""
         box, form = _form_box("Launch")
         self.elements_slider = QSlider(Qt.Orientation.Horizontal)
         self.elements_slider.setRange(0, LOG_STEPS)
@@ -151,8 +174,10 @@ class QtLaunchControls(QWidget):
         form.addRow(self.block_size_label, self.block_size)
         self.ept_note = _note()
         form.addRow(self.ept_note)
-        lay.addWidget(box)
+        return box
 
+    def _build_resources_group(self) -> QGroupBox:
+        """Registers, shared memory, carveout and the register cap."""
         box, form = _form_box("Resources per thread / block")
         self.regs_slider = QSlider(Qt.Orientation.Horizontal)
         self.regs_slider.setRange(0, 255)
@@ -177,8 +202,10 @@ class QtLaunchControls(QWidget):
         form.addRow("Carveout", self.carveout)
         self.max_regs = RegisterCapBox(form, self._push, self._on_model_rejected, self._on_box_clamped)
         form.addRow(self.carveout_note)
-        lay.addWidget(box)
+        return box
 
+    def _build_scheduler_group(self, options: SimulationOptions) -> QGroupBox:
+        """Block cost, warps, placement and schedule."""
         box, form = _form_box("Scheduler model")
         self.cost = QComboBox()
         for pid, title in options.costs():
@@ -209,8 +236,10 @@ class QtLaunchControls(QWidget):
         form.addRow("Placement", self.placement)
         form.addRow("Schedule", self.schedule)
         form.addRow(self.schedule_note)
-        lay.addWidget(box)
-        lay.addStretch(1)
+        return box
+
+    def _size_controls(self) -> None:
+        """Minimum widths, so the controls fit a narrow dock."""
         for w in (self.elements, self.smem):  # stepping a million elements by one helps nobody
             w.setButtonSymbols(QDoubleSpinBox.ButtonSymbols.NoButtons)
             w.setMinimumWidth(100)  # 2,147,483,648 and 1,048,576 B fit
@@ -224,18 +253,16 @@ class QtLaunchControls(QWidget):
             w.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             w.setMinimumContentsLength(8)
 
-        self._populate_gpus()
-        self._populate_kernels()
-        self._on_options_changed(options.cost, options.placement)
-        self._on_model_changed(model.state)
-
-        # model -> view
+    def _connect_model(self, model: LaunchModel, options: SimulationOptions) -> None:
+        """Model -> view."""
         model.changed.connect(self._on_model_changed)
         model.rejected.connect(self._on_model_rejected)
         model.specs_changed.connect(self._populate_gpus)
         model.kernels_changed.connect(self._populate_kernels)
         options.changed.connect(self._on_options_changed)
-        # view -> model; first, which control a message will be about
+
+    def _connect_controls(self) -> None:
+        """View -> model; first, which control a message will be about."""
         for slider, box in ((self.elements_slider, self.elements), (self.threads_slider, self.threads),
                             (self.regs_slider, self.regs), (self.smem_slider, self.smem)):
             slider.valueChanged.connect(partial(self._note_source, box))

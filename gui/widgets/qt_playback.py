@@ -54,7 +54,15 @@ class QtPlayback(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 2, 8, 4)
         lay.setSpacing(2)
-        # residency curve: resident warps over time, tail shaded, cursor
+        lay.addWidget(self._build_curve_plot())
+        lay.addLayout(self._build_controls_row(playback))
+        self._scrubbing = False
+        self._connect_models(playback, simulation)
+        self._on_speed(playback.speed)
+        self._on_run_changed(simulation.run)
+
+    def _build_curve_plot(self) -> pg.PlotWidget:
+        """The residency curve: resident warps over time, tail shaded, cursor."""
         self.curve_plot = pg.PlotWidget()
         self.curve_plot.setFixedHeight(78)
         self.curve_plot.setProperty("export_strip", True)
@@ -92,8 +100,10 @@ class QtPlayback(QWidget):
         pi.addItem(self.tail_region)
         self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen(style.CURSOR, width=1.2))
         pi.addItem(self.cursor)
-        lay.addWidget(self.curve_plot)
+        return self.curve_plot
 
+    def _build_controls_row(self, playback: PlaybackModel) -> QHBoxLayout:
+        """Back, play, forward, speed, the scrubber and the time."""
         row = QHBoxLayout()
         row.setSpacing(6)
         icons = self.style()
@@ -136,9 +146,10 @@ class QtPlayback(QWidget):
         row.addWidget(self.speed)
         row.addWidget(self.scrub, 1)
         row.addWidget(self.time_label)
-        lay.addLayout(row)
+        return row
 
-        self._scrubbing = False
+    def _connect_models(self, playback: PlaybackModel, simulation: SimulationModel) -> None:
+        """Controls -> playback, and the models back to the controls."""
         self.play.clicked.connect(playback.toggle)
         self.back.clicked.connect(self._on_back_clicked)
         self.fwd.clicked.connect(self._on_forward_clicked)
@@ -148,8 +159,6 @@ class QtPlayback(QWidget):
         playback.playing_changed.connect(self._on_playing)
         playback.speed_changed.connect(self._on_speed)
         simulation.changed.connect(self._on_run_changed)
-        self._on_speed(playback.speed)
-        self._on_run_changed(simulation.run)
 
     def _on_run_changed(self, run: SimRun | None, _message: str = "") -> None:
         self.tail_region.setVisible(run is not None)
