@@ -5,6 +5,7 @@ one) and `to_frame()` (a pandas DataFrame of `rows()`, where pandas is installed
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 from sim.notebook import render
@@ -19,21 +20,24 @@ def _pandas():
     return pandas
 
 
-class Result:
+class Result(ABC):
     """What every result gives: rows() for a table, to_frame() of them, to_dict(), HTML."""
 
+    @abstractmethod
     def rows(self) -> list[dict]:
-        raise NotImplementedError
+        """One dict per row of the result's table."""
 
+    @abstractmethod
     def to_dict(self) -> dict:
-        raise NotImplementedError
+        """The result as the command's --json prints it."""
 
     def to_frame(self):
         """A pandas DataFrame of `rows()` (pandas is optional: a clear ImportError without it)."""
         return _pandas().DataFrame(self.rows())
 
+    @abstractmethod
     def _repr_html_(self) -> str:
-        raise NotImplementedError
+        """The result as Jupyter displays it."""
 
 
 def launch_row(gpu, occ, geo, prediction) -> dict:
