@@ -266,7 +266,8 @@ class QtLaunchControls(QWidget):
         for slider, box in ((self.elements_slider, self.elements), (self.threads_slider, self.threads),
                             (self.regs_slider, self.regs), (self.smem_slider, self.smem)):
             slider.valueChanged.connect(partial(self._note_source, box))
-        for box in (self.elements, self.threads, self.regs, self.smem, self.block_size):
+        shape_boxes = (*self.shape.xyz, self.shape.cluster, self.max_regs)  # they push themselves
+        for box in (self.elements, self.threads, self.regs, self.smem, self.block_size, *shape_boxes):
             box.lineEdit().textEdited.connect(partial(self._note_source, box))
             box.valueChanged.connect(partial(self._note_source, box))
         for combo in (self.gpu, self.kernel, self.carveout):
@@ -283,6 +284,9 @@ class QtLaunchControls(QWidget):
             box.valueChanged.connect(self._on_box_changed)
             box.refused.connect(self._on_model_rejected)
             box.clamped.connect(self._on_box_clamped)
+            box.lineEdit().textEdited.connect(self._on_box_edited)
+            box.editingFinished.connect(self._on_box_done)
+        for box in shape_boxes:
             box.lineEdit().textEdited.connect(self._on_box_edited)
             box.editingFinished.connect(self._on_box_done)
         self.carveout.currentIndexChanged.connect(self._on_carveout_selected)
