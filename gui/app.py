@@ -70,7 +70,8 @@ def make_app():
     return app
 
 
-def build_inputs(base, gpu=None, elements=None, block=None, regs=None, smem=None, carveout=None):
+def build_inputs(base, gpu=None, elements=None, block=None, regs=None, smem=None, carveout=None,
+                 cluster=None, max_registers=None):
     """Apply command-line values to `base` (a LaunchInputs) and check them; UserError if bad."""
     from gui.models.launch import LaunchInputs, compute_state
     from sim.rules.devices import preset
@@ -91,6 +92,10 @@ def build_inputs(base, gpu=None, elements=None, block=None, regs=None, smem=None
         changes["smem_per_block"] = int(smem)
     if carveout is not None:
         changes["carveout_percent"] = int(carveout)
+    if cluster is not None:
+        changes["cluster_size"] = int(cluster)
+    if max_registers is not None:
+        changes["max_registers"] = int(max_registers)
     if changes.keys() & {"threads_per_block", "regs_per_thread", "smem_per_block"}:
         changes.setdefault("kernel", "custom")
         changes["block_size"] = None
@@ -268,7 +273,8 @@ def _take_screenshot(app, win, path: Path, time_fraction: float = 0.42) -> int:
 
 
 def run_export(gpu, elements, block, regs, smem, out: str, results: str | None = None,
-               carveout: int | None = None, theme: str = "light", force: bool = False) -> int:
+               carveout: int | None = None, theme: str = "light", force: bool = False,
+               cluster: int | None = None, max_registers: int | None = None) -> int:
     out_dir = _check_out_path(out)
     from gui.export_folder import export_target
 
@@ -276,7 +282,8 @@ def run_export(gpu, elements, block, regs, smem, out: str, results: str | None =
     ensure_platform(headless=True)
     from gui.models.launch import LaunchInputs
 
-    inputs = build_inputs(LaunchInputs(), gpu, elements, block, regs, smem, carveout)
+    inputs = build_inputs(LaunchInputs(), gpu, elements, block, regs, smem, carveout, cluster,
+                          max_registers)
     bench = None
     if results is not None:
         from kernels.measure.results import load_results  # no torch/triton/numba: plain files

@@ -75,6 +75,8 @@ def _export_handler(args) -> int:
         carveout=args.carveout,
         theme=getattr(args, "theme", "light"),
         force=getattr(args, "force", False),
+        cluster=getattr(args, "cluster", None),
+        max_registers=getattr(args, "max_registers", None),
     )
 
 

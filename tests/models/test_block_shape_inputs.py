@@ -38,3 +38,11 @@ def test_model_takes_a_cluster_on_hopper_and_refuses_it_before():
     model.rejected.connect(seen.append)
     assert not model.update(gpu="A100 80GB")
     assert len(seen) == 1 and "9.0 or later" in seen[0]
+
+
+def test_the_command_lines_cluster_and_register_cap_reach_the_window_and_the_export():
+    from gui.app import build_inputs
+    from gui.models.launch import LaunchInputs
+
+    inputs = build_inputs(LaunchInputs(), "H200", 2**22, 256, None, None, None, 8, 40)
+    assert (inputs.cluster_size, inputs.max_registers) == (8, 40)
