@@ -28,7 +28,7 @@ from sim.inputs.errors import UserError, printable
 from sim.inputs.files import read_json_file, write_json_atomic
 from sim.inputs.places import dispatch_dir
 
-from sim.rules.physics import (PHYSICS_DIR, PHYSICS_FORMAT, DramShare, gpu_key, physics_for,
+from sim.rules.physics import (PHYSICS_DIR, PHYSICS_FORMAT, DramShare, gpu_key, physics_for, user_file,
                                read_dram_share)
 
 PROFILE_FORMAT = PHYSICS_FORMAT  # what calibrate writes
@@ -258,7 +258,7 @@ def user_dir() -> Path:
 
 
 def user_profile_path(gpu_name: str) -> Path:
-    return user_dir() / f"{gpu_key(gpu_name)}.json"  # sim.rules.physics.user_file
+    return user_file(gpu_name)
 
 
 def builtin_profile() -> DispatchProfile:

@@ -51,7 +51,8 @@ def test_a_variant_is_refused_with_its_stand_in():
 def test_a_calibration_saved_under_the_driver_name_is_read_for_the_preset(tmp_path, monkeypatch):
     from sim.schedule import dispatch_profile as dp
 
-    monkeypatch.setattr(dp, "user_dir", lambda: tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    dp.user_dir().mkdir(parents=True)
     mine = dp.DispatchProfile("NVIDIA H100 80GB HBM3", True, "2026-12-07", "calibrate",
                               dp.builtin_profile().params)
     dp.save_profile(dp.user_profile_path("NVIDIA H100 80GB HBM3"), mine)
