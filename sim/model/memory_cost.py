@@ -112,13 +112,7 @@ class TripCost:
         # the spread is each trip's: a block that loops over `trips` averages it down
         if self.sm_weights and sms is not None and self.shares_differ(int(resident_blocks)):
             # each SM's blocks at its share of the DRAM
-            weight = np.asarray(self.sm_weights)[sms]
-            scale = _conserving_scale(self, int(resident_blocks), self.sm_weights)
-            base, half = np.empty(weight.size), np.empty(weight.size)
-            for w in np.unique(weight):
-                on = weight == w
-                base[on], half[on] = _life_and_spread(_weighted(self, float(w) * scale),
-                                                      int(resident_blocks))
+            base, half = (a[sms] for a in _lives_per_sm(self, int(resident_blocks), self.sm_weights))
         else:
             base, half = _life_and_spread(self, int(resident_blocks))
         held = base * (1.0 + half * _unit_noise(block_ids, 0))
@@ -249,6 +243,19 @@ def _life_and_spread(cost: TripCost, resident_blocks: int) -> tuple[float, float
     # to fit under that (symmetric: the mean, hence the throughput, stays the MVA's)
     life = cost.slowest_us(resident_blocks) / (1.0 - cost.hold / (1.0 + cost.hold) / cost.trips)
     return base, min(cost.spread / math.sqrt(cost.trips) * SQRT3, max(0.0, life / base - 1.0))
+
+
+@functools.lru_cache(maxsize=4096)
+def _lives_per_sm(cost: TripCost, resident_blocks: int, sm_weights: tuple):
+    """Per SM, `_life_and_spread` at its share of the DRAM (asked at every scheduler step: the
+    SMs' few distinct shares are solved once per live count). `sm_weights` is the cost's."""
+    weight = np.asarray(sm_weights)
+    scale = _conserving_scale(cost, resident_blocks, sm_weights)
+    base, half = np.empty(weight.size), np.empty(weight.size)
+    for w in np.unique(weight):
+        on = weight == w
+        base[on], half[on] = _life_and_spread(_weighted(cost, float(w) * scale), resident_blocks)
+    return base, half
 
 
 @functools.lru_cache(maxsize=4096)
