@@ -28,6 +28,7 @@ the run.
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -296,17 +297,19 @@ def pack_lanes(sm: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray
     """Hardware traces do not say which block slot a block used: give each block the first lane of
     its SM that is free when it starts."""
     lane = np.zeros(len(sm), dtype=np.int64)
-    free_at: dict[int, list[float]] = {}
+    busy: dict[int, list[tuple[float, int]]] = {}  # per SM, (end, lane) of its busy lanes
+    free: dict[int, list[int]] = {}  # per SM, its free lanes: the lowest is taken first
     order = np.lexsort((start, sm))
-    # Python floats and ints, not numpy scalars: a trace has up to millions of blocks
+    # Python floats and ints, not numpy scalars: a trace has up to millions of blocks. An SM's
+    # blocks come in start order, so a lane free at one start stays free until it is taken.
     for i, s, t0, t1 in zip(order.tolist(), np.asarray(sm)[order].tolist(),
                             np.asarray(start, dtype=float)[order].tolist(),
                             np.asarray(end, dtype=float)[order].tolist()):
-        ends = free_at.setdefault(int(s), [])
-        k = next((k for k, e in enumerate(ends) if e <= t0 + 1e-9), len(ends))
-        if k == len(ends):
-            ends.append(0.0)
-        ends[k] = t1
+        ends, idle = busy.setdefault(s, []), free.setdefault(s, [])
+        while ends and ends[0][0] <= t0 + 1e-9:
+            heapq.heappush(idle, heapq.heappop(ends)[1])
+        k = heapq.heappop(idle) if idle else len(ends) + len(idle)
+        heapq.heappush(ends, (t1, k))
         lane[i] = k
     return lane
 

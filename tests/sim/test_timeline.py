@@ -170,3 +170,19 @@ def test_waves_far_below_one_keep_their_digits():
     geo = launch_geometry(gpu, 40 * 256, 256, occupancy(gpu, 256))
     facts = {f.key: f.value for f in geometry_facts(gpu, geo)}
     assert facts["waves_best"] == "0.034"  # 320 warps / (148 x 64) slots, not "0.0"
+
+
+def test_pack_lanes_gives_each_block_the_lowest_lane_free_at_its_start():
+    """Against the definition, block by block in start order: the lowest lane of its SM whose
+    last block ended by the start (ends and starts on a coarse grid, so ties are common)."""
+    rng = np.random.default_rng(7)
+    sm = rng.integers(0, 5, 2000)
+    start = np.round(rng.random(2000) * 50, 1)
+    end = start + np.round(rng.random(2000) * 4, 1)
+    lane = pack_lanes(sm, start, end)
+    last_end: dict[tuple[int, int], float] = {}
+    for i in np.lexsort((start, sm)):
+        s = int(sm[i])
+        k = next(k for k in range(len(sm)) if last_end.get((s, k), -1.0) <= start[i] + 1e-9)
+        assert lane[i] == k
+        last_end[(s, k)] = end[i]
