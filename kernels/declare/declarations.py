@@ -405,6 +405,7 @@ def _declared(key: str):
 
 
 if __name__ == "__main__":
+    from kernels.host import child
     from kernels.declare import declarations  # frames must pickle as kernels.declare.*, not __main__.*
 
-    sys.exit(declarations.main())
+    child.leave(declarations.main())

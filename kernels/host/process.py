@@ -377,6 +377,7 @@ def exit_reason(code: int, stderr_tail=()) -> str:
 
 
 if __name__ == "__main__":
+    from kernels.host import child
     from kernels.host import process as host  # records must pickle as kernels.host.process.*, not __main__.*
 
-    sys.exit(host.main())
+    child.leave(host.main())
