@@ -26,7 +26,7 @@ from sim.model.load_rounds import inputs_of_traffic, load_rounds, values_per_thr
 from sim.rules.devices import GpuSpec
 from sim.rules.physics import GpuPhysics, physics_for
 from sim.schedule.dispatch_profile import dram_share_for
-from sim.schedule.scheduler import _unit_noise
+from sim.schedule.scheduler import _one_noise, _unit_noise
 
 SQRT3 = math.sqrt(3.0)  # uniform noise on [-1, 1) has standard deviation 1/sqrt(3)
 TICK_US = 0.02  # the memory-bound schedule's clock when block times are spread
@@ -118,6 +118,15 @@ class TripCost:
         held = base * (1.0 + half * _unit_noise(block_ids, 0))
         # on a 20 ns clock: spread blocks retire in batches, one scheduler step per tick, not per block
         return np.maximum(np.round(held / TICK_US), 1.0) * TICK_US if self.spread else held
+
+    def one_duration(self, block_id: int, resident_blocks: int, sm: int) -> float:
+        """`durations` of one block, in Python's floats (the scheduler's most common step)."""
+        if self.sm_weights and self.shares_differ(resident_blocks):
+            base, half = (float(a[sm]) for a in _lives_per_sm(self, resident_blocks, self.sm_weights))
+        else:
+            base, half = _life_and_spread(self, resident_blocks)
+        held = base * (1.0 + half * _one_noise(block_id, 0))
+        return max(round(held / TICK_US), 1.0) * TICK_US if self.spread else held
 
     def shares_differ(self, resident_blocks: int) -> bool:
         """The SMs' shares differ only where an SM has more bytes in flight than `share_above`

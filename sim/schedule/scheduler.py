@@ -67,6 +67,12 @@ class UniformCost:
             base *= 1.0 + self.jitter * _unit_noise(block_ids, self.seed)
         return base
 
+    def one_duration(self, block_id: int, resident_blocks: int, sm: int) -> float:
+        """`durations` of one block, in Python's floats (the scheduler's most common step)."""
+        if self.jitter:
+            return self.duration_us * (1.0 + self.jitter * _one_noise(block_id, self.seed))
+        return self.duration_us
+
 
 _GOLDEN = 0x9E3779B97F4A7C15
 _MASK64 = 2**64 - 1
@@ -180,6 +186,7 @@ class BlockScheduler:
         self._started = False
         self.cluster_size = int(cluster_size)
         self._gpc_of_slot = None if self.cluster_size == 1 else self._cluster_layout(n_slots)
+        self._one = getattr(self.cost, "one_duration", None)
 
     def _cluster_layout(self, n_slots: int) -> np.ndarray:
         """Each slot's GPC, for placing a cluster's blocks together (sim/rules/clusters.py)."""
@@ -198,14 +205,15 @@ class BlockScheduler:
         gpc = gpc_of_sm[slots // self.slots_per_sm]
         return np.where(slots % self.slots_per_sm < CLUSTER_BLOCKS_PER_SM, gpc, -1)  # -1: unused
 
-    def _take(self, free: np.ndarray) -> np.ndarray:
+    def _take(self, free: np.ndarray | list[int]) -> np.ndarray | list[int]:
         """The free slots the waiting blocks take, in order. With clusters, whole clusters only,
         each one's blocks in one GPC and on as many SMs (the SMs with the most free slots first,
         ties in the placement's order); slots left over wait for the next event, and an SM's
         slots past CLUSTER_BLOCKS_PER_SM are never used."""
         remaining = self.n_blocks - self.next_block
         if self._gpc_of_slot is None:
-            return free[:min(free.size, remaining)]
+            return free[:min(len(free), remaining)]
+        free = np.asarray(free, dtype=np.int64)
         c, by_gpc, out = self.cluster_size, {}, []
         for slot in free.tolist():
             g = int(self._gpc_of_slot[slot])
@@ -245,7 +253,10 @@ class BlockScheduler:
         if self.next_block >= self.n_blocks:
             return 0
         slots = self._take(self._free_at(t))
-        take = slots.size
+        take = len(slots)
+        if take == 1 and self._one is not None:
+            return self._place_one(t, int(slots[0]))
+        slots = np.asarray(slots, dtype=np.int64)
         placed = slice(self.next_block, self.next_block + take)
         ids = np.arange(placed.start, placed.stop)
         starts = np.maximum(t, ids * self.dispatch_interval_us) if self.dispatch_interval_us \
@@ -265,7 +276,25 @@ class BlockScheduler:
         self.next_block += take
         return take
 
-    def _free_at(self, t: float) -> np.ndarray:
+    def _place_one(self, t: float, slot: int) -> int:
+        """`_step_at` for the one block most steps place, in Python's floats: the same numbers
+        without numpy's per-call overhead (tests/sim/test_scheduler.py compares the two)."""
+        i, sm = self.next_block, slot // self.slots_per_sm
+        start = max(t, i * self.dispatch_interval_us) if self.dispatch_interval_us else t
+        if self.sm_dispatch_interval_us:
+            start = max(start, float(self._sm_last_start[sm]) + self.sm_dispatch_interval_us)
+            self._sm_last_start[sm] = max(self._sm_last_start[sm], start)
+        end = start + self._one(i, len(self._ends_heap) + 1, sm)
+        self.block_slot[i], self.block_start_us[i], self.block_end_us[i] = slot, start, end
+        self._slot_end[slot] = end
+        if end > t:
+            heapq.heappush(self._ends_heap, (end, slot))
+        else:
+            self._free_later.append(slot)
+        self.next_block = i + 1
+        return 1
+
+    def _free_at(self, t: float) -> np.ndarray | list[int]:
         """The slots free at `t`, in the placement's order of preference."""
         if self.next_block == 0:  # nothing placed yet: every slot, in order
             return self._preference
@@ -274,7 +303,7 @@ class BlockScheduler:
             freed.append(heapq.heappop(self._ends_heap)[1])
         if len(freed) > 1:
             freed.sort(key=self._rank_of.__getitem__)
-        return np.array(freed, dtype=np.int64)
+        return freed
 
     def _space_starts_per_sm(self, sms: np.ndarray, starts: np.ndarray) -> np.ndarray:
         """An SM starts one block per `sm_dispatch_interval_us`: the k-th block placed on an SM in

@@ -112,7 +112,7 @@ def test_memory_bound_full_gpu_streams_near_its_ceiling():
 
 
 def test_a_memory_bound_block_is_faster_when_fewer_share_the_dram():
-    """Issue 16 item 2's shape: a block's time follows the blocks resident GPU-wide as it starts,
+    """A block's time follows the blocks resident GPU-wide as it starts,
     so tail blocks (fewer sharing the DRAM) run shorter than blocks of a full GPU."""
     gpu = preset("H200")
     launch = Launch(3907, 256, 8, 12.0 * 1_000_000, 1_000_000)
@@ -123,6 +123,35 @@ def test_a_memory_bound_block_is_faster_when_fewer_share_the_dram():
     took = sim.block_end_us - sim.block_start_us
     first, last = took[:1056], took[-100:]
     assert last.mean() < first.mean()  # the last wave's 739 blocks share the DRAM less
+
+
+class _ArraysOnly:
+    """A cost without `one_duration`: the scheduler asks it for arrays at every step."""
+
+    def __init__(self, cost):
+        self.cost = cost
+
+    def durations(self, block_ids, resident_blocks, sms=None):
+        return self.cost.durations(block_ids, resident_blocks, sms)
+
+
+@pytest.mark.parametrize("make", [
+    lambda gpu: UniformCost(7.0, 0.3, seed=5),
+    lambda gpu: TripCost.for_gpu(gpu, Launch(20_000, 256, 8, 12.0 * 2**24, 2**24)),
+    lambda gpu: TripCost.for_gpu(gpu, Launch(300_000, 128, 16, 12.0 * 2**26, 2**26)),
+])
+def test_one_block_steps_give_the_numbers_the_arrays_give(make):
+    """Most steps place one block, in Python's floats; the same schedule as numpy's arrays,
+    bit for bit (the uneven SMs' shares, the dispatch spacing and the straggle included)."""
+    gpu = preset("H200")
+    runs = []
+    for cost in (make(gpu), _ArraysOnly(make(gpu))):
+        s = BlockScheduler(gpu, 30_000, 8, cost, TpcSpreadPlacement(), dispatch_interval_us=0.001,
+                           sm_dispatch_interval_us=0.05)
+        s.run()
+        runs.append((s.block_slot, s.block_start_us, s.block_end_us))
+    for fast, arrays in zip(*runs):
+        assert np.array_equal(fast, arrays)
 
 
 def test_placement_orders():
