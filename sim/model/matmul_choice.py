@@ -128,6 +128,11 @@ def fit_path(gpu: GpuSpec | None = None):
             from sim.schedule.dispatch_profile import _ignored
 
             _ignored(mine, str(exc))
+    return shipped_fit_path(gpu)
+
+
+def shipped_fit_path(gpu: GpuSpec):
+    """The GPU's own shipped fit (resources/fits), else the fitted GPU's."""
     from sim.rules.physics import physics_for, physics_key
 
     own = FITS_DIR / f"{physics_key(physics_for(gpu).gpu)}_matmul.json"
