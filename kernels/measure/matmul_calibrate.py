@@ -26,11 +26,8 @@ from __future__ import annotations
 
 import copy
 import datetime
-import signal
-import threading
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from statistics import median
 
@@ -77,75 +74,83 @@ def _candidates(dims: dict, gpu) -> list:
     return list(choose(matmul_variants(), dims, gpu, DTYPE).candidates)
 
 
-@contextmanager
-def time_limit(seconds: float, what: str):
-    """RunFailure if the block runs past `seconds` (a compile that hangs); on the main thread
-    only (elsewhere the block runs unlimited: the overall budget still ends the steps)."""
-    if threading.current_thread() is not threading.main_thread() or seconds <= 0:
-        yield
-        return
-
-    def expired(_sig, _frame):
-        raise RunFailure(f"{what} took more than {seconds:.0f} s")
-
-    old = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
 class GpuTimer:
     """The real measurement of one size: A, B random, each candidate bound as matmul_auto binds
     it (kernels.bodies.matmul.bind_candidate), compiled and checked against cuBLAS's product
-    once, then every launch timed once per round, the rounds interleaved."""
+    once, then every launch timed once per round, the rounds interleaved. `device` "cpu" (Triton's
+    interpreter) runs the same path with a host clock: a test of the path, not a timing."""
 
-    def __init__(self, rounds: int = ROUNDS, say: Callable[[str], None] = print):
-        self.rounds, self.say, self.broken = rounds, say, {}
+    def __init__(self, rounds: int = ROUNDS, say: Callable[[str], None] = print,
+                 device: str = "cuda"):
+        self.rounds, self.say, self.device, self.broken = rounds, say, device, {}
 
     def __call__(self, dims: dict, candidates: list, deadline: float) -> dict:
         import torch
 
-        from kernels.bodies.matmul import bind_candidate
-        from kernels.measure.timing import time_gpu
-
-        a = torch.randn(dims["M"], dims["K"], device="cuda", dtype=torch.float16)
-        b = torch.randn(dims["K"], dims["N"], device="cuda", dtype=torch.float16)
-        c = torch.empty(dims["M"], dims["N"], device="cuda", dtype=torch.float16)
-        ref = torch.matmul(a, b)
+        a = torch.randn(dims["M"], dims["K"], device=self.device, dtype=torch.float16)
+        b = torch.randn(dims["K"], dims["N"], device=self.device, dtype=torch.float16)
+        c = torch.empty(dims["M"], dims["N"], device=self.device, dtype=torch.float16)
+        ref = torch.matmul(a, b).float()
         runs = {CUBLAS: lambda: torch.matmul(a, b, out=c)}
         for cand in candidates:
-            if cand.label in self.broken:
-                continue
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                self.broken[cand.label] = "the budget was spent before it compiled"
-                continue
-            try:
-                with time_limit(min(left, 60.0), f"compiling {cand.label}"):
-                    run = bind_candidate(a, b, c, cand)
-                    c.fill_(float("nan"))
-                    run()
-                    torch.cuda.synchronize()
-                err = float((c.float() - ref.float()).norm() / ref.float().norm())
-                if not err <= MAX_REL_ERROR:
-                    raise RunFailure(f"relative error {err:.3g} against cuBLAS")
-            except UserError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - one candidate failing keeps the others
-                self.broken[cand.label] = f"{type(exc).__name__}: {exc}"
-                self.say(f"  {cand.label}: FAILED {self.broken[cand.label]}")
-                continue
-            runs[cand.label] = run
+            if cand.label not in self.broken:
+                run = self._checked(cand, a, b, c, ref, deadline)
+                if run is not None:
+                    runs[cand.label] = run
         times: dict[str, list] = {k: [] for k in runs}
         for _ in range(self.rounds):
             if time.perf_counter() > deadline and all(times.values()):
                 break
-            for name, run in runs.items():
-                times[name].append(median(time_gpu(run, reps=10, warmup_ms=5.0, rep_ms=25.0)))
-        return {k: median(v) * 1e3 for k, v in times.items() if v}
+            for name, run in list(runs.items()):
+                try:
+                    times[name].append(self._ms(run))
+                except Exception as exc:  # noqa: BLE001 - one launch failing keeps the others
+                    self.broken[name] = f"{type(exc).__name__}: {exc}"
+                    self.say(f"  {name}: FAILED while timed: {exc}")
+                    del runs[name]
+        return {k: median(v) * 1e3 for k, v in times.items() if v and k in runs}
+
+    def _sync(self) -> None:
+        if self.device == "cuda":
+            import torch
+
+            torch.cuda.synchronize()
+
+    def _ms(self, run) -> float:
+        from kernels.measure.timing import time_gpu, time_host
+
+        if self.device == "cuda":
+            return median(time_gpu(run, reps=10, warmup_ms=5.0, rep_ms=25.0))
+        return median(time_host(run, reps=1, warmup=0))
+
+    def _checked(self, cand, a, b, c, ref, deadline: float):
+        """The candidate's launch, compiled and within MAX_REL_ERROR of cuBLAS's product, or None
+        (why, in self.broken)."""
+        from kernels.bodies.matmul import bind_candidate
+        from kernels.declare.user_code import UserCodeError, time_limit
+
+        left = min(deadline - time.perf_counter(), 60.0)
+        try:
+            if left <= 0:
+                raise RunFailure("the budget was spent before it compiled")
+            # a compile that hangs is cut off (on the main thread: the CLI's)
+            with time_limit(left, f"compiling it took over {left:.0f} s"):
+                run = bind_candidate(a, b, c, cand)
+                c.fill_(float("nan"))
+                run()
+                self._sync()
+            err = float((c.float() - ref).norm() / ref.norm())
+            if not err <= MAX_REL_ERROR:
+                raise RunFailure(f"relative error {err:.3g} against cuBLAS's product")
+            return run
+        except (UserCodeError, RunFailure) as exc:
+            self.broken[cand.label] = str(exc)
+        except UserError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one candidate failing keeps the others
+            self.broken[cand.label] = f"{type(exc).__name__}: {exc}"
+        self.say(f"  {cand.label}: FAILED {self.broken[cand.label]}")
+        return None
 
 
 def measure_sawtooth(gpu, measure: Callable, sizes, deadline: float, say) -> tuple[list, list]:

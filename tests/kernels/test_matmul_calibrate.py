@@ -171,6 +171,27 @@ def test_without_a_gpu_it_says_so_in_one_line(config):
     assert not user_fit_path("H100 SXM").parent.exists()
 
 
+@pytest.mark.skipif(os.environ.get("TRITON_INTERPRET") != "1",
+                    reason="the timer's CPU path runs Triton's interpreter")
+def test_the_timer_launches_each_variant_as_matmul_auto_does_and_checks_its_product():
+    """The GPU timer's path on the CPU (host clock, no timing): each variant at its smallest tile
+    is bound, run and compared with torch's product; a launch whose product is wrong (a
+    persistent kernel given no programs writes nothing) is named and left out, the others kept."""
+    from dataclasses import replace
+
+    dims = dict(M=64, N=128, K=128)
+    small = [c for c in mc._candidates(dims, GPU) if c.params["BLOCK_M"] == 64]
+    assert len(small) == 6
+    persistent = next(c for c in small if c.variant == "persistent")
+    wrong = replace(persistent, programs=0, params={**persistent.params, "num_stages": 5})
+    said = []
+    timer = mc.GpuTimer(rounds=1, say=said.append, device="cpu")
+    got = timer(dims, small + [wrong], deadline=float("inf"))
+    assert sorted(got) == sorted([c.label for c in small] + [mc.CUBLAS])
+    assert list(timer.broken) == [wrong.label], timer.broken
+    assert len(said) == 1 and "FAILED" in said[0]
+
+
 @pytest.mark.skipif(not HAS_GPU or os.environ.get("TRITON_INTERPRET") == "1",
                     reason="real timing needs a GPU, and Triton's interpreter times nothing")
 def test_on_the_gpu_it_writes_a_fit_the_model_reads(config):
