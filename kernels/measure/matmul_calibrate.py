@@ -41,7 +41,7 @@ CUBLAS = "cuBLAS"
 HELD_OUT = ((4096, 4096, 4096), (1024, 5504, 8192), (1024, 10880, 8192))
 BUDGET_S = 150.0  # compiling the 18 candidates is most of it
 CHECK_S = 25.0  # kept back from the budget for the held-out check
-PLAUSIBLE = {"tensor_efficiency": (0.3, 1.6), "memory_exposed": (0.0, 3.0)}
+PLAUSIBLE = {"tensor_efficiency": (0.3, 1.6), "memory_exposed": (-0.2, 3.0), "efficiency": (0.2, 1.8)}
 MAX_REL_ERROR = 0.02  # a candidate further from cuBLAS's product than this is broken: not timed
 
 
@@ -249,6 +249,10 @@ def with_efficiency(fit: dict, points: list, gpu, say) -> dict:
 
     rows = model_rows(points, gpu=gpu, dtype=DTYPE)
     eff = fit_efficiency(rows, prefix="matmul_", gpu=gpu)
+    lo, hi = PLAUSIBLE["efficiency"]
+    for key in [k for k, v in eff.items() if not lo <= v <= hi]:
+        say(f"efficiency of {key} came out {eff.pop(key):.3g}, outside {lo:g}..{hi:g}; "
+            "it stays assumed")
     if not eff:
         say("efficiencies: no candidate was measured; they stay assumed")
         return fit

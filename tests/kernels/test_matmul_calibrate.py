@@ -133,6 +133,31 @@ def test_the_written_file_round_trips_and_wins_over_the_shipped_one(calibrated):
         os.environ["XDG_CONFIG_HOME"] = saved
 
 
+def test_a_size_that_fails_is_noted_and_the_rest_still_fitted(config, tmp_path):
+    truth = TruthTimer(tmp_path / "truth")
+
+    def measure(dims, candidates, deadline):
+        if dims["N"] == 6144:
+            raise RuntimeError("CUDA error: an illegal memory access")
+        return truth(dims, candidates, deadline)
+
+    result = mc.calibrate_matmul(gpu=GPU, measure=measure, sizes=SIZES, held_out=(),
+                                 say=lambda _m: None)
+    assert result.failed == [("N=6144", "RuntimeError: CUDA error: an illegal memory access")]
+    assert [p["N"] for p in result.points] == [1024, 4096]
+    assert result.fit["compute"]["tensor_efficiency"] == pytest.approx(0.91, abs=2e-3)
+    assert tile_fit(GPU) == result.fit
+
+
+def test_a_spent_budget_is_one_line_and_writes_nothing(config, tmp_path):
+    from sim.inputs.errors import RunFailure
+
+    with pytest.raises(RunFailure, match="no matmul size could be measured") as exc:
+        mc.calibrate_matmul(gpu=GPU, measure=TruthTimer(tmp_path / "truth"), sizes=SIZES,
+                            budget_s=mc.CHECK_S, say=lambda _m: None)
+    assert "\n" not in str(exc.value) and not user_fit_path(GPU.name).exists()
+
+
 def test_without_a_calibration_the_h100_says_assumed_from_h200(config):
     assert compute_constant(GPU).label.startswith("assumed from H200")
     assert tile_fit(GPU) == SHIPPED
