@@ -316,7 +316,7 @@ def calibrate_matmul(*, gpu=None, measure: Callable | None = None, sizes=None,
     """Measure, fit, write, check. `measure(dims, candidates, deadline) -> {label or "cuBLAS":
     us}` and `gpu` default to this GPU (GpuTimer, require_gpu); tests pass fakes."""
     from sim.inputs.files import check_writable, write_json_atomic
-    from sim.model.matmul_choice import _stamped, shipped_fit_path, user_fit_path
+    from sim.model.matmul_choice import read_fit, shipped_fit_path, user_fit_path
 
     if measure is None:
         gpu = require_gpu()
@@ -326,7 +326,7 @@ def calibrate_matmul(*, gpu=None, measure: Callable | None = None, sizes=None,
     check_writable(str(path))
     date = datetime.date.today().isoformat()
     shipped = shipped_fit_path(gpu)
-    fit = base_fit(gpu, copy.deepcopy(_stamped(shipped)), command, date)
+    fit = base_fit(gpu, copy.deepcopy(read_fit(shipped)), command, date)
     sizes = sawtooth(gpu.sm_count) if sizes is None else sizes
     t0 = time.perf_counter()
     deadline = t0 + budget_s - CHECK_S
@@ -338,11 +338,16 @@ def calibrate_matmul(*, gpu=None, measure: Callable | None = None, sizes=None,
     if not points:
         raise RunFailure(f"no matmul size could be measured on {gpu.name}: "
                          + "; ".join(f"{n}: {e}" for n, e in failed[:3]))
-    terms = fit_compute(points, gpu, say)
+    try:
+        terms = fit_compute(points, gpu, say)
+    except Exception as exc:  # noqa: BLE001 - the shipped terms stay, labelled assumed
+        result.failed.append(("compute terms", f"{type(exc).__name__}: {exc}"))
+        say(f"compute terms: FAILED {exc}; they stay assumed")
+        terms = None
     if terms is not None:
         result.fit = fit = with_compute(fit, terms, gpu, command, date)
         result.compute_fitted = True
-        said = _stamped(shipped)
+        said = read_fit(shipped)
         say(f"compute terms: tensor efficiency {terms['tensor_efficiency']:.4f}, memory exposed "
             f"{terms['memory_exposed']:.4f} (shipped, {said['gpu']}'s: "
             f"{said['compute']['tensor_efficiency']}, {said['compute']['memory_exposed']})")

@@ -122,7 +122,7 @@ def fit_path(gpu: GpuSpec | None = None):
     mine = user_fit_path(gpu.name)
     if os.path.lexists(mine):
         try:
-            _stamped(mine)
+            read_fit(mine)
             return mine
         except UserError as exc:
             from sim.schedule.dispatch_profile import _ignored
@@ -139,7 +139,7 @@ def shipped_fit_path(gpu: GpuSpec):
     return own if own.is_file() else TILE_FIT_PATH
 
 
-def _stamped(path) -> dict:
+def read_fit(path) -> dict:
     """The fit at `path`, read again when the file changes (calibrate rewrites the user's)."""
     try:
         st = os.stat(path)
@@ -187,7 +187,7 @@ def check_fit(data, path) -> None:
 
 def tile_fit(gpu: GpuSpec | None = None) -> dict:
     """The stored fit of `gpu` (fit_path)."""
-    return _stamped(fit_path(gpu))
+    return read_fit(fit_path(gpu))
 
 
 def loop_suffix(loop: dict | None) -> str:
