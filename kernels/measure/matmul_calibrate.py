@@ -254,7 +254,7 @@ def with_efficiency(fit: dict, points: list, gpu, say) -> dict:
         say(f"efficiency of {key} came out {eff.pop(key):.3g}, outside {lo:g}..{hi:g}; "
             "it stays assumed")
     if not eff:
-        say("efficiencies: no candidate was measured; they stay assumed")
+        say("efficiencies: no candidate gave a plausible one; they stay assumed")
         return fit
     merged = {**fit["efficiency"], **eff}
     return {**fit, "efficiency": dict(sorted(merged.items())),
@@ -377,7 +377,7 @@ def report(result: MatmulCalibration) -> list[str]:
              f"stream-K leftover curve: assumed from {fit['stream_k']['assumed_from']}",
              f"efficiencies: {len(fit['efficiency']) - len(fit['efficiency_assumed'])} of "
              f"{len(fit['efficiency'])} candidates measured here"
-             + (f"; assumed from {fit['assumed_gpu']}: {', '.join(fit['efficiency_assumed'])}"
+             + (f"; assumed from {fit['assumed_gpu']}: {_names(fit['efficiency_assumed'])}"
                 if fit["efficiency_assumed"] else "")]
     if result.held_out:
         lines.append("held out (fitted on none of these): size, matmul_auto's choice, predicted, "
@@ -392,3 +392,8 @@ def report(result: MatmulCalibration) -> list[str]:
                      + "; ".join(f"{n}: {e}" for n, e in result.failed))
     lines.append(f"wrote {result.path}")
     return lines
+
+
+def _names(keys: list, most: int = 6) -> str:
+    return ", ".join(keys) if len(keys) <= most else \
+        f"{len(keys)} (the file's efficiency_assumed names them)"
