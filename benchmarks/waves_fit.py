@@ -56,26 +56,13 @@ def launch_overhead_us(traces: dict) -> float:
 
 
 def fit_tile_terms(sweep, model: ComputeModel, resources) -> tuple[float, float]:
-    """(tensor efficiency, exposed memory fraction) from the tiled kernel's FIT_TILES points."""
-    spec, gpu = get_kernel("matmul_tiled"), preset("H200")
-    rows, rhs = [], []
-    for p in sweep.points["matmul_tiled"]:
-        tiles = -(-p.dims["M"] // 128) * -(-p.dims["N"] // 256)
-        if tiles not in FIT_TILES:
-            continue
-        # one wave: time = overhead + compute / efficiency + fraction * memory, linear in both
-        compute = predict_matmul(spec, p.dims, gpu, dtype=sweep.dtype, resources=resources,
-                                 model=replace(model, tensor_efficiency=1.0, memory_exposed=0.0),
-                                 fitted=False)
-        both = predict_matmul(spec, p.dims, gpu, dtype=sweep.dtype, resources=resources,
-                              model=replace(model, tensor_efficiency=1.0, memory_exposed=1.0),
-                              fitted=False)
-        overhead = compute.launch.launch_overhead_us  # the H200's one (resources/physics)
-        c = compute.time_us - overhead
-        rows.append([c, both.time_us - compute.time_us])
-        rhs.append(p.median_ms * 1e3 - overhead)
-    inv_eff, exposed = np.linalg.solve(np.array(rows), np.array(rhs))
-    return float(1.0 / inv_eff), float(exposed)
+    """(tensor efficiency, exposed memory fraction) from the tiled kernel's FIT_TILES points
+    (kernels.fitting.compute_fit, which `main.py calibrate --matmul` fits the user's GPU with)."""
+    from kernels.fitting.compute_fit import solve_tile_terms
+
+    points = [(p.dims, p.median_ms * 1e3) for p in sweep.points["matmul_tiled"]
+              if -(-p.dims["M"] // 128) * -(-p.dims["N"] // 256) in FIT_TILES]
+    return solve_tile_terms(points, preset("H200"), sweep.dtype, model, resources)
 
 
 def fit_stream_k_terms(trace: dict, model: ComputeModel, dtype: str, resources) -> tuple[float, float]:

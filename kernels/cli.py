@@ -151,7 +151,13 @@ def _add_calibrate(subparsers) -> None:
                     "them to the user's config folder ($XDG_CONFIG_HOME/warpscope/dispatch/"
                     "<GPU>.json), where the app and every command find them and say 'calibrated "
                     "on <GPU>'. It ends by predicting launches it fitted nothing on and printing "
-                    "predicted beside measured. About two minutes.")
+                    "predicted beside measured. About two minutes. With --matmul: the "
+                    "compute-bound (matmul) model's numbers instead (kernels/measure/"
+                    "matmul_calibrate.py), into fits/<GPU>_matmul.json there.")
+    p.add_argument("--matmul", action="store_true",
+                   help="calibrate the matmul model instead: time cuBLAS and matmul_auto's "
+                        "candidates, fit the compute terms and each candidate's efficiency, check "
+                        "sizes it did not fit on (about two minutes)")
     p.add_argument("--out", default=None, metavar="FILE.json", type=arg_path("--out file"),
                    help="write the profile here instead of the config folder")
     p.add_argument("--keep-traces", default=None, metavar="DIR", type=arg_path("--keep-traces"),
@@ -421,6 +427,8 @@ def cmd_trace(args) -> int:
 def cmd_calibrate(args) -> int:
     from kernels.measure.calibrate import calibrate
 
+    if args.matmul:
+        return cmd_calibrate_matmul(args)
     if args.out is not None:
         if not str(args.out).lower().endswith(".json"):
             raise UserError(f"profile file must end in .json, got {args.out!r}")
@@ -443,6 +451,19 @@ def cmd_calibrate(args) -> int:
     if result.failed:
         print(f"{len(result.failed)} steps failed: " + "; ".join(f"{n}: {e}" for n, e in result.failed))
     print(f"wrote {result.path}")
+    return 0
+
+
+def cmd_calibrate_matmul(args) -> int:
+    from kernels.measure.matmul_calibrate import calibrate_matmul, report
+
+    if args.out is not None or args.keep_traces is not None:
+        raise UserError("calibrate --matmul writes the user's config folder, which the model reads "
+                        "(set XDG_CONFIG_HOME to put it elsewhere); --out and --keep-traces are "
+                        "the dispatch calibration's")
+    result = calibrate_matmul(command="warpscope " + " ".join(sys.argv[1:]),
+                              say=lambda msg: print(msg, file=sys.stderr, flush=True))
+    print("\n".join(report(result)))
     return 0
 
 

@@ -373,21 +373,25 @@ def bind_matmul_auto(a, b, c, gpu, dtype: str | None = None, choice=None):
     dims = dict(M=a.shape[0], N=b.shape[1], K=a.shape[1])
     if choice is None or choice.dims != dims:
         choice = matmul_choice(dims, gpu, dtype)
-    best = choice.chosen
-    p = best.params
-    config = MatmulConfig(p["BLOCK_M"], p["BLOCK_N"], p["BLOCK_K"], p["GROUP_M"], p["num_warps"],
-                          p["num_stages"])
-    if best.variant == "tiled":
-        run = bind_matmul(a, b, c, config)
-    elif best.variant in ("persistent", "stream_k"):
-        run = bind_matmul_persistent(a, b, c, config, programs=best.programs,
-                                     stream_k=best.variant == "stream_k")
-    else:
-        from kernels.bodies.matmul_tma import bind_matmul_tma_variant
-
-        run = bind_matmul_tma_variant(a, b, c, best.variant, config, best.programs)
+    run = bind_candidate(a, b, c, choice.chosen)
     run.choice = choice
     return run
+
+
+def bind_candidate(a, b, c, candidate):
+    """A zero-argument launch of one of matmul_auto's candidates (sim.model.matmul_choice.
+    Candidate: its variant, tile and programs) on these arrays, as matmul_auto launches it."""
+    p = candidate.params
+    config = MatmulConfig(p["BLOCK_M"], p["BLOCK_N"], p["BLOCK_K"], p["GROUP_M"], p["num_warps"],
+                          p["num_stages"])
+    if candidate.variant == "tiled":
+        return bind_matmul(a, b, c, config)
+    if candidate.variant in ("persistent", "stream_k"):
+        return bind_matmul_persistent(a, b, c, config, programs=candidate.programs,
+                                      stream_k=candidate.variant == "stream_k")
+    from kernels.bodies.matmul_tma import bind_matmul_tma_variant
+
+    return bind_matmul_tma_variant(a, b, c, candidate.variant, config, candidate.programs)
 
 
 class _AutoKernel:

@@ -104,17 +104,18 @@ def base_key(k: str) -> str:
     return k.split(" [", 1)[0]
 
 
-def overhead_us() -> float:
-    """The H200's launch overhead (resources/physics): the part of a launch no efficiency scales."""
+def overhead_us(gpu=None) -> float:
+    """The GPU's launch overhead (resources/physics; default the H200, the recorded runs'): the
+    part of a launch no efficiency scales."""
     from sim.rules.devices import preset
     from sim.rules.physics import physics_for
 
-    return physics_for(preset("H200")).value("launch_overhead_us")
+    return physics_for(gpu or preset("H200")).value("launch_overhead_us")
 
 
-def bare_us(candidate) -> float:
+def bare_us(candidate, gpu=None) -> float:
     """A chooser candidate's whole-launch time without its efficiency (stream-K's leftover term in)."""
-    oh = overhead_us()
+    oh = overhead_us(gpu)
     return oh + (candidate.time_us - oh) * candidate.efficiency
 
 
@@ -126,31 +127,33 @@ def fit_tiles() -> tuple:
     return tuple(dict.fromkeys(t for v in VARIANTS for t in candidate_tiles(v)))
 
 
-def model_rows(points: list, extras: bool = False) -> list[list[tuple[str, float, float]]]:
+def model_rows(points: list, extras: bool = False, gpu=None,
+               dtype: str = "bfloat16") -> list[list[tuple[str, float, float]]]:
     """Per size: (key, measured us, the model's us now without the efficiency) per candidate
-    (and per TMA extra at a candidate's tile, `extras`)."""
+    (and per TMA extra at a candidate's tile, `extras`), on `gpu` (default the H200, the
+    recorded runs') at `dtype`."""
     from kernels.declare.registry import matmul_variants
     from sim.rules.devices import preset
     from sim.model.matmul_choice import choose, tile_label
 
-    specs, gpu, tiles = matmul_variants(), preset("H200"), fit_tiles()
+    specs, gpu, tiles = matmul_variants(), gpu or preset("H200"), fit_tiles()
     out = []
     for p in points:
         dims = dict(M=p["M"], N=p["N"], K=p["K"])
-        raw = {f"{specs[c.variant].name} {tile_label(c.params)}": bare_us(c)
-               for c in choose(specs, dims, gpu, "bfloat16", tiles).candidates}
+        raw = {f"{specs[c.variant].name} {tile_label(c.params)}": bare_us(c, gpu)
+               for c in choose(specs, dims, gpu, dtype, tiles).candidates}
         launches = p["candidates"] + (p.get("extras", []) if extras else [])
         out.append([(key(c), c["measured_ms"] * 1e3, raw[base_key(key(c))]) for c in launches
                     if base_key(key(c)) in raw])
     return out
 
 
-def fit(rows, scale: float = 1.0, prefix: str = "") -> dict[str, float]:
+def fit(rows, scale: float = 1.0, prefix: str = "", gpu=None) -> dict[str, float]:
     """Per key (those starting with `prefix`): the model's block time over the measured one (each
-    less the launch overhead) in the fit run's units (measured x the run's throughput scale),
+    less `gpu`'s launch overhead) in the fit run's units (measured x the run's throughput scale),
     geometric mean over the sizes."""
     ratios: dict[str, list] = {}
-    oh = overhead_us()
+    oh = overhead_us(gpu)
     for size in rows:
         for k, measured, model in size:
             if k.startswith(prefix):
@@ -274,7 +277,6 @@ def main(argv=None) -> int:
                 sk["test"], eff_all, sk["scale"]["value"])
     if args.write:
         write_fit(eff_all, scale, train_pts, train, tma_pts, tma_rows, sk)
-        tile_fit.cache_clear()
     if args.score:
         from kernels.fitting.tiles_score import print_score, score_run
 

@@ -4,7 +4,8 @@
   beside the packages, in a checkout and in an installed wheel alike (pyproject.toml ships it as
   package data; tests/test_project.py checks that every file under it is shipped).
 - The user's config folder: the window's settings (`settings.ini`) and the dispatch profiles
-  `main.py calibrate` writes (`dispatch/<GPU>.json`). On Linux ~/.config/warpscope.
+  `main.py calibrate` writes (`dispatch/<GPU>.json`) and the matmul fits `calibrate --matmul`
+  writes (`fits/<GPU>_matmul.json`). On Linux ~/.config/warpscope.
 - The user's cache folder: compiled kernel resources (`compiled/`). On Linux ~/.cache/warpscope.
 
 platformdirs (in every requirements file) picks the user's folders for the platform, honouring
@@ -51,6 +52,11 @@ def settings_file() -> Path:
 def dispatch_dir() -> Path:
     """The dispatch profiles `main.py calibrate` writes and `profile_for` reads first."""
     return config_dir() / "dispatch"
+
+
+def fits_dir() -> Path:
+    """The matmul fits `main.py calibrate --matmul` writes and sim.model.matmul_choice reads first."""
+    return config_dir() / "fits"
 
 
 def compiled_dir() -> Path:

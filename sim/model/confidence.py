@@ -21,6 +21,7 @@ NAMES = {"launch_overhead_us": "launch overhead", "dram_latency_ns": "DRAM laten
          "trip_load_ns": "per-load trip overhead", "first_wave_block_ns": "first wave's start interval", "l2_latency_ns": "L2 latency",
          "l2_gbps": "L2 bandwidth", "reduction_step_ns": "reduction step",  # the last three: chain_ns
          "tile_efficiency": "matmul tile efficiency",  # a matmul's fitted terms (matmul_choice)
+         "compute_terms": "matmul compute terms",
          "stream_k_leftover_us": "stream-K leftover wave",
          "dram_share": "faster SMs' DRAM share"}  # sim.rules.physics.DramShare
 

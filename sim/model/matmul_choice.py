@@ -11,8 +11,9 @@ The variants' declarations come from the caller (kernels/ owns them; sim/ import
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 
 from sim.rules.devices import GpuSpec
 from sim.inputs.errors import UserError
@@ -95,29 +96,98 @@ def stream_k_slowdown(fill: float, knots=None, gpu: GpuSpec | None = None) -> fl
 # Per GPU, resources/fits/<GPU>_matmul.json: the compute model's fitted terms, stream-K's
 # leftover-wave curve and each candidate's sustained efficiency against the compute model
 # (smaller tiles stage fewer FLOPs per shared-memory byte; w4 has fewer warps to hide latency).
+# `main.py calibrate --matmul` writes the same format into the user's config folder
+# (user_fit_path), which wins over the shipped file, as the user's physics file does.
 FITS_DIR = resource("fits")
 TILE_FIT_PATH = min(FITS_DIR.glob("*_matmul.json"))  # the one GPU fitted: every other assumes it
+FIT_FORMAT = "warpscope-tile-fit/3"
+MAX_FIT_BYTES = 1 << 20
+
+
+def user_fit_path(name: str):
+    """The user's matmul fit for a GPU (`main.py calibrate --matmul` writes it), named by the key
+    the user's physics file is (sim.rules.physics.gpu_key)."""
+    from sim.inputs.places import fits_dir
+    from sim.rules.physics import gpu_key
+
+    return fits_dir() / f"{gpu_key(name)}_matmul.json"
 
 
 def fit_path(gpu: GpuSpec | None = None):
-    """The GPU's own fit where it has one, else the fitted GPU's (its terms then are assumed)."""
-    if gpu is not None:
-        from sim.rules.physics import physics_for, physics_key
+    """The user's calibration of this GPU where there is a sound one (a damaged one is named on
+    stderr, once, and skipped), else the GPU's own shipped fit, else the fitted GPU's (its terms
+    then are assumed)."""
+    if gpu is None:
+        return TILE_FIT_PATH
+    mine = user_fit_path(gpu.name)
+    if os.path.lexists(mine):
+        try:
+            read_fit(mine)
+            return mine
+        except UserError as exc:
+            from sim.schedule.dispatch_profile import _ignored
 
-        own = FITS_DIR / f"{physics_key(physics_for(gpu).gpu)}_matmul.json"
-        if own.is_file():
-            return own
-    return TILE_FIT_PATH
+            _ignored(mine, str(exc))
+    return shipped_fit_path(gpu)
 
 
-@cache
-def _read_fit(path) -> dict:
-    return read_json_file(path, "matmul fit", 1 << 20)  # damaged: one line
+def shipped_fit_path(gpu: GpuSpec):
+    """The GPU's own shipped fit (resources/fits), else the fitted GPU's."""
+    from sim.rules.physics import physics_for, physics_key
+
+    own = FITS_DIR / f"{physics_key(physics_for(gpu).gpu)}_matmul.json"
+    return own if own.is_file() else TILE_FIT_PATH
+
+
+def read_fit(path) -> dict:
+    """The fit at `path`, read again when the file changes (calibrate rewrites the user's)."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise UserError(f"{path}: {exc.strerror or exc}") from None
+    return _read_fit(str(path), (st.st_mtime_ns, st.st_size, st.st_ino))
+
+
+@lru_cache(maxsize=16)
+def _read_fit(path: str, _stamp: tuple = ()) -> dict:
+    data = read_json_file(path, "matmul fit", MAX_FIT_BYTES)  # damaged: one line
+    check_fit(data, path)
+    return data
+
+
+def check_fit(data, path) -> None:
+    """UserError (one line) unless `data` has what the model reads from a matmul fit."""
+    def bad(why):
+        raise UserError(f"{path}: not a usable matmul fit: {why}")
+
+    if not isinstance(data, dict) or data.get("format") != FIT_FORMAT:
+        bad(f"format is not {FIT_FORMAT}")
+    c = data.get("compute")
+    if not isinstance(c, dict):
+        bad("no compute terms")
+    for k in ("tensor_efficiency", "memory_exposed", "atomic_gbps", "fixup_us"):
+        v = c.get(k)
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v < 1e7:
+            bad(f"compute {k} is {v!r}")
+    if not 0 < c["tensor_efficiency"] <= 2 or not c["atomic_gbps"] > 0:
+        bad("compute terms out of range")
+    eff = data.get("efficiency")
+    if not isinstance(eff, dict) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= 2
+            for v in eff.values()):
+        bad("efficiency must map candidates to numbers in (0, 2]")
+    sk = data.get("stream_k")
+    if not isinstance(sk, dict) or not all(isinstance(sk.get(k), list) for k in ("tile", "fills",
+                                                                                "slowdown")) \
+            or len(sk["fills"]) != len(sk["slowdown"]) or len(sk["fills"]) < 2:
+        bad("no stream-K curve")
+    if not isinstance(data.get("gpu"), str):
+        bad("no GPU named")
 
 
 def tile_fit(gpu: GpuSpec | None = None) -> dict:
     """The stored fit of `gpu` (fit_path)."""
-    return _read_fit(fit_path(gpu))
+    return read_fit(fit_path(gpu))
 
 
 def loop_suffix(loop: dict | None) -> str:
@@ -129,11 +199,11 @@ def candidate_key(spec, params: dict) -> str:
     return f"{spec.name} {tile_label(params)}"  # the declared loop flags: none are fitted
 
 
-def efficiency_key(spec, params: dict) -> str:
+def efficiency_key(spec, params: dict, gpu: GpuSpec | None = None) -> str:
     """The fit's entry this kernel and tile take their efficiency from: their own, else (a kernel
     not measured yet) that of the kernel the fit says it is assumed like ("assumed_from"), at
     the same tile; "" where neither was fitted."""
-    fit = tile_fit()
+    fit = tile_fit(gpu)
     fitted = fit.get("efficiency", {})
     key = candidate_key(spec, params)
     if key in fitted:
@@ -143,16 +213,16 @@ def efficiency_key(spec, params: dict) -> str:
     return donor_key if donor_key in fitted else ""
 
 
-def candidate_efficiency(spec, params: dict) -> float:
+def candidate_efficiency(spec, params: dict, gpu: GpuSpec | None = None) -> float:
     """The fitted model-over-measured time of this kernel and tile (or of the kernel it is
     assumed like, efficiency_key); 1 where none was fitted."""
-    key = efficiency_key(spec, params)
-    return float(tile_fit()["efficiency"][key]) if key else 1.0
+    key = efficiency_key(spec, params, gpu)
+    return float(tile_fit(gpu)["efficiency"][key]) if key else 1.0
 
 
-def efficiency_assumed(spec, params: dict) -> bool:
+def efficiency_assumed(spec, params: dict, gpu: GpuSpec | None = None) -> bool:
     """True where the efficiency is another kernel's (no measurement of this one yet)."""
-    key = efficiency_key(spec, params)
+    key = efficiency_key(spec, params, gpu)
     return bool(key) and key != candidate_key(spec, params)
 
 
@@ -164,35 +234,51 @@ def matmul_dtype(gpu: GpuSpec) -> str:
 
 
 def _fitted_constant(value: float, unit: str, gpu: GpuSpec, date: str, command: str,
-                     source: str, like: str = ""):
-    """A fitted term as the confidence reads it (sim.rules.physics.Constant): measured where `gpu`
-    is the fit's GPU and the term is this kernel's own, else assumed from the fit's GPU."""
+                     source: str, like: str = "", donor: str = "", note: str = ""):
+    """A fitted term as the confidence reads it (sim.rules.physics.Constant): "calibrated on
+    <GPU>" where the user's calibration of `gpu` measured it, measured where `gpu` is the shipped
+    fit's GPU, else assumed from the GPU it was measured on (`donor`: the fit says the term is
+    another GPU's; `like`: it is another kernel's; `note`: said beside "calibrated on <GPU>")."""
     from sim.rules.physics import Constant, physics_for
 
-    fit_gpu = tile_fit(gpu)["gpu"]
-    if physics_for(gpu).gpu == fit_gpu and not like:
-        return Constant(value, unit, "measured", source, date, command)
+    fit = tile_fit(gpu)
+    mine = fit.get("calibrated", "")  # the user's calibration: "calibrated on <GPU>"
+    if not like and not donor and (mine or physics_for(gpu).gpu == fit["gpu"]):
+        return Constant(value, unit, "measured", mine + (f" ({note})" if note else "") if mine
+                        else source, date, command)
     origin = f"{like}, " if like else ""
-    return Constant(value, unit, "assumed", source, assumed_from=fit_gpu,
+    return Constant(value, unit, "assumed", source, assumed_from=donor or fit["gpu"],
                     origin=f"{origin}measured {date}: {command} there")
+
+
+def compute_constant(gpu: GpuSpec):
+    """The compute model's fitted terms (compute_model) as the confidence reads them, by their
+    tensor efficiency: where they came from ("calibrated on <GPU>, <date>", "assumed from H200")."""
+    c = tile_fit(gpu)["compute"]
+    return _fitted_constant(float(c["tensor_efficiency"]), "", gpu, c.get("date", ""),
+                            c.get("command", ""), c.get("source", ""),
+                            donor=c.get("assumed_from", ""), note=c.get("note", ""))
 
 
 def candidate_terms(spec, params: dict, gpu: GpuSpec, problem, concurrent: int, dtype: str):
     """THE fitted terms of one kernel and tile on an M x N x K `problem` (sim.model.matmul_work.
     ComputeTerms, which the compute-bound cost applies): its efficiency (candidate_efficiency) and,
     for stream-K with the tile it was measured with, the leftover wave's excess at its fill, in
-    tile times. A GPU without its own fit takes the fitted GPU's, labelled assumed."""
+    tile times; with them, where the compute model's terms came from (compute_constant). A GPU
+    without its own fit takes the fitted GPU's, labelled assumed."""
     from sim.model.matmul_work import ComputeTerms
 
-    fitted = []
-    key, fit = efficiency_key(spec, params), tile_fit(gpu)
-    efficiency = candidate_efficiency(spec, params)
+    fitted = [("compute_terms", compute_constant(gpu))]
+    key, fit = efficiency_key(spec, params, gpu), tile_fit(gpu)
+    efficiency = candidate_efficiency(spec, params, gpu)
     if key:
         date = fit.get("tma", {}).get("date", fit.get("date", "")) if "_tma" in key \
             else fit.get("date", "")
-        like = f"as {key}" if efficiency_assumed(spec, params) else ""
+        like = f"as {key}" if efficiency_assumed(spec, params, gpu) else ""
+        donor = fit.get("assumed_gpu", "") if key in fit.get("efficiency_assumed", ()) else ""
         fitted.append(("tile_efficiency", _fitted_constant(
-            efficiency, "", gpu, date, fit.get("command", ""), f"{TILE_FIT_PATH.name}: {key}", like)))
+            efficiency, "", gpu, date, fit.get("command", ""), f"{fit_path(gpu).name}: {key}",
+            like, donor)))
     leftover = 0.0
     tile = tuple(params[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K"))
     curve = fit["stream_k"]
@@ -200,7 +286,8 @@ def candidate_terms(spec, params: dict, gpu: GpuSpec, problem, concurrent: int, 
         leftover = (stream_k_slowdown(leftover_fill(problem.tiles, concurrent), gpu=gpu)
                     * tile_time_us(gpu, params, problem.K, dtype))
         fitted.append(("stream_k_leftover_us", _fitted_constant(
-            leftover, "us", gpu, curve["date"], curve["command"], curve["source"])))
+            leftover, "us", gpu, curve["date"], curve["command"], curve["source"],
+            donor=curve.get("assumed_from", ""))))
     return ComputeTerms(dtype, efficiency, leftover, tuple(fitted))
 
 
@@ -328,8 +415,8 @@ def choose(specs: dict, dims: dict, gpu: GpuSpec, dtype: str | None = None,
             found.append(Candidate(variant, params, p.tiles, p.programs, p.blocks_per_sm,
                                    p.concurrent_tiles, p.waves, time_us,
                                    2 * sizes["M"] * sizes["N"] * sizes["K"] / time_us / 1e6,
-                                   candidate_efficiency(specs[variant], p.params),
-                                   efficiency_assumed(specs[variant], p.params)))
+                                   candidate_efficiency(specs[variant], p.params, gpu),
+                                   efficiency_assumed(specs[variant], p.params, gpu)))
     if not found:
         raise UserError(f"no matmul candidate for M={sizes['M']:,} N={sizes['N']:,} "
                         f"K={sizes['K']:,} on {gpu.name}: {skipped[0] if skipped else ''}")

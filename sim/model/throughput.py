@@ -50,16 +50,18 @@ class ComputeModel:
 
 
 def compute_model(gpu: GpuSpec | None = None) -> ComputeModel:
-    """The GPU's fitted compute terms (resources/fits/<GPU>_matmul.json "compute"; a GPU without
-    a fit of its own takes the fitted GPU's). The launch overhead is the GPU's one
-    (resources/physics, sim.model.launch_model)."""
-    from sim.model.matmul_choice import tile_fit
+    """The GPU's fitted compute terms (its fit's "compute": the user's `calibrate --matmul` of it,
+    else resources/fits/<GPU>_matmul.json; a GPU without either takes the fitted GPU's,
+    sim.model.matmul_choice.fit_path). The launch overhead is the GPU's one (resources/physics,
+    sim.model.launch_model)."""
+    from sim.model.matmul_choice import compute_constant, tile_fit
 
     fit = tile_fit(gpu)
     c = fit["compute"]
+    where = compute_constant(gpu).label if gpu is not None else \
+        f"{fit['gpu']}, {c['date']}: {c['command']}"
     return ComputeModel(float(c["tensor_efficiency"]), float(c["memory_exposed"]),
-                        float(c["atomic_gbps"]), float(c["fixup_us"]),
-                        f"{c['source']} ({fit['gpu']}, {c['date']}: {c['command']})")
+                        float(c["atomic_gbps"]), float(c["fixup_us"]), f"{c['source']} ({where})")
 
 
 def tensor_tflops(gpu: GpuSpec, dtype: str = "float16") -> float:
