@@ -98,6 +98,7 @@ print("\\n".join(sorted(set(re.findall(r"(/\\S+\\.so[.\\d]*)", open("/proc/self/
 
 @pytest.mark.skipif(not sys.platform.startswith("linux") or not shutil.which("objdump"),
                     reason="reads the ELF NEEDED entries of PySide6's Linux wheel with objdump")
+@pytest.mark.slow
 def test_the_tables_cover_what_the_installed_pyside6_links_against():
     """The table is written out for the wheel pinned in requirements.txt; a new PySide6 that
     links one more system library fails here instead of aborting on a user's machine."""

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 from tests.gui.conftest import wait_sim
 
 
+@pytest.mark.slow
 def test_launch_that_cannot_run_says_why_beside_the_box(qtbot, win):
     w = win("H200", 1_000_000, 256)
     w.controls.regs.setValue(300)  # over the 255 registers a thread may have

@@ -80,6 +80,7 @@ def test_sweep_runs_in_worker_with_progress(qtbot, panel):
     assert {round(ln.value()) for ln in _items(pi, "InfiniteLine")} == {4200, 4800}
 
 
+@pytest.mark.slow
 def test_legend_sits_beside_the_curves(qtbot, panel):
     """Legends and labels covered the curves at the default size: the legend is a column of its
     own right of the data, never over it."""
@@ -205,6 +206,7 @@ def test_experiments_without_gpu_show_what_they_can(qtbot, runner):
     assert "NOT a GPU timing" in p.experiments.launch_plot.getPlotItem().titleLabel.text
 
 
+@pytest.mark.slow
 def test_ticked_kernels_choose_the_curves(panel):
     panel.bench.set_result(fake_sweep()(["add_triton", "add_torch", "copy_torch", "add_numba"],
                                         [2**20, 2**24], [256]))
@@ -232,6 +234,7 @@ def test_banner_and_titles_follow_the_curves(panel):
     assert "NOT GPU timings" in panel.sweep.size_plot.getPlotItem().titleLabel.text
 
 
+@pytest.mark.slow
 def test_h200_block_sweep_draws_the_prediction(panel):
     from pathlib import Path
 

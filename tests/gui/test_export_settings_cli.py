@@ -84,6 +84,7 @@ def test_export_to_unwritable_place_is_a_user_error(qtbot, win, tmp_path):
         win.export_all(blocker / "sub")
 
 
+@pytest.mark.slow
 def test_settings_are_remembered(qtbot, make_window):
     win = make_window("T4", 12345, 96, restore=True)
     win.model.update(
@@ -198,6 +199,7 @@ def test_headless_export_bad_input_is_one_line(qtbot, tmp_path, kwargs, words):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_screenshot_in_process(qtbot, tmp_path):
     from gui.app import run_window
 
@@ -247,6 +249,7 @@ def test_no_display_is_a_clear_error(monkeypatch):
     assert "xvfb-run" in str(exc.value)
 
 
+@pytest.mark.slow
 def test_help_for_every_panel_and_layout_reset(qtbot, make_window):
     from gui import help as help_texts
 
@@ -300,6 +303,7 @@ def test_unwritable_screenshot_path_is_one_line_and_leaves_nothing(tmp_path):
     "saved",
     [{"elements": 0}, {"carveout_percent": 500}, {"threads_per_block": 5000}, {"smem_per_block": -1}],
 )
+@pytest.mark.slow
 def test_damaged_saved_launch_opens_the_defaults(qtbot, saved):
     """A saved launch that is nonsense would leave every later change refused: defaults instead."""
     import json
@@ -321,6 +325,7 @@ def test_damaged_saved_launch_opens_the_defaults(qtbot, saved):
         win.shutdown()
 
 
+@pytest.mark.slow
 def test_old_saved_simulation_options_still_load(qtbot):
     """Settings saved by earlier versions named the cost model 'memory-bound' and launches with an
     elements_per_thread; both still load."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from functools import partial
 
+import pytest
+
 from gui.jobs import KernelJobs
 from gui.live_kernels import KernelsInfo
 from gui.models.compiled import COMPILER, COMPILING, FAILED
@@ -84,6 +86,7 @@ def test_the_kernel_list_is_filled_at_first_paint_without_torch_triton_or_numba(
     assert fields["imported"] == "-"
 
 
+@pytest.mark.slow
 def test_each_kernel_is_marked_loading_available_or_missing_with_the_reason(make_window):
     from dataclasses import replace
 
@@ -218,6 +221,7 @@ def test_at_1024x640_every_tab_fits_and_at_1366x768_no_label_is_cut(qtbot, win):
     w.model.update(kernel="custom", elements=1_000_000, threads_per_block=256)
 
 
+@pytest.mark.slow
 def test_the_slips(make_window, qtbot):
     """Compute-bound is not offered without tiles to time; back to custom, a matmul's size n is
     not kept as elements; the title names the app once; one unit spelling, µs."""

@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gui.widgets.qt_geometry import ROWS
 from tests.gui.conftest import drawn
 
 
+@pytest.mark.slow
 def test_a_matmul_point_is_labelled_by_its_sizes_and_block_parameter(win):
     w = win("H200")
     w.waves.set_sweep("M=1024,K=8192,N=256..14080x256")

@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import pytest
+
 from PySide6.QtWidgets import QApplication
 
 from gui.models.bench import BenchModel
@@ -24,6 +26,7 @@ def _view(qtbot, gpu="H200", sweep=True):
     return launch, view
 
 
+@pytest.mark.slow
 def test_forcing_a_count_shows_the_model_s_answer_there(qtbot):
     launch, view = _view(qtbot)
     st = launch.state
@@ -41,6 +44,7 @@ def test_a_sweep_from_another_gpu_is_named_not_drawn(qtbot):
     assert "assumed from H200" in view.note.text()  # the prediction's confidence
 
 
+@pytest.mark.slow
 def test_hidden_it_waits_until_shown(qtbot):
     launch, view = _view(qtbot, sweep=False)
     view.hide()

@@ -78,6 +78,7 @@ def test_without_a_kernel_host_it_says_why(qtbot):
     runner.shutdown()
 
 
+@pytest.mark.slow
 def test_the_window_launches_through_its_kernel_host_and_the_verdicts_say_it(qtbot, make_window, tmp_path):
     from gui.live_kernels import KernelsInfo
 

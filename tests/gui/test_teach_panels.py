@@ -46,6 +46,7 @@ def test_the_whole_launch_time_is_shown_when_waves_are_skipped(mount):
     assert tl.whole_grid_us > 50 * tl.makespan_us
 
 
+@pytest.mark.slow
 def test_latency_view_draws_the_h200_sweep_and_an_empty_sm(mount, qtbot):
     w = mount("H200", 2**26, 256, views=("latency",), show=True)
     view = w.latency_view
@@ -96,6 +97,7 @@ def test_timing_toggles_and_a_live_run(mount, qtbot):
     runner.shutdown()
 
 
+@pytest.mark.slow
 def test_light_theme_and_its_export_with_verdicts_titles_and_no_controls(make_window, qtbot,
                                                                           tmp_path):
     w = make_window("T4", 2**24, 256, regs=72)
@@ -124,6 +126,7 @@ def test_light_theme_and_its_export_with_verdicts_titles_and_no_controls(make_wi
     assert "Verdicts, biggest waste first" in html and "Occupancy limited by registers" in html
 
 
+@pytest.mark.slow
 def test_the_bandwidth_panel_raises_its_own_tabs_beside_the_inserted_timing_tab(make_window):
     """The Timing methods tab is inserted at index 1; finished experiments and a correctness run
     must still raise their own tabs (they raised Timing methods and Experiments by index)."""

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gui import user_kernels
 from gui.live_kernels import KernelsInfo
 from sim.traces.trace import write_trace
@@ -23,6 +25,7 @@ def _recorded(target, elements, block, warps, out, ctx):
     return out
 
 
+@pytest.mark.slow
 def test_trace_on_the_gpu_records_off_the_gui_thread_and_opens_the_trace(qtbot, make_window,
                                                                       monkeypatch, tmp_path):
     from kernels.declare.registry import KERNELS
@@ -45,6 +48,7 @@ def test_trace_on_the_gpu_records_off_the_gui_thread_and_opens_the_trace(qtbot, 
     assert opened == [str(tmp_path / "t.json")] and (tmp_path / "t.json").is_file()
 
 
+@pytest.mark.slow
 def test_a_failed_recording_is_one_line(qtbot, make_window, monkeypatch):
     from kernels.declare.registry import KERNELS
     from sim.inputs.errors import UserError
@@ -66,6 +70,7 @@ def test_a_failed_recording_is_one_line(qtbot, make_window, monkeypatch):
     assert error and "needs one" in text and "\n" not in text
 
 
+@pytest.mark.slow
 def test_a_numba_kernel_from_a_file_is_traced_the_same_way(qtbot, make_window, monkeypatch, tmp_path):
     """The stencil example (Numba): the button shows once a GPU is found, and the recording gets
     the file's kernel with no Triton num_warps (a Numba block is its threads)."""

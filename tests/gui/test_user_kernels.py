@@ -48,6 +48,7 @@ def _compiled_here(spec, n, block, cc):
     return launch_resources(real, n, block, cc)
 
 
+@pytest.mark.slow
 def test_an_opened_example_gets_its_registers_from_the_compiler_for_each_gpu(qtbot, make_window):
     win = _window(make_window)
     uk = win.user_kernels
@@ -89,6 +90,7 @@ def test_an_opened_example_gets_its_registers_from_the_compiler_for_each_gpu(qtb
     assert win.model.state.occ.regs_per_thread == want.regs_per_thread
 
 
+@pytest.mark.slow
 def test_a_builtin_kernel_without_a_gpu_gets_compiled_registers(qtbot, make_window):
     win = _window(make_window, "T4")
     win.controls.kernel.setCurrentIndex(win.controls.kernel.findData("add_numba"))
@@ -104,6 +106,7 @@ def test_a_builtin_kernel_without_a_gpu_gets_compiled_registers(qtbot, make_wind
 
 
 @pytest.mark.parametrize("name", ["syntax.py", "nodecl.py", "raises.py"])
+@pytest.mark.slow
 def test_a_file_that_does_not_open_is_one_line_and_the_window_keeps_working(
         qtbot, make_window, tmp_path, name):
     win = _window(make_window)
@@ -120,6 +123,7 @@ def test_a_file_that_does_not_open_is_one_line_and_the_window_keeps_working(
     assert win.model.update(elements=2_000_000) and win.model.state.ok  # still working
 
 
+@pytest.mark.slow
 def test_a_kernel_that_does_not_compile_is_one_line_with_the_whole_output_in_the_log(
         qtbot, make_window, tmp_path):
     win = _window(make_window, "H200")
@@ -137,6 +141,7 @@ def test_a_kernel_that_does_not_compile_is_one_line_with_the_whole_output_in_the
     assert win.model.update(elements=3_000_000) and win.model.state.ok  # the window keeps working
 
 
+@pytest.mark.slow
 def test_compiling_can_be_cancelled_and_asked_again(qtbot, make_window):
     win = _window(make_window)
     win.user_kernels.compile_jobs.jobs = KernelJobs(compile=fake.until_cancelled)
@@ -155,6 +160,7 @@ def test_compiling_can_be_cancelled_and_asked_again(qtbot, make_window):
     assert win.model.inputs.regs_per_thread == 25
 
 
+@pytest.mark.slow
 def test_spills_warn_and_the_threads_curve_is_recompiled_per_warp_count(qtbot, make_window):
     win = _window(make_window, "H200")
     regs = {1: 64, 2: 32, 4: 255, 8: 182, 16: 76, 32: 46}  # layer norm, BLOCK_SIZE 16384
@@ -208,6 +214,7 @@ def test_files_of_an_earlier_session_are_offered_and_never_opened_without_a_yes(
     assert "softmax_kernel" in [k.name for k in win.model.kernels()]
 
 
+@pytest.mark.slow
 def test_a_window_started_from_settings_never_runs_a_kernel_file(qtbot, make_window):
     """restore=False (tests, --screenshot): nothing is asked and nothing is opened."""
     from gui.settings import open_settings
@@ -218,6 +225,7 @@ def test_a_window_started_from_settings_never_runs_a_kernel_file(qtbot, make_win
     assert win.user_kernels.reopen_box is None and not win.user_kernels.files.files
 
 
+@pytest.mark.slow
 def test_a_file_being_opened_shows_its_limit_and_can_be_cancelled(qtbot, make_window, tmp_path):
     win = _window(make_window)
     uk = win.user_kernels

@@ -23,6 +23,7 @@ def window(win):
     return w
 
 
+@pytest.mark.slow
 def test_the_sawtooth_is_predicted_only_once_its_tab_is_shown(qtbot, make_window):
     w = make_window("H200")
     w.show()
@@ -32,6 +33,7 @@ def test_the_sawtooth_is_predicted_only_once_its_tab_is_shown(qtbot, make_window
     qtbot.waitUntil(w.waves.is_current, timeout=10000)
 
 
+@pytest.mark.slow
 def test_a_measured_sawtooth_is_drawn_beside_its_prediction(qtbot, mount):
     w = mount("L40S", views=("waves",))  # the view alone: its model, predicted on this thread
     assert w.waves_view.open_path(str(RUN))
@@ -47,6 +49,7 @@ def test_a_measured_sawtooth_is_drawn_beside_its_prediction(qtbot, mount):
     assert sorted(round(i.value()) for i in lines) == [4224, 8448, 12672]
 
 
+@pytest.mark.slow
 def test_clicking_a_point_animates_that_launch(qtbot, window):
     w = window
     w.waves_view.open_path(str(RUN))
@@ -106,6 +109,7 @@ def test_the_throughput_panel_plots_tflops_for_matmuls(mount):
 
 
 @pytest.mark.parametrize("size", [(1024, 640), (1600, 1000)])
+@pytest.mark.slow
 def test_the_waves_panel_fits_the_window(qtbot, window, size):
     w = window
     w.waves_view.open_path(str(RUN))

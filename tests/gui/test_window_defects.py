@@ -83,6 +83,7 @@ def test_compute_bound_cost_says_why_there_is_no_schedule(qtbot, win):
     assert "cannot run" not in w.timeline.caption.text()
 
 
+@pytest.mark.slow
 def test_a_trace_leaves_the_sm_view_room_and_back_restores_it(qtbot, make_window, tmp_path):
     from tests.gui.test_bad_input_and_playback import _write_trace
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from gui.live_kernels import KernelsInfo
 from tests.models.fakes import GPU, NO_GPU, fake_sweep
 
@@ -15,6 +17,7 @@ def _kernels():
     return tuple(KERNELS)
 
 
+@pytest.mark.slow
 def test_window_applies_kernels_info(make_window):
     win = make_window("H200", 1_000_000, 256)
     win.apply_kernels_info(KernelsInfo(NO_GPU, _kernels(), None, "no CUDA GPU"))
@@ -34,6 +37,7 @@ def test_window_applies_kernels_info(make_window):
     assert not win.controls.block_size.isVisibleTo(win.controls)
 
 
+@pytest.mark.slow
 def test_window_survives_kernels_failing_to_load(make_window):
     win = make_window("H200")
     win.apply_kernels_info(KernelsInfo(None, (), None, "", "ImportError: no torch"))
@@ -41,6 +45,7 @@ def test_window_survives_kernels_failing_to_load(make_window):
     assert "no torch" in win.bandwidth.banner.text()
 
 
+@pytest.mark.slow
 def test_measured_resources_feed_the_launch(make_window):
     """Bench results carry each compiled kernel's registers and shared memory; selecting that
     kernel uses them (while its compiler is asked), so occupancy is the real kernel's."""
@@ -52,6 +57,7 @@ def test_measured_resources_feed_the_launch(make_window):
     assert "from bench results" in win.controls.resources.label.text()
 
 
+@pytest.mark.slow
 def test_detected_device_is_listed_first_and_chosen(make_window):
     """On a GPU machine the detected device heads the list and, with nothing saved, is shown."""
     from sim.rules.devices import preset

@@ -95,6 +95,7 @@ def test_wave_colours_stay_clear_of_the_tail_red():
         assert not red_like, hex_color
 
 
+@pytest.mark.slow
 def test_a_hidden_timeline_waits_until_shown_or_exported(qtbot, win):
     """A Gantt behind another dock is not rasterised at every launch change; it is when shown,
     and an export (flush_redraws) draws it first."""

@@ -119,6 +119,7 @@ def test_a_100_mb_print_reaches_the_window_capped_and_labelled(tmp_path, capfd):
     assert _rss_bytes() - before < 50 << 20  # never held as one line
 
 
+@pytest.mark.slow
 def test_a_looping_thread_at_import_costs_no_memory_here_and_ends_with_its_process(tmp_path):
     sleeper = tmp_path / "sleeper.pid"
     path = _write(tmp_path, "threads.py", (
@@ -159,6 +160,7 @@ def test_a_child_forked_for_a_worker_thread_outlives_the_thread(tmp_path):
         process.close()
 
 
+@pytest.mark.slow
 def test_an_import_loop_is_answered_within_the_files_own_limit(tmp_path):
     """Loading triton is WarpScope's wait; the file's own loop gets Limits.open_s."""
     assert Limits().open_s <= 20 and Limits().launch_s <= 20
@@ -170,6 +172,7 @@ def test_an_import_loop_is_answered_within_the_files_own_limit(tmp_path):
     assert time.monotonic() - t0 < HANG_S and not process.alive()
 
 
+@pytest.mark.slow
 def test_a_looping_grid_rule_is_named_and_its_process_lives_on(tmp_path):
     path = _write(tmp_path, "grid.py", KERNEL + "WARPSCOPE = dict(GOOD, grid=lambda n: n // 256 "
                   "if n < 2**21 else [i for i in iter(int, 1)])\n")

@@ -66,6 +66,7 @@ LAUNCH_OPTIONS = ["--elements", "--block", "--regs", "--smem", "--carveout"]
 )
 @example(option="--smem", value="9" * 400, command=["explain", "--json"])  # OverflowError
 @example(option="--block", value="9" * 50 + "^64", command=["explain", "--json"])  # int-digits limit
+@pytest.mark.slow
 def test_launch_options(option, value, command):
     argv = [*command, option, value]
     code, out, err = run_cli(argv)
@@ -92,6 +93,7 @@ SIM_OPTIONS = [
 )
 @example(option="--duration-us", value="0", cost="uniform")  # was exit 0 with 2,851 waves
 @example(option="--bytes-per-element", value="0", cost="memory")
+@pytest.mark.slow
 def test_simulate_options_give_sane_waves_or_one_line(option, value, cost):
     argv = [
         "simulate",
@@ -139,6 +141,7 @@ PARSE_ONLY = [
 
 @fuzz(80)
 @given(case=st.sampled_from(PARSE_ONLY), data=st.data())
+@pytest.mark.slow
 def test_other_commands_parse_values_or_exit_2(case, data):
     base, options = case
     option, value = data.draw(st.sampled_from(options)), data.draw(number_text)

@@ -175,6 +175,7 @@ def _png_export(names, content="earlier"):
     return render
 
 
+@pytest.mark.slow
 def test_full_disk_during_a_real_export_and_screenshot(qapp, tmp_path):
     """On a full disk, export left a truncated PNG; `--screenshot` over a valid PNG exited 2 but
     left an invalid file. Now both leave every earlier file as it was, and nothing else. (The
@@ -196,6 +197,7 @@ def test_full_disk_during_a_real_export_and_screenshot(qapp, tmp_path):
     assert not QImage(str(shot)).isNull()
 
 
+@pytest.mark.slow
 def test_kill_during_export_keeps_the_earlier_export(tmp_path):
     """kill -9 during `export` left a truncated or empty PNG/SVG in 7 of 22 trials."""
     out = tmp_path / "out"

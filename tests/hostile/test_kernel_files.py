@@ -107,6 +107,7 @@ def test_an_import_that_fails_in_any_way_is_one_line_and_status_1(case, tmp_path
     assert line.startswith(f"warpscope: error: {path}") and says in line, line
 
 
+@pytest.mark.slow
 def test_prints_at_import_never_reach_the_json(tmp_path, capsys):
     path = tmp_path / "chatty.py"
     path.write_text("import sys\nprint('hello')\nprint('to stderr', file=sys.stderr)\n" + KERNEL
@@ -131,6 +132,7 @@ def test_the_limits_come_from_the_environment(monkeypatch):
         Limits.from_env()
 
 
+@pytest.mark.slow
 def test_bench_runs_the_file_in_a_kernel_host_under_the_memory_limit(tmp_path, capsys):
     """One kernel host (check takes the same path: kernels/host/in_host.py, test_kernel_file_cli)."""
     huge = tmp_path / "huge.py"

@@ -150,6 +150,7 @@ def test_read_only_settings_folder_gives_memory_settings(tmp_path, monkeypatch):
         {"launch/inputs": "[" * 100_000 + "]" * 100_000},  # likewise (RecursionError)
     ],
 )
+@pytest.mark.slow
 def test_window_starts_with_defaults_and_says_so(qtbot, tmp_path, capfd, damage):
     from gui.main_window import MainWindow
 
@@ -167,6 +168,7 @@ def test_window_starts_with_defaults_and_says_so(qtbot, tmp_path, capfd, damage)
     assert settings_notice(open_settings()) == ""
 
 
+@pytest.mark.slow
 def test_window_with_an_unusable_settings_folder(qtbot, tmp_path):
     from gui.main_window import MainWindow
 

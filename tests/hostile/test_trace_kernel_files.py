@@ -18,6 +18,7 @@ CASES = {  # what the file does at import -> the time it is given, what the one 
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.slow
 def test_a_numba_file_that_hangs_or_crashes_is_one_line(case, tmp_path, capsys, monkeypatch):
     import kernels.tracing.trace
 

@@ -55,6 +55,7 @@ def _open_results(win, path) -> bool:
 
 @fuzz(20)
 @given(case=mutations(TRACE))
+@pytest.mark.slow
 def test_crafted_traces_open_or_say_why(window, tmp_path_factory, case):
     text, what = case
     path = tmp_path_factory.mktemp("t") / "t.json"
@@ -66,6 +67,7 @@ def test_crafted_traces_open_or_say_why(window, tmp_path_factory, case):
 
 @fuzz(30)
 @given(case=mutations(RESULTS))
+@pytest.mark.slow
 def test_crafted_results_open_or_say_why(window, tmp_path_factory, case):
     text, what = case
     path = tmp_path_factory.mktemp("r") / "r.json"
@@ -133,6 +135,7 @@ def test_hostile_files_in_each_panel_are_one_line(window, qtbot, tmp_path, panel
 
 @fuzz(15)
 @given(case=mutations(LATENCY), panel=st.sampled_from(["latency", "timing"]))
+@pytest.mark.slow
 def test_crafted_latency_runs_open_or_say_why(window, qtbot, tmp_path_factory, case, panel):
     path = tmp_path_factory.mktemp("l") / "l.json"
     path.write_text(case[0])
@@ -143,6 +146,7 @@ def test_crafted_latency_runs_open_or_say_why(window, qtbot, tmp_path_factory, c
 
 @fuzz(15)
 @given(case=mutations(MATMUL))
+@pytest.mark.slow
 def test_crafted_sawtooths_open_or_say_why(window, qtbot, tmp_path_factory, case):
     path = tmp_path_factory.mktemp("m") / "m.json"
     path.write_text(case[0])

@@ -44,6 +44,7 @@ def _stuck(tmp_path):
     return str(path)
 
 
+@pytest.mark.slow
 def test_a_stuck_file_holds_up_no_other_and_none_is_dropped(opener, tmp_path, qtbot):
     jobs, failed, opened = opener(open_s=60, call_s=0.3, launch_s=60)
     stuck = _stuck(tmp_path)

@@ -195,6 +195,7 @@ def compiled(user_module, tmp_path_factory):
     return reqs, results, cache
 
 
+@pytest.mark.slow
 def test_triton_resources(compiled):
     _, got, _ = compiled
     res = got["sm80"]
@@ -261,6 +262,7 @@ def test_a_sweep_compiles_each_configuration_once_and_the_disk_remembers(compile
     assert resources_many(sweep, fresh) == first and fresh.compiled == 0
 
 
+@pytest.mark.slow
 def test_damaged_cache_files_are_compiled_again(compiled, tmp_path):
     reqs, got, cache = compiled
     sweep = [reqs[f"sweep{b}"] for b in SWEEP]

@@ -49,6 +49,7 @@ def test_the_windows_process_imports_no_gpu_library(tmp_path):
     assert out.stdout.split() == ["256", "[]"], out.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_a_grid_rule_that_raises_is_one_line(tmp_path):
     path = tmp_path / "bad_grid.py"
     path.write_text((EXAMPLES / "softmax_triton.py").read_text(encoding="utf-8").replace(
@@ -66,6 +67,7 @@ def test_a_grid_rule_that_raises_is_one_line(tmp_path):
         process.close()
 
 
+@pytest.mark.slow
 def test_a_file_that_does_not_open_is_one_line(tmp_path):
     path = tmp_path / "raises.py"
     path.write_text("raise RuntimeError('no data folder')\n", encoding="utf-8")

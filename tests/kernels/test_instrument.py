@@ -93,6 +93,7 @@ print("early", ck["regs_per_thread"], 0)
 """
 
 
+@pytest.mark.slow
 def test_the_stamped_copies_compile_for_sm90(tmp_path):
     """Two example kernel files and two built-ins, and a kernel with an early return, through
     the real compiler (not the interpreter) for sm_90, no GPU."""
@@ -192,6 +193,7 @@ WARPSCOPE = [dict(kernel=first, inputs=1, block=dict(BLOCK_SIZE=64)),
 """
 
 
+@pytest.mark.slow
 def test_the_file_is_opened_in_a_kernel_host_and_its_kernel_picked_there(tmp_path):
     """The choice among a file's kernels is made in the child process that runs the file (two
     kernels and no name: one line). One host start, about 15 s here: the real child process."""

@@ -85,6 +85,7 @@ def test_explain_kernel_file_prints_compiled_registers_for_every_preset(file, ex
         assert c["target"] == f"sm_{spec.compute_capability[0]}{spec.compute_capability[1]}"
 
 
+@pytest.mark.slow
 def test_explain_prints_the_compiled_resources_table(expected, capsys):
     want = expected[("softmax_triton.py", (8, 0))]
     code, out, _ = _explain(capsys, "--kernel-file", str(EXAMPLES / "softmax_triton.py"),
@@ -97,6 +98,7 @@ def test_explain_prints_the_compiled_resources_table(expected, capsys):
     assert f"{want.regs_per_thread} registers/thread" in out
 
 
+@pytest.mark.slow
 def test_explain_builtin_kernel_uses_its_compiled_registers(capsys):
     import triton
 
@@ -113,6 +115,7 @@ def test_explain_builtin_kernel_uses_its_compiled_registers(capsys):
     assert json.loads(out)["occupancy"]["regs_per_thread"] == 40
 
 
+@pytest.mark.slow
 def test_one_of_several_kernels_is_named(tmp_path, capsys):
     two = tmp_path / "two.py"
     two.write_text((EXAMPLES / "softmax_triton.py").read_text(encoding="utf-8").replace(
@@ -124,6 +127,7 @@ def test_one_of_several_kernels_is_named(tmp_path, capsys):
     assert code == 0 and "Launch: other:" in out
 
 
+@pytest.mark.slow
 def test_a_broken_kernel_file_is_one_line_and_status_1(tmp_path, capsys):
     for name, path in write_broken(tmp_path).items():
         code, out, err = _explain(capsys, "--kernel-file", str(path), "--gpu", "T4")
@@ -133,6 +137,7 @@ def test_a_broken_kernel_file_is_one_line_and_status_1(tmp_path, capsys):
         assert not out
 
 
+@pytest.mark.slow
 def test_check_and_bench_take_a_kernel_file(tmp_path, capsys):
     path = tmp_path / "scale.py"
     path.write_text('''import numpy as np
@@ -183,6 +188,7 @@ WARPSCOPE = [SCALE, dict(kernel=scale_kernel, name="gridless", inputs=1, block=d
 '''
 
 
+@pytest.mark.slow
 def test_check_and_trace_take_the_kernel_a_file_name_names(tmp_path, capsys, monkeypatch):
     """FILE.py:NAME opens that declaration only: another in the file that declares no grid
     (refused on its own) does not stop the one named."""

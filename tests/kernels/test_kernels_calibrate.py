@@ -55,6 +55,7 @@ def config(tmp_path, monkeypatch):
     return tmp_path / "cfg" / "warpscope" / "dispatch"
 
 
+@pytest.mark.slow
 def test_calibrate_records_fits_and_writes_the_users_profile(config, tmp_path):
     record = FakeRecorder()
     said = []
@@ -102,6 +103,7 @@ def test_without_a_gpu_it_says_so(config):
         args.handler(args)
 
 
+@pytest.mark.slow
 def test_calibrate_reads_which_sms_move_bytes_faster_and_the_model_takes_them(config):
     from sim.model.memory_cost import TripCost
     from sim.model.launch_model import Launch
@@ -122,6 +124,7 @@ def test_calibrate_reads_which_sms_move_bytes_faster_and_the_model_takes_them(co
     assert max(w) / min(w) == pytest.approx(mine.share)
 
 
+@pytest.mark.slow
 def test_share_traces_that_show_no_faster_sms_leave_the_preset_s(config):
     from sim.rules.physics import physics_for
     from sim.schedule.dispatch_profile import dram_share_for
@@ -134,6 +137,7 @@ def test_share_traces_that_show_no_faster_sms_leave_the_preset_s(config):
     assert dram_share_for(preset("H200")) == physics_for("H200").dram_share
 
 
+@pytest.mark.slow
 def test_a_damaged_share_in_the_users_file_is_one_line_and_the_preset_s_is_used(config, capsys):
     import json
 

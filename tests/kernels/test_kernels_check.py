@@ -67,6 +67,7 @@ def test_triton_at_the_article_sizes():
     assert all(r.status == "OK" for r in results), format_table(results)
 
 
+@pytest.mark.slow
 def test_simulator_sizes_are_capped_and_said():
     """On the simulator a big size is cut to the kernel's CPU cap, and the row says where it ran;
     a GPU runs the size asked for."""

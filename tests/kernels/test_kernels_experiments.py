@@ -7,6 +7,7 @@ from kernels.measure.experiments import STEP_NAMES, count_kernels, launch_vs_fin
 from sim.inputs.errors import UserError
 
 
+@pytest.mark.slow
 def test_square_host_steps_are_the_five_in_order():
     r = square_host_steps(elements=2048, threads_per_block=128, reps=1)
     assert [s.name for s in r.steps] == list(STEP_NAMES) == [

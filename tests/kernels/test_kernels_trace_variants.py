@@ -148,6 +148,7 @@ for tag, kw in [("sleep", dict(kernel="spin", wait="sleep")),
 """
 
 
+@pytest.mark.slow
 def test_every_new_variant_compiles_for_sm90_with_its_ptx_intact(tmp_path):
     """Inline PTX fails at compile time, not on the GPU; and ptxas silently drops a load whose
     value no instruction uses (the memory wait's chase did, once), so its SASS is checked."""

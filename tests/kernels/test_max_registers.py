@@ -18,6 +18,7 @@ def _explain(capsys, *argv):
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 def test_triton_maxnreg_lowers_registers_and_raises_occupancy(capsys):
     launch = ["--kernel", "add_triton", "--block", "8192", "--warps", "8", "--elements", "2^24"]
     free = _explain(capsys, *launch)
@@ -33,6 +34,7 @@ def test_triton_maxnreg_lowers_registers_and_raises_occupancy(capsys):
     assert "capped at 64" in capped["kernel"]["note"]
 
 
+@pytest.mark.slow
 def test_numba_max_registers_reaches_ptxas(capsys):
     launch = ["--kernel", "add_numba", "--elements", "2^20"]
     free = _explain(capsys, *launch)["kernel"]["compiled"]["regs_per_thread"]

@@ -144,6 +144,7 @@ def test_cancelling_ends_the_compiler_and_caches_nothing(tmp_path):
     assert cache.get(request) is None and cache.compiled == 0
 
 
+@pytest.mark.slow
 def test_the_numbers_say_where_they_come_from(tmp_path):
     [res] = launch_resources_many(get_kernel("add_triton"), 1_000_000, [4096], (8, 0),
                                   cache=ResourceCache(tmp_path))

@@ -5,6 +5,8 @@ as Triton's launcher types a TensorDescriptor. Before, matmul_auto's TMA pick at
 
 from __future__ import annotations
 
+import pytest
+
 from kernels.offline_compile.compile import spec_request
 from kernels.declare.registry import get_kernel
 from tests.kernels.shared_compile import resources_once
@@ -21,6 +23,7 @@ def test_the_descriptors_are_typed_by_their_boxes():
     assert len(sig) == 6  # then M, N, K
 
 
+@pytest.mark.slow
 def test_the_persistent_tma_kernel_compiles_for_sm90():
     [res] = resources_once([spec_request(get_kernel("matmul_tma_persistent"), 1024, TILE, (9, 0))])
     assert not isinstance(res, Exception), res

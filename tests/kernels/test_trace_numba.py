@@ -96,6 +96,7 @@ for probe, dims in (("numba", (2, 2)), ("numba-exit", (2, 2)), ("numba-row-at-ex
 """
 
 
+@pytest.mark.slow
 def test_the_stencils_copy_compiles_for_sm90_with_inline_reads():
     """Through NVVM (not the simulator): the timer read at entry and at each exit, the SM at each
     exit, no call (linked readers were calls), three 64-bit stores at each exit. The

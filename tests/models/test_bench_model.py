@@ -99,6 +99,7 @@ def test_only_gpu_timings_get_a_prediction():
     assert all(m.predicted(p) is None for p in cpu.measurements)
 
 
+@pytest.mark.slow
 def test_the_h200_sweep_is_predicted_within_30_percent():
     from kernels.measure.results import load_results
 

@@ -20,7 +20,9 @@ def _cli(capsys, *argv) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-@pytest.mark.parametrize("gpu", presets())
+# the H200 (the fitted GPU) and the T4 (the smallest) in every run, every other preset in the slow one
+@pytest.mark.parametrize("gpu", [g if g in ("H200", "T4") else pytest.param(g, marks=pytest.mark.slow)
+                                 for g in presets()])
 def test_every_surface_gives_one_whole_launch_time(gpu, capsys):
     for elements, block in LAUNCHES:
         args = ("--gpu", gpu, "--elements", str(elements), "--block", str(block))

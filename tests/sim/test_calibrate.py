@@ -84,6 +84,7 @@ def test_the_first_recorded_trace_was_never_fitted_and_is_predicted():
     assert s.within()
 
 
+@pytest.mark.slow
 def test_the_blind_set_recorded_after_the_model_was_frozen():
     """24 launches off the fitting grid (odd durations and wave counts, e.g. 2 warps x 40 us x 2.5
     waves), recorded after the profile was committed: what the model really does on new work.
@@ -95,6 +96,7 @@ def test_the_blind_set_recorded_after_the_model_was_frozen():
     assert s["makespan_within_10pct"] >= 0.9 * 24 and s["all_three"] >= 0.7 * 24, s
 
 
+@pytest.mark.slow
 def test_a_second_recording_of_the_fitting_grid_on_another_day():
     """The fitting grid's launches recorded again on another day: the committed model must not
     depend on one day's noise (90% within all three bars)."""

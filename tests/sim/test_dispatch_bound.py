@@ -41,6 +41,7 @@ def test_a_dispatcher_bound_launch_stays_level_as_recorded():
     assert middle.std() < 3 * recorded.std() + 0.05 * recorded.mean()
 
 
+@pytest.mark.slow
 def test_one_warp_launches_keep_the_recorded_level():
     """Four held-out launches the dispatcher bounds (16,384-131,072 blocks, recorded on another
     chip after the bound was made): bars 10% on makespan, residency error 0.45 on each, and all

@@ -77,6 +77,7 @@ def _fit_launch():
     return import_module("kernels.fitting.launch_fit")
 
 
+@pytest.mark.slow
 def test_next_step_directions_and_magnitudes_on_measured_pairs():
     """Every measured pair (each launch before and after one change, interleaved in the same
     rounds): the predicted change within 10% of the measured one on at least 90% of the pairs,

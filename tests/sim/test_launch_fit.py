@@ -81,6 +81,7 @@ def test_another_h200_s_kernel_times_meet_the_bar(fit):
     assert np.mean(e <= fit.BAR) >= SHARE_WITHIN - 0.03 and np.median(e) <= MEDIAN_ERROR
 
 
+@pytest.mark.slow
 def test_held_out_eager_stream_and_fit_pairs(fit, fitting_run):
     """Eager add+ReLU (held out) is two launches on one stream: the second pays the gap fitted on
     back-to-back copy pairs, not a whole launch overhead (each paying it put every point > 10% off)."""

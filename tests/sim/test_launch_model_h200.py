@@ -45,7 +45,6 @@ def checked():
     return import_module("kernels.fitting.predict_check").check()
 
 
-@pytest.mark.slow
 def test_held_out_points_within_ten_percent(checked):
     """The bar: at least 90% of the held-out H200 points within 10%, on both sweeps and on the
     size sweep alone (no row of it is fitted on); their median error under 5%."""
@@ -105,6 +104,7 @@ def test_what_bounds_each_launch():
     assert bound[("add_numba", 256)] == "bandwidth"  # four elements per thread: DRAM-bound
 
 
+@pytest.mark.slow
 def test_extrapolated_long_grid_matches_the_full_simulation():
     gpu = preset("H200")
     full = predict_bandwidth(gpu, 200_000, 8, 200_000 * 3072.0, 4180, max_waves=10_000)

@@ -74,6 +74,7 @@ def _driver_cases():
     return out
 
 
+@pytest.mark.slow
 def test_register_steps_agree_with_the_driver():
     """Where the driver was asked about the step's own value (and the values between), the
     step gains a block there and nothing smaller would: checked on every such recorded case."""

@@ -92,6 +92,7 @@ def test_to_frame_needs_pandas_only_when_asked():
         assert list(frame["blocks"]) == [r.geometry.blocks]
 
 
+@pytest.mark.slow
 def test_bench_lays_the_measured_time_on_the_card():
     """measured_us is the file's median, read here from the raw JSON."""
     from kernels.notebook import bench

@@ -43,6 +43,7 @@ def _disagreement(work, occ) -> bool:
 
 
 @pytest.mark.parametrize("name", [n for n in presets() if n != "H200"])
+@pytest.mark.slow
 def test_every_limiters_working_ends_at_its_answer(name):
     gpu = preset(name)
     wrong = []

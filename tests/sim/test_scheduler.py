@@ -146,7 +146,7 @@ def test_one_block_steps_give_the_numbers_the_arrays_give(make):
     gpu = preset("H200")
     runs = []
     for cost in (make(gpu), _ArraysOnly(make(gpu))):
-        s = BlockScheduler(gpu, 30_000, 8, cost, TpcSpreadPlacement(), dispatch_interval_us=0.001,
+        s = BlockScheduler(gpu, 6_000, 8, cost, TpcSpreadPlacement(), dispatch_interval_us=0.001,
                            sm_dispatch_interval_us=0.05)
         s.run()
         runs.append((s.block_slot, s.block_start_us, s.block_end_us))

@@ -73,6 +73,7 @@ def test_a_tiny_launch_is_bound_by_its_overhead_and_a_huge_one_by_dram():
     assert large.speed_of_light().bound == "DRAM bandwidth"
 
 
+@pytest.mark.slow
 def test_a_matmul_is_bound_by_its_flops_at_the_datasheet_rate(capsys):
     """2 M N K FLOPs at gpus.json's dense FP16 tensor rate; its parts still add up."""
     assert main.main(["explain", "--gpu", "H200", "--kernel", "matmul_tiled", "--elements", "4096",

@@ -140,6 +140,7 @@ def _meets_the_bars(rows, saw, within):
     assert within >= WITHIN_SHARE
 
 
+@pytest.mark.slow
 def test_the_tma_fit_run_replayed():
     """A kernel newer than the run is left out of each size's candidates; the held-out odd sizes'
     predictions are scored."""
@@ -149,6 +150,7 @@ def test_the_tma_fit_run_replayed():
     _meets_the_bars(rows, saw, within)
 
 
+@pytest.mark.slow
 def test_the_held_out_tma_run_replayed_with_the_declared_flags():
     run_n = json.loads(tiles_fit.RUN_N.read_text())
     rows, saw, within = _replay(run_n, tiles_fit.run_scale(run_n, RUN)["value"], set())
@@ -156,6 +158,7 @@ def test_the_held_out_tma_run_replayed_with_the_declared_flags():
     assert not any(r["pick_stand_in"] for r in rows)
 
 
+@pytest.mark.slow
 def test_the_stream_k_run_replayed_with_tma_stream_k_fitted_on_its_even_sizes():
     run_o = json.loads(tiles_fit.RUN_O.read_text())
     fit_o = {p["N"] for p in tiles_fit.split_tma(run_o)[0]}
@@ -174,6 +177,7 @@ def test_the_held_out_stream_k_run_replayed():
     assert sum(saw[i]["pick_vs_cublas"] >= 1.0 for i in dips) >= len(dips) / 2
 
 
+@pytest.mark.slow
 def test_the_old_flags_run_replayed_with_its_extras_as_the_declarations():
     """At its 11 targets every pick is timed as itself (an extra there); elsewhere the TMA
     stream-K picks are timed by the old flags' stand-ins (slower in the same rounds)."""

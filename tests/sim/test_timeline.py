@@ -136,6 +136,7 @@ def test_event_times_and_placement_orders_reach_the_timeline():
     assert tl.resident_per_sm(1.0)[:5].tolist() == [1, 1, 1, 1, 0]
 
 
+@pytest.mark.slow
 def test_whole_launch_time_counts_the_waves_left_out():
     """A big grid simulated in part: its whole time is the part plus the skipped full waves. In the
     textbook the waves are identical; in the calibrated schedule of busy warps SMs keep some slots
