@@ -196,6 +196,7 @@ def test_without_a_gpu_it_says_so_in_one_line(config):
     assert not user_fit_path("H100 SXM").parent.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("TRITON_INTERPRET") != "1",
                     reason="the timer's CPU path runs Triton's interpreter")
 def test_the_timer_launches_each_variant_as_matmul_auto_does_and_checks_its_product():

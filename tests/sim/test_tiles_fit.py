@@ -169,6 +169,7 @@ def test_the_stream_k_run_replayed_with_tma_stream_k_fitted_on_its_even_sizes():
     assert not any(r["unmeasured_ahead"] for r in rows)
 
 
+@pytest.mark.slow
 def test_the_held_out_stream_k_run_replayed():
     run_p = json.loads(tiles_fit.RUN_P.read_text())
     rows, saw, within = _replay(run_p, tiles_fit.run_scale(run_p, RUN)["value"], set())
