@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from psygnal import Signal
 
+from gui.models.kernel_rules import RulesPending
 from gui.models.launch import LaunchModel, LaunchState, compute_state
 from gui.models.matmul_auto import launched
 from sim.model.gpu_diff import Difference, LaunchSide, differences, side_of
@@ -91,7 +92,7 @@ class CompareGpusModel:
         self._sides, self._differences, self._message = None, [], ""
         for st in (here, there):
             if st.error or st.occ is None or st.geometry is None:
-                self._message = f"{st.spec.name}: {st.error or 'no launch'}"
+                self._message = f"{st.spec.name}: {st.error or st.asking or 'no launch'}"
                 return
         self._sides = (self._side(here), self._side(there))
         self._differences = differences(*self._sides)
@@ -103,7 +104,10 @@ class CompareGpusModel:
             kernel, inputs = launched(self.launch.kernel(), inputs, spec)
         except ValueError as exc:  # no candidate suits these sizes there
             return LaunchState(inputs, spec, None, None, str(exc).splitlines()[0])
-        return compute_state(inputs, spec, kernel)
+        try:
+            return compute_state(inputs, spec, kernel)
+        except RulesPending as pending:  # a rule of the user's file that needs this GPU's SMs
+            return LaunchState(inputs, spec, None, None, asking=f"grid: {pending}")
 
     def _side(self, st: LaunchState) -> LaunchSide:
         ceiling = self.insight.ceiling_for(st.spec)[0] if self.insight is not None else None

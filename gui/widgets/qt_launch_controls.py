@@ -394,12 +394,14 @@ class QtLaunchControls(QWidget):
                 self._set_box(self.block_size, i.block_size)
             self._name_size_boxes(state)
             self._events += 1
-            self._show_error(state.message() or self._clamp_note)
+            self._show_error(_refusal(state) or self._clamp_note)
         finally:
             self._syncing = False
 
     def _name_size_boxes(self, state: LaunchState) -> None:
         """The boxes say what they set: a matmul's size n is M = N = K, its block parameter BLOCK_M."""
+        if state.asking:  # the kernel's sizes are being asked: the boxes keep their names
+            return
         k = self.model.launched_kernel()  # matmul_auto: the candidate it launches, BLOCK_M
         sizes = state.geometry.sizes if state.geometry is not None else ()
         self.elements_label.setText("Size n" if sizes else "Elements")
@@ -424,6 +426,10 @@ class QtLaunchControls(QWidget):
                 else "Registers and shared memory below are yours to set.")
         status = status_note(k, self.availability) if k is not None else ""
         self.kernel_note.setText(f"{note}\n{status}" if status else note)
+        if state.asking:  # the kernel's file is working out its grid (gui/models/kernel_rules.py)
+            self.ept_note.setText(state.asking)
+            self.ept_note.show()
+            return
         if g is None or k is None:
             self.ept_note.hide()
             return
@@ -464,7 +470,7 @@ class QtLaunchControls(QWidget):
     def _on_box_done(self) -> None:
         """An edit that changed nothing (the value it already had) clears an earlier box's message."""
         if self._mark == self._events:
-            self._show_error(self.model.state.message())
+            self._show_error(_refusal(self.model.state))
         self._clamp_note, self._mark = "", -1
 
     def _on_model_rejected(self, message: str) -> None:
@@ -556,3 +562,9 @@ if __name__ == "__main__":  # this view alone, for a default launch: python -m g
     from gui.panels import open_alone
 
     raise SystemExit(open_alone("controls"))
+
+
+def _refusal(state: LaunchState) -> str:
+    """What the form shows over its boxes: why the launch cannot run ("" while its kernel's
+    file is asked for the grid: that is no mistake of the user's)."""
+    return "" if state.asking else state.message()
