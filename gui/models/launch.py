@@ -24,9 +24,9 @@ from typing import Any
 
 from psygnal import Signal
 
-from gui.models.compiled import (BENCH, BY_HAND, COMPILER, HAND, CompileTarget, ResourceOrigin,
-                                 block_params, block_threads, compile_target, compiled_origin,
-                                 compiling_origin, failed_origin)
+from gui.models.compiled import (BENCH, BY_HAND, COMPILER, COMPILING, HAND, CompileTarget,
+                                 ResourceOrigin, block_params, block_threads, compile_target,
+                                 compiled_origin, compiling_origin, failed_origin)
 from gui.models.kernel_rules import (RulesPending, RulesRequest, declared_bytes, kernel_grid,
                                      launch_dims)
 from gui.models.launch_inputs import (CUSTOM_KERNEL, MAX_ELEMENTS, MAX_REGS, MAX_SMEM, LaunchInputs,
@@ -159,7 +159,7 @@ class LaunchModel:
         self._known: dict[CompileTarget, Any] = {}  # compiled answers, newest last
         self._sweeps: dict[tuple, dict] = {}  # sweep_key -> {num_warps: resources or error}
         self._asking: RulesRequest | None = None  # the launch whose rules a worker asks
-        self._answered: LaunchState | None = None  # the launch shown before it
+        self._answered: tuple | None = None  # the launch shown before it, and its CompileTarget
         inputs = inputs or LaunchInputs()
         try:
             spec = self.spec_for(inputs.gpu)
@@ -326,7 +326,7 @@ class LaunchModel:
         grid said to be asked for, and ask a worker (`rules_wanted`) unless it is asking these
         rules already; the answer comes to `rules_answered`."""
         if not self._state.asking:
-            self._answered = self._state  # where a failed answer goes back to
+            self._answered = (self._state, self._target)  # where a failed answer goes back to
         asked, self._asking = self._asking, request
         i, spec = request.inputs, request.spec
         try:
@@ -335,12 +335,16 @@ class LaunchModel:
         except ValueError:  # bad numbers: said once the rules answer
             occ = None
         state = LaunchState(i, spec, occ, None, asking=request.text)
-        origin = request.origin or self._resolve_origin(compile_target(request.kernel, state),
-                                                        None)[0]
+        target = compile_target(request.kernel, state)
+        origin, known = ((request.origin, None) if request.origin
+                         else self._resolve_origin(target, None))
         self._state = replace(state, origin=origin)
         self.changed.emit(self._state)
         if asked is None or asked.key != request.key:
             self.rules_wanted.emit(request)
+        if target != self._target and known is None and origin.kind == COMPILING:
+            self._target = target  # the compiler needs no grid: it works meanwhile
+            self.compile_wanted.emit(target)
         return True
 
     def rules_answered(self, request: RulesRequest, error: str = "") -> None:
@@ -359,7 +363,7 @@ class LaunchModel:
     def _back_from_asking(self) -> None:
         """The rules failed for the launch being asked: the last launch they answered stays."""
         if self._state.asking and self._answered is not None:
-            self._state = self._answered
+            self._state, self._target = self._answered
             self.changed.emit(self._state)
 
     def _resolve_origin(self, target: CompileTarget | None, fallback: ResourceOrigin | None
