@@ -13,6 +13,7 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
+from gui.models.compare_gpus import CompareGpusModel
 from gui.models.kernel_rules import RulesRequest, Superseded, answering
 from gui.models.launch import LaunchModel, compute_state
 
@@ -30,10 +31,11 @@ def rules_job(request: RulesRequest, ctx: TaskContext) -> str:
 
 
 class RulesJobs:
-    """Answers the model's `rules_wanted` on `runner`: a new request stops the one running and
-    replaces the one waiting."""
+    """Answers `model`'s `rules_wanted` on `runner` (the LaunchModel's, or the second GPU's of
+    gui/models/compare_gpus.py): a new request stops the one running and replaces the one
+    waiting."""
 
-    def __init__(self, model: LaunchModel, runner) -> None:
+    def __init__(self, model: LaunchModel | CompareGpusModel, runner) -> None:
         self.model, self.runner = model, runner
         self._requests: dict[int, RulesRequest] = {}
         self._started: int | None = None  # the job on the worker now

@@ -187,5 +187,9 @@ class RulesRequest:
         return (self.kernel.name, i.elements, i.dims, params, self.spec.sm_count)
 
     @property
+    def file(self) -> str:
+        return os.path.basename(self.kernel.origin)
+
+    @property
     def text(self) -> str:
-        return f"grid: asking {os.path.basename(self.kernel.origin)}…"
+        return f"grid: asking {self.file}…"

@@ -128,3 +128,23 @@ def test_a_grid_rule_that_loops_is_one_line_and_the_window_keeps_its_launch(open
     qtbot.waitUntil(lambda: len(rejected) == 2, timeout=HANG_MS)
     assert "open the file again" in rejected[1] and "\n" not in rejected[1]
     assert model.select_kernel("custom") and model.update(elements=5_000_000) and model.state.ok
+
+
+PERSISTENT = (KERNEL + "import time\n\nWARPSCOPE = dict(GOOD, grid=lambda n, sm_count: "
+              f"time.sleep({SLEEP_S}) or 2 * sm_count)\n")
+
+
+def test_the_second_gpu_asks_a_rule_that_needs_its_sms_off_the_gui_thread(opened, qtbot):
+    """Two GPUs: a persistent kernel's grid is its GPU's SM count twice; the second GPU's is
+    asked of the file too, and the panel says so until it answers."""
+    from sim.rules.devices import preset
+
+    win = opened(PERSISTENT, "persistent.py", call_s=3.0)
+    model, compare = win.model, win.models.compare
+    qtbot.waitUntil(lambda: model.state.ok, timeout=HANG_MS)
+    assert model.state.geometry.blocks == 2 * preset("H100 SXM").sm_count
+    assert compare.set_other("T4")
+    assert compare.message == "T4: grid: asking persistent.py…" and compare.sides is None
+    qtbot.waitUntil(lambda: compare.sides is not None, timeout=HANG_MS)
+    here, there = compare.sides
+    assert there.geo.blocks == 2 * preset("T4").sm_count and here.geo.blocks == 2 * 132
