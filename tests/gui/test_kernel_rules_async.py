@@ -148,3 +148,38 @@ def test_the_second_gpu_asks_a_rule_that_needs_its_sms_off_the_gui_thread(opened
     qtbot.waitUntil(lambda: compare.sides is not None, timeout=HANG_MS)
     here, there = compare.sides
     assert there.geo.blocks == 2 * preset("T4").sm_count and here.geo.blocks == 2 * 132
+
+
+def test_no_rule_of_the_file_runs_on_the_gui_thread(opened, qtbot, monkeypatch):
+    """Every call into the file's process, whatever the window is asked to do, comes from a
+    worker thread (the GUI thread only takes answers already at hand)."""
+    import threading
+
+    from kernels.declare.declarations import RemoteFunction
+
+    on_gui: list[str] = []
+    call = RemoteFunction.__call__
+
+    def watched(self, *args, **kwargs):
+        if threading.current_thread() is threading.main_thread():
+            on_gui.append(self.key)
+        return call(self, *args, **kwargs)
+
+    monkeypatch.setattr(RemoteFunction, "__call__", watched)
+    text = KERNEL + ("WARPSCOPE = dict(GOOD, grid=lambda n, BLOCK_SIZE: -(-n // BLOCK_SIZE), "
+                     "bytes=lambda n: 12 * n)\n")
+    win = opened(text, "rules.py", call_s=3.0)
+    model = win.model
+    qtbot.waitUntil(lambda: model.state.ok, timeout=HANG_MS)
+    assert model.state.bytes_moved == 12 * 1_000_000  # the file's own formula
+    for change in (dict(elements=5_000_000), dict(gpu="T4"), dict(threads_per_block=64),
+                   dict(block_size=1024), dict(elements=777_777)):
+        assert model.update(**change)
+        qtbot.waitUntil(lambda: model.state.ok, timeout=HANG_MS)
+    assert model.state.geometry.blocks == -(-777_777 // 1024)
+    win.models.compare.set_other("H200")
+    qtbot.waitUntil(lambda: win.models.compare.sides is not None, timeout=HANG_MS)
+    assert model.select_kernel("custom") and model.select_kernel("k")
+    qtbot.waitUntil(lambda: model.state.ok, timeout=HANG_MS)
+    win.grab()  # every panel drawn
+    assert on_gui == []
