@@ -473,8 +473,13 @@ class QtLaunchControls(QWidget):
             self.model.update(carveout_percent=self.carveout.itemData(index))
 
 
-
 def _refusal(state: LaunchState) -> str:
     """What the form shows over its boxes: why the launch cannot run ("" while its kernel's
     file is asked for the grid: that is no mistake of the user's)."""
     return "" if state.asking else state.message()
+
+
+if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_launch_controls [GPU N THREADS]
+    from gui.panels import open_alone
+
+    raise SystemExit(open_alone("controls"))
