@@ -160,6 +160,7 @@ class LaunchModel:
         self._sweeps: dict[tuple, dict] = {}  # sweep_key -> {num_warps: resources or error}
         self._asking: RulesRequest | None = None  # the launch whose rules a worker asks
         self._answered: tuple | None = None  # the launch shown before it, and its CompileTarget
+        self._settling: tuple | None = None  # the RulesRequest key whose answer is being taken
         inputs = inputs or LaunchInputs()
         try:
             spec = self.spec_for(inputs.gpu)
@@ -325,6 +326,10 @@ class LaunchModel:
         """Show the new inputs with what needs no rule of the kernel's (its occupancy), the
         grid said to be asked for, and ask a worker (`rules_wanted`) unless it is asking these
         rules already; the answer comes to `rules_answered`."""
+        if request.key == self._settling:  # answered, yet not at hand: never asked in a loop
+            self._back_from_asking()
+            self.rejected.emit(f"{request.file} gave no answer the window can keep")
+            return False
         if not self._state.asking:
             self._answered = (self._state, self._target)  # where a failed answer goes back to
         asked, self._asking = self._asking, request
@@ -358,7 +363,11 @@ class LaunchModel:
             self._back_from_asking()
             self.rejected.emit(error)
         else:
-            self._settle(asking)
+            self._settling = request.key
+            try:
+                self._settle(asking)
+            finally:
+                self._settling = None
 
     def _back_from_asking(self) -> None:
         """The rules failed for the launch being asked: the last launch they answered stays."""

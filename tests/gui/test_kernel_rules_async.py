@@ -172,8 +172,8 @@ def test_no_rule_of_the_file_runs_on_the_gui_thread(opened, qtbot, monkeypatch):
     model = win.model
     qtbot.waitUntil(lambda: model.state.ok, timeout=HANG_MS)
     assert model.state.bytes_moved == 12 * 1_000_000  # the file's own formula
-    for change in (dict(elements=5_000_000), dict(gpu="T4"), dict(threads_per_block=64),
-                   dict(block_size=1024), dict(elements=777_777)):
+    for change in ({"elements": 5_000_000}, {"gpu": "T4"}, {"threads_per_block": 64},
+                   {"block_size": 1024}, {"elements": 777_777}):
         assert model.update(**change)
         qtbot.waitUntil(lambda: model.state.ok, timeout=HANG_MS)
     assert model.state.geometry.blocks == -(-777_777 // 1024)
