@@ -16,7 +16,7 @@ from sim.inputs.errors import UserError
 from tests.models.fakes import Recorder
 
 
-def _rule(n, BLOCK_SIZE):  # noqa: N803 - a declaration's parameters are its block's names
+def _rule(n, BLOCK_SIZE):  # a declaration's parameters are its block's names
     if n > 1 << 30:
         raise UserError("mine.py: k's 'grid' raised ValueError: too big")
     return -(-n // BLOCK_SIZE) + 1  # one spare program: not what cdiv alone would give
@@ -28,7 +28,7 @@ def mine():
 
     asked: list = []
 
-    def counted(n, BLOCK_SIZE):  # noqa: N803
+    def counted(n, BLOCK_SIZE):
         asked.append(threading.current_thread() is threading.main_thread())
         return _rule(n, BLOCK_SIZE)
 
@@ -118,8 +118,8 @@ def test_an_answer_not_kept_is_not_asked_for_in_a_loop(mine):
     spec.grid._answers.clear()  # as if the answer could not be kept
     rejected = Recorder(model.rejected)
     model.rules_answered(request)
-    assert len(wanted.calls) == 1 and rejected.calls == [("mine.py gave no answer the window can "
-                                                          "keep",)]
+    line = "mine.py gave no answer the window can keep"
+    assert len(wanted.calls) == 1 and rejected.calls == [(line,)]
     assert not model.state.asking
 
 
