@@ -292,27 +292,7 @@ def summary_page(
     margin, gap = 28, 18
     col_w = (width - 2 * margin - gap) // 2
     full_w = width - 2 * margin
-    rows: list[list[tuple[str, QImage]]] = []
-    pending: list[tuple[str, QImage]] = []
-    for entry in panels:
-        name, img, full = _panel(entry)
-        if img.isNull():
-            continue
-        limit = full_w if full else col_w
-        if img.width() > limit:
-            img = img.scaledToWidth(limit, Qt.TransformationMode.SmoothTransformation)
-        if full:
-            if pending:
-                rows.append(pending)
-                pending = []
-            rows.append([(name, img)])
-        else:
-            pending.append((name, img))
-            if len(pending) == 2:
-                rows.append(pending)
-                pending = []
-    if pending:
-        rows.append(pending)
+    rows = _panel_rows(panels, full_w, col_w)
     fact_rows = (len(facts) + 1) // 2
     facts_h = fact_rows * 22 + 16
     text_font = QFont("DejaVu Sans")
@@ -334,6 +314,52 @@ def summary_page(
     p = QPainter(page)
     p.setRenderHint(QPainter.RenderHint.Antialiasing)
     p.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+    _paint_head(p, title, facts, fact_rows, margin, col_w, gap)
+    _paint_notes(p, notes, text_font, margin, y_notes, width - 2 * margin)
+    y = y_panels
+    p.setFont(cap_font)
+    for r, row in enumerate(rows):
+        for j, (_name, img) in enumerate(row):
+            x = margin + j * (col_w + gap)
+            p.setPen(QColor(style.MUTED))
+            for k, line in enumerate(captions[r][j]):
+                p.drawText(x, y + 16 + k * cap_fm.lineSpacing(), line)
+            p.drawImage(x, y + 24 + extra[r], img)
+        y += heights[r] + gap
+    p.end()
+    return page
+
+
+def _panel_rows(panels: list[tuple], full_w: int, col_w: int) -> list[list[tuple[str, QImage]]]:
+    """The panels' images in rows: a full-width one alone, the others two by two, each scaled
+    down (never up) to the width it gets."""
+    rows: list[list[tuple[str, QImage]]] = []
+    pending: list[tuple[str, QImage]] = []
+    for entry in panels:
+        name, img, full = _panel(entry)
+        if img.isNull():
+            continue
+        limit = full_w if full else col_w
+        if img.width() > limit:
+            img = img.scaledToWidth(limit, Qt.TransformationMode.SmoothTransformation)
+        if full:
+            if pending:
+                rows.append(pending)
+                pending = []
+            rows.append([(name, img)])
+        else:
+            pending.append((name, img))
+            if len(pending) == 2:
+                rows.append(pending)
+                pending = []
+    if pending:
+        rows.append(pending)
+    return rows
+
+
+def _paint_head(p: QPainter, title: str, facts: list[tuple[str, str]], fact_rows: int,
+                margin: int, col_w: int, gap: int) -> None:
+    """The page's title, then its facts in two striped columns of name and value."""
     f = QFont("DejaVu Sans")
     f.setPixelSize(26)
     f.setBold(True)
@@ -358,19 +384,6 @@ def summary_page(
             Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight,
             v,
         )
-    _paint_notes(p, notes, text_font, margin, y_notes, width - 2 * margin)
-    y = y_panels
-    p.setFont(cap_font)
-    for r, row in enumerate(rows):
-        for j, (_name, img) in enumerate(row):
-            x = margin + j * (col_w + gap)
-            p.setPen(QColor(style.MUTED))
-            for k, line in enumerate(captions[r][j]):
-                p.drawText(x, y + 16 + k * cap_fm.lineSpacing(), line)
-            p.drawImage(x, y + 24 + extra[r], img)
-        y += heights[r] + gap
-    p.end()
-    return page
 
 
 def _caption_lines(text: str, fm, room: int) -> list[str]:

@@ -246,6 +246,7 @@ def _open_file(path: str, should_cancel=None) -> OpenedFile:
     launched."""
     import os
 
+    from gui.models.kernel_rules import answered_spec
     from kernels.declare.declarations import DeclarationProcess
     from kernels.declare.kernel_file import MAX_FILE_BYTES, file_digest, split_path
     from sim.inputs.files import read_user_bytes
@@ -258,6 +259,7 @@ def _open_file(path: str, should_cancel=None) -> OpenedFile:
         for spec in specs:
             if spec.launchable:
                 _first_launch(process, spec, should_cancel)
+        specs = [answered_spec(spec) for spec in specs]  # the window asks them off its GUI thread
         text = read_user_bytes(file, "kernel file", MAX_FILE_BYTES).decode("utf-8", errors="replace")
         return OpenedFile(file, text, tuple(specs), digest, process)
     except BaseException:

@@ -263,7 +263,7 @@ class MainWindow(QMainWindow):
             self.options.follow_kernel(self.model.launched_kernel())
         if state.work is None and self.options.cost == "compute":  # nothing to time tile by tile
             self.options.set(cost="memory")
-        msg = state.message()
+        msg = "" if state.asking else state.message()  # asking a kernel file: no error
         if msg:
             self._show_launch_error(msg)
         elif self._launch_error and self.statusBar().currentMessage() == self._launch_error:

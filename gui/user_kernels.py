@@ -28,6 +28,7 @@ from gui import panels
 from gui.adapter import HostRunner, TaskRunner
 from gui.jobs import CompileJobs, KernelFileJobs, KernelJobs, with_kernel_files
 from gui.models.kernel_files import KernelFilesModel, OpenedFile
+from gui.rules_jobs import RulesJobs
 from sim.inputs.files import load_json_bounded
 from sim.inputs.places import resource
 
@@ -44,6 +45,9 @@ class UserKernels:
         self.file_jobs = KernelFileJobs(self.files, lambda: TaskRunner("kernel file", w), jobs)
         self.compile_jobs = CompileJobs(w.model, self.files, self.compiler, jobs,
                                         log=w.bench.log.emit)
+        # a file's grid rule and bytes formula answer on a thread of their own, never the GUI's
+        self.rules_jobs = RulesJobs(w.model, TaskRunner("kernel rules", w))
+        self.second_gpu_rules = RulesJobs(w.models.compare, TaskRunner("kernel rules, 2nd GPU", w))
         bench_jobs = w.bench_jobs.jobs
         self._bench_work = (bench_jobs.sweep, bench_jobs.run_checks)
         w.models.kernel_files = self.files  # the source panel shows the files opened here
@@ -218,7 +222,8 @@ class UserKernels:
             self._syncing_bench = False
 
     def runners(self) -> tuple:
-        return (self.compiler, self.tracer, *self.file_jobs.runners())
+        return (self.compiler, self.tracer, self.rules_jobs.runner, self.second_gpu_rules.runner,
+                *self.file_jobs.runners())
 
     # -- tracing the kernel shown ----------------------------------------------------------------
     def trace_on_gpu(self, path: str) -> int | None:
@@ -247,6 +252,8 @@ class UserKernels:
 
     def shutdown(self) -> None:
         self.tracer.shutdown()
+        self.rules_jobs.shutdown()
+        self.second_gpu_rules.shutdown()
         self.file_jobs.shutdown()
         self.compiler.shutdown()
         self.files.close()

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from psygnal import Signal
 
+from gui.models.kernel_rules import RulesPending
 from sim.rules.devices import GpuSpec, measured_on
 from sim.inputs.errors import UserError
 from sim.model.launch_model import LaunchPrediction, predict_measured
@@ -306,21 +307,25 @@ class BenchModel:
         goes through the compute-bound model (sim.model.throughput), the rest the memory-bound one."""
         key = (m.kernel, m.elements, m.block_size, m.num_warps, m.median_ms, getattr(m, "dims", None))
         if key not in self._predictions:
-            gpu = self.result_spec if m.is_gpu_timing else None
-            prediction = None
-            spec = self._kernel_spec(m.kernel)
-            if gpu is not None and spec is not None and is_tiled_matmul(spec):
-                prediction = self._predict_matmul(spec, m, gpu)
-            elif gpu is not None and getattr(m, "grid_blocks", None) and getattr(m, "blocks_per_sm", None):
-                try:
-                    trips = (spec.loop_trips(m.elements, m.grid_blocks, m.threads_per_block)
-                             if spec is not None and getattr(m, "threads_per_block", None) else 1)
-                except (ValueError, UserError):
-                    trips = None
-                prediction = None if trips is None else predict_measured(
-                    gpu, m, trips, self.result.copy_ceiling_gbps)
-            self._predictions[key] = prediction
+            try:
+                self._predictions[key] = self._predict(m)
+            except RulesPending:  # a user's rule, never asked on the GUI thread: no prediction
+                return None
         return self._predictions[key]
+
+    def _predict(self, m) -> LaunchPrediction | MatmulPrediction | None:
+        gpu = self.result_spec if m.is_gpu_timing else None
+        spec = self._kernel_spec(m.kernel)
+        if gpu is not None and spec is not None and is_tiled_matmul(spec):
+            return self._predict_matmul(spec, m, gpu)
+        if gpu is not None and getattr(m, "grid_blocks", None) and getattr(m, "blocks_per_sm", None):
+            try:
+                trips = (spec.loop_trips(m.elements, m.grid_blocks, m.threads_per_block)
+                         if spec is not None and getattr(m, "threads_per_block", None) else 1)
+            except (ValueError, UserError):
+                return None
+            return predict_measured(gpu, m, trips, self.result.copy_ceiling_gbps)
+        return None
 
     def _predict_matmul(self, spec, m, gpu) -> MatmulPrediction | None:
         from sim.traces.waves import dims_of

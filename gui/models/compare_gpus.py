@@ -13,20 +13,25 @@ from dataclasses import replace
 
 from psygnal import Signal
 
+from gui.models.kernel_rules import RulesPending, RulesRequest
 from gui.models.launch import LaunchModel, LaunchState, compute_state
 from gui.models.matmul_auto import launched
 from sim.model.gpu_diff import Difference, LaunchSide, differences, side_of
 
 
 class CompareGpusModel:
-    """Signals: `changed()` when either side changed."""
+    """Signals: `changed()` when either side changed; `rules_wanted(RulesRequest)` when a rule of
+    the user's kernel file must be asked for the second GPU (off the GUI thread: gui/rules_jobs.py,
+    which answers through `rules_answered`)."""
 
     changed = Signal()
+    rules_wanted = Signal(object)
 
     def __init__(self, launch: LaunchModel, insight=None, other: str | None = None) -> None:
         self.launch, self.insight = launch, insight  # insight: the ceiling rule (InsightModel)
         self._other = other or self.default_other()
         self._of: tuple | None = None  # (launch state, second GPU) the sides were made for
+        self._asked: set[tuple] = set()  # RulesRequest keys a worker has answered
         launch.changed.connect(self._on_launch_changed)
         launch.specs_changed.connect(self._on_specs_changed)
 
@@ -91,7 +96,7 @@ class CompareGpusModel:
         self._sides, self._differences, self._message = None, [], ""
         for st in (here, there):
             if st.error or st.occ is None or st.geometry is None:
-                self._message = f"{st.spec.name}: {st.error or 'no launch'}"
+                self._message = f"{st.spec.name}: {st.error or st.asking or 'no launch'}"
                 return
         self._sides = (self._side(here), self._side(there))
         self._differences = differences(*self._sides)
@@ -103,7 +108,20 @@ class CompareGpusModel:
             kernel, inputs = launched(self.launch.kernel(), inputs, spec)
         except ValueError as exc:  # no candidate suits these sizes there
             return LaunchState(inputs, spec, None, None, str(exc).splitlines()[0])
-        return compute_state(inputs, spec, kernel)
+        try:
+            return compute_state(inputs, spec, kernel)
+        except RulesPending:  # a rule of the user's file that needs this GPU's SMs
+            request = RulesRequest(inputs, spec, kernel)
+            if request.key in self._asked:  # answered, yet not at hand: no endless asking
+                return LaunchState(inputs, spec, None, None, f"grid: {request.file} gave no answer")
+            self.rules_wanted.emit(request)
+            return LaunchState(inputs, spec, None, None, asking=request.text)
+
+    def rules_answered(self, request: RulesRequest, _error: str = "") -> None:
+        """A worker asked the second GPU's rules: their answers (an error too) are at hand now."""
+        self._asked.add(request.key)
+        self._of = None
+        self.changed.emit()
 
     def _side(self, st: LaunchState) -> LaunchSide:
         ceiling = self.insight.ceiling_for(st.spec)[0] if self.insight is not None else None

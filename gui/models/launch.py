@@ -10,18 +10,27 @@ A registry kernel's registers and shared memory come from its compiler: the mode
 (`set_compiled`) and says where the numbers came from (`LaunchState.origin`, gui/models/compiled.py).
 A Triton kernel's threads-per-block sweep is recompiled at every num_warps (`sweep_wanted`,
 `set_sweep`).
+
+A kernel of the user's file answers its rules in the file's process, never on the GUI thread
+(gui/models/kernel_rules.py): a launch it has not answered yet is shown as "grid: asking FILE…"
+(`LaunchState.asking`, no geometry), asked of a worker (`rules_wanted`; gui/rules_jobs.py) and
+settled when the answer comes (`rules_answered`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from psygnal import Signal
 
-from gui.models.compiled import (BENCH, BY_HAND, COMPILER, HAND, CompileTarget, ResourceOrigin,
-                                 block_params, block_threads, compile_target, compiled_origin,
-                                 compiling_origin, failed_origin)
+from gui.models.compiled import (BENCH, BY_HAND, COMPILER, COMPILING, HAND, CompileTarget,
+                                 ResourceOrigin, block_params, block_threads, compile_target,
+                                 compiled_origin, compiling_origin, failed_origin)
+from gui.models.kernel_rules import (RulesPending, RulesRequest, declared_bytes, kernel_grid,
+                                     launch_dims)
+from gui.models.launch_inputs import (CUSTOM_KERNEL, MAX_ELEMENTS, MAX_REGS, MAX_SMEM, LaunchInputs,
+                                      parse_field)
 from gui.models.launch_shape import launch_shape
 from gui.models.matmul_auto import launched
 from gui.models.occupancy_curves import OccupancyCurves, occupancy_curves
@@ -33,108 +42,9 @@ from sim.model.throughput import launch_work
 from sim.model.chain import resolved_chain
 from sim.model.matmul_choice import runs_on
 from sim.model.latency import DEFAULT_LOADS
-from sim.inputs.defaults import DEFAULT_ELEMENTS, DEFAULT_SIDE
-from sim.inputs.units import parse_bytes, parse_count
+from sim.inputs.defaults import DEFAULT_SIDE
 
-MAX_ELEMENTS = 2**31
-MAX_REGS = 512  # the registers box goes past every GPU's 255, to show why such a kernel cannot run
-MAX_SMEM = 1 << 20  # likewise shared memory per block (no GPU offers more than 228 KiB)
-CUSTOM_KERNEL = "custom"
 KNOWN_MAX = 512  # compiled configurations remembered (a slider's worth, both ways)
-# A kernel with `dims` (a matmul) picked from the menu starts at DEFAULT_SIDE, and a stream kernel
-# picked after it starts back at DEFAULT_ELEMENTS (sim/inputs/defaults.py, as on the command line)
-
-
-@dataclass(frozen=True, slots=True)
-class LaunchInputs:
-    """Everything the user sets. Plain values, so it can be saved, compared and exported."""
-
-    gpu: str = "H200"
-    kernel: str = CUSTOM_KERNEL
-    elements: int = DEFAULT_ELEMENTS
-    threads_per_block: int = 256
-    regs_per_thread: int = 0
-    smem_per_block: int = 0
-    carveout_percent: int | None = None
-    block_size: int | None = None  # a Triton kernel's BLOCK_SIZE (elements per program)
-    dims: str = ""  # a matmul's sizes, "M=1024,N=4352,K=8192"; "" = those of `elements`
-    block_extra: str = ""  # the kernel's other block parameters, "BLOCK_N=128,BLOCK_K=32"
-    block_y: int = 1  # a 2D/3D block's y and z; its x is threads_per_block / (y × z)
-    block_z: int = 1
-    cluster_size: int = 1  # blocks per thread-block cluster (compute capability 9.0+)
-    max_registers: int = 0  # a cap on registers per thread (maxrregcount; 0: none)
-
-    def __post_init__(self) -> None:
-        # under a cap the compiler keeps a thread within it (spilling the rest): typed registers too
-        if self.max_registers and self.regs_per_thread > self.max_registers:
-            object.__setattr__(self, "regs_per_thread", self.max_registers)
-
-    def to_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> LaunchInputs:
-        """Tolerant: unknown keys and values of the wrong type are ignored."""
-        data = dict(data)
-        ept = data.pop("elements_per_thread", None)  # saved by earlier versions
-        if data.get("block_size") is None and isinstance(ept, int) and ept > 1:
-            data["block_size"] = ept * int(data.get("threads_per_block") or 1)
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            if f.name not in data:
-                continue
-            v = data[f.name]
-            if v is None:
-                if f.name in ("carveout_percent", "block_size"):
-                    values[f.name] = None
-                continue
-            kind = str if f.name in ("gpu", "kernel", "dims", "block_extra") else int
-            try:
-                values[f.name] = kind(v)
-            except (TypeError, ValueError):
-                continue
-        return replace(cls(), **values)
-
-
-def parse_field(name: str, text: str) -> int:
-    """A number typed into a box, read as the command line reads it (sim.inputs.units): 1e6, 2^20, 4M for
-    counts, 48K or 48KiB for shared memory. UserError (one line) if it is no number."""
-    what = {"elements": "element count", "threads_per_block": "threads per block",
-            "regs_per_thread": "registers per thread", "smem_per_block": "shared memory per block",
-            "block_size": "BLOCK_SIZE", "block_x": "block x", "block_y": "block y",
-            "block_z": "block z", "cluster_size": "cluster size",
-            "max_registers": "max registers"}[name]
-    text = str(text).strip()
-    value = parse_bytes(text, what) if name == "smem_per_block" else parse_count(text, what)
-    if value < 0:
-        raise UserError(f"{what} cannot be negative, got {text!r}")
-    return value
-
-
-# -- the kernel's grid: asked of its spec, never worked out here --------------------------------
-
-@dataclass(frozen=True, slots=True)
-class GridShape:
-    """What the selected kernel launches for this size (kernels.declare.spec.LaunchShape's numbers)."""
-
-    grid_blocks: int
-    threads_per_block: int
-    elements_per_block: int | None  # a fixed tile per block; None: a grid-stride loop
-
-
-def kernel_grid(kernel, inputs: LaunchInputs, sm_count: int) -> GridShape:
-    """The grid `kernel` launches: its spec's grid rule (the launcher's own)."""
-    params = block_params(kernel, inputs)
-    dims = launch_dims(inputs)
-    shape = kernel.launch_shape(inputs.elements, params, sm_count, **({"dims": dims} if dims else {}))
-    return GridShape(shape.grid_blocks, shape.threads_per_block, shape.elements_per_block)
-
-
-def launch_dims(inputs: LaunchInputs) -> dict | None:
-    """The matmul sizes the inputs name (a sawtooth point chose them), else None."""
-    from sim.traces.waves import dims_of
-
-    return dims_of(inputs.dims) if inputs.dims else None
 
 
 # -- the state -----------------------------------------------------------------------------------
@@ -155,10 +65,11 @@ class LaunchState:
     origin: ResourceOrigin = BY_HAND  # where registers and shared memory came from
     loads: int = DEFAULT_LOADS  # input arrays each thread loads (the kernel's declared inputs)
     chain: dict | None = None  # the kernel's declared chain, its tile's steps resolved (sim.model.chain)
+    asking: str = ""  # "grid: asking FILE…": the kernel's rules have not answered (no geometry yet)
 
     @property
     def ok(self) -> bool:
-        return not self.error and self.occ is not None and self.occ.can_launch
+        return not self.error and not self.asking and self.occ is not None and self.occ.can_launch
 
     @property
     def blocks(self) -> int:
@@ -171,8 +82,8 @@ class LaunchState:
         return f"{self.inputs.elements:,} elements × {self.inputs.threads_per_block} threads per block"
 
     def message(self) -> str:
-        if self.error:
-            return self.error
+        if self.error or self.asking:
+            return self.error or self.asking
         if self.occ is not None and not self.occ.can_launch:
             return f"This launch cannot run on {self.spec.name}: {self.occ.reason}"
         return ""
@@ -206,7 +117,7 @@ def compute_state(inputs: LaunchInputs, spec: GpuSpec, kernel=None) -> LaunchSta
             sizes = kernel.size_dims(inputs.elements, launch_dims(inputs))
             shape = kernel_grid(kernel, inputs, spec.sm_count)
             per_block, blocks = shape.elements_per_block, shape.grid_blocks
-            nbytes = _declared_bytes(kernel, inputs.elements, launch_dims(inputs))
+            nbytes = declared_bytes(kernel, inputs.elements, launch_dims(inputs))
             if getattr(kernel, "chain", None):  # as explain and compare resolve it
                 chain = resolved_chain(kernel.chain, block_params(kernel, inputs), per_block or 0)
             if occ.can_launch:
@@ -221,18 +132,13 @@ def compute_state(inputs: LaunchInputs, spec: GpuSpec, kernel=None) -> LaunchSta
     return LaunchState(inputs, spec, occ, geo, "", per_block, nbytes, work, loads=loads, chain=chain)
 
 
-def _declared_bytes(kernel, n: int, dims: dict | None = None) -> int | None:
-    try:
-        return int(kernel.bytes_moved(n, **({"dims": dims} if dims else {})))
-    except (UserError, TypeError, ValueError):  # no 'bytes' declared
-        return None
-
-
 class LaunchModel:
     """The launch being looked at. Emits `changed(LaunchState)` after every accepted change and
     `rejected(message)` when a change is refused (the previous inputs stay). `compile_wanted(
     CompileTarget)` asks for the selected kernel's resources, `sweep_wanted(CompileTarget)` for
-    its threads-per-block sweep; the answers come back through `set_compiled` and `set_sweep`."""
+    its threads-per-block sweep; the answers come back through `set_compiled` and `set_sweep`.
+    `rules_wanted(RulesRequest)` asks a user's file for the launch's grid off the GUI thread;
+    the answer (or its one line) comes back through `rules_answered`."""
 
     changed = Signal(object)
     rejected = Signal(str)
@@ -240,6 +146,7 @@ class LaunchModel:
     kernels_changed = Signal()
     compile_wanted = Signal(object)
     sweep_wanted = Signal(object)
+    rules_wanted = Signal(object)  # a RulesRequest: ask a user's file off the GUI thread
     curves_changed = Signal()  # the occupancy sweeps changed for the same launch
 
     def __init__(self, inputs: LaunchInputs | None = None) -> None:
@@ -251,6 +158,9 @@ class LaunchModel:
         self._target: CompileTarget | None = None  # what the current resources answer
         self._known: dict[CompileTarget, Any] = {}  # compiled answers, newest last
         self._sweeps: dict[tuple, dict] = {}  # sweep_key -> {num_warps: resources or error}
+        self._asking: RulesRequest | None = None  # the launch whose rules a worker asks
+        self._answered: tuple | None = None  # the launch shown before it, and its CompileTarget
+        self._settling: tuple | None = None  # the RulesRequest key whose answer is being taken
         inputs = inputs or LaunchInputs()
         try:
             spec = self.spec_for(inputs.gpu)
@@ -373,11 +283,23 @@ class LaunchModel:
             new_inputs = replace(self._state.inputs, **changes)
             spec = self.spec_for(new_inputs.gpu)
             kernel, new_inputs = launched(self.kernel(new_inputs.kernel), new_inputs, spec)
-            state = compute_state(new_inputs, spec, kernel)
         except (TypeError, ValueError) as exc:
             self.rejected.emit(str(exc).splitlines()[0])
             return False
+        return self._settle(RulesRequest(new_inputs, spec, kernel, origin))
+
+    def _settle(self, request: RulesRequest) -> bool:
+        """Make `request`'s launch the current one, or refuse it; a kernel whose file has not
+        answered its rules for it yet is asked off the GUI thread first (`_ask`)."""
+        new_inputs, spec, kernel, origin = (request.inputs, request.spec, request.kernel,
+                                            request.origin)
+        try:
+            state = compute_state(new_inputs, spec, kernel)
+        except RulesPending:
+            return self._ask(request)
+        self._asking = None
         if state.error:
+            self._back_from_asking()
             self.rejected.emit(state.error)
             return False
         target = compile_target(kernel, state)
@@ -398,6 +320,60 @@ class LaunchModel:
             elif known is not None:
                 self._want_sweep()
         return True
+
+    # -- a user's file asked off the GUI thread (gui/models/kernel_rules.py) ------------------
+    def _ask(self, request: RulesRequest) -> bool:
+        """Show the new inputs with what needs no rule of the kernel's (its occupancy), the
+        grid said to be asked for, and ask a worker (`rules_wanted`) unless it is asking these
+        rules already; the answer comes to `rules_answered`."""
+        if request.key == self._settling:  # answered, yet not at hand: never asked in a loop
+            self._back_from_asking()
+            self.rejected.emit(f"{request.file} gave no answer the window can keep")
+            return False
+        if not self._state.asking:
+            self._answered = (self._state, self._target)  # where a failed answer goes back to
+        asked, self._asking = self._asking, request
+        i, spec = request.inputs, request.spec
+        try:
+            occ = occupancy(spec, i.threads_per_block, i.regs_per_thread, i.smem_per_block,
+                            i.carveout_percent)
+        except ValueError:  # bad numbers: said once the rules answer
+            occ = None
+        state = LaunchState(i, spec, occ, None, asking=request.text)
+        target = compile_target(request.kernel, state)
+        origin, known = ((request.origin, None) if request.origin
+                         else self._resolve_origin(target, None))
+        self._state = replace(state, origin=origin)
+        self.changed.emit(self._state)
+        if asked is None or asked.key != request.key:
+            self.rules_wanted.emit(request)
+        if target != self._target and known is None and origin.kind == COMPILING:
+            self._target = target  # the compiler needs no grid: it works meanwhile
+            self.compile_wanted.emit(target)
+        return True
+
+    def rules_answered(self, request: RulesRequest, error: str = "") -> None:
+        """A worker asked `request`'s rules (their answers are at hand here now), or failed in one
+        line (`error`); the answer to a launch replaced since is dropped."""
+        asking = self._asking
+        if asking is None or asking.key != request.key:
+            return
+        self._asking = None
+        if error:
+            self._back_from_asking()
+            self.rejected.emit(error)
+        else:
+            self._settling = request.key
+            try:
+                self._settle(asking)
+            finally:
+                self._settling = None
+
+    def _back_from_asking(self) -> None:
+        """The rules failed for the launch being asked: the last launch they answered stays."""
+        if self._state.asking and self._answered is not None:
+            self._state, self._target = self._answered
+            self.changed.emit(self._state)
 
     def _resolve_origin(self, target: CompileTarget | None, fallback: ResourceOrigin | None
                         ) -> tuple[ResourceOrigin, Any]:

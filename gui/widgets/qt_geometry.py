@@ -176,7 +176,7 @@ class QtGeometry(QWidget):
         if g is None:
             for key in self._row:
                 self.table.item(self._row[key], 1).setText("—")
-            self.lanes_label.setText(state.error)
+            self.lanes_label.setText(state.error or state.asking)
             return
         self._facts = {f.key: f for f in geometry_facts(spec, g)}
         pending = provisional_text(state.origin)

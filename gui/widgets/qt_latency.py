@@ -219,6 +219,30 @@ class QtLatency(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.setSpacing(3)
+        lay.addLayout(self._make_top_row())
+        lay.addWidget(self.summary)
+        self.lanes = QtWarpLanes(insight)
+        self._make_plots()
+        self.body = QBoxLayout(QBoxLayout.Direction.LeftToRight)
+        self.body.setSpacing(6)
+        self.body.addWidget(self.lanes, 5)
+        self.body.addWidget(self.plots, 6)
+        lay.addLayout(self.body, 1)
+
+        self.sm.valueChanged.connect(insight.set_sm)
+        self.window.currentIndexChanged.connect(self._on_window_selected)
+        self.opener = PanelFile(self, "Open latency results", "Latency runs (*.json);;All files (*)",
+                                load_latency_run, insight.set_measured, self.show_error, files,
+                                lambda path: self.summary.setText(f"Opening {html.escape(path)}…"))
+        self.open_button.clicked.connect(self.opener.dialog)
+        insight.changed.connect(self._on_changed)
+        insight.sm_changed.connect(self._on_sm_changed)
+        # the plots are drawn when seen (a dock behind a tab waits), one per event-loop turn
+        self.redraws = StagedRedraw(self, self._redraw_steps)
+        self._on_changed()
+
+    def _make_top_row(self) -> QHBoxLayout:
+        """The SM watched, the time the warp view spans, and Open (the summary comes under it)."""
         row = QHBoxLayout()
         self.sm = QSpinBox()
         self.sm.setPrefix("SM ")
@@ -238,9 +262,10 @@ class QtLatency(QWidget):
         row.addWidget(self.window)
         row.addStretch(1)
         row.addWidget(self.open_button)
-        lay.addLayout(row)
-        lay.addWidget(self.summary)
-        self.lanes = QtWarpLanes(insight)
+        return row
+
+    def _make_plots(self) -> None:
+        """GB/s against resident blocks and against loads in flight, under one legend."""
         self.blocks_plot = style.make_plot("GB/s vs blocks per SM", "resident blocks per SM", "GB/s")
         self.bytes_plot = style.make_plot("Little's law", "KiB of loads in flight per SM", "GB/s")
         self.plots = QWidget()  # both plots and their one legend: exported as one figure
@@ -257,23 +282,6 @@ class QtLatency(QWidget):
         self.legend.setContentsMargins(6, 0, 6, 2)  # its first swatch clear of the edge
         pl.addWidget(self.legend, 1, 0, 1, 2)
         pl.setRowStretch(0, 1)
-        self.body = QBoxLayout(QBoxLayout.Direction.LeftToRight)
-        self.body.setSpacing(6)
-        self.body.addWidget(self.lanes, 5)
-        self.body.addWidget(self.plots, 6)
-        lay.addLayout(self.body, 1)
-
-        self.sm.valueChanged.connect(insight.set_sm)
-        self.window.currentIndexChanged.connect(self._on_window_selected)
-        self.opener = PanelFile(self, "Open latency results", "Latency runs (*.json);;All files (*)",
-                                load_latency_run, insight.set_measured, self.show_error, files,
-                                lambda path: self.summary.setText(f"Opening {html.escape(path)}…"))
-        self.open_button.clicked.connect(self.opener.dialog)
-        insight.changed.connect(self._on_changed)
-        insight.sm_changed.connect(self._on_sm_changed)
-        # the plots are drawn when seen (a dock behind a tab waits), one per event-loop turn
-        self.redraws = StagedRedraw(self, self._redraw_steps)
-        self._on_changed()
 
     # -- model -> view ---------------------------------------------------------------------------
     def _on_changed(self) -> None:

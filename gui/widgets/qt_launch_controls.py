@@ -12,7 +12,7 @@ from functools import partial
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QFrame,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFrame,
                                QGroupBox, QHBoxLayout, QLabel, QScrollArea, QSlider, QVBoxLayout,
                                QWidget)
 
@@ -25,6 +25,7 @@ from gui.widgets.box_message import BoxMessage
 from gui.widgets.number_box import NumberBox
 from gui.widgets.launch_shape_boxes import LaunchShapeBoxes, RegisterCapBox
 from gui.widgets.qt_kernel_source import QtKernelResources
+from gui.widgets.scheduler_form import SchedulerForm, form_box, note
 
 LOG_STEPS = 310  # elements slider: 10 steps per power of two, 2^0 .. 2^31
 MAX_THREADS_BOX = 1 << 16  # the box takes more than any GPU allows, so the reason can be shown
@@ -47,18 +48,6 @@ def slider_to_elements(v: int) -> int:
     return max(1, min(MAX_ELEMENTS, round(n, -max(0, len(str(n)) - 3))))
 
 
-def _form_box(title: str) -> tuple[QGroupBox, QFormLayout]:
-    """A titled group of labelled rows, laid out the same way in every section."""
-    box = QGroupBox(title)
-    form = QFormLayout(box)
-    form.setVerticalSpacing(4)
-    form.setContentsMargins(6, 4, 6, 4)
-    form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
-    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-    form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.DontWrapRows)
-    return box, form
-
-
 def _row(*widgets) -> QWidget:
     w = QWidget()
     lay = QHBoxLayout(w)
@@ -67,13 +56,6 @@ def _row(*widgets) -> QWidget:
     for x in widgets:
         lay.addWidget(x)
     return w
-
-
-def _note() -> QLabel:
-    label = QLabel("")
-    label.setWordWrap(True)
-    label.setProperty("role", "muted")
-    return label
 
 
 class QtLaunchControls(QWidget):
@@ -92,13 +74,15 @@ class QtLaunchControls(QWidget):
         lay.addWidget(self._build_device_group(model))
         lay.addWidget(self._build_launch_group())
         lay.addWidget(self._build_resources_group())
-        lay.addWidget(self._build_scheduler_group(options))
+        self.scheduler = SchedulerForm(model, options)
+        self.cost, self.placement, self.schedule, self.wait = self.scheduler.combos()
+        self.schedule_note = self.scheduler.schedule_note
+        lay.addWidget(self.scheduler.box)
         lay.addStretch(1)
         self._size_controls()
 
         self._populate_gpus()
         self._populate_kernels()
-        self._on_options_changed(options.cost, options.placement)
         self._on_model_changed(model.state)
 
         self._connect_model(model, options)
@@ -126,14 +110,14 @@ class QtLaunchControls(QWidget):
 
     def _build_device_group(self, model: LaunchModel) -> QGroupBox:
         """GPU, kernel and the kernel's resources."""
-        box, form = _form_box("Device and kernel")
+        box, form = form_box("Device and kernel")
         self.gpu = QComboBox()
         self.gpu.setToolTip("The GPU to model: a detected device is listed first, then every preset.")
         self.kernel = QComboBox()
         self.kernel.setToolTip("A kernel from the registry or from a file you opened (File ▸ Open "
                                "kernel…): its own grid rule sets the grid and its compiler the "
                                "registers. 'custom': set registers and shared memory by hand.")
-        self.gpu_note, self.kernel_note = _note(), _note()
+        self.gpu_note, self.kernel_note = note(), note()
         self.resources = QtKernelResources(model)
         form.addRow("GPU", self.gpu)
         form.addRow(self.gpu_note)
@@ -144,7 +128,7 @@ class QtLaunchControls(QWidget):
 
     def _build_launch_group(self) -> QGroupBox:
         """Elements, threads per block, block shape and cluster, BLOCK_SIZE."""
-        box, form = _form_box("Launch")
+        box, form = form_box("Launch")
         self.elements_slider = QSlider(Qt.Orientation.Horizontal)
         self.elements_slider.setRange(0, LOG_STEPS)
         self.elements_slider.setToolTip("Number of array elements, on a log scale from 1 to 2^31.")
@@ -172,13 +156,13 @@ class QtLaunchControls(QWidget):
                                    "handles; a power of two.")
         self.block_size_label = QLabel("BLOCK_SIZE")
         form.addRow(self.block_size_label, self.block_size)
-        self.ept_note = _note()
+        self.ept_note = note()
         form.addRow(self.ept_note)
         return box
 
     def _build_resources_group(self) -> QGroupBox:
         """Registers, shared memory, carveout and the register cap."""
-        box, form = _form_box("Resources per thread / block")
+        box, form = form_box("Resources per thread / block")
         self.regs_slider = QSlider(Qt.Orientation.Horizontal)
         self.regs_slider.setRange(0, 255)
         self.regs_slider.setToolTip("Registers each thread uses (0 = ignore registers); more "
@@ -198,44 +182,10 @@ class QtLaunchControls(QWidget):
         self.carveout = QComboBox()
         self.carveout.setToolTip("How much of the SM's L1/shared storage is set aside as shared "
                                  "memory; 'driver default' lets the driver take the maximum.")
-        self.carveout_note = _note()
+        self.carveout_note = note()
         form.addRow("Carveout", self.carveout)
         self.max_regs = RegisterCapBox(form, self._push, self._on_model_rejected, self._on_box_clamped)
         form.addRow(self.carveout_note)
-        return box
-
-    def _build_scheduler_group(self, options: SimulationOptions) -> QGroupBox:
-        """Block cost, warps, placement and schedule."""
-        box, form = _form_box("Scheduler model")
-        self.cost = QComboBox()
-        for pid, title in options.costs():
-            self.cost.addItem(title, pid)
-        self.cost.setToolTip("How long each block runs: all the same (uniform), or its bytes over "
-                             "its share of DRAM bandwidth (memory-bound).")
-        self.placement = QComboBox()
-        for pid, title in options.placements():
-            self.placement.addItem(title, pid)
-        self.placement.setToolTip("Which free SM takes the next block: SM 0, 1, 2… in order, or "
-                                  "spread over TPCs and GPCs as recorded on an H200.")
-        self.schedule = QComboBox()
-        for pid, title in options.schedules():
-            self.schedule.addItem(title, pid)
-        self.schedule.setToolTip(
-            "Calibrated: blocks reach the SMs as measured on the GPU (busy warps slow the arrival "
-            "of new blocks: the dispatch model, main.py calibrate). Ideal: the textbook, a block "
-            "starts the moment a slot frees. The residency curve shows the other one dashed.")
-        self.wait = QComboBox()
-        for wid, title in options.waits():
-            self.wait.addItem(title, wid)
-        self.wait.setToolTip("What a uniform block's warps do while resident: busy-spin (on the "
-                             "H200 this holds new blocks back), or wait (sleep, memory): blocks "
-                             "arrive as in the textbook.")
-        self.schedule_note = _note()
-        form.addRow("Block cost", self.cost)
-        form.addRow("Warps", self.wait)
-        form.addRow("Placement", self.placement)
-        form.addRow("Schedule", self.schedule)
-        form.addRow(self.schedule_note)
         return box
 
     def _size_controls(self) -> None:
@@ -259,7 +209,6 @@ class QtLaunchControls(QWidget):
         model.rejected.connect(self._on_model_rejected)
         model.specs_changed.connect(self._populate_gpus)
         model.kernels_changed.connect(self._populate_kernels)
-        options.changed.connect(self._on_options_changed)
 
     def _connect_controls(self) -> None:
         """View -> model; first, which control a message will be about."""
@@ -290,8 +239,6 @@ class QtLaunchControls(QWidget):
             box.lineEdit().textEdited.connect(self._on_box_edited)
             box.editingFinished.connect(self._on_box_done)
         self.carveout.currentIndexChanged.connect(self._on_carveout_selected)
-        for box in (self.cost, self.placement, self.schedule, self.wait):
-            box.currentIndexChanged.connect(self._on_options_picked)
 
     def sizeHint(self):
         """As tall as the whole form (the dock shows it all when there is room)."""
@@ -385,8 +332,7 @@ class QtLaunchControls(QWidget):
             self._set_box(self.smem, i.smem_per_block)
             self.smem_slider.setValue(i.smem_per_block // 1024)
             self._populate_carveout(state)
-            self._offer_costs(state)
-            self._show_schedule_note(state)
+            self.scheduler.show_launch(state)
             triton = i.block_size is not None
             self.block_size.setVisible(triton)
             self.block_size_label.setVisible(triton)
@@ -394,12 +340,14 @@ class QtLaunchControls(QWidget):
                 self._set_box(self.block_size, i.block_size)
             self._name_size_boxes(state)
             self._events += 1
-            self._show_error(state.message() or self._clamp_note)
+            self._show_error(_refusal(state) or self._clamp_note)
         finally:
             self._syncing = False
 
     def _name_size_boxes(self, state: LaunchState) -> None:
         """The boxes say what they set: a matmul's size n is M = N = K, its block parameter BLOCK_M."""
+        if state.asking:  # the kernel's sizes are being asked: the boxes keep their names
+            return
         k = self.model.launched_kernel()  # matmul_auto: the candidate it launches, BLOCK_M
         sizes = state.geometry.sizes if state.geometry is not None else ()
         self.elements_label.setText("Size n" if sizes else "Elements")
@@ -424,6 +372,10 @@ class QtLaunchControls(QWidget):
                 else "Registers and shared memory below are yours to set.")
         status = status_note(k, self.availability) if k is not None else ""
         self.kernel_note.setText(f"{note}\n{status}" if status else note)
+        if state.asking:  # the kernel's file is working out its grid (gui/models/kernel_rules.py)
+            self.ept_note.setText(state.asking)
+            self.ept_note.show()
+            return
         if g is None or k is None:
             self.ept_note.hide()
             return
@@ -464,38 +416,12 @@ class QtLaunchControls(QWidget):
     def _on_box_done(self) -> None:
         """An edit that changed nothing (the value it already had) clears an earlier box's message."""
         if self._mark == self._events:
-            self._show_error(self.model.state.message())
+            self._show_error(_refusal(self.model.state))
         self._clamp_note, self._mark = "", -1
 
     def _on_model_rejected(self, message: str) -> None:
         self._on_model_changed(self.model.state)  # put the controls back to what the model holds
         self._show_error(message)
-
-    def _offer_costs(self, state: LaunchState) -> None:
-        """'compute-bound' times the tiles a kernel declares (a matmul): not offered without."""
-        item = self.cost.model().item(self.cost.findData("compute"))
-        item.setEnabled(state.work is not None)
-        item.setToolTip("" if state.work is not None else "Needs a kernel that declares its "
-                        "tiles' work (a matmul); this launch has none.")
-
-    def _on_options_changed(self, cost: str, placement: str) -> None:
-        self._syncing = True
-        self.cost.setCurrentIndex(max(0, self.cost.findData(cost)))
-        self.placement.setCurrentIndex(max(0, self.placement.findData(placement)))
-        self.schedule.setCurrentIndex(max(0, self.schedule.findData(self.options.schedule)))
-        self.wait.setCurrentIndex(max(0, self.wait.findData(self.options.wait)))
-        self.wait.setEnabled(cost == "uniform")
-        self._syncing = False
-        self._show_schedule_note(self.model.state)
-
-    def _show_schedule_note(self, state: LaunchState) -> None:
-        """Whose dispatch model the calibrated schedule uses: measured, or assumed."""
-        from sim.schedule.dispatch_profile import profile_for
-
-        if self.options.schedule != "calibrated":
-            self.schedule_note.setText("Textbook: a block starts the moment a slot frees.")
-            return
-        self.schedule_note.setText(f"Dispatch model {profile_for(state.spec.name).label}.")
 
     # -- controls -> models -----------------------------------------------------------------------
     def _push(self, **changes) -> None:
@@ -546,10 +472,11 @@ class QtLaunchControls(QWidget):
         if not self._syncing and index >= 0:
             self.model.update(carveout_percent=self.carveout.itemData(index))
 
-    def _on_options_picked(self, _index: int) -> None:
-        if not self._syncing:
-            self.options.set(self.cost.currentData(), self.placement.currentData(),
-                             self.schedule.currentData(), self.wait.currentData())
+
+def _refusal(state: LaunchState) -> str:
+    """What the form shows over its boxes: why the launch cannot run ("" while its kernel's
+    file is asked for the grid: that is no mistake of the user's)."""
+    return "" if state.asking else state.message()
 
 
 if __name__ == "__main__":  # this view alone, for a default launch: python -m gui.widgets.qt_launch_controls [GPU N THREADS]

@@ -38,6 +38,22 @@ class QtOccupancy(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
         lay.setSpacing(4)
+        self._make_labels(lay)
+        self._make_plots(lay)
+        self._make_bars()
+        self._make_sweeps()
+        self._state: LaunchState | None = None
+        self._working: Working | None = None
+        self._sweeps: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        model.changed.connect(self._on_launch_changed)
+        model.curves_changed.connect(self._on_curves_changed)
+        if simulation is not None:
+            simulation.changed.connect(self._on_run_changed)
+            self._on_run_changed(simulation.run, simulation.message)
+        self._on_launch_changed(model.state)
+
+    def _make_labels(self, lay: QVBoxLayout) -> None:
+        """The summary line, achieved occupancy, the working behind the bars and the curve note."""
         self.summary = QLabel("")
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
@@ -67,6 +83,7 @@ class QtOccupancy(QWidget):
         self.curve_note.hide()
         lay.addWidget(self.curve_note)
 
+    def _make_plots(self, lay: QVBoxLayout) -> None:
         self._grid = QGridLayout()
         self._grid.setSpacing(4)
         self.bars = _plot("Blocks per SM, by limit", "", "")  # the title names the axis: room for the bars
@@ -78,7 +95,8 @@ class QtOccupancy(QWidget):
         self._arrange(side_by_side=True)
         lay.addLayout(self._grid, 1)
 
-        # bar chart items
+    def _make_bars(self) -> None:
+        """One bar per limiter, each with its label."""
         bi = self.bars.getPlotItem()
         bi.invertY(True)
         ax = bi.getAxis("left")
@@ -94,7 +112,8 @@ class QtOccupancy(QWidget):
             bi.addItem(t)
             self._bar_texts.append(t)
 
-        # sweeps
+    def _make_sweeps(self) -> None:
+        """Each sweep's curve, and the current launch on it (a dashed line and a dot)."""
         self._curves = {}
         self._markers = {}
         self._vlines = {}
@@ -124,15 +143,6 @@ class QtOccupancy(QWidget):
             self._curves[key] = curve
             self._markers[key] = marker
             self._vlines[key] = vline
-        self._state: LaunchState | None = None
-        self._working: Working | None = None
-        self._sweeps: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        model.changed.connect(self._on_launch_changed)
-        model.curves_changed.connect(self._on_curves_changed)
-        if simulation is not None:
-            simulation.changed.connect(self._on_run_changed)
-            self._on_run_changed(simulation.run, simulation.message)
-        self._on_launch_changed(model.state)
 
     # -- layout --------------------------------------------------------------------------------------
     SIDE_BY_SIDE_WIDTH = 440  # below this the two small charts stack, so their labels fit
@@ -165,15 +175,20 @@ class QtOccupancy(QWidget):
         spec = state.spec
         occ = state.occ
         if occ is None:
-            self.summary.setText(f"<span style='color:{style.BAD}'>{state.error}</span>")
+            self.summary.setText(f"<span style='color:{style.BAD}'>{state.error or state.asking}</span>")
             self._working = None
             self._show_working()
             return
         self._working = working(spec, occ)
         self._show_working()
-        inp = state.inputs
         pending = provisional_text(state.origin)
         self._grey(bool(pending))
+        self._show_summary(state, pending)
+        self._draw_bars(state, pending)
+        self._draw_curves(state)
+
+    def _show_summary(self, state: LaunchState, pending: str) -> None:
+        occ, inp = state.occ, state.inputs
         if pending:  # no occupancy yet: what is drawn below assumes the registers shown now
             self.summary.setText(
                 f"<b style='font-size:12pt;color:{style.MUTED}'>{pending}</b> &nbsp; "
@@ -192,10 +207,13 @@ class QtOccupancy(QWidget):
             self.summary.setText(
                 f"<span style='color:{style.BAD}'><b>0 blocks per SM</b> — {occ.reason}</span>"
             )
-        # limiter bars: the axis stops a little past the hardware's blocks-per-SM cap, so small
-        # limits stay readable; a limit beyond the axis is drawn to its edge and labelled
+
+    def _draw_bars(self, state: LaunchState, pending: str) -> None:
+        """The limiter bars: the axis stops a little past the hardware's blocks-per-SM cap, so
+        small limits stay readable; a limit beyond the axis is drawn to its edge and labelled."""
+        occ = state.occ
         vals, brushes, texts = [], [], []
-        cap = spec.max_blocks_per_sm
+        cap = state.spec.max_blocks_per_sm
         edge = cap * 1.12
         for name in LIMITERS:
             v = occ.limits.get(name)
@@ -224,6 +242,9 @@ class QtOccupancy(QWidget):
         self.bars.getPlotItem().setXRange(0, edge, padding=0.02)
         self.bars.getPlotItem().setYRange(-0.6, 3.6, padding=0)
 
+    def _draw_curves(self, state: LaunchState) -> None:
+        """The three sweeps around the launch (LaunchModel.curves), the launch marked on each."""
+        occ, inp, spec = state.occ, state.inputs, state.spec
         curves = self.model.curves
         note = curves.threads_note if curves is not None else ""
         self.curve_note.setText(f"Threads curve: {note}.")

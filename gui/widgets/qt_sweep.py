@@ -33,11 +33,29 @@ class QtSweep(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.setSpacing(3)
-
         # two short rows: the panel fits between the side docks of a 1024-pixel window
-        row1, row2 = QHBoxLayout(), QHBoxLayout()
+        lay.addLayout(self._make_what_row())
+        lay.addLayout(self._make_run_row())
+        self._make_plots(lay)
+
+        # results redraw in steps, the scheduler's predictions first, and only while seen
+        self.redraws = StagedRedraw(self, self._redraw_steps)
+        self.run_button.clicked.connect(self._on_run_clicked)
+        self.cancel_button.clicked.connect(jobs.cancel)
+        self.open_button.clicked.connect(self.open_results_dialog)
+        self.kernel_list.itemChanged.connect(self._on_kernel_ticked)
+        bench.kernels_changed.connect(self._on_kernels_changed)
+        bench.shown_changed.connect(self._on_shown_changed)
+        bench.result_changed.connect(self._on_result_changed)
+        bench.busy_changed.connect(self._on_busy_changed)
+        bench.progress_changed.connect(self._on_progress)
+        self._on_kernels_changed()
+        self._on_busy_changed(bench.busy)
+
+    def _make_what_row(self) -> QHBoxLayout:
+        """What to measure: the kernels, sizes, block sizes and repetitions."""
+        row1 = QHBoxLayout()
         row1.setSpacing(6)
-        row2.setSpacing(6)
         self.kernel_list = QListWidget()
         self.kernel_list.setToolTip("Registry kernels to measure (tick several to compare).")
         self.kernel_list.setMinimumSize(320, 300)
@@ -68,6 +86,12 @@ class QtSweep(QWidget):
         for w, stretch in ((self.kernels_button, 0), (QLabel("sizes"), 0), (self.sizes, 2),
                            (QLabel("blocks"), 0), (self.blocks, 1), (self.reps, 0)):
             row1.addWidget(w, stretch)
+        return row1
+
+    def _make_run_row(self) -> QHBoxLayout:
+        """How to measure, and the buttons that start, stop and open a run."""
+        row2 = QHBoxLayout()
+        row2.setSpacing(6)
         self.flush = QCheckBox("flush L2")
         self.flush.setChecked(True)
         self.flush.setToolTip("Evict the L2 cache before each timed run; untick it to see the "
@@ -90,9 +114,10 @@ class QtSweep(QWidget):
         for w, stretch in ((self.flush, 0), (self.allow_cpu, 0), (self.run_button, 0),
                            (self.cancel_button, 0), (self.progress, 1), (self.open_button, 0)):
             row2.addWidget(w, stretch)
-        lay.addLayout(row1)
-        lay.addLayout(row2)
+        return row2
 
+    def _make_plots(self, lay: QVBoxLayout) -> None:
+        """Throughput against size and against block size: side by side, or tabs when narrow."""
         self.plots = {"size": series_plot(TITLES["size"].format(metric="GB/s"), "elements (log)",
                                           "GB/s", logx=True),
                       "block": series_plot(TITLES["block"].format(metric="GB/s"),
@@ -114,20 +139,6 @@ class QtSweep(QWidget):
         self._size_span: tuple[int, int] | None = None  # log2 of the smallest and largest size drawn
         self.plot_tabs.currentChanged.connect(self._show_plots)
         self.size_plot.getPlotItem().vb.sigResized.connect(self._size_ticks)
-
-        # results redraw in steps, the scheduler's predictions first, and only while seen
-        self.redraws = StagedRedraw(self, self._redraw_steps)
-        self.run_button.clicked.connect(self._on_run_clicked)
-        self.cancel_button.clicked.connect(jobs.cancel)
-        self.open_button.clicked.connect(self.open_results_dialog)
-        self.kernel_list.itemChanged.connect(self._on_kernel_ticked)
-        bench.kernels_changed.connect(self._on_kernels_changed)
-        bench.shown_changed.connect(self._on_shown_changed)
-        bench.result_changed.connect(self._on_result_changed)
-        bench.busy_changed.connect(self._on_busy_changed)
-        bench.progress_changed.connect(self._on_progress)
-        self._on_kernels_changed()
-        self._on_busy_changed(bench.busy)
 
     # -- layout ------------------------------------------------------------------------------------
     def resizeEvent(self, event) -> None:

@@ -209,7 +209,23 @@ class QtTimeline(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.setSpacing(2)
-        # the summary flows around the buttons and keeps to the lines the chart leaves it
+        self._make_caption(lay)
+        self._make_plots(lay)
+
+        self.open_trace_button.clicked.connect(self.open_trace_dialog)
+        self.trace_cancel_button.clicked.connect(self.trace_cancelled)
+        traces.busy.connect(self._on_trace_busy)
+        self.close_trace_button.clicked.connect(traces.close)
+        self.cursor.sigDragged.connect(self._on_cursor_dragged)
+        self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        simulation.changed.connect(self._on_run_changed)
+        playback.time_changed.connect(self._on_time)
+        traces.changed.connect(self._on_trace_changed)
+        self._on_run_changed(simulation.run, simulation.message)
+
+    def _make_caption(self, lay: QVBoxLayout) -> None:
+        """The summary, flowing around the trace buttons and keeping to the lines the chart
+        leaves it, and the bar shown while a comparison is worked out."""
         self.caption = FittedCaption(self._caption_lines)
         self.open_trace_button = QPushButton("Compare a recorded trace…")
         self.open_trace_button.setToolTip(
@@ -234,6 +250,9 @@ class QtTimeline(QWidget):
         busy.setContentsMargins(0, 0, 0, 0)
         self.trace_busy.hide()
         lay.addWidget(self.trace_busy)
+
+    def _make_plots(self, lay: QVBoxLayout) -> None:
+        """The launch's Gantt chart (its tail and the playback cursor on it), and a trace's."""
         self.trace_plot = _Gantt()
         self.trace_plot.hide()
         lay.addWidget(self.trace_plot, 1)
@@ -255,17 +274,6 @@ class QtTimeline(QWidget):
         self._wave_lines: list[pg.InfiniteLine] = []
         lay.addWidget(self.plot, 1)
         lay.addWidget(self.ideal_plot, 1)
-
-        self.open_trace_button.clicked.connect(self.open_trace_dialog)
-        self.trace_cancel_button.clicked.connect(self.trace_cancelled)
-        traces.busy.connect(self._on_trace_busy)
-        self.close_trace_button.clicked.connect(traces.close)
-        self.cursor.sigDragged.connect(self._on_cursor_dragged)
-        self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
-        simulation.changed.connect(self._on_run_changed)
-        playback.time_changed.connect(self._on_time)
-        traces.changed.connect(self._on_trace_changed)
-        self._on_run_changed(simulation.run, simulation.message)
 
     @property
     def run(self) -> SimRun | None:

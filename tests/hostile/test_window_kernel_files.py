@@ -58,7 +58,8 @@ def test_a_stuck_file_holds_up_no_other_and_none_is_dropped(opener, tmp_path, qt
     assert not jobs.open(stuck)  # already opening: not twice
     qtbot.waitUntil(lambda: bool(opened) and str(looping) in failed, timeout=HANG_MS)
     assert [f.path for f in opened] == [str(good)]
-    assert opened[0].kernels[0].launch_shape(1 << 20, None, 132).grid_blocks == 4096
+    assert _off_the_gui_thread(opened[0].kernels[0].launch_shape, 1 << 20, None, 132
+                               ).grid_blocks == 4096
     assert failed[str(looping)] == (f"{looping}: no answer while working out k's launch within "
                                     "1.5 s (a loop, or waiting on something? "
                                     "WARPSCOPE_USER_CODE_TIMEOUT_S); its process was stopped")
@@ -91,11 +92,44 @@ def test_a_grid_rule_that_loops_later_stalls_one_call_for_call_s_at_most(opener,
     jobs.open(str(path))
     qtbot.waitUntil(lambda: bool(opened) or bool(failed), timeout=HANG_MS)
     [spec] = opened[0].kernels
-    assert spec.launch_shape(2**20, None, 132).grid_blocks == 4096
+    assert _off_the_gui_thread(spec.launch_shape, 2**20, None, 132).grid_blocks == 4096
     t0 = time.perf_counter()
     with pytest.raises(UserCodeError, match=r"no answer in k's 'grid' within 0.3 s"):
-        spec.launch_shape(2**22, None, 132)
+        _off_the_gui_thread(spec.launch_shape, 2**22, None, 132)
     t1 = time.perf_counter()
     with pytest.raises(UserCodeError, match="its process ended earlier .*open the file again"):
-        spec.launch_shape(2**20, None, 132)
+        _off_the_gui_thread(spec.launch_shape, 2**21 - 1, None, 132)
+    # what the file answered before its process was stopped still stands
+    assert _off_the_gui_thread(spec.launch_shape, 2**20, None, 132).grid_blocks == 4096
     assert t1 - t0 < 3 and time.perf_counter() - t1 < 1
+
+
+def test_the_gui_thread_never_waits_for_a_rule(opener, tmp_path, qtbot):
+    """Asked on the GUI thread, a rule not answered before says so at once (the window then asks
+    it on a worker: tests/gui/test_kernel_rules_async.py)."""
+    from gui.models.kernel_rules import RulesPending
+
+    jobs, failed, opened = opener(open_s=60, call_s=0.3, launch_s=60)
+    path = tmp_path / "good.py"
+    path.write_text(KERNEL + "WARPSCOPE = GOOD\n", encoding="utf-8")
+    jobs.open(str(path))
+    qtbot.waitUntil(lambda: bool(opened) or bool(failed), timeout=HANG_MS)
+    [spec] = opened[0].kernels
+    with pytest.raises(RulesPending, match="asking good.py"):
+        spec.launch_shape(3 << 20, None, 132)
+    assert _off_the_gui_thread(spec.launch_shape, 3 << 20, None, 132).grid_blocks == 3 * 4096
+    assert spec.launch_shape(3 << 20, None, 132).grid_blocks == 3 * 4096  # answered: at hand
+
+
+def _off_the_gui_thread(fn, *args):
+    """`fn(*args)` on a worker thread, as the window asks a file's rules; its error re-raised."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from gui.models.kernel_rules import answering
+
+    def ask():
+        with answering():
+            return fn(*args)
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(ask).result()
