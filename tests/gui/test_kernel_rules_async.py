@@ -92,6 +92,7 @@ def test_a_slow_grid_rule_never_stalls_the_window_and_its_answer_shows(opened, q
     assert time.perf_counter() - t0 < 60
 
 
+@pytest.mark.slow
 def test_a_newer_launch_replaces_the_one_being_asked(opened, qtbot):
     win = opened(SLOW, "slow.py", call_s=3.0)
     model = win.model
@@ -110,6 +111,7 @@ def test_a_newer_launch_replaces_the_one_being_asked(opened, qtbot):
                for s in answered)  # the replaced launches never showed as answered
 
 
+@pytest.mark.slow
 def test_a_grid_rule_that_loops_is_one_line_and_the_window_keeps_its_launch(opened, qtbot):
     win = opened(LOOPS_PAST_2M, "loops.py", call_s=0.5)
     model = win.model
@@ -134,6 +136,7 @@ PERSISTENT = (KERNEL + "import time\n\nWARPSCOPE = dict(GOOD, grid=lambda n, sm_
               f"time.sleep({SLEEP_S}) or 2 * sm_count)\n")
 
 
+@pytest.mark.slow
 def test_the_second_gpu_asks_a_rule_that_needs_its_sms_off_the_gui_thread(opened, qtbot):
     """Two GPUs: a persistent kernel's grid is its GPU's SM count twice; the second GPU's is
     asked of the file too, and the panel says so until it answers."""
