@@ -254,8 +254,8 @@ class BlockScheduler:
             return 0
         slots = self._take(self._free_at(t))
         take = len(slots)
-        if take == 1 and self._one is not None:
-            return self._place_one(t, int(slots[0]))
+        if take < _SMALL and self._one is not None:
+            return self._place_few(t, slots.tolist() if isinstance(slots, np.ndarray) else slots)
         slots = np.asarray(slots, dtype=np.int64)
         placed = slice(self.next_block, self.next_block + take)
         ids = np.arange(placed.start, placed.stop)
@@ -276,23 +276,30 @@ class BlockScheduler:
         self.next_block += take
         return take
 
-    def _place_one(self, t: float, slot: int) -> int:
-        """`_step_at` for the one block most steps place, in Python's floats: the same numbers
-        without numpy's per-call overhead (tests/sim/test_scheduler.py compares the two)."""
-        i, sm = self.next_block, slot // self.slots_per_sm
-        start = max(t, i * self.dispatch_interval_us) if self.dispatch_interval_us else t
-        if self.sm_dispatch_interval_us:
-            start = max(start, float(self._sm_last_start[sm]) + self.sm_dispatch_interval_us)
-            self._sm_last_start[sm] = max(self._sm_last_start[sm], start)
-        end = start + self._one(i, len(self._ends_heap) + 1, sm)
-        self.block_slot[i], self.block_start_us[i], self.block_end_us[i] = slot, start, end
-        self._slot_end[slot] = end
-        if end > t:
-            heapq.heappush(self._ends_heap, (end, slot))
-        else:
-            self._free_later.append(slot)
-        self.next_block = i + 1
-        return 1
+    def _place_few(self, t: float, slots: list[int]) -> int:
+        """`_step_at` for the few blocks most steps place, in Python's floats: the same numbers
+        without numpy's per-call overhead (tests/sim/test_scheduler.py compares the two). Every
+        block of the step sees the same live count; an SM's k-th block of the step starts k
+        dispatch gaps after its first."""
+        first, resident, gap = self.next_block, len(self._ends_heap) + len(slots), self.sm_dispatch_interval_us
+        placed: dict[int, tuple[float, int]] = {}  # per SM: its last start before this step, blocks so far
+        for i, slot in enumerate(slots, first):
+            sm = slot // self.slots_per_sm
+            start = max(t, i * self.dispatch_interval_us) if self.dispatch_interval_us else t
+            if gap:
+                before, rank = placed.get(sm, (float(self._sm_last_start[sm]), 0))
+                start = max(start, max(start, before + gap) + rank * gap)
+                placed[sm] = (before, rank + 1)
+                self._sm_last_start[sm] = max(self._sm_last_start[sm], start)
+            end = start + self._one(i, resident, sm)
+            self.block_slot[i], self.block_start_us[i], self.block_end_us[i] = slot, start, end
+            self._slot_end[slot] = end
+            if end > t:
+                heapq.heappush(self._ends_heap, (end, slot))
+            else:
+                self._free_later.append(slot)
+        self.next_block = first + len(slots)
+        return len(slots)
 
     def _free_at(self, t: float) -> np.ndarray | list[int]:
         """The slots free at `t`, in the placement's order of preference."""

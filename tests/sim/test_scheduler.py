@@ -140,9 +140,10 @@ class _ArraysOnly:
     lambda gpu: TripCost.for_gpu(gpu, Launch(20_000, 256, 8, 12.0 * 2**24, 2**24)),
     lambda gpu: TripCost.for_gpu(gpu, Launch(300_000, 128, 16, 12.0 * 2**26, 2**26)),
 ])
-def test_one_block_steps_give_the_numbers_the_arrays_give(make):
-    """Most steps place one block, in Python's floats; the same schedule as numpy's arrays,
-    bit for bit (the uneven SMs' shares, the dispatch spacing and the straggle included)."""
+def test_steps_of_a_few_blocks_give_the_numbers_the_arrays_give(make):
+    """Most steps place one to a few blocks, in Python's floats; the same schedule as numpy's
+    arrays, bit for bit (the uneven SMs' shares, two blocks of one SM in a step, the dispatch
+    spacing and the straggle included)."""
     gpu = preset("H200")
     runs = []
     for cost in (make(gpu), _ArraysOnly(make(gpu))):
