@@ -7,6 +7,9 @@ recorded trace and kernel time scored again with everything else as shipped. No 
     git archive 8be3ded tests/data | tar -x -C DIR
     python3 -m kernels.fitting.ablation --bundles DIR/tests/data [--only NAME,...] [--json FILE]
     python3 -m kernels.fitting.ablation --subset   # tests/data's held-out memory sets instead
+    # the dispatch params on the spin sets they were fitted and held out on (tests/data):
+    python3 -m kernels.fitting.ablation --held-out h200_spin_heldout,... --fitting h200_spin_fit,... \
+        --only dispatch.tick_us,... --no-times
 
 A trace is within the bar when its makespan is within 10%, its median SM's peak within 1 block
 and its residency error at most 0.15 (sim.traces.schedule_metrics); a kernel time when the
@@ -300,6 +303,10 @@ def main(argv=None) -> int:
                    help=f"tests/data as it was at {SNAPSHOT} (git archive {SNAPSHOT} tests/data)")
     p.add_argument("--subset", action="store_true",
                    help="score tests/data's held-out memory sets and the FIT set instead")
+    p.add_argument("--held-out", default="", metavar="NAMES",
+                   help="comma-separated bundles under the folder, scored as held out (with --fitting: "
+                        "instead of the default sets; the folder is tests/data without --bundles)")
+    p.add_argument("--fitting", default="", metavar="NAMES", help="... and those scored as fitting")
     p.add_argument("--only", default="", help="comma-separated names (default: every one)")
     p.add_argument("--no-times", action="store_true", help="score the traces only")
     p.add_argument("--json", default=None, metavar="FILE", help="write the table here")
@@ -312,10 +319,12 @@ def main(argv=None) -> int:
     if unknown:
         print(f"error: no constant {unknown[0]!r}; the names: {', '.join(NEUTRAL)}", file=sys.stderr)
         return 2
-    if args.subset == (args.bundles is not None):
-        print("error: give --bundles DIR or --subset", file=sys.stderr)
+    named = (tuple(n for n in args.held_out.split(",") if n), tuple(n for n in args.fitting.split(",") if n))
+    if sum((args.subset, args.bundles is not None and not any(named), any(named))) != 1:
+        print("error: give --bundles DIR, --subset, or --held-out and --fitting", file=sys.stderr)
         return 2
     folder, held_out, fitting = ((DATA, SUBSET_HELD_OUT, SUBSET_FITTING) if args.subset
+                                 else (args.bundles or DATA, *named) if any(named)
                                  else (args.bundles, HELD_OUT, FITTING))
     table = run(folder, held_out, fitting, names, not args.no_times,
                 log=lambda line: print(line, flush=True), saved=args.baseline)
