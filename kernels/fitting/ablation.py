@@ -66,7 +66,6 @@ NEUTRAL = {
     "dispatch.sm_interval_us": (0.0, "an added time"),
     "dispatch.burst_warps": (64.0, "the most the format allows (and the trickle's cap with it): "
                                    "busy warps hold nothing back"),
-    "dispatch.burst_min_blocks": (1, "the least the format allows"),
     "dispatch.trickle_cap_warps": (None, "burst_warps: no trickle past the burst"),
     "dispatch.trickle": ({1: (0.0, 1.0)}, "no trickle comes"),
     "dispatch.trickle_spread": (0.0, "every trickle waits its median"),
@@ -75,7 +74,6 @@ NEUTRAL = {
     "dispatch.tick_first_spread_us": (0.0, "an added time"),
     "dispatch.tick_single_p": (0.0, "a busy SM takes nothing at a visit"),
     "dispatch.tick_single_cap_warps": (0.0, "a busy SM takes nothing at a visit"),
-    "dispatch.group_sms": (1, "each SM its own group"),
     "dispatch.handout_window_us": (0.0, "no rounds: hand-outs in time order"),
     "dispatch.fill_warp_us": (0.0, "an added time"),
     "dispatch.regfile_fraction": (2.0, "above 1: the register rule never applies"),
