@@ -4,7 +4,9 @@ set in turn to its neutral value (the value that switches its mechanism off, NEU
 recorded trace and kernel time scored again with everything else as shipped. No GPU needed:
 
     # the H200's recorded memory-trace bundles as they were at a commit, into DIR (not committed):
-    git archive 8be3ded tests/data | tar -x -C DIR
+    git archive 8be3ded $(printf 'tests/data/%s ' blind_m_h200 blind_q_h200 blind_r_h200 \
+        blind_s_h200 blind_t_h200 blind_w_h200 blind_x_h200 blind_z_h200 blind_z2_h200 \
+        kernel_files_h200 real_h200) | tar -x -C DIR
     python3 -m kernels.fitting.ablation --bundles DIR/tests/data [--only NAME,...] [--json FILE]
     python3 -m kernels.fitting.ablation --subset   # tests/data's held-out memory sets instead
     # the dispatch params on the spin sets they were fitted and held out on (tests/data):

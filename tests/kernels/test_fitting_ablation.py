@@ -65,3 +65,27 @@ def test_a_bad_name_or_no_set_is_one_line(capsys):
     assert ablation.main(["--only", "trip_load_ns"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2 and "warp_magic" in err[0] and "--bundles" in err[1]
+
+
+def test_a_run_on_a_small_bundle(tmp_path):
+    """End to end on two recorded spin traces: a number no prediction reads leaves every count as
+    shipped; the baseline is written once and read back by the next run."""
+    import json
+
+    from sim.traces.trace_bundle import load_bundle, write_bundle
+
+    traces = load_bundle(ablation.DATA / "h200_spin_fit")
+    for name, folder in (("G-spin-w4-20us-2.2w", "held"), ("B-sleep-w8-20us-3.3w", "fit")):
+        (tmp_path / folder).mkdir()
+        write_bundle(tmp_path / folder, [(name, "V", traces[name], {})])
+    args = ["--bundles", str(tmp_path), "--held-out", "held", "--fitting", "fit", "--no-times",
+            "--only", "reduction_step_ns,dispatch.tick_us", "--baseline", str(tmp_path / "b.json")]
+    assert ablation.main(args + ["--json", str(tmp_path / "one.json")]) == 0
+    assert ablation.main(args + ["--json", str(tmp_path / "two.json")]) == 0
+    one, two = (json.loads((tmp_path / f).read_text())["rows"] for f in ("one.json", "two.json"))
+    assert one == two
+    shipped, step, tick = one
+    assert step["traces_read_it"] == 0
+    assert {k: step[k] for k in shipped if k != "name"} == {k: v for k, v in shipped.items() if k != "name"}
+    assert tick["traces_read_it"] == 1  # the busy spin's visits; the sleep has none
+    assert shipped["traces_held_out"][1] == shipped["traces_fitting"][1] == 1
