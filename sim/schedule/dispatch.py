@@ -6,12 +6,12 @@ the resident warps wait (on DRAM, or asleep), but not while they busy-issue inst
 SM takes new blocks only while few of its warps are busy, and the rest come later. Per SM:
 
 1. burst: a block waiting for the SM starts at once while fewer than `burst_warps` warps are busy
-   on it, and always until it holds `burst_min_blocks` blocks;
+   on it;
 2. trickle: beyond that, one more block (small blocks: more, up to `trickle_cap_warps`) gets in
    after a log-normal wait, with a probability and median that depend on the warps per block
    (the table `trickle`); an SM whose draw fails waits for the next exit to try again;
-3. ticks: SMs are served in groups (`group_sms`: one TPC of each GPC); each group is visited once
-   per `tick_us`, first at `tick_first_us` plus up to `tick_first_spread_us`. At a visit, an SM
+3. ticks: each SM is visited once per `tick_us`, first at `tick_first_us` plus up to
+   `tick_first_spread_us` (uniform over the SMs). At a visit, an SM
    on which nothing started or ended since the previous visit takes every block waiting for it;
    a busy one takes a single block (with probability `tick_single_p`);
 4. exits free warps: the burst rule applies again at once;
@@ -88,11 +88,8 @@ def dispatch_schedule(gpu: GpuSpec, n_blocks: int, blocks_per_sm: int, warps_per
     # column j of SM s holds that SM's j-th preferred slot: a stable sort by waiting time then
     # keeps the placement's order among blocks handed out at the same moment
     col_slot = np.argsort(rank.reshape(S, K), axis=1, kind="stable")
-    sm_rank = np.argsort(rank.reshape(S, K).min(axis=1), kind="stable")  # SMs in placement order
-    group = np.empty(S, dtype=np.int64)
-    group[sm_rank] = np.arange(S) // max(1, params.group_sms)
     fill = register_fill(gpu, K, w, regs_per_thread, params) if wait in BUSY_WAITS else "waits"
-    sim = _Lockstep(S, K, w, float(duration_us), params, fill, group, seed, jitter, n_blocks)
+    sim = _Lockstep(S, K, w, float(duration_us), params, fill, seed, jitter, n_blocks)
     sim.run()
     return sim.select(n_blocks, rank, col_slot)
 
@@ -120,7 +117,7 @@ def register_fill(gpu: GpuSpec, blocks_per_sm: int, warps_per_block: int, regs_p
 class _Lockstep:
     """Every SM's blocks, as if the grid never ran out, stepped one event per SM at a time."""
 
-    def __init__(self, S, K, w, d, p: DispatchParams, fill, group, seed, jitter, n_blocks):
+    def __init__(self, S, K, w, d, p: DispatchParams, fill, seed, jitter, n_blocks):
         self.S, self.K, self.w, self.d, self.p = S, K, w, d, p
         self.jitter, self.seed = jitter, seed
         self.interval = p.sm_interval_us  # after the launch's first blocks
@@ -128,14 +125,13 @@ class _Lockstep:
         self.quiet_all = fill != "full"  # a quiet SM takes every waiting block at a visit
         self.slow = fill in ("full", "registers") and p.regfile_gap_warp_us > 0
         if fill in ("busy", "full"):
-            self.B, self.min_blocks = p.burst_warps, p.burst_min_blocks
+            self.B = p.burst_warps
             self.single_cap = p.tick_single_cap_warps if fill == "busy" else p.regfile_full_cap_warps
             self.C = max(p.trickle_cap_warps, p.burst_warps + w)  # one block beyond the burst
             self.trickle_p, self.trickle_us = p.trickle_for(w)
-            phase = p.tick_first_us + p.tick_first_spread_us * self.rng.random(group.max() + 1)
-            self.next_tick = phase[group].astype(float)
+            self.next_tick = p.tick_first_us + p.tick_first_spread_us * self.rng.random(S)
         else:
-            self.B, self.C, self.min_blocks, self.single_cap = INF, INF, K, INF
+            self.B, self.C, self.single_cap = INF, INF, INF
             self.trickle_p, self.trickle_us = 0.0, 1.0
             self.next_tick = np.full(S, INF)
         self.M = max(8, math.ceil(n_blocks / S * 1.3)) + 2 * K
@@ -207,8 +203,8 @@ class _Lockstep:
         self.trickle_at[ok] = self.now[ok] + self.trickle_us * np.exp(self.p.trickle_spread * z[ok])
         self.blocked[draw & ~ok] = True
 
-    def _burst(self, busy, nrun, free):
-        need = np.maximum(np.ceil((self.B - busy) / self.w), self.min_blocks - nrun)
+    def _burst(self, busy, free):
+        need = np.ceil((self.B - busy) / self.w)  # an empty SM takes one block at least (B >= 1)
         return np.clip(need, 0, free).astype(np.int64) if self.B < INF else free
 
     # -- the loop --------------------------------------------------------------------------------
@@ -232,7 +228,7 @@ class _Lockstep:
     def run(self) -> None:
         S, p = self.S, self.p
         everyone = np.ones(S, dtype=bool)
-        self._start(self._burst(self.busy, self.nrun, self.nwait), everyone)
+        self._start(self._burst(self.busy, self.nwait), everyone)
         self._draw_trickles(everyone)
         horizon, steps = INF, 0
         while True:
@@ -280,7 +276,7 @@ class _Lockstep:
                       & (self.nwait > n1)).astype(np.int64)
                 n = n1 + n2
             if ended.any():
-                n3 = np.where(active, self._burst(self.busy + self.w * n, self.nrun + n,
+                n3 = np.where(active, self._burst(self.busy + self.w * n,
                                                   self.nwait - n), 0)
                 self._start(n + n3, (n - n1 + n3) > 0)
             else:

@@ -45,16 +45,14 @@ class DispatchParams:
     calibration of it)."""
 
     burst_warps: float  # blocks start at once while fewer warps than this are busy
-    burst_min_blocks: int  # ... and always until the SM holds this many blocks
     trickle_cap_warps: float  # beyond the burst, blocks trickle in up to this many warps
     trickle: dict  # warps per block -> (probability that a trickle comes, its median wait in us)
     trickle_spread: float  # sigma of the log-normal trickle wait
-    tick_us: float  # each group of SMs is served once per tick
-    tick_first_us: float  # a group's first tick comes after this ...
-    tick_first_spread_us: float  # ... plus up to this much (uniform over the groups)
+    tick_us: float  # every SM is served once per tick
+    tick_first_us: float  # an SM's first tick comes after this ...
+    tick_first_spread_us: float  # ... plus up to this much (uniform over the SMs)
     tick_single_p: float  # a busy SM lets one block in at a tick with this probability,
     tick_single_cap_warps: float  # ... while fewer warps than this are busy
-    group_sms: int  # SMs served together: one TPC of each GPC
     handout_window_us: float  # slots freed within this long get blocks one per SM per round
     fill_warp_us: float  # the launch's first blocks reach an SM one warp per this
     sm_interval_us: float  # later, an SM starts at most one block per this
@@ -93,9 +91,10 @@ class DispatchParams:
 
 
 _LIMITS = {  # field -> (lowest, highest) allowed: anything else is a damaged file
-    "burst_warps": (1, 64), "burst_min_blocks": (1, 32), "trickle_cap_warps": (1, 64),
+    "burst_warps": (1, 64), "trickle_cap_warps": (1, 64),
     "trickle_spread": (0, 5), "tick_us": (0.1, 1e4), "tick_first_us": (0, 1e4),
-    "tick_first_spread_us": (0, 1e4), "tick_single_p": (0, 1), "tick_single_cap_warps": (0, 64), "group_sms": (1, 1024), "handout_window_us": (0, 1e3),
+    "tick_first_spread_us": (0, 1e4), "tick_single_p": (0, 1), "tick_single_cap_warps": (0, 64),
+    "handout_window_us": (0, 1e3),
     "fill_warp_us": (0, 10), "sm_interval_us": (0, 10),
     "regfile_fraction": (0, 2), "regfile_full_cap_warps": (1, 64), "regfile_gap_warp_us": (0, 1),
     "regfile_gap_warps": (1, 64),

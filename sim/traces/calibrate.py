@@ -122,7 +122,7 @@ def worker_pool(cases, processes: int | None = None, start: str = "fork"):
 
 # -- the trickle table, measured directly -----------------------------------------------------------
 
-def estimate_trickle(cases, burst_warps: float, min_blocks: int = 2) -> dict:
+def estimate_trickle(cases, burst_warps: float) -> dict:
     """warps per block -> (share of SMs that took a block within QUICK_US after the burst, the
     median of those waits), from busy-spin traces of at most one wave whose blocks outlast
     the observation (no block ends before 2 x QUICK_US)."""
@@ -133,7 +133,7 @@ def estimate_trickle(cases, burst_warps: float, min_blocks: int = 2) -> dict:
                 or L.duration_us < 2 * QUICK_US:
             continue
         w = L.warps_per_block
-        burst = max(math.ceil(burst_warps / w), min_blocks)
+        burst = max(math.ceil(burst_warps / w), 1)
         if burst >= L.blocks // L.gpu.sm_count:
             continue  # nothing waits behind the burst
         t = c.trace
@@ -181,7 +181,7 @@ def _fit(cases, start, rounds, seeds, progress, deadline_s, pool, search, trickl
     # register rule: no register-limited launch among them) stay measured ones, not "off"
     params = start or builtin_profile().params
     if start is None:
-        table = estimate_trickle(cases, params.burst_warps, params.burst_min_blocks)
+        table = estimate_trickle(cases, params.burst_warps)
         if table:
             params = replace(params, trickle={**params.trickle, **table})
     spin = [c for c in cases if c.launch.wait == "spin"]

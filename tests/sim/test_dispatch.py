@@ -57,10 +57,13 @@ def test_a_quiet_sm_takes_every_waiting_block_at_a_tick():
     assert (np.bincount(sm[start == 14.0], minlength=132) == 9).all()
 
 
-def test_two_warps_blocks_count_their_warps_and_the_first_two_always_start():
+def test_blocks_wider_than_the_burst_start_one_at_a_time():
+    """Rule 1 counts warps: a 32-warp block already passes the 28-warp burst, so an SM starts one
+    and its second waits for the first to end (no trickle, no visits here)."""
     params = replace(NO_PACING, trickle={32: (0.0, 1.0)}, tick_first_us=1e4)
     sm, _, start, _ = dispatch_schedule(H200, 264, 2, 32, 20.0, params, "spin")
-    assert (start == 0.0).all()  # 32 warps already busy, but an SM always takes two blocks
+    assert (np.bincount(sm[start == 0.0], minlength=132) == 1).all()
+    assert sorted(set(start.round(6).tolist())) == [0.0, 20.0]
 
 
 def test_seeded_and_repeatable():

@@ -13,8 +13,7 @@ from sim.rules.physics import physics_for
 
 ROOT = Path(__file__).resolve().parents[2]
 PHYSICS = ROOT / "resources" / "physics"
-REQUIRED = ("launch_overhead_us", "dram_latency_ns", "dram_latency_loaded_ns", "copy_fraction",
-            "l2_gbps", "sm_clock_mhz", "trip_overhead_ns")
+REQUIRED = ("launch_overhead_us", "dram_latency_ns", "copy_fraction", "l2_gbps", "trip_overhead_ns")
 MEMORY_KINDS = {"HBM2", "HBM2e", "HBM3", "HBM3e", "GDDR6", "GDDR6X", "GDDR7"}
 # The seed article in any of the ways a source could name it.
 ARTICLE = re.compile(r"the article|seed article|gpu-programming-with-triton|triton-part1|"

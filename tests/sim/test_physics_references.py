@@ -46,10 +46,12 @@ def test_a_refit_of_the_h200_reaches_the_presets_that_assume_its_figure(folder):
         c = physics_for(gpu).constant("launch_overhead_us")
         assert c.value == 7.25 and c.provenance == "assumed", gpu
         assert c.label == "assumed from H200 (measured 2031-01-02: refit there)", gpu
-    # a chain: the B200's loaded latency is its idle one, which is the H200's
-    loaded = physics_for("B200").constant("dram_latency_loaded_ns")
-    assert loaded.value == 777 and loaded.assumed_from == "H200"
-    assert loaded.label.startswith("assumed from H200 (dram_latency_ns, measured ")
+    # a chain: the T4's latency taken from the B200, whose figure is the H200's
+    _edit(folder / "T4.json", "dram_latency_ns", {"assumed_from": "B200", "source": "a chain"})
+    _fresh_caches()
+    chained = physics_for("T4").constant("dram_latency_ns")
+    assert chained.value == 777 and chained.assumed_from == "H200"
+    assert chained.label.startswith("assumed from H200 (measured ")
     assert physics_for("L40S").value("dram_latency_ns") != 777  # its own, published
 
 
