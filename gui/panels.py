@@ -16,7 +16,7 @@ import sys
 from functools import cached_property
 from typing import Callable
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QSplitter, QWidget
 
 from gui import help as help_texts
@@ -220,13 +220,90 @@ def mount(window: QMainWindow, key: str, area, view: QWidget | None = None, *,
     return d
 
 
-def dock(window: QMainWindow, key: str, widget: QWidget, area) -> QDockWidget:
-    """A named, movable dock (`window.docks[key]`) for `widget`, titled from gui/help.PANELS
-    (`mount` is how a panel gets one)."""
+def mount_later(window: QMainWindow, key: str, area, make: Callable[[], QWidget] | None = None, *,
+                tab_with: str | None = None, scrolled: bool = False,
+                attrs: tuple[str, ...] = ()) -> QDockWidget:
+    """`mount`, with the view made after the window's first paint (`LaterPanels`): the dock is
+    placed now (so a saved layout is restored and the tabs read as they will), its view made by
+    `make()` (default: from PANELS) once needed. `attrs`: other attributes of the window that
+    `make` sets (asking for one makes the panel)."""
+    d = dock(window, key, None, area)
+    if tab_with is not None:
+        window.tabifyDockWidget(window.docks[tab_with], d)
+
+    def build() -> None:
+        view = make() if make is not None else PANELS[key][0](window.models)
+        setattr(window, PANELS[key][1], view)
+        if scrolled:
+            from gui.widgets.qt_bandwidth import _scrolled
+
+            view = _scrolled(view)
+        d.setWidget(view)
+
+    window.later.add(key, d, build, (PANELS[key][1], *attrs))
+    return d
+
+
+class LaterPanels(QObject):
+    """The panels a window does not show at first: their views are made one per event-loop turn
+    once the window has painted (`painted()`), or at once when their dock comes into sight
+    (before it is painted), or when one of their attributes is asked for (an export, a menu
+    entry, a test). The first frame waits only for the panels it shows."""
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
+        self._builds: dict[str, Callable[[], None]] = {}
+        self._owner: dict[str, str] = {}  # the window's attribute -> the panel whose make sets it
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._make_next)
+
+    def add(self, key: str, dock: QDockWidget, build: Callable[[], None], attrs: tuple[str, ...]) -> None:
+        self._builds[key] = build
+        self._owner.update(dict.fromkeys(attrs, key))
+        dock.visibilityChanged.connect(lambda shown: shown and self.make(key))
+
+    def pending(self) -> list[str]:
+        """The panels whose views are not made yet."""
+        return list(self._builds)
+
+    def make(self, key: str) -> None:
+        build = self._builds.pop(key, None)
+        if build is not None:
+            build()
+
+    def make_for(self, attr: str) -> bool:
+        """Make the panel that sets the window's `attr`; False if none is waiting to."""
+        key = self._owner.get(attr)
+        if key not in self._builds:
+            return False
+        self.make(key)
+        return True
+
+    def make_all(self) -> None:
+        while self._builds:
+            self.make(next(iter(self._builds)))
+
+    def painted(self) -> None:
+        """The window has painted: make the rest, one per turn, so input is answered between."""
+        if self._builds and not self._timer.isActive():
+            self._timer.start()
+
+    def _make_next(self) -> None:
+        if self._builds:
+            self.make(next(iter(self._builds)))
+        self.painted()
+
+
+def dock(window: QMainWindow, key: str, widget: QWidget | None, area) -> QDockWidget:
+    """A named, movable dock (`window.docks[key]`) for `widget` (None: set by `mount_later`),
+    titled from gui/help.PANELS (`mount` is how a panel gets one)."""
     title, _text = help_texts.PANELS[key]
     d = QDockWidget(title, window)
     d.setObjectName(f"dock_{key}")
-    d.setWidget(widget)
+    if widget is not None:
+        d.setWidget(widget)
     d.setToolTip(f"{title}: Help ▸ What am I looking at? explains this panel.")
     d.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
                   | QDockWidget.DockWidgetFeature.DockWidgetFloatable
