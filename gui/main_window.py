@@ -15,7 +15,7 @@ remembered), window_export.py (export and the dialogs); panels.py makes every vi
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtWidgets import (QDockWidget, QFrame, QLabel, QMainWindow, QMessageBox, QTabBar,
@@ -25,20 +25,20 @@ from gui import help as help_texts
 from gui import panels, style, teach_panels
 from gui.adapter import Debouncer, HostRunner, PlaybackClock, SimulationJobs, TaskRunner
 from gui.file_jobs import FileJobs
-from gui.export import ExportItem
 from gui.jobs import BandwidthJobs
 from gui import slider_launcher
 from gui.live_kernels import KernelsInfo, LiveKernels
 from gui.models.kernel_menu import Availability
 from gui.models.launch import LaunchInputs
-from gui.models.session import session_dict
 from gui.models.simulation import SimRun
 from gui.trace_opening import TraceOpening
 from gui.settings import open_settings, saved_inputs
 from gui.user_kernels import UserKernels
-from gui.window_export import export_dialog, export_window
-from gui.window_menus import build_menus
+from gui.window_menus import build_menus, export_dialog
 from gui.window_settings import SETTINGS_VERSION, restore_window, save_window
+
+if TYPE_CHECKING:
+    from gui.export import ExportItem
 
 MIN_SIZE = (1024, 640)
 NARROW_PX = 1200  # narrower: the bottom panels take the left corner (their tabs fit)
@@ -444,6 +444,8 @@ class MainWindow(QMainWindow):
     # -- export -----------------------------------------------------------------------------------
     def export_items(self) -> list[ExportItem]:
         self.later.make_all()  # every panel is exported, those not yet shown too
+        from gui.export import ExportItem
+
         header, rows = self.sm_view.csv_rows()
         return ([ExportItem("sm_view", self.sm_view, header, rows)] + self.playback_view.export_items()
                 + self.occupancy_view.export_items() + self.geometry_view.export_items()
@@ -452,12 +454,16 @@ class MainWindow(QMainWindow):
                 + self.slider_launch_view.export_items())
 
     def session_dict(self) -> dict:
+        from gui.models.session import session_dict
+
         return {**session_dict(self.model, self.simulation, self.playback, self.bench),
                 **self.teach.session()}
 
     def export_all(self, out_dir: str | Path, theme: str | None = None) -> list[Path]:
         """Every plot as PNG/SVG/CSV, session.json, summary.png and summary.html, drawn in
         `theme` (default: the export theme setting, light unless changed)."""
+        from gui.window_export import export_window
+
         self.later.make_all()  # before the theme is switched and the hidden docks laid out
         return export_window(self, out_dir, theme or self.teach.export_theme)
 
