@@ -224,8 +224,9 @@ def _probe_first_paint(app, win) -> None:
             listed = win.controls.kernel.count() - 1  # the kernels beside "custom (by hand)"
             heavy = ",".join(m for m in ("torch", "triton", "numba") if m in sys.modules) or "-"
             # cpu: this process's CPU seconds so far, what a quiet machine's wall time would be
+            later = ",".join(win.later.at_first_paint or ()) or "-"  # panels made after it
             print(f"WARPSCOPE_VISIBLE {time.time():.6f} kernels={listed} imported={heavy} "
-                  f"cpu={time.process_time():.2f}", flush=True)
+                  f"cpu={time.process_time():.2f} later={later}", flush=True)
             if mode != "kernels":
                 QTimer.singleShot(0, win.close)
                 return

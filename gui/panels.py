@@ -253,6 +253,7 @@ class LaterPanels(QObject):
     def __init__(self, window: QMainWindow) -> None:
         super().__init__(window)
         self._builds: dict[str, Callable[[], None]] = {}
+        self.at_first_paint: tuple[str, ...] | None = None  # those still waiting then
         self._owner: dict[str, str] = {}  # the window's attribute -> the panel whose make sets it
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -287,6 +288,8 @@ class LaterPanels(QObject):
 
     def painted(self) -> None:
         """The window has painted: make the rest, one per turn, so input is answered between."""
+        if self.at_first_paint is None:
+            self.at_first_paint = tuple(self._builds)
         if self._builds and not self._timer.isActive():
             self._timer.start()
 
