@@ -142,8 +142,8 @@ class MainWindow(QMainWindow):
                           ("timeline", bottom)):
             panels.mount(self, key, area)
         # behind the timeline's tab: made after the first paint, or once shown (gui/panels.py)
-        panels.mount_later(self, "bandwidth", bottom, self._make_bandwidth, tab_with="timeline",
-                           attrs=("occupancy_bandwidth", "timing_view"))
+        panels.mount_later(self, "bandwidth", bottom, tab_with="timeline")
+        teach_panels.add_bandwidth_tabs(self)  # Timing methods, Bandwidth vs occupancy
         self._fit_corners(self.width())
         self.controls.setMinimumWidth(286)  # the form (270) and its scroll bar
         self.occupancy_view.setMinimumWidth(250)
@@ -152,11 +152,6 @@ class MainWindow(QMainWindow):
         # your own kernel: File ▸ Open kernel…, the source panel, compiles in their own process
         self.user_kernels = UserKernels(self, ask_to_reopen=self._restore)
         self.docks["timeline"].raise_()
-
-    def _make_bandwidth(self):
-        view = panels.make("bandwidth", self.models)
-        teach_panels.add_bandwidth_tabs(self, view)  # Timing methods, Bandwidth vs occupancy
-        return view
 
     def _make_waves(self):
         """The Waves tab: the matmul sawtooth; a point becomes this launch (gui/waves_panel.py)."""

@@ -255,6 +255,8 @@ class LaterPanels(QObject):
         self._builds: dict[str, Callable[[], None]] = {}
         self.at_first_paint: tuple[str, ...] | None = None  # those still waiting then
         self._owner: dict[str, str] = {}  # the window's attribute -> the panel whose make sets it
+        self._parts: dict[str, list[str]] = {}
+        self._part_of: dict[str, str] = {}
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
@@ -265,11 +267,25 @@ class LaterPanels(QObject):
         self._owner.update(dict.fromkeys(attrs, key))
         dock.visibilityChanged.connect(lambda shown: shown and self.make(key))
 
+    def add_part(self, panel: str, key: str, build: Callable[[], None], attrs: tuple[str, ...]) -> None:
+        """A part of `panel` (a tab of its) made on a turn of its own after it: no one turn holds
+        the GUI thread long; the panel shown or asked for is made whole at once."""
+        self._builds[key] = build
+        self._owner.update(dict.fromkeys(attrs, key))
+        self._parts.setdefault(panel, []).append(key)
+        self._part_of[key] = panel
+
     def pending(self) -> list[str]:
-        """The panels whose views are not made yet."""
+        """The panels (and parts) not made yet."""
         return list(self._builds)
 
     def make(self, key: str) -> None:
+        """Make `key`'s panel whole: the panel, then its parts still waiting."""
+        panel = self._part_of.get(key, key)
+        for k in (panel, *self._parts.get(panel, ())):
+            self._make_one(k)
+
+    def _make_one(self, key: str) -> None:
         build = self._builds.pop(key, None)
         if build is not None:
             build()
@@ -294,8 +310,8 @@ class LaterPanels(QObject):
             self._timer.start()
 
     def _make_next(self) -> None:
-        if self._builds:
-            self.make(next(iter(self._builds)))
+        if self._builds:  # in the order added: a panel before its parts
+            self._make_one(next(iter(self._builds)))
         self.painted()
 
 

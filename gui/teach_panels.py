@@ -125,15 +125,24 @@ def install(win) -> TeachPanels:
     return made
 
 
-def add_bandwidth_tabs(win, bandwidth) -> None:
-    """The Bandwidth panel's Timing methods and Bandwidth vs occupancy tabs."""
-    from gui.widgets.qt_bandwidth import _scrolled
-    from gui.widgets.qt_occupancy_bandwidth import QtOccupancyBandwidth
+def add_bandwidth_tabs(win) -> None:
+    """The Bandwidth panel's Timing methods and Bandwidth vs occupancy tabs, each made on a turn
+    of its own after the panel (gui.panels.LaterPanels.add_part)."""
+    def timing() -> None:
+        from gui.widgets.qt_bandwidth import _scrolled
 
-    win.timing_view = panels.make("timing", win.models)
-    bandwidth.tabs.insertTab(1, _scrolled(win.timing_view), "Timing methods")
-    win.occupancy_bandwidth = QtOccupancyBandwidth(win.model, win.bench)  # computes when shown
-    bandwidth.tabs.addTab(_scrolled(win.occupancy_bandwidth), "Bandwidth vs occupancy")
+        win.timing_view = panels.make("timing", win.models)
+        win.bandwidth.tabs.insertTab(1, _scrolled(win.timing_view), "Timing methods")
+
+    def occupancy() -> None:
+        from gui.widgets.qt_bandwidth import _scrolled
+        from gui.widgets.qt_occupancy_bandwidth import QtOccupancyBandwidth
+
+        win.occupancy_bandwidth = QtOccupancyBandwidth(win.model, win.bench)  # computes when shown
+        win.bandwidth.tabs.addTab(_scrolled(win.occupancy_bandwidth), "Bandwidth vs occupancy")
+
+    win.later.add_part("bandwidth", "timing", timing, ("timing_view",))
+    win.later.add_part("bandwidth", "occupancy_bandwidth", occupancy, ("occupancy_bandwidth",))
 
 
 SPLIT_HEIGHT = 760  # a shorter window shows the verdicts as a tab beside the occupancy

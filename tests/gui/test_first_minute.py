@@ -83,9 +83,9 @@ def test_the_kernel_list_is_filled_at_first_paint_without_torch_triton_or_numba(
     fields = dict(kv.split("=", 1) for kv in line.split()[2:])
     assert int(fields["kernels"]) == len(model.kernels()) > 10
     assert fields["imported"] == "-"
-    from tests.gui.test_first_paint import BEHIND_A_TAB
+    from tests.gui.test_first_paint import WAITING
 
-    assert set(fields["later"].split(",")) == BEHIND_A_TAB
+    assert set(fields["later"].split(",")) == WAITING
 
 
 def test_each_kernel_is_marked_loading_available_or_missing_with_the_reason(make_window):
