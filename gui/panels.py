@@ -3,7 +3,8 @@ a window of their own, and in the tests.
 
 `Models(inputs)` makes the launch, simulation, playback, bench, trace, waves, timing and teaching
 models (the window holds one; a view opened alone makes its own). `PANELS[key](models)` makes a
-view of them. `mount(window, key, area)` is how the window mounts any panel; `Stage(keys,
+view of them. `mount(window, key, area)` is how the window mounts any panel (`mount_later`: one
+behind a tab, its view made after the window's first paint by `LaterPanels`); `Stage(keys,
 inputs)` mounts views without the window (tests, and `python -m gui.widgets.qt_<view>`, as
 pyqtgraph's examples open: `open_alone(key)`), simulating (and predicting the sawtooth) on this
 thread so what is drawn is the launch the models hold. Live jobs (a sweep, a timing run) go to
@@ -220,25 +221,25 @@ def mount(window: QMainWindow, key: str, area, view: QWidget | None = None, *,
     return d
 
 
-def mount_later(window: QMainWindow, key: str, area, make: Callable[[], QWidget] | None = None, *,
+def mount_later(window: QMainWindow, key: str, area, view: Callable[[], QWidget] | None = None, *,
                 tab_with: str | None = None, scrolled: bool = False,
                 attrs: tuple[str, ...] = ()) -> QDockWidget:
     """`mount`, with the view made after the window's first paint (`LaterPanels`): the dock is
     placed now (so a saved layout is restored and the tabs read as they will), its view made by
-    `make()` (default: from PANELS) once needed. `attrs`: other attributes of the window that
-    `make` sets (asking for one makes the panel)."""
+    `view()` (default: from PANELS) once needed. `attrs`: other attributes of the window that
+    `view()` sets (asking for one makes the panel)."""
     d = dock(window, key, None, area)
     if tab_with is not None:
         window.tabifyDockWidget(window.docks[tab_with], d)
 
     def build() -> None:
-        view = make() if make is not None else PANELS[key][0](window.models)
-        setattr(window, PANELS[key][1], view)
+        made = view() if view is not None else PANELS[key][0](window.models)
+        setattr(window, PANELS[key][1], made)
         if scrolled:
             from gui.widgets.qt_bandwidth import _scrolled
 
-            view = _scrolled(view)
-        d.setWidget(view)
+            made = _scrolled(made)
+        d.setWidget(made)
 
     window.later.add(key, d, build, (PANELS[key][1], *attrs))
     return d

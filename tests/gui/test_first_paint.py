@@ -68,3 +68,10 @@ def test_the_launch_on_the_command_line_is_the_one_simulated_first(make_window):
     run = win.simulation.run
     assert win.simulation.is_current() and run.key[0] == st.inputs  # simulated in the build
     assert runs == []  # nothing more to simulate once the window is up
+
+
+def test_a_line_logged_before_the_log_is_made_is_in_it(make_window):
+    win = make_window("H200")
+    win.bench.log.emit("Could not open kernel file x.py: line 2: syntax error")
+    assert "bandwidth" in win.later.pending()
+    assert "line 2: syntax error" in win.bandwidth.log.toPlainText()
