@@ -31,15 +31,23 @@ class _Parser(argparse.ArgumentParser):
             (file or sys.stderr).write(message)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    import gui.cli
-    import kernels.cli
-    import sim.cli
+class _NotPlain(Exception):
+    """What the window's own options alone cannot parse: the whole parser's to answer."""
+
+
+class _WindowParser(_Parser):
+    def error(self, message: str):
+        raise _NotPlain(message)
+
+
+def build_parser(commands: bool = True) -> argparse.ArgumentParser:
+    """Every command's options; `commands=False`: the window's alone (no help, and no command's
+    module imported: `python main.py` opens the window sooner)."""
     from sim.inputs.args import BlockAction, arg_block, arg_bytes, arg_count, arg_path
 
-    parser = _Parser(prog="warpscope", description=__doc__.split("\n\n")[0],
-                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                     epilog=__doc__.split("\n\n", 1)[1])
+    parser = (_Parser if commands else _WindowParser)(
+        prog="warpscope", description=__doc__.split("\n\n")[0], add_help=commands,
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
     parser.add_argument("--version", action="version", version=f"warpscope {__version__}")
     parser.add_argument("--screenshot", metavar="FILE.png", type=arg_path("screenshot file"),
                         help="render the main window for the launch below, save it, exit")
@@ -52,10 +60,27 @@ def build_parser() -> argparse.ArgumentParser:
                         help="registers per thread to open with")
     parser.add_argument("--smem", type=arg_bytes("shared memory"), metavar="BYTES",
                         help="shared memory per block to open with")
+    if not commands:
+        parser.set_defaults(command=None)
+        return parser
+    import gui.cli
+    import kernels.cli
+    import sim.cli
+
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for layer in (sim.cli, kernels.cli, gui.cli):
         layer.register(sub)
     return parser
+
+
+def _window_args(argv: list[str] | None) -> argparse.Namespace | None:
+    """The arguments of a plain `python main.py [--gpu ...]`, or None for anything else (a
+    command, --help, a bad value): then the whole parser parses them, as it always did."""
+    try:
+        args, rest = build_parser(commands=False).parse_known_args(argv)
+    except _NotPlain:
+        return None
+    return None if rest else args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,8 +97,7 @@ def _main(argv: list[str] | None) -> int:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
+        args = _window_args(argv) or build_parser().parse_args(argv)
         if args.command is None:
             import gui.cli
             return gui.cli.run_app(args)

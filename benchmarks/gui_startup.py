@@ -71,10 +71,12 @@ def main() -> int:
     vis = [r["visible_s"] for r in runs]
     full = [one_run("kernels") for _ in range(max(1, args.runs // 2))]
     load = os.getloadavg()
+    # without cached bytecode every module is compiled again at each start (a few tenths of a s)
+    pyc = "off (PYTHONDONTWRITEBYTECODE)" if sys.flags.dont_write_bytecode else "on"
     print(
         f"platform: {platform}; python {sys.version.split()[0]}; {os.cpu_count()} CPUs; "
         f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (other work on the machine "
-        "slows every figure)"
+        f"slows every figure); bytecode cache {pyc}"
     )
     print(
         f"window painted after: median {statistics.median(vis):.2f} s "

@@ -6,6 +6,7 @@ import os
 import sys
 import time
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from gui.platform_check import require_qt_libraries
@@ -165,12 +166,13 @@ def run_window(
         finally:
             win.shutdown()
             win.deleteLater()
-    win = MainWindow(None, restore=True, load_kernels=True, autoplay=True)
-    if any(v is not None for v in (gpu, elements, block, regs, smem)):
-        inputs = build_inputs(win.model.inputs, gpu, elements, block, regs, smem)
-        win.model.update(**inputs.to_dict())
-        if gpu is not None:
-            win.live_kernels.prefer_detected = False
+    given = any(v is not None for v in (gpu, elements, block, regs, smem))
+    # the launch asked for is the one built, simulated and painted first (not the saved one)
+    win = MainWindow(None, restore=True, load_kernels=True, autoplay=True,
+                     adjust=partial(build_inputs, gpu=gpu, elements=elements, block=block,
+                                    regs=regs, smem=smem) if given else None)
+    if gpu is not None:
+        win.live_kernels.prefer_detected = False
     win.show()
     if os.environ.get("WARPSCOPE_STARTUP_PROBE"):
         _probe_first_paint(app, win)
@@ -222,8 +224,9 @@ def _probe_first_paint(app, win) -> None:
             listed = win.controls.kernel.count() - 1  # the kernels beside "custom (by hand)"
             heavy = ",".join(m for m in ("torch", "triton", "numba") if m in sys.modules) or "-"
             # cpu: this process's CPU seconds so far, what a quiet machine's wall time would be
+            later = ",".join(win.later.at_first_paint or ()) or "-"  # panels made after it
             print(f"WARPSCOPE_VISIBLE {time.time():.6f} kernels={listed} imported={heavy} "
-                  f"cpu={time.process_time():.2f}", flush=True)
+                  f"cpu={time.process_time():.2f} later={later}", flush=True)
             if mode != "kernels":
                 QTimer.singleShot(0, win.close)
                 return
@@ -246,6 +249,7 @@ def representative_time(rec, fraction: float) -> float:
 
 def _show_launch(app, win, time_fraction: float = 0.42) -> None:
     """Lay the window out at 1600x1000, simulate, and stop the clock inside a busy wave."""
+    win.later.make_all()  # every panel, as an export draws them all
     win.resize(1600, 1000)
     win.show()
     for _ in range(5):

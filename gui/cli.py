@@ -8,14 +8,14 @@
 
 from __future__ import annotations
 
-from sim.inputs.defaults import launch_elements
-from sim.cli import add_launch_arguments  # the same options and number syntax as `explain`
-from sim.inputs.args import arg_path
 from sim.inputs.errors import UserError
-from sim.traces.perfetto import add_perfetto_argument
 
 
 def register(subparsers) -> None:
+    from sim.cli import add_launch_arguments  # the same options and number syntax as `explain`
+    from sim.inputs.args import arg_path
+    from sim.traces.perfetto import add_perfetto_argument
+
     p = subparsers.add_parser(
         "export",
         help="write every plot (PNG, SVG, CSV), session JSON and a summary, no window",
@@ -55,6 +55,7 @@ def register(subparsers) -> None:
 
 def _export_handler(args) -> int:
     from gui.app import run_export
+    from sim.inputs.defaults import launch_elements
 
     if args.perfetto:
         from sim.traces.perfetto import export_launch

@@ -15,6 +15,7 @@ remembered), window_export.py (export and the dialogs); panels.py makes every vi
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtWidgets import (QDockWidget, QFrame, QLabel, QMainWindow, QMessageBox, QTabBar,
@@ -24,21 +25,20 @@ from gui import help as help_texts
 from gui import panels, style, teach_panels
 from gui.adapter import Debouncer, HostRunner, PlaybackClock, SimulationJobs, TaskRunner
 from gui.file_jobs import FileJobs
-from gui.export import ExportItem
 from gui.jobs import BandwidthJobs
 from gui import slider_launcher
 from gui.live_kernels import KernelsInfo, LiveKernels
 from gui.models.kernel_menu import Availability
 from gui.models.launch import LaunchInputs
-from gui.models.session import session_dict
 from gui.models.simulation import SimRun
 from gui.trace_opening import TraceOpening
 from gui.settings import open_settings, saved_inputs
 from gui.user_kernels import UserKernels
-from gui.waves_panel import WavesPanel
-from gui.window_export import export_dialog, export_window
-from gui.window_menus import build_menus
+from gui.window_menus import build_menus, export_dialog
 from gui.window_settings import SETTINGS_VERSION, restore_window, save_window
+
+if TYPE_CHECKING:
+    from gui.export import ExportItem
 
 MIN_SIZE = (1024, 640)
 NARROW_PX = 1200  # narrower: the bottom panels take the left corner (their tabs fit)
@@ -48,7 +48,10 @@ SM_VIEW_KEEPS = 0.55  # of the height the SM view and the timeline share, when a
 class MainWindow(QMainWindow):
     def __init__(self, inputs: LaunchInputs | None = None, *, restore: bool = True,
                  load_kernels: bool = True, autoplay: bool = False,
-                 jobs: BandwidthJobs | None = None, sim_delay_ms: int = 60) -> None:
+                 jobs: BandwidthJobs | None = None, sim_delay_ms: int = 60,
+                 adjust: Callable[[LaunchInputs], LaunchInputs] | None = None) -> None:
+        """`adjust`: the command line's changes to the launch the window opens with (given or
+        saved), made before anything is drawn or simulated, so the first frame shows that launch."""
         super().__init__()
         # Qt adds the application's display name (gui/app.py): "… — WarpScope", said once
         self.setWindowTitle("How the GPU schedules your launch")
@@ -59,7 +62,8 @@ class MainWindow(QMainWindow):
         saved = self._saved_inputs() if restore else None
 
         # models: the same ones a view opened alone makes (gui/panels.py)
-        self.models = m = panels.Models(inputs or saved or LaunchInputs())
+        start = inputs or saved or LaunchInputs()
+        self.models = m = panels.Models(adjust(start) if adjust is not None else start)
         self.model, self.options, self.simulation = m.model, m.options, m.simulation
         self.playback, self.bench, self.traces = m.playback, m.bench, m.traces
         self.playback.play_when_ready = autoplay
@@ -88,6 +92,7 @@ class MainWindow(QMainWindow):
         self._kernel_shown: str | None = None  # the kernel whose cost model the options follow
         self._timeline_height: int | None = None  # before a trace made the timeline taller
         self._restore = restore
+        self.later = panels.LaterPanels(self)  # the panels behind a tab, made after the first paint
         try:
             self._build(restore, load_kernels)
         except BaseException:
@@ -134,19 +139,39 @@ class MainWindow(QMainWindow):
         left, right, bottom = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea,
                                Qt.DockWidgetArea.BottomDockWidgetArea)
         for key, area in (("controls", left), ("occupancy", right), ("geometry", left),
-                          ("timeline", bottom), ("bandwidth", bottom)):
-            panels.mount(self, key, area, tab_with="timeline" if key == "bandwidth" else None)
+                          ("timeline", bottom)):
+            panels.mount(self, key, area)
+        # behind the timeline's tab: made after the first paint, or once shown (gui/panels.py)
+        panels.mount_later(self, "bandwidth", bottom, tab_with="timeline")
+        teach_panels.add_bandwidth_tabs(self)  # Timing methods, Bandwidth vs occupancy
         self._fit_corners(self.width())
         self.controls.setMinimumWidth(286)  # the form (270) and its scroll bar
         self.occupancy_view.setMinimumWidth(250)
-        # the Waves tab: the matmul sawtooth; a point becomes this launch (gui/waves_panel.py)
-        self.waves_panel = WavesPanel(self)
-        self.waves, self.waves_runner = self.waves_panel.model, self.waves_panel.runner
-        self.waves_panel.attach(panels.mount(self, "waves", bottom, self.waves_panel.view,
-                                             tab_with="bandwidth"))
+        panels.mount_later(self, "waves", bottom, self._make_waves, tab_with="bandwidth",
+                           attrs=("waves_panel", "waves", "waves_runner"))
         # your own kernel: File ▸ Open kernel…, the source panel, compiles in their own process
         self.user_kernels = UserKernels(self, ask_to_reopen=self._restore)
         self.docks["timeline"].raise_()
+
+    def _make_waves(self):
+        """The Waves tab: the matmul sawtooth; a point becomes this launch (gui/waves_panel.py)."""
+        from gui.waves_panel import WavesPanel
+
+        self.waves_panel = WavesPanel(self)
+        self.waves, self.waves_runner = self.waves_panel.model, self.waves_panel.runner
+        self.waves_panel.attach(self.docks["waves"])
+        return self.waves_panel.view
+
+    def __getattr__(self, name: str):
+        # a panel made after the first paint (gui.panels.LaterPanels), asked for before: now
+        later = self.__dict__.get("later")
+        if later is not None and later.make_for(name):
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def paintEvent(self, event) -> None:
+        super().paintEvent(event)
+        self.later.painted()
 
     def _build_status_bar(self) -> None:
         self.sim_label = QLabel("")
@@ -413,6 +438,9 @@ class MainWindow(QMainWindow):
 
     # -- export -----------------------------------------------------------------------------------
     def export_items(self) -> list[ExportItem]:
+        self.later.make_all()  # every panel is exported, those not yet shown too
+        from gui.export import ExportItem
+
         header, rows = self.sm_view.csv_rows()
         return ([ExportItem("sm_view", self.sm_view, header, rows)] + self.playback_view.export_items()
                 + self.occupancy_view.export_items() + self.geometry_view.export_items()
@@ -421,12 +449,17 @@ class MainWindow(QMainWindow):
                 + self.slider_launch_view.export_items())
 
     def session_dict(self) -> dict:
+        from gui.models.session import session_dict
+
         return {**session_dict(self.model, self.simulation, self.playback, self.bench),
                 **self.teach.session()}
 
     def export_all(self, out_dir: str | Path, theme: str | None = None) -> list[Path]:
         """Every plot as PNG/SVG/CSV, session.json, summary.png and summary.html, drawn in
         `theme` (default: the export theme setting, light unless changed)."""
+        from gui.window_export import export_window
+
+        self.later.make_all()  # before the theme is switched and the hidden docks laid out
         return export_window(self, out_dir, theme or self.teach.export_theme)
 
     def _on_export(self) -> None:
@@ -441,7 +474,7 @@ class MainWindow(QMainWindow):
         self.sim_runner.shutdown()
         self.file_jobs.runner.shutdown()
         self.trace_opening.shutdown()
-        if hasattr(self, "waves_panel"):
+        if "waves_panel" in self.__dict__:  # made (hasattr would make it)
             self.waves_panel.shutdown()
         self.live_runner.shutdown()
         if hasattr(self, "user_kernels"):

@@ -3,7 +3,8 @@ a window of their own, and in the tests.
 
 `Models(inputs)` makes the launch, simulation, playback, bench, trace, waves, timing and teaching
 models (the window holds one; a view opened alone makes its own). `PANELS[key](models)` makes a
-view of them. `mount(window, key, area)` is how the window mounts any panel; `Stage(keys,
+view of them. `mount(window, key, area)` is how the window mounts any panel (`mount_later`: one
+behind a tab, its view made after the window's first paint by `LaterPanels`); `Stage(keys,
 inputs)` mounts views without the window (tests, and `python -m gui.widgets.qt_<view>`, as
 pyqtgraph's examples open: `open_alone(key)`), simulating (and predicting the sawtooth) on this
 thread so what is drawn is the launch the models hold. Live jobs (a sweep, a timing run) go to
@@ -16,7 +17,7 @@ import sys
 from functools import cached_property
 from typing import Callable
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QSplitter, QWidget
 
 from gui import help as help_texts
@@ -220,13 +221,109 @@ def mount(window: QMainWindow, key: str, area, view: QWidget | None = None, *,
     return d
 
 
-def dock(window: QMainWindow, key: str, widget: QWidget, area) -> QDockWidget:
-    """A named, movable dock (`window.docks[key]`) for `widget`, titled from gui/help.PANELS
-    (`mount` is how a panel gets one)."""
+def mount_later(window: QMainWindow, key: str, area, view: Callable[[], QWidget] | None = None, *,
+                tab_with: str | None = None, scrolled: bool = False,
+                attrs: tuple[str, ...] = ()) -> QDockWidget:
+    """`mount`, with the view made after the window's first paint (`LaterPanels`): the dock is
+    placed now (so a saved layout is restored and the tabs read as they will), its view made by
+    `view()` (default: from PANELS) once needed. `attrs`: other attributes of the window that
+    `view()` sets (asking for one makes the panel)."""
+    d = dock(window, key, None, area)
+    if tab_with is not None:
+        window.tabifyDockWidget(window.docks[tab_with], d)
+
+    def build() -> None:
+        made = view() if view is not None else PANELS[key][0](window.models)
+        setattr(window, PANELS[key][1], made)
+        if scrolled:
+            from gui.widgets.qt_bandwidth import _scrolled
+
+            made = _scrolled(made)
+        d.setWidget(made)
+
+    window.later.add(key, d, build, (PANELS[key][1], *attrs))
+    return d
+
+
+class LaterPanels(QObject):
+    """The panels a window does not show at first: their views are made one per event-loop turn
+    once the window has painted (`painted()`), or at once when their dock comes into sight
+    (before it is painted), or when one of their attributes is asked for (an export, a menu
+    entry, a test). The first frame waits only for the panels it shows."""
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
+        self._builds: dict[str, Callable[[], None]] = {}
+        self.at_first_paint: tuple[str, ...] | None = None  # those still waiting then
+        self._owner: dict[str, str] = {}  # the window's attribute -> the panel whose make sets it
+        self._parts: dict[str, list[str]] = {}
+        self._part_of: dict[str, str] = {}
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._make_next)
+
+    def add(self, key: str, dock: QDockWidget, build: Callable[[], None], attrs: tuple[str, ...]) -> None:
+        self._builds[key] = build
+        self._owner.update(dict.fromkeys(attrs, key))
+        dock.visibilityChanged.connect(lambda shown: shown and self.make(key))
+
+    def add_part(self, panel: str, key: str, build: Callable[[], None], attrs: tuple[str, ...]) -> None:
+        """A part of `panel` (a tab of its) made on a turn of its own after it: no one turn holds
+        the GUI thread long; the panel shown or asked for is made whole at once."""
+        self._builds[key] = build
+        self._owner.update(dict.fromkeys(attrs, key))
+        self._parts.setdefault(panel, []).append(key)
+        self._part_of[key] = panel
+
+    def pending(self) -> list[str]:
+        """The panels (and parts) not made yet."""
+        return list(self._builds)
+
+    def make(self, key: str) -> None:
+        """Make `key`'s panel whole: the panel, then its parts still waiting."""
+        panel = self._part_of.get(key, key)
+        for k in (panel, *self._parts.get(panel, ())):
+            self._make_one(k)
+
+    def _make_one(self, key: str) -> None:
+        build = self._builds.pop(key, None)
+        if build is not None:
+            build()
+
+    def make_for(self, attr: str) -> bool:
+        """Make the panel that sets the window's `attr`; False if none is waiting to."""
+        key = self._owner.get(attr)
+        if key not in self._builds:
+            return False
+        self.make(key)
+        return True
+
+    def make_all(self) -> None:
+        while self._builds:
+            self.make(next(iter(self._builds)))
+
+    def painted(self) -> None:
+        """The window has painted: make the rest, one per turn, so input is answered between."""
+        if self.at_first_paint is None:
+            self.at_first_paint = tuple(self._builds)
+        if self._builds and not self._timer.isActive():
+            self._timer.start()
+
+    def _make_next(self) -> None:
+        if self._builds:  # in the order added: a panel before its parts
+            self._make_one(next(iter(self._builds)))
+        self.painted()
+
+
+def dock(window: QMainWindow, key: str, widget: QWidget | None, area) -> QDockWidget:
+    """A named, movable dock (`window.docks[key]`) for `widget` (None: set by `mount_later`),
+    titled from gui/help.PANELS (`mount` is how a panel gets one)."""
     title, _text = help_texts.PANELS[key]
     d = QDockWidget(title, window)
     d.setObjectName(f"dock_{key}")
-    d.setWidget(widget)
+    if widget is not None:
+        d.setWidget(widget)
     d.setToolTip(f"{title}: Help ▸ What am I looking at? explains this panel.")
     d.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
                   | QDockWidget.DockWidgetFeature.DockWidgetFloatable

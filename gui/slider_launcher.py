@@ -127,11 +127,12 @@ def install(win) -> SliderLauncher:
 
     from gui import panels
 
-    panels.mount(win, "slider_launch", Qt.DockWidgetArea.BottomDockWidgetArea, tab_with="bandwidth")
-    view = win.slider_launch_view
+    panels.mount_later(win, "slider_launch", Qt.DockWidgetArea.BottomDockWidgetArea,
+                       tab_with="bandwidth")  # its view made after the first paint
     win.docks["timeline"].raise_()
     menu = win.view_menu
     menu.insertAction(menu.actions()[-2], win.docks["slider_launch"].toggleViewAction())
+    win.teach.verdicts_view.show_measured(win.models.slider)
 
     def availability():
         info = win.live_kernels.info
@@ -143,5 +144,4 @@ def install(win) -> SliderLauncher:
     launcher = SliderLauncher(win.model, win.simulation, win.models.slider, win.live_runner,
                               availability, files, parent=win)
     win.live_runner.host_changed.connect(lambda _state: launcher._on_launch_changed(None))
-    win.teach.verdicts_view.show_measured(win.models.slider)
     return launcher

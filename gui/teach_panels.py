@@ -13,31 +13,44 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup
 
 from gui import panels, style
-from gui.models.compare_gpus import CompareGpusModel
-from gui.models.insight import InsightModel
-from gui.models.timing import TimingModel
 from gui.theme import apply_window_theme
-from gui.widgets.qt_bandwidth import _scrolled
-from gui.widgets.qt_compare_gpus import QtCompareGpus
-from gui.widgets.qt_latency import QtLatency
-from gui.widgets.qt_occupancy_bandwidth import QtOccupancyBandwidth
-from gui.widgets.qt_timing_methods import QtTimingMethods
-from gui.widgets.qt_verdicts import QtVerdicts
 
 THEME_KEY, EXPORT_THEME_KEY = "view/theme", "export/theme"
 
 
 @dataclass
 class TeachPanels:
-    insight: InsightModel
-    compare: CompareGpusModel
-    timing: TimingModel
-    latency_view: QtLatency
-    verdicts_view: QtVerdicts
-    compare_view: QtCompareGpus
-    timing_view: QtTimingMethods
+    """The teaching panels of `win`; those behind a tab are the window's, made after its first
+    paint (gui.panels.LaterPanels): reading one here makes it."""
+
+    win: object
+    verdicts_view: object
     theme_actions: dict
     export_light: QAction
+
+    @property
+    def insight(self):
+        return self.win.models.insight
+
+    @property
+    def compare(self):
+        return self.win.models.compare
+
+    @property
+    def timing(self):
+        return self.win.models.timing
+
+    @property
+    def latency_view(self):
+        return self.win.latency_view
+
+    @property
+    def compare_view(self):
+        return self.win.compare_view
+
+    @property
+    def timing_view(self):
+        return self.win.timing_view
 
     def export_items(self) -> list:
         return (self.verdicts_view.export_items() + self.latency_view.export_items()
@@ -74,21 +87,13 @@ class TeachPanels:
 
 def install(win) -> TeachPanels:
     """Make the teaching models, views, docks and menu entries of `win` (a MainWindow)."""
-    insight, compare = win.models.insight, win.models.compare
-    timing = win.models.timing
-    latency_view = panels.make("latency", win.models)
     verdicts_view = panels.make("verdicts", win.models)
-    compare_view = panels.make("compare", win.models)
-    timing_view = panels.make("timing", win.models)
-    win.bandwidth.tabs.insertTab(1, _scrolled(timing_view), "Timing methods")
-    win.occupancy_bandwidth = QtOccupancyBandwidth(win.model, win.bench)  # computes when shown
-    win.bandwidth.tabs.addTab(_scrolled(win.occupancy_bandwidth), "Bandwidth vs occupancy")
-
+    _ = win.models.compare  # made now, as its view will be: the second GPU follows this start
     right, bottom = Qt.DockWidgetArea.RightDockWidgetArea, Qt.DockWidgetArea.BottomDockWidgetArea
     panels.mount(win, "verdicts", right, verdicts_view)
     win.splitDockWidget(win.docks["occupancy"], win.docks["verdicts"], Qt.Orientation.Vertical)
-    for key, view in (("latency", latency_view), ("compare", compare_view), ("diff", None)):
-        panels.mount(win, key, bottom, view, tab_with="bandwidth", scrolled=key != "diff")
+    for key in ("latency", "compare", "diff"):  # behind the timeline's tab: made later
+        panels.mount_later(win, key, bottom, tab_with="bandwidth", scrolled=key != "diff")
     win.docks["timeline"].raise_()
 
     view_menu = win.view_menu
@@ -112,13 +117,32 @@ def install(win) -> TeachPanels:
         lambda on: win.settings.setValue(EXPORT_THEME_KEY, "light" if on else "window"))
     theme_menu.addAction(export_light)
 
-    made = TeachPanels(insight, compare, timing, latency_view, verdicts_view, compare_view,
-                       timing_view, actions, export_light)
+    made = TeachPanels(win, verdicts_view, actions, export_light)
     saved = str(win.settings.value(THEME_KEY, style.current_theme()))
     name = saved if saved in style.THEMES else "dark"
     apply_window_theme(win, name)
     actions[name].setChecked(True)
     return made
+
+
+def add_bandwidth_tabs(win) -> None:
+    """The Bandwidth panel's Timing methods and Bandwidth vs occupancy tabs, each made on a turn
+    of its own after the panel (gui.panels.LaterPanels.add_part)."""
+    def timing() -> None:
+        from gui.widgets.qt_bandwidth import _scrolled
+
+        win.timing_view = panels.make("timing", win.models)
+        win.bandwidth.tabs.insertTab(1, _scrolled(win.timing_view), "Timing methods")
+
+    def occupancy() -> None:
+        from gui.widgets.qt_bandwidth import _scrolled
+        from gui.widgets.qt_occupancy_bandwidth import QtOccupancyBandwidth
+
+        win.occupancy_bandwidth = QtOccupancyBandwidth(win.model, win.bench)  # computes when shown
+        win.bandwidth.tabs.addTab(_scrolled(win.occupancy_bandwidth), "Bandwidth vs occupancy")
+
+    win.later.add_part("bandwidth", "timing", timing, ("timing_view",))
+    win.later.add_part("bandwidth", "occupancy_bandwidth", occupancy, ("occupancy_bandwidth",))
 
 
 SPLIT_HEIGHT = 760  # a shorter window shows the verdicts as a tab beside the occupancy

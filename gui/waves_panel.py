@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QTimer
 
 from gui.adapter import TaskOutcome, TaskRunner
 from gui import panels
@@ -39,6 +39,7 @@ class WavesPanel(QObject):
         sawtooth nobody looks at, while the simulation of the launch wants it)."""
         self.dock = dock
         dock.visibilityChanged.connect(lambda visible: visible and self.request())
+        QTimer.singleShot(0, self, self.request)  # made as its dock came into sight: now
 
     def request(self) -> None:
         """Predict the current sweep in the worker (latest request wins), once the tab is shown."""

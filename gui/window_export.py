@@ -107,6 +107,7 @@ def _notes(win) -> list[tuple[str, list[str]]]:
 def lay_out_hidden_dock(win, key: str) -> None:
     """A dock behind another tab was never laid out: raise it once, then put the other back."""
     dock = win.docks[key]
+    win.later.make_all()  # its neighbours too: each is asked whether it is in front
     if dock.widget().visibleRegion().isEmpty():
         front = [d for d in win.tabifiedDockWidgets(dock) if not d.widget().visibleRegion().isEmpty()]
         height = dock.height()

@@ -9,9 +9,31 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 
 from gui import help as help_texts
-from gui.ncu_view import ncu_dialog
-from gui.perfetto_export import perfetto_dialog
-from gui.window_export import export_dialog, screenshot_dialog
+
+
+# the dialogs' modules are imported when an entry is first chosen, not before the first paint
+def ncu_dialog(win) -> None:
+    from gui.ncu_view import ncu_dialog as dialog
+
+    dialog(win)
+
+
+def perfetto_dialog(win) -> None:
+    from gui.perfetto_export import perfetto_dialog as dialog
+
+    dialog(win)
+
+
+def export_dialog(win) -> None:
+    from gui.window_export import export_dialog as dialog
+
+    dialog(win)
+
+
+def screenshot_dialog(win) -> None:
+    from gui.window_export import screenshot_dialog as dialog
+
+    dialog(win)
 
 
 def add_action(win, menu, text, shortcut, slot) -> QAction:

@@ -10,6 +10,7 @@ qt_experiments.py, qt_bandwidth.py) only draw what it says. Jobs run in a worker
 from __future__ import annotations
 
 import html
+from collections import deque
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
@@ -26,6 +27,7 @@ from sim.inputs.units import parse_count_list
 DEFAULT_TICKED = ("add_triton", "add_torch", "copy_torch")
 DEFAULT_SHOWN = ("add_triton", "add_torch", "copy_torch", "add_numba_naive", "add_numba")
 MAX_SHOWN = 6
+LOG_LINES = 2000  # the log kept (and shown: gui.widgets.qt_bandwidth)
 
 
 def parse_sizes(text: str) -> list[int]:
@@ -146,6 +148,12 @@ class BenchModel:
         self.experiments: dict[str, Any] = {}
         self.busy = ""
         self.progress = (0, 1, "idle")
+        # every line logged, for a log view made after some were (gui.panels.LaterPanels)
+        self.log_lines: deque[str] = deque(maxlen=LOG_LINES)
+        self.log.connect(self._keep_line)
+
+    def _keep_line(self, line: str) -> None:
+        self.log_lines.append(line)
 
     # -- what can run here ----------------------------------------------------------------------
     def set_kernels(self, kernels) -> None:

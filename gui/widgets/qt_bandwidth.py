@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPus
 
 from gui import style
 from gui.jobs import BenchJobs
-from gui.models.bench import BenchModel
+from gui.models.bench import LOG_LINES, BenchModel
 from gui.widgets.qt_experiments import QtExperiments
 from gui.widgets.qt_sweep import QtSweep
 
@@ -68,7 +68,7 @@ class QtBandwidth(QWidget):
         log_lay.addLayout(row)
         self.log = QPlainTextEdit()
         self.log.setReadOnly(True)
-        self.log.setMaximumBlockCount(2000)
+        self.log.setMaximumBlockCount(LOG_LINES)
         self.log.setFont(style.monospace_font(8.5))
         self.log.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.log.setPlaceholderText("Results of the correctness run and notes on loaded files appear here.")
@@ -83,6 +83,8 @@ class QtBandwidth(QWidget):
 
         bench.availability_changed.connect(self._on_banner_facts_changed)
         bench.result_changed.connect(self._on_result_changed)
+        for line in bench.log_lines:  # logged before this view was made
+            self._on_log(line)
         bench.log.connect(self._on_log)
         bench.busy_changed.connect(self._on_busy_changed)
         bench.experiments_changed.connect(self._on_experiments_changed)

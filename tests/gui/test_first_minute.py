@@ -63,8 +63,9 @@ def test_the_occupancy_panels_wait_for_the_compiler_and_never_answer_from_zero_r
 
 def test_the_kernel_list_is_filled_at_first_paint_without_torch_triton_or_numba(tmp_path):
     """`python main.py` to its first painted frame (gui/app.py's startup probe): the Kernel menu
-    holds every declared kernel WarpScope can show, and this process has not imported torch,
-    Triton or Numba (they load in the kernel host afterwards)."""
+    holds every declared kernel WarpScope can show, this process has not imported torch,
+    Triton or Numba (they load in the kernel host afterwards), and the panels behind the
+    timeline's tab were not made before that frame (gui.panels.LaterPanels)."""
     import os
     import subprocess
     import sys
@@ -84,6 +85,9 @@ def test_the_kernel_list_is_filled_at_first_paint_without_torch_triton_or_numba(
     fields = dict(kv.split("=", 1) for kv in line.split()[2:])
     assert int(fields["kernels"]) == len(model.kernels()) > 10
     assert fields["imported"] == "-"
+    from tests.gui.test_first_paint import WAITING
+
+    assert set(fields["later"].split(",")) == WAITING
 
 
 @pytest.mark.slow
