@@ -31,6 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kernels.fitting import DATA
+from sim.inputs.files import read_json_file
 
 import sim.rules.physics as physics  # noqa: E402
 from sim.schedule.dispatch_profile import DispatchParams  # noqa: E402
@@ -261,7 +262,7 @@ def baselines(tables, path: Path | None) -> dict:
     (and written there): variants run in several processes share one baseline."""
     keys = {kind: sorted(n for _, n, _ in its) for kind, its, _ in tables}
     if path is not None and path.is_file():
-        saved = json.loads(path.read_text())
+        saved = read_json_file(path, "ablation baseline", 64 << 20)
         if saved.get("keys") == keys:
             return {kind: {n: (r[0], r[1], frozenset(r[2])) for n, r in rows.items()}
                     for kind, rows in saved["bases"].items()}

@@ -75,10 +75,14 @@ def test_a_trace_beside_its_predictions_is_whole_in_the_small_window(qtbot, moun
     titled = TITLE_PX + TRACE_BARS_MIN_PX
     assert [g.minimumHeight() for g in (view.trace_plot, view.plot, view.ideal_plot)] == [
         titled, titled, titled + AXIS_PX]  # the last one carries the time axis
-    # one line beside the button: its shortest form still gives the makespans' scores
-    assert view.caption.shown_lines() == ["recorded 477 µs, calibrated +0.9% · …"]
-    assert view.caption.text().startswith("2,112 blocks · makespan recorded 477.3 µs, calibrated 481.8 µs")
-    pair = stage.traces.comparison.comparison.occupancy  # sim.traces.compare: what `compare` prints
+    # one line beside the button: its shortest form still gives the makespans' scores, as
+    # `compare` scores them (the recording's 477.3 us; the model's number is the comparison's)
+    scored = stage.traces.comparison.comparison
+    assert scored.recorded_makespan_us == pytest.approx(477.3, abs=0.05)
+    assert view.caption.shown_lines() == [f"recorded 477 µs, calibrated {scored.makespan_error:+.1%} · …"]
+    assert view.caption.text().startswith(
+        f"2,112 blocks · makespan recorded 477.3 µs, calibrated {scored.simulated_makespan_us:,.1f} µs")
+    pair = scored.occupancy  # sim.traces.compare: what `compare` prints
     assert (f"achieved occupancy recorded {pair['recorded_achieved_occupancy']:.0%}, predicted "
             f"{pair['simulated_achieved_occupancy']:.0%} of theoretical 100%") in view.caption.text()
     # each chart's title keeps to one line of whole parts ("… " for the rest); all in its tooltip
