@@ -5,6 +5,8 @@ occupancy follows. Truth: the compiler's own report (ptxas) stays within the cap
 from __future__ import annotations
 
 import json
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
@@ -55,6 +57,7 @@ def test_a_bad_cap_is_one_line(capsys, value):
     assert len(err) == 1 and "--max-registers" in err[0]
 
 
+@pytest.mark.slow
 def test_window_compiles_with_the_cap_and_a_custom_launch_stays_under_it():
     """The window's path: the launch model puts the cap in its compile target, the compiler host
     (gui/jobs.py) compiles with it; a typed register count is held under it."""
@@ -71,5 +74,9 @@ def test_window_compiles_with_the_cap_and_a_custom_launch_stays_under_it():
     assert model.update(threads_per_block=256, block_size=8192, max_registers=64)
     target = compile_target(model.kernel(), model.state)
     assert target.block[MAX_REGISTERS] == 64
-    res = _compile(KernelRef("add_triton"), target.elements, target.block, target.cc, lambda: False)
+    # in a process of its own, as in the window: the compiler host's function switches its process
+    # off Triton's interpreter and Numba's simulator for good
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as host:
+        res = host.submit(_compile, KernelRef("add_triton"), target.elements, target.block,
+                          target.cc, bool).result(timeout=300)
     assert res.regs_per_thread <= 64
