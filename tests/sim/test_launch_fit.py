@@ -13,6 +13,8 @@ from sim.model.launch_model import Launch, TripCost, predict_launch
 from sim.rules.physics import physics_for
 from importlib import import_module
 
+from tests.run_once import once
+
 DATA = Path(__file__).parents[2] / "tests" / "data"
 
 
@@ -49,8 +51,9 @@ def _errors(rows) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def fitting_run(fit):
-    """Every kernel time of the fitting H200's sweep, predicted once for all the checks below."""
-    return fit.kernel_scores(fit.kernel_points(), preset("H200"))
+    """Every kernel time of the fitting H200's sweep, predicted once for all the checks below
+    (by one worker: the checks may run on both)."""
+    return once("h200_fitting_run", lambda: fit.kernel_scores(fit.kernel_points(), preset("H200")))
 
 
 def test_held_out_kernel_times_meet_the_bar(fit, fitting_run):
