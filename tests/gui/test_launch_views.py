@@ -12,6 +12,7 @@ from sim.rules.devices import preset, presets
 from sim.rules.occupancy import occupancy
 
 from tests.gui.conftest import wait_sim
+from tests.tiers import every_preset
 
 
 def test_geometry_panel_shows_article_table(mount):
@@ -119,7 +120,7 @@ def test_sm_view_hover_describes_slot(qtbot, mount):
     assert text.startswith("SM 0, warp slot 0")
 
 
-@pytest.mark.parametrize("gpu", presets())
+@pytest.mark.parametrize("gpu", every_preset())
 def test_every_preset_renders(mount, gpu):
     """Scenario smoke table: every preset simulates, lays out and draws a frame."""
     w = mount(gpu, 3_000_000, 256)

@@ -10,7 +10,7 @@ import main
 from gui.models.insight import InsightModel
 from gui.models.launch import LaunchInputs, LaunchModel
 from gui.models.simulation import SimulationModel, SimulationOptions
-from sim.rules.devices import presets
+from tests.tiers import every_preset
 
 LAUNCHES = [(2**12, 128), (1_000_000, 256), (2**24, 1024), (3 * 2**20 + 7, 96)]
 
@@ -20,9 +20,7 @@ def _cli(capsys, *argv) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-# the H200 (the fitted GPU) and the T4 (the smallest) in every run, every other preset in the slow one
-@pytest.mark.parametrize("gpu", [g if g in ("H200", "T4") else pytest.param(g, marks=pytest.mark.slow)
-                                 for g in presets()])
+@pytest.mark.parametrize("gpu", every_preset())
 def test_every_surface_gives_one_whole_launch_time(gpu, capsys):
     for elements, block in LAUNCHES:
         args = ("--gpu", gpu, "--elements", str(elements), "--block", str(block))

@@ -13,9 +13,10 @@ from gui.models.playback import PlaybackModel
 from gui.models.simulation import SimulationModel, SimulationOptions, run_simulation
 from gui.models.waves import WavesModel
 from kernels.declare.registry import KERNELS
-from sim.rules.devices import preset, presets
+from sim.rules.devices import preset
 from sim.inputs.errors import UserError
 from tests.models.fakes import Recorder
+from tests.tiers import every_preset
 
 RUN = Path(__file__).resolve().parents[2] / "resources" / "measured" / "H200_matmul_sawtooth.json"
 
@@ -40,7 +41,7 @@ def test_default_sweep_predicts_the_sawtooth_on_the_h200():
     assert m.drops()["matmul_tiled"][1] == [4352, 8704, 12800]
 
 
-@pytest.mark.parametrize("gpu", presets())
+@pytest.mark.parametrize("gpu", every_preset())
 def test_every_preset_predicts_and_animates_a_point(gpu):
     """Without a GPU the prediction and the animation work on every preset: a point past the first
     full wave becomes a launch whose simulated timeline has its nearly empty last wave."""

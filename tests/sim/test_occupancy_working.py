@@ -22,6 +22,7 @@ def _launches():
                   key=lambda k: (k[0], k[1], k[2], -1 if k[3] is None else k[3]))
 
 
+@pytest.mark.slow
 def test_the_working_concludes_the_drivers_answer_on_the_h200():
     gpu = preset("H200")
     wrong = []

@@ -10,9 +10,10 @@ import pytest
 import main
 from sim.inputs.places import resource
 from sim.model.launch_model import predict_geometry
-from sim.rules.devices import preset, presets
+from sim.rules.devices import preset
 from sim.rules.geometry import launch_geometry
 from sim.rules.occupancy import occupancy
+from tests.tiers import every_preset
 
 LAUNCHES = [(1000, 256), (10**6, 256), (3907 * 256, 256), (2**20, 64), (2**24, 128), (10**8, 1024)]
 
@@ -34,7 +35,7 @@ def _predict(gpu_name, n, threads):
     return gpu, predict_geometry(gpu, occ, launch_geometry(gpu, n, threads, occ))
 
 
-@pytest.mark.parametrize("gpu_name", presets())
+@pytest.mark.parametrize("gpu_name", every_preset())
 def test_parts_and_bound_add_up_to_the_whole_launch(gpu_name):
     for n, threads in LAUNCHES:
         _, p = _predict(gpu_name, n, threads)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kernels.declare.registry import get_kernel
-from sim.rules.devices import preset, presets, spec_from_device
+from sim.rules.devices import preset, spec_from_device
 from sim.inputs.errors import UserError
 from sim.traces.compare import compare_trace
 from sim.traces.matmul_trace import recorded_matmul
@@ -18,6 +18,7 @@ from sim.schedule.policies import cost_model_id
 from sim.model.throughput import launch_work, predict_matmul, tensor_tflops
 from sim.traces.trace import load_trace
 from sim.traces.waves import CUBLAS, load_matmul_run, parse_sweep
+from tests.tiers import every_preset
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "resources" / "measured" / "H200_matmul_sawtooth.json"
@@ -50,7 +51,7 @@ def test_simulated_schedule_matches_the_recorded_one(name):
     assert pred.programs == launch.programs and pred.time_us == c.predicted_launch_us
 
 
-@pytest.mark.parametrize("gpu", presets())
+@pytest.mark.parametrize("gpu", every_preset())
 def test_every_preset_gets_a_prediction(gpu):
     spec = preset(gpu)
     pred = predict_matmul(TILED, dict(M=1024, N=4352, K=8192), spec)
