@@ -7,7 +7,7 @@ from sim.model.run_diff import diff_runs
 
 def test_the_window_diff_of_two_launches_tells_the_story(win, qtbot):
     w = win("H200", 2**24, 1024, regs=40)
-    view = w.docks["diff"].widget()
+    view = w.diff_view  # the panel, made on asking if the window has not made it yet
     view.a.setText(view.current_launch())
     w.model.update(regs_per_thread=32)
     view.b.setText(view.current_launch())
