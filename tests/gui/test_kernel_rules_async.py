@@ -113,7 +113,8 @@ def test_a_newer_launch_replaces_the_one_being_asked(opened, qtbot):
 
 @pytest.mark.slow
 def test_a_grid_rule_that_loops_is_one_line_and_the_window_keeps_its_launch(opened, qtbot):
-    win = opened(LOOPS_PAST_2M, "loops.py", call_s=0.5)
+    # a limit a loaded machine keeps for the answers that do come (the first launch's)
+    win = opened(LOOPS_PAST_2M, "loops.py", call_s=2.0)
     model = win.model
     qtbot.waitUntil(lambda: model.state.ok, timeout=HANG_MS)
     before = model.state
@@ -122,7 +123,7 @@ def test_a_grid_rule_that_loops_is_one_line_and_the_window_keeps_its_launch(open
     assert model.update(elements=4_000_000) and model.state.asking  # asked: it loops there
     qtbot.waitUntil(lambda: bool(rejected), timeout=HANG_MS)
     [line] = rejected
-    assert "\n" not in line and "no answer in k's 'grid' within 0.5 s" in line
+    assert "\n" not in line and "no answer in k's 'grid' within 2" in line
     assert "loops.py" in line and line in win.statusBar().currentMessage()
     assert model.state == before and model.state.ok  # the launch it had stays
     # its process was stopped: a new size says so in one line, and the window keeps working
